@@ -82,7 +82,10 @@ InkLike = Union[Ink, Sequence[Sequence[Sequence[float]]], Sequence[np.ndarray]]
 
 
 def _as_stroke(s, where: str) -> np.ndarray:
-    a = np.asarray(s, dtype=np.float64)
+    try:
+        a = np.asarray(s, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InkError(f"{where}: points must all be numeric [x, y] or all [x, y, t]") from None
     if a.ndim == 1 and a.size == 0:
         a = a.reshape(0, 3)
     if a.ndim != 2 or a.shape[1] not in (2, 3):

@@ -71,3 +71,145 @@ def render_ink(ink: InkLike, spec: RenderSpec = DEFAULT_RENDER) -> np.ndarray:
         else:
             cv2.polylines(img, [fixed.reshape(-1, 1, 2)], False, 0, thick, cv2.LINE_AA, _SHIFT)
     return img
+
+
+# --------------------------------------------------------------------------------------------- pages
+
+def draw_ink(canvas: np.ndarray, ink: InkLike, *, pen_width: float, value: int = 0,
+             scale: float = 1.0) -> np.ndarray:
+    """Draw ``ink`` (page pixels) onto a page ``canvas`` in place and return it.
+
+    ``canvas`` is a uint8 (H, W) grayscale array (e.g. white paper, 255). Strokes are anti-aliased polylines
+    of ``value`` (0 = black), ``pen_width`` page pixels wide; a one-point (or zero-length) stroke is a round
+    dot of that diameter. ``scale`` draws on a canvas ``scale`` times finer than the page (supersampling):
+    page coordinate x lands on canvas coordinate ``x * scale + (scale - 1) / 2`` so that a canvas drawn at
+    an integer ``scale`` and area-averaged down by that factor (``cv2.resize(..., INTER_AREA)``) lines up
+    with the page's pixel grid (pixel centres at integer coordinates). The pen is
+    ``max(1, round(pen_width * scale))`` canvas pixels wide. Coordinates are drawn at 1/16 px precision;
+    strokes outside the canvas are clipped.
+    """
+    if not isinstance(canvas, np.ndarray) or canvas.dtype != np.uint8 or canvas.ndim != 2:
+        raise ValueError(f"draw_ink: canvas must be a uint8 (H, W) array, got "
+                         f"{getattr(canvas, 'dtype', type(canvas))} with shape {getattr(canvas, 'shape', None)}")
+    if not (np.isfinite(pen_width) and pen_width > 0):
+        raise ValueError(f"draw_ink: pen_width must be a positive number, got {pen_width!r}")
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"draw_ink: scale must be a positive number, got {scale!r}")
+    if not 0 <= int(value) <= 255:
+        raise ValueError(f"draw_ink: value must be in 0..255, got {value!r}")
+    ink = as_ink(ink)
+    thick = max(int(round(pen_width * scale)), 1)
+    off = (scale - 1.0) / 2.0
+    colour = int(value)
+    for s in ink.strokes:
+        if len(s) == 0:
+            continue
+        pts = s[:, :2] * scale + off
+        fixed = np.round(pts * (1 << _SHIFT)).astype(np.int32)
+        if len(fixed) == 1 or (fixed == fixed[0]).all():
+            cx, cy = fixed[0]
+            cv2.circle(canvas, (int(cx), int(cy)), max(int(round(thick / 2 * (1 << _SHIFT))), 1), colour, -1,
+                       cv2.LINE_AA, _SHIFT)
+        else:
+            cv2.polylines(canvas, [fixed.reshape(-1, 1, 2)], False, colour, thick, cv2.LINE_AA, _SHIFT)
+    return canvas
+
+
+def crop_box(box, page_size, margin: float = 0.3) -> tuple[int, int, int, int]:
+    """An integer crop box around ``box`` for figures.
+
+    ``box`` is (x0, y0, x1, y1) in page pixels, ``page_size`` is (width, height) of the page photo. The box
+    grows on every side by ``margin`` times its larger side (at least 2 px), is rounded outwards and clipped
+    to the page, so ``image[y0:y1, x0:x1]`` is the crop. Returns (x0, y0, x1, y1) ints with x0 < x1, y0 < y1.
+    """
+    x0, y0, x1, y1 = (float(v) for v in box)
+    W, H = (int(v) for v in page_size)
+    if W <= 0 or H <= 0:
+        raise ValueError(f"crop_box: page_size must be positive (width, height), got {page_size!r}")
+    if not (np.isfinite([x0, y0, x1, y1]).all() and x0 <= x1 and y0 <= y1):
+        raise ValueError(f"crop_box: box must be finite (x0, y0, x1, y1) with x0 <= x1 and y0 <= y1, got {box!r}")
+    m = max(margin * max(x1 - x0, y1 - y0), 2.0)
+    cx0 = int(np.clip(np.floor(x0 - m), 0, W - 1))
+    cy0 = int(np.clip(np.floor(y0 - m), 0, H - 1))
+    cx1 = int(np.clip(np.ceil(x1 + m) + 1, cx0 + 1, W))
+    cy1 = int(np.clip(np.ceil(y1 + m) + 1, cy0 + 1, H))
+    return cx0, cy0, cx1, cy1
+
+
+def plot_overlay(ax, ink: InkLike, *, image=None, extent_box=None, cmap="viridis", lw: float = 1.5,
+                 start_marker: bool = True, label=None, number_strokes: bool = False):
+    """Draw ``ink`` (page pixels) over a page photo or crop on the matplotlib axes ``ax``; y runs down.
+
+    * ``image``: an (h, w) or (h, w, 3) array, shown so that page coordinates line up: if ``extent_box`` =
+      (x0, y0, x1, y1) is given the image is ``page[y0:y1, x0:x1]`` (as from :func:`crop_box`), otherwise it
+      is the whole page. Pixel centres sit at integer page coordinates. The axes are limited to the image.
+    * Colour runs along the ink: each segment is coloured by its position in the whole ink (0 = first point of
+      the first stroke, 1 = last point of the last stroke) through ``cmap``, so the order across strokes is
+      visible. Line width ``lw`` points.
+    * ``start_marker`` puts a marker (coloured like the point) at each stroke's first point;
+      ``number_strokes`` writes the stroke number (1-based) next to it.
+    * ``label`` labels the line collection for a legend.
+
+    Returns the :class:`matplotlib.collections.LineCollection` (one segment per pair of consecutive points).
+    """
+    from matplotlib.collections import LineCollection
+
+    ink = as_ink(ink)
+    if image is not None:
+        img = np.asarray(image)
+        if img.ndim not in (2, 3):
+            raise ValueError(f"plot_overlay: image must be (h, w) or (h, w, 3), got shape {img.shape}")
+        h, w = img.shape[:2]
+        if extent_box is None:
+            x0, y0 = 0, 0
+        else:
+            x0, y0, x1, y1 = extent_box
+            if (x1 - x0, y1 - y0) != (w, h):
+                raise ValueError(f"plot_overlay: extent_box {tuple(extent_box)} is {x1 - x0} x {y1 - y0} px but "
+                                 f"the image is {w} x {h}")
+        ax.imshow(img, cmap="gray" if img.ndim == 2 else None, vmin=0, vmax=255,
+                  extent=(x0 - 0.5, x0 + w - 0.5, y0 + h - 0.5, y0 - 0.5), interpolation="antialiased")
+    elif extent_box is not None:
+        x0, y0, x1, y1 = extent_box
+        ax.set_xlim(x0 - 0.5, x1 - 0.5)
+        ax.set_ylim(y1 - 0.5, y0 - 0.5)
+    n = ink.n_points
+    segs, vals = [], []
+    starts, start_vals = [], []
+    k = 0
+    for s in ink.strokes:
+        pos = (k + np.arange(len(s))) / max(n - 1, 1)
+        if len(s) >= 2:
+            xy = s[:, :2]
+            segs.append(np.stack([xy[:-1], xy[1:]], axis=1))
+            vals.append((pos[:-1] + pos[1:]) / 2)
+        if len(s):
+            starts.append(s[0, :2])
+            start_vals.append(pos[0])
+        k += len(s)
+    segs = np.concatenate(segs) if segs else np.zeros((0, 2, 2))
+    vals = np.concatenate(vals) if vals else np.zeros(0)
+    lc = LineCollection(segs, cmap=cmap, linewidths=lw, capstyle="round", joinstyle="round", label=label)
+    lc.set_array(vals)
+    lc.set_clim(0.0, 1.0)
+    ax.add_collection(lc)
+    if starts:
+        st = np.asarray(starts)
+        if start_marker:
+            ax.scatter(st[:, 0], st[:, 1], c=start_vals, cmap=cmap, vmin=0.0, vmax=1.0, s=(2.5 * lw) ** 2 + 10,
+                       marker="o", edgecolors="white", linewidths=0.8, zorder=3)
+        if number_strokes:
+            for i, (x, y) in enumerate(st):
+                ax.annotate(str(i + 1), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=7,
+                            color="black", zorder=4,
+                            bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
+    if image is None:
+        if extent_box is None and n:
+            bx0, by0, bx1, by1 = ink.bbox()
+            pad = max(bx1 - bx0, by1 - by0, 1.0) * 0.05
+            ax.set_xlim(bx0 - pad, bx1 + pad)
+            ax.set_ylim(by1 + pad, by0 - pad)
+        elif not ax.yaxis_inverted():
+            ax.invert_yaxis()
+    ax.set_aspect("equal")
+    return lc

@@ -1,0 +1,814 @@
+"""Derenderers: a photographed word crop -> a pen trajectory (an :class:`~inkground_lib.ink.Ink`).
+
+Conventions
+-----------
+* Input: a word crop, ``(h, w, 3)`` uint8 RGB or ``(h, w)`` uint8 gray, and its ``crop_box``
+  ``(x0, y0, x1, y1)`` in page pixels. Crop pixel ``(u, v)`` (column, row; pixel centres at integer
+  coordinates, as in OpenCV drawing) maps to page ``(x0 + u * (x1 - x0) / w, y0 + v * (y1 - y0) / h)``.
+  :func:`crop_word` returns crops whose box satisfies ``x1 - x0 == w`` and ``y1 - y0 == h`` (a plain
+  translation).
+* Output: an ink in **page pixels** (origin top-left, y down), strokes of x, y, t with t in ms
+  (synthesised, see :class:`SkeletonParams`) or NaN.
+
+Derenderers
+-----------
+* :class:`SkeletonDerenderer` (always runs, offline, pure numpy / scipy / scikit-image / OpenCV): the
+  stand-in for InkSight used for pseudo-labels and the specialist baseline. Binarise (background-normalised
+  Sauvola or Otsu), remove specks and pin holes, skeletonise, build the 8-connected skeleton graph, trace
+  it into strokes (straightest continuation at junctions, short retraces allowed), smooth and simplify,
+  order strokes as a writer would (left to right, each stroke from its left end, i-dots and t-crosses
+  after the letters they belong to).
+* :class:`InkSightDerenderer` (optional extra; needs TensorFlow 2.15-2.17, tensorflow-text and the
+  ``Derendering/InkSight-Small-p`` SavedModel). Its pure parts - crop preparation
+  (:func:`prepare_inksight_crop`), prompts (:func:`inksight_prompt`), token decoding
+  (:func:`decode_ink_tokens`, :func:`split_inksight_output`) and the mapping back to page pixels
+  (:func:`inksight_to_page`) - run and are tested offline.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Protocol, Sequence, runtime_checkable
+
+import cv2
+import numpy as np
+from scipy import ndimage
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+from .ink import Ink, as_ink
+
+Box = tuple[float, float, float, float]
+
+
+class DerenderError(ValueError):
+    """Bad input to a derenderer (crop, box) or a derenderer that cannot run (missing package/weights)."""
+
+
+# ------------------------------------------------------------------------------------------ interface
+
+@runtime_checkable
+class Derenderer(Protocol):
+    """Anything that turns a word crop into an ink in page pixels (see the module doc for conventions)."""
+
+    name: str
+
+    def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
+        ...
+
+
+def _check_box(box, where: str = "crop_box") -> Box:
+    try:
+        vals = tuple(float(v) for v in box)
+    except (TypeError, ValueError):
+        raise DerenderError(f"{where}: expected 4 numbers (x0, y0, x1, y1), got {box!r}") from None
+    if len(vals) != 4 or not all(math.isfinite(v) for v in vals):
+        raise DerenderError(f"{where}: expected 4 finite numbers (x0, y0, x1, y1), got {box!r}")
+    if vals[2] <= vals[0] or vals[3] <= vals[1]:
+        raise DerenderError(f"{where}: x1 > x0 and y1 > y0 required, got {vals}")
+    return vals  # type: ignore[return-value]
+
+
+def _as_gray(crop, where: str = "crop") -> np.ndarray:
+    a = np.asarray(crop)
+    if a.ndim == 3 and a.shape[2] == 4:
+        a = a[:, :, :3]
+    if not (a.ndim == 2 or (a.ndim == 3 and a.shape[2] == 3)):
+        raise DerenderError(f"{where}: expected an (h, w) or (h, w, 3) image, got shape {a.shape}")
+    if a.dtype != np.uint8:
+        raise DerenderError(f"{where}: expected uint8 pixels, got {a.dtype}")
+    if a.shape[0] < 2 or a.shape[1] < 2:
+        raise DerenderError(f"{where}: image too small ({a.shape[1]} x {a.shape[0]} px)")
+    if a.ndim == 3:
+        a = cv2.cvtColor(np.ascontiguousarray(a), cv2.COLOR_RGB2GRAY)
+    return a
+
+
+def crop_word(photo: np.ndarray, box: Sequence[float], grow: float = 0.1,
+              min_margin: float = 2.0) -> tuple[np.ndarray, Box]:
+    """Cut a word out of a page photo, as InkSight's full-page use does.
+
+    ``box`` (x0, y0, x1, y1, page pixels) is grown about its centre by ``grow`` (0.1: width and height
+    +10%), with at least ``min_margin`` pixels added on each side (room for the pen width around a tight
+    trajectory box), rounded outwards to whole pixels and clipped to the page. Returns ``(crop,
+    crop_box)`` where ``crop = photo[y0:y1, x0:x1]`` (a view) and ``crop_box = (x0, y0, x1, y1)`` as
+    floats with ``x1 - x0 == w`` and ``y1 - y0 == h``.
+    """
+    photo = np.asarray(photo)
+    if photo.ndim not in (2, 3):
+        raise DerenderError(f"photo: expected an (H, W) or (H, W, 3) image, got shape {photo.shape}")
+    if grow < 0 or min_margin < 0:
+        raise DerenderError(f"crop_word: grow and min_margin must be >= 0, got {grow}, {min_margin}")
+    x0, y0, x1, y1 = _check_box(box, "box")
+    H, W = photo.shape[:2]
+    mx = max((x1 - x0) * grow / 2, min_margin)
+    my = max((y1 - y0) * grow / 2, min_margin)
+    cx0 = max(int(math.floor(x0 - mx)), 0)
+    cy0 = max(int(math.floor(y0 - my)), 0)
+    cx1 = min(int(math.ceil(x1 + mx)), W)
+    cy1 = min(int(math.ceil(y1 + my)), H)
+    if cx1 - cx0 < 2 or cy1 - cy0 < 2:
+        raise DerenderError(f"box {tuple(box)}: lies (almost) outside the {W} x {H} page")
+    return photo[cy0:cy1, cx0:cx1], (float(cx0), float(cy0), float(cx1), float(cy1))
+
+
+# ------------------------------------------------------------------------------ skeleton derenderer
+
+@dataclass(frozen=True)
+class SkeletonParams:
+    """Settings of :class:`SkeletonDerenderer`. Lengths in *work pixels*: the crop is first resized to
+    ``work_height`` pixels tall (aspect kept), so these values do not depend on the photo's resolution.
+
+    Binarisation: the background (paper and its uneven light) is estimated by a grey-scale closing
+    (a max filter ``background_size`` px wide, then a box blur) and divided out; ink is then
+    ``norm < threshold`` with the threshold from ``threshold`` = "sauvola" (local, window
+    ``sauvola_window`` px, ``sauvola_k``) or "otsu" (global), and always below ``1 - min_contrast``
+    (so blank paper and noise stay blank). Components of at most ``min_object`` px are dropped and holes of
+    at most ``max_hole`` px filled.
+
+    Tracing: end branches shorter than ``spur_length`` x pen width are pruned; junctions joined by an edge
+    shorter than ``merge_length`` x pen width become one junction (a crossing); at a junction the trace
+    continues along the straightest unvisited branch (tangents over ``tangent_length`` px); when a trace
+    ends with branches left, it goes back (pen down) along visited skeleton if that costs at most
+    ``max_retrace`` x ink height, else lifts the pen. Strokes are smoothed (Gaussian, ``smooth_sigma`` px)
+    and simplified (Douglas-Peucker, ``simplify_tolerance`` px).
+
+    Ordering: a connected component whose height is below ``mark_height`` x ink height and whose skeleton
+    is shorter than ``mark_length`` x ink height is a mark (i-dot, t-cross); marks go after the component
+    they overlap most horizontally (nearest if none) when ``marks_at`` = "component", or after all letters
+    when "word_end". Letters go left to right by start x, each stroke starting at its left end.
+
+    Timing: with ``timing`` True, t (ms) runs along the arc length (and the straight pen-up gaps) at
+    ``speed`` ink heights per second, starting at 0; else t is NaN. Ink height = height of the binarised ink.
+    """
+
+    work_height: int = 96
+    blur_sigma: float = 0.7
+    background_size: int = 31
+    threshold: str = "sauvola"
+    sauvola_window: int = 41
+    sauvola_k: float = 0.2
+    min_contrast: float = 0.18
+    min_object: int = 12
+    max_hole: int = 6
+    spur_length: float = 1.2
+    merge_length: float = 1.0
+    tangent_length: int = 6
+    max_retrace: float = 0.6
+    smooth_sigma: float = 1.5
+    simplify_tolerance: float = 0.35
+    mark_height: float = 0.3
+    mark_length: float = 0.6
+    marks_at: str = "component"
+    timing: bool = True
+    speed: float = 3.0
+
+    def __post_init__(self) -> None:
+        if self.threshold not in ("sauvola", "otsu"):
+            raise DerenderError(f"SkeletonParams.threshold: 'sauvola' or 'otsu', got {self.threshold!r}")
+        if self.marks_at not in ("component", "word_end"):
+            raise DerenderError(f"SkeletonParams.marks_at: 'component' or 'word_end', got {self.marks_at!r}")
+        if self.work_height < 16:
+            raise DerenderError(f"SkeletonParams.work_height: at least 16 px, got {self.work_height}")
+        if self.speed <= 0:
+            raise DerenderError(f"SkeletonParams.speed: must be positive, got {self.speed}")
+
+
+def binarize(gray: np.ndarray, params: SkeletonParams = SkeletonParams()) -> np.ndarray:
+    """Ink mask (bool, True = ink) of a uint8 gray image, robust to uneven light; see SkeletonParams."""
+    from skimage.filters import threshold_otsu, threshold_sauvola
+    from skimage.morphology import remove_small_holes, remove_small_objects
+
+    g = gray.astype(np.float32)
+    if params.blur_sigma > 0:
+        g = cv2.GaussianBlur(g, (0, 0), params.blur_sigma)
+    k = max(3, int(params.background_size) | 1)
+    bg = cv2.dilate(g, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    bg = cv2.blur(bg, (k, k))
+    norm = g / np.maximum(bg, 1.0)
+    np.clip(norm, 0.0, 1.0, out=norm)
+    ceiling = 1.0 - params.min_contrast
+    if params.threshold == "sauvola":
+        win = max(3, int(params.sauvola_window) | 1)
+        t = threshold_sauvola(norm, window_size=win, k=params.sauvola_k, r=0.5)
+        mask = norm < np.minimum(t, ceiling)
+    else:
+        lo = norm[norm < 1.0]
+        t = threshold_otsu(norm) if lo.size > 16 and np.ptp(norm) > 0 else 0.0
+        mask = norm < min(t, ceiling)
+    if params.min_object > 0:
+        mask = remove_small_objects(mask, max_size=int(params.min_object), connectivity=2)
+    if params.max_hole > 0:
+        mask = remove_small_holes(mask, max_size=int(params.max_hole), connectivity=1)
+    return mask
+
+
+# ---- skeleton graph
+
+@dataclass
+class _Graph:
+    node_xy: list          # per node: (x, y) centroid (work px)
+    edges: list            # per edge: [a, b, path (k, 2) float array of x, y from a to b, length]
+
+
+_OFFS4 = ((0, 1), (1, 0))
+_OFFSD = ((1, 1), (1, -1))
+
+
+def _pixel_adjacency(skel: np.ndarray):
+    """Pixels of a thin skeleton and their neighbours: 4-neighbours, plus diagonal neighbours that are not
+    already joined through a shared 4-neighbour (so L-corners do not look like junctions)."""
+    ys, xs = np.nonzero(skel)
+    n = len(ys)
+    h, w = skel.shape
+    idx = np.full((h + 2, w + 2), -1, np.int64)
+    idx[ys + 1, xs + 1] = np.arange(n)
+    on = idx >= 0
+    pairs = []
+    for dy, dx in _OFFS4 + _OFFSD:
+        q = idx[ys + 1 + dy, xs + 1 + dx]
+        ok = q >= 0
+        if dy and dx:
+            ok &= ~on[ys + 1, xs + 1 + dx] & ~on[ys + 1 + dy, xs + 1]
+        pairs.append(np.column_stack([np.flatnonzero(ok), q[ok]]))
+    pairs = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
+    nbrs: list[list[int]] = [[] for _ in range(n)]
+    for a, b in pairs.tolist():
+        nbrs[a].append(b)
+        nbrs[b].append(a)
+    return np.column_stack([xs, ys]).astype(np.float64), nbrs
+
+
+class _UF:
+    def __init__(self, n):
+        self.p = list(range(n))
+
+    def find(self, a):
+        p = self.p
+        while p[a] != a:
+            p[a] = p[p[a]]
+            a = p[a]
+        return a
+
+    def union(self, a, b):
+        a, b = self.find(a), self.find(b)
+        if a != b:
+            self.p[max(a, b)] = min(a, b)
+
+
+def _path_length(p: np.ndarray) -> float:
+    return float(np.hypot(*np.diff(p, axis=0).T).sum()) if len(p) > 1 else 0.0
+
+
+def _skeleton_graph(skel: np.ndarray) -> _Graph:
+    """Graph of a skeleton: nodes = end points, isolated pixels and clusters of junction pixels (and one
+    pixel on each junction-free loop, its leftmost); edges = pixel paths between nodes."""
+    xy, nbrs = _pixel_adjacency(skel)
+    n = len(nbrs)
+    deg = np.fromiter((len(v) for v in nbrs), np.int64, n)
+    node_of = np.full(n, -1, np.int64)
+    # junction clusters
+    junc = np.flatnonzero(deg >= 3)
+    uf = _UF(n)
+    jset = set(junc.tolist())
+    for p in junc.tolist():
+        for q in nbrs[p]:
+            if q in jset:
+                uf.union(p, q)
+    node_pixels: dict[int, list[int]] = {}
+    for p in junc.tolist():
+        node_pixels.setdefault(uf.find(p), []).append(p)
+    for p in np.flatnonzero(deg <= 1).tolist():
+        node_pixels[p] = [p]
+    node_xy = []
+    for k, (_, pix) in enumerate(sorted(node_pixels.items())):
+        node_of[pix] = k
+        node_xy.append(tuple(xy[pix].mean(axis=0)))
+    edges = []
+    covered = np.zeros(n, bool)
+    covered[node_of >= 0] = True
+    done = set()
+    for p in np.flatnonzero(node_of >= 0).tolist():
+        for q in nbrs[p]:
+            if node_of[q] == node_of[p] or (p, q) in done:
+                continue
+            path = [p, q]
+            prev, cur = p, q
+            while node_of[cur] < 0:
+                covered[cur] = True
+                a = nbrs[cur]
+                nxt = a[0] if a[0] != prev else a[1]
+                path.append(nxt)
+                prev, cur = cur, nxt
+            done.add((p, q))
+            done.add((cur, prev))
+            pts = xy[path]
+            edges.append([int(node_of[p]), int(node_of[cur]), pts, _path_length(pts)])
+    # loops without any node: start each at its leftmost (then topmost) pixel
+    rest = np.flatnonzero(~covered)
+    if len(rest):
+        order = rest[np.lexsort((xy[rest, 1], xy[rest, 0]))]
+        for p in order.tolist():
+            if covered[p]:
+                continue
+            k = len(node_xy)
+            node_xy.append(tuple(xy[p]))
+            covered[p] = True
+            path = [p]
+            prev, cur = p, nbrs[p][0]
+            while cur != p:
+                covered[cur] = True
+                path.append(cur)
+                a = nbrs[cur]
+                nxt = a[0] if a[0] != prev else a[1]
+                prev, cur = cur, nxt
+            path.append(p)
+            pts = xy[path]
+            edges.append([k, k, pts, _path_length(pts)])
+    return _Graph(node_xy, edges)
+
+
+def _prune_spurs(skel: np.ndarray, max_len: float, rounds: int = 3) -> np.ndarray:
+    """Remove end branches (end point -> junction) shorter than ``max_len`` px, keeping the junction."""
+    skel = skel.copy()
+    for _ in range(rounds):
+        g = _skeleton_graph(skel)
+        degree = np.zeros(len(g.node_xy), np.int64)
+        for a, b, _, _ in g.edges:
+            degree[a] += 1
+            degree[b] += 1
+        removed = False
+        for a, b, pts, length in g.edges:
+            if a == b or length >= max_len:
+                continue
+            if degree[a] == 1 and degree[b] >= 3:
+                end, junction, seg = a, b, pts[:-1]
+            elif degree[b] == 1 and degree[a] >= 3:
+                end, junction, seg = b, a, pts[1:]
+            else:
+                continue
+            ij = seg.astype(np.int64)
+            skel[ij[:, 1], ij[:, 0]] = False
+            degree[end] = 0
+            degree[junction] -= 1
+            removed = True
+        if not removed:
+            break
+    return skel
+
+
+def _merge_close_junctions(g: _Graph, max_len: float) -> _Graph:
+    """Contract edges shorter than ``max_len`` between two junctions (an X crossing of a thick pen
+    skeletonises to two T junctions joined by a short bridge)."""
+    m = len(g.node_xy)
+    degree = np.zeros(m, np.int64)
+    for a, b, _, _ in g.edges:
+        degree[a] += 1
+        degree[b] += 1
+    uf = _UF(m)
+    drop = set()
+    for i, (a, b, _, length) in enumerate(g.edges):
+        if a != b and length < max_len and degree[a] >= 3 and degree[b] >= 3:
+            uf.union(a, b)
+            drop.add(i)
+    if not drop:
+        return g
+    roots = sorted({uf.find(k) for k in range(m)})
+    new_id = {r: i for i, r in enumerate(roots)}
+    groups: dict[int, list] = {}
+    for k in range(m):
+        groups.setdefault(new_id[uf.find(k)], []).append(g.node_xy[k])
+    node_xy = [tuple(np.mean(groups[i], axis=0)) for i in range(len(roots))]
+    edges = [[new_id[uf.find(a)], new_id[uf.find(b)], p, L]
+             for i, (a, b, p, L) in enumerate(g.edges) if i not in drop]
+    return _Graph(node_xy, edges)
+
+
+# ---- tracing
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = float(np.hypot(v[0], v[1]))
+    return v / n if n > 0 else np.zeros(2)
+
+
+def _trace_component(g: _Graph, comp_edges: list[int], incident: list[list[int]], ink_height: float,
+                     params: SkeletonParams) -> list[np.ndarray]:
+    """Walk the edges of one connected component into strokes (lists of work-pixel points)."""
+    edges = g.edges
+    k = max(2, int(params.tangent_length))
+    unvisited = set(comp_edges)
+
+    def oriented(e: int, frm: int) -> list[np.ndarray]:
+        a, b, p, _ = edges[e]
+        outs = []
+        if a == frm:
+            outs.append(p)
+        if b == frm:
+            outs.append(p[::-1])
+        return outs
+
+    def out_dir(p):
+        return _unit(p[min(k, len(p) - 1)] - p[0])
+
+    def in_dir(p):
+        return _unit(p[-1] - p[-1 - min(k, len(p) - 1)])
+
+    # weighted node graph of the component for retracing (shortest edge per node pair)
+    nodes = sorted({edges[e][0] for e in comp_edges} | {edges[e][1] for e in comp_edges})
+    local = {v: i for i, v in enumerate(nodes)}
+    best: dict[tuple[int, int], int] = {}
+    for e in comp_edges:
+        a, b, _, L = edges[e]
+        if a == b:
+            continue
+        key = (min(a, b), max(a, b))
+        if key not in best or L < edges[best[key]][3]:
+            best[key] = e
+    if best:
+        ii = [local[a] for a, b in best] + [local[b] for a, b in best]
+        jj = [local[b] for a, b in best] + [local[a] for a, b in best]
+        ww = [max(edges[e][3], 1e-6) for e in best.values()] * 2
+        W = csr_matrix((ww, (ii, jj)), shape=(len(nodes), len(nodes)))
+    else:
+        W = None
+
+    def n_unvisited(v):
+        return sum(1 for e in incident[v] if e in unvisited) + sum(
+            1 for e in incident[v] if e in unvisited and edges[e][0] == edges[e][1])
+
+    def pick_start() -> int:
+        cands = [v for v in nodes if n_unvisited(v) > 0]
+        odd = [v for v in cands if n_unvisited(v) % 2 == 1]
+        pool = odd or cands
+        return min(pool, key=lambda v: (g.node_xy[v][0], g.node_xy[v][1]))
+
+    strokes = []
+    max_retrace = params.max_retrace * ink_height
+    pref = _unit(np.array([0.4, 1.0]))  # no incoming direction: prefer down-right (CCW loops from the left)
+    cur = pick_start()
+    incoming = None
+    stroke = [np.asarray(g.node_xy[cur])[None]]
+    while unvisited:
+        cands = []
+        for e in incident[cur]:
+            if e in unvisited:
+                for p in oriented(e, cur):
+                    d = out_dir(p)
+                    ref = incoming if incoming is not None else pref
+                    cands.append((-float(d @ ref), e, p))
+        if cands:
+            cands.sort(key=lambda c: (c[0], c[1]))
+            _, e, p = cands[0]
+            unvisited.discard(e)
+            stroke.append(p)
+            incoming = in_dir(p)
+            a, b = edges[e][0], edges[e][1]
+            cur = b if (a == cur and p is edges[e][2]) else a
+            if a == b:
+                cur = a
+            continue
+        # dead end with edges left in this component: retrace (pen down) or lift the pen
+        target, route = None, None
+        if W is not None:
+            dist, pred = dijkstra(W, directed=False, indices=local[cur], return_predecessors=True)
+            goal = [(dist[local[v]], v) for v in nodes if n_unvisited(v) > 0 and np.isfinite(dist[local[v]])]
+            if goal:
+                dmin, target = min(goal)
+                if dmin <= max_retrace:
+                    route = []
+                    j = local[target]
+                    while j != local[cur]:
+                        i = pred[j]
+                        route.append((nodes[i], nodes[j]))
+                        j = i
+                    route.reverse()
+        if route is not None:
+            for u, v in route:
+                e = best[(min(u, v), max(u, v))]
+                p = edges[e][2] if edges[e][0] == u else edges[e][2][::-1]
+                stroke.append(p)
+                incoming = in_dir(p)
+            cur = target
+            continue
+        strokes.append(np.vstack(stroke))
+        cur = pick_start()
+        incoming = None
+        stroke = [np.asarray(g.node_xy[cur])[None]]
+    strokes.append(np.vstack(stroke))
+    return strokes
+
+
+def _smooth(p: np.ndarray, sigma: float, tol: float) -> np.ndarray:
+    keep = np.ones(len(p), bool)
+    keep[1:] = np.any(np.diff(p, axis=0) != 0, axis=1)
+    p = p[keep]
+    if len(p) < 3:
+        return p
+    if sigma > 0:
+        closed = np.array_equal(p[0], p[-1]) and len(p) > 4
+        mode = "wrap" if closed else "nearest"
+        q = ndimage.gaussian_filter1d(p[:-1] if closed else p, sigma, axis=0, mode=mode)
+        if closed:
+            q = np.vstack([q, q[:1]])
+        else:  # keep the end points where they are (smoothing pulls them inwards)
+            q[0], q[-1] = p[0], p[-1]
+        p = q
+    if tol > 0 and len(p) > 2:
+        s = cv2.approxPolyDP(p.astype(np.float32).reshape(-1, 1, 2), float(tol), False).reshape(-1, 2)
+        p = s.astype(np.float64)
+    return p
+
+
+def _order_strokes(comps: list[list[np.ndarray]], ink_height: float, comp_len: list[float],
+                   params: SkeletonParams) -> list[np.ndarray]:
+    """Writer's order: strokes start at their left end; letters left to right; marks after their letter."""
+    comps = [[s[::-1] if s[-1, 0] < s[0, 0] else s for s in c] for c in comps]
+    comps = [sorted(c, key=lambda s: (s[0, 0], s[0, 1])) for c in comps]
+    boxes = []
+    for c in comps:
+        p = np.vstack(c)
+        boxes.append((p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()))
+    big = int(np.argmax(comp_len)) if comp_len else -1
+    is_mark = [i != big and (b[3] - b[1]) < params.mark_height * ink_height
+               and comp_len[i] < params.mark_length * ink_height for i, b in enumerate(boxes)]
+    letters = sorted((i for i in range(len(comps)) if not is_mark[i]),
+                     key=lambda i: (comps[i][0][0, 0], boxes[i][1]))
+    marks = sorted((i for i in range(len(comps)) if is_mark[i]), key=lambda i: (boxes[i][0], boxes[i][1]))
+    after: dict[int, list[int]] = {i: [] for i in letters}
+    tail = []
+    for m in marks:
+        if params.marks_at == "word_end" or not letters:
+            tail.append(m)
+            continue
+        mb = boxes[m]
+
+        def score(i):
+            b = boxes[i]
+            overlap = min(mb[2], b[2]) - max(mb[0], b[0])
+            gap = max(b[0] - mb[2], mb[0] - b[2], 0.0)
+            return (-overlap if overlap > 0 else gap + 1e9, i)
+
+        after[min(letters, key=score)].append(m)
+    order = []
+    for i in letters:
+        order.append(i)
+        order.extend(after[i])
+    order.extend(tail)
+    return [s for i in order for s in comps[i]]
+
+
+def _add_time(strokes: list[np.ndarray], speed_px_per_ms: Optional[float]) -> list[np.ndarray]:
+    out, t0, last = [], 0.0, None
+    for s in strokes:
+        if speed_px_per_ms is None:
+            out.append(np.column_stack([s, np.full(len(s), np.nan)]))
+            continue
+        if last is not None:
+            t0 += float(np.hypot(*(s[0] - last))) / speed_px_per_ms
+        seg = np.hypot(*np.diff(s, axis=0).T) if len(s) > 1 else np.zeros(0)
+        t = t0 + np.concatenate([[0.0], np.cumsum(seg)]) / speed_px_per_ms
+        out.append(np.column_stack([s, t]))
+        t0, last = float(t[-1]), s[-1]
+    return out
+
+
+class SkeletonDerenderer:
+    """Binarise -> skeletonise -> trace -> order: the offline stand-in for InkSight (see module doc)."""
+
+    name = "skeleton"
+
+    def __init__(self, params: SkeletonParams = SkeletonParams()):
+        self.params = params
+
+    def trace(self, crop: np.ndarray) -> list[np.ndarray]:
+        """Strokes in crop pixels (u, v), writer-ordered, before timing; an empty list for a blank crop."""
+        prm = self.params
+        gray = _as_gray(crop)
+        h, w = gray.shape
+        s = prm.work_height / h
+        ww = max(int(round(w * s)), 2)
+        sx, sy = ww / w, prm.work_height / h
+        work = cv2.resize(gray, (ww, prm.work_height),
+                          interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+        mask = binarize(work, prm)
+        if not mask.any():
+            return []
+        from skimage.morphology import skeletonize
+
+        skel = skeletonize(mask)
+        rows = np.flatnonzero(mask.any(axis=1))
+        ink_height = float(rows[-1] - rows[0] + 1)
+        dist = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 3)
+        pen = max(2.0 * float(np.median(dist[skel])), 1.0) if skel.any() else 1.0
+        skel = _prune_spurs(skel, prm.spur_length * pen)
+        g = _merge_close_junctions(_skeleton_graph(skel), prm.merge_length * pen)
+        incident: list[list[int]] = [[] for _ in g.node_xy]
+        uf = _UF(len(g.node_xy))
+        for i, (a, b, _, _) in enumerate(g.edges):
+            incident[a].append(i)
+            if b != a:
+                incident[b].append(i)
+            uf.union(a, b)
+        comp_edges: dict[int, list[int]] = {}
+        for i, (a, _, _, _) in enumerate(g.edges):
+            comp_edges.setdefault(uf.find(a), []).append(i)
+        comps, comp_len = [], []
+        for root in sorted(comp_edges):
+            strokes = _trace_component(g, comp_edges[root], incident, ink_height, prm)
+            comps.append([_smooth(st, prm.smooth_sigma, prm.simplify_tolerance) for st in strokes])
+            comp_len.append(sum(g.edges[e][3] for e in comp_edges[root]))
+        # isolated skeleton pixels (tiny dots): nodes without edges
+        for v in range(len(g.node_xy)):
+            if not incident[v]:
+                comps.append([np.asarray(g.node_xy[v], float)[None]])
+                comp_len.append(0.0)
+        strokes = _order_strokes(comps, ink_height, comp_len, prm)
+        # work pixels -> crop pixels (pixel-centre convention of cv2.resize)
+        return [np.column_stack([(st[:, 0] + 0.5) / sx - 0.5, (st[:, 1] + 0.5) / sy - 0.5]) for st in strokes]
+
+    def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
+        """Ink in page pixels (see module doc); ``text`` is ignored. A blank crop gives an empty ink."""
+        box = _check_box(crop_box)
+        gray = _as_gray(crop)
+        h, w = gray.shape
+        strokes = self.trace(gray)
+        kx, ky = (box[2] - box[0]) / w, (box[3] - box[1]) / h
+        page = [np.column_stack([box[0] + s[:, 0] * kx, box[1] + s[:, 1] * ky]) for s in strokes]
+        speed = None
+        if self.params.timing and page:
+            pts = np.vstack(page)
+            height = max(float(np.ptp(pts[:, 1])), 1.0)
+            speed = self.params.speed * height / 1000.0  # page px per ms
+        return as_ink(_add_time(page, speed), "skeleton derenderer output")
+
+
+# ---------------------------------------------------------------------------------------- InkSight
+
+INKSIGHT_SIZE = 224
+INKSIGHT_X_MAX = 224          # tokens 0..224 are x
+INKSIGHT_Y_OFFSET = 225       # tokens 225..449 are y + 225
+INKSIGHT_STROKE_START = 450   # token 450 starts a stroke
+INKSIGHT_PROMPTS = {
+    "recognize_and_derender": "Recognize and derender.",
+    "derender": "Derender the ink.",
+}
+_TOKEN_RE = re.compile(r"<ink_token_(\d+)>")
+
+
+def inksight_prompt(task: str = "recognize_and_derender", text: Optional[str] = None) -> str:
+    """InkSight's prompt: "Recognize and derender." (default; the model also writes the text), "Derender
+    the ink." (task "derender"), or "Derender the ink: <text>" (task "derender" with the word given)."""
+    if task not in INKSIGHT_PROMPTS:
+        raise DerenderError(f"inksight_prompt: task must be one of {sorted(INKSIGHT_PROMPTS)}, got {task!r}")
+    if text is not None:
+        if task != "derender":
+            raise DerenderError("inksight_prompt: a text is only given with task 'derender'")
+        return f"Derender the ink: {text}"
+    return INKSIGHT_PROMPTS[task]
+
+
+@dataclass(frozen=True)
+class InkSightInput:
+    """A crop prepared for InkSight: the 224 x 224 RGB canvas, its JPEG bytes, and the mapping
+    x224 = u * ratio + dx, y224 = v * ratio + dy (u, v crop pixels); ``crop_size`` = (w, h)."""
+
+    image: np.ndarray
+    jpeg: bytes
+    ratio: float
+    dx: int
+    dy: int
+    crop_size: tuple[int, int]
+
+
+def prepare_inksight_crop(crop: np.ndarray, jpeg_quality: int = 95) -> InkSightInput:
+    """Scale the crop by ratio = min(224 / w, 224 / h) (Lanczos), centre it on a 224 x 224 canvas with
+    BLACK padding (offsets dx, dy = floor of half the free space) and JPEG-encode it (RGB)."""
+    from PIL import Image
+
+    a = np.asarray(crop)
+    gray = _as_gray(a)  # validates
+    rgb = np.repeat(gray[:, :, None], 3, axis=2) if a.ndim == 2 else np.ascontiguousarray(a[:, :, :3])
+    h, w = gray.shape
+    ratio = min(INKSIGHT_SIZE / w, INKSIGHT_SIZE / h)
+    nw = min(max(int(w * ratio), 1), INKSIGHT_SIZE)
+    nh = min(max(int(h * ratio), 1), INKSIGHT_SIZE)
+    small = np.asarray(Image.fromarray(rgb).resize((nw, nh), Image.Resampling.LANCZOS))
+    canvas = np.zeros((INKSIGHT_SIZE, INKSIGHT_SIZE, 3), np.uint8)
+    dx, dy = (INKSIGHT_SIZE - nw) // 2, (INKSIGHT_SIZE - nh) // 2
+    canvas[dy:dy + nh, dx:dx + nw] = small
+    buf = io.BytesIO()
+    Image.fromarray(canvas).save(buf, format="JPEG", quality=int(jpeg_quality))
+    return InkSightInput(canvas, buf.getvalue(), float(ratio), int(dx), int(dy), (int(w), int(h)))
+
+
+def split_inksight_output(text: str) -> tuple[str, list[np.ndarray]]:
+    """(recognised text, strokes) of an InkSight output: the text before the first ink token (stripped;
+    "" if none) and :func:`decode_ink_tokens` of the rest."""
+    if not isinstance(text, str):
+        raise DerenderError(f"InkSight output: expected a string, got {type(text).__name__}")
+    m = _TOKEN_RE.search(text)
+    head = text if m is None else text[:m.start()]
+    return head.strip(), decode_ink_tokens(text)
+
+
+def decode_ink_tokens(text: str) -> list[np.ndarray]:
+    """Strokes, each an (n, 2) float array of x, y in the 224 x 224 canvas, from ``<ink_token_N>`` tokens.
+
+    N in 0..224 is an x, 225..449 a y (N - 225), 450 starts a stroke; a point is an x followed by a y.
+    An x without a following y, a y without a preceding x and any other N are dropped; tokens before the
+    first 450 form a stroke too; empty strokes are dropped. Any non-token text is ignored.
+    """
+    if not isinstance(text, str):
+        raise DerenderError(f"InkSight output: expected a string, got {type(text).__name__}")
+    strokes: list[list[tuple[float, float]]] = [[]]
+    pending_x: Optional[int] = None
+    for m in _TOKEN_RE.finditer(text):
+        n = int(m.group(1))
+        if n == INKSIGHT_STROKE_START:
+            strokes.append([])
+            pending_x = None
+        elif 0 <= n <= INKSIGHT_X_MAX:
+            pending_x = n  # a previous unpaired x is dropped
+        elif INKSIGHT_Y_OFFSET <= n < INKSIGHT_Y_OFFSET + INKSIGHT_SIZE + 1:
+            if pending_x is not None:
+                strokes[-1].append((float(pending_x), float(n - INKSIGHT_Y_OFFSET)))
+            pending_x = None
+        else:
+            pending_x = None  # out of range: dropped (and it breaks a pending pair)
+    return [np.asarray(s, np.float64).reshape(-1, 2) for s in strokes if s]
+
+
+def inksight_to_page(strokes224: Sequence[np.ndarray], prep: InkSightInput, crop_box: Box) -> Ink:
+    """Map 224-canvas strokes back to page pixels: u = (x224 - dx) / ratio (crop pixels), then
+    x = x0 + u * (x1 - x0) / w; likewise for y. t is NaN (InkSight gives no times)."""
+    x0, y0, x1, y1 = _check_box(crop_box)
+    w, h = prep.crop_size
+    out = []
+    for s in strokes224:
+        s = np.asarray(s, np.float64).reshape(-1, 2)
+        u = (s[:, 0] - prep.dx) / prep.ratio
+        v = (s[:, 1] - prep.dy) / prep.ratio
+        out.append(np.column_stack([x0 + u * (x1 - x0) / w, y0 + v * (y1 - y0) / h]))
+    return as_ink(out, "InkSight output")
+
+
+INKSIGHT_HELP = ("InkSight needs: pip install 'tensorflow>=2.15,<2.18' tensorflow-text, and the SavedModel "
+                 "from https://huggingface.co/Derendering/InkSight-Small-p (e.g. `huggingface-cli download "
+                 "Derendering/InkSight-Small-p --local-dir <dir>`), passed as model_path=<dir>.")
+
+
+class InkSightDerenderer:
+    """InkSight Small-p (TF SavedModel, signature serving_default) as a :class:`Derenderer`.
+
+    The constructor imports tensorflow and tensorflow_text and loads ``model_path``; it raises
+    :class:`DerenderError` naming what is missing and how to get it. Not runnable in the default
+    (offline, TensorFlow-free) environment; the pure parts are module functions tested offline.
+    """
+
+    name = "inksight-small-p"
+
+    def __init__(self, model_path: str | Path, task: str = "recognize_and_derender",
+                 jpeg_quality: int = 95):
+        self.prompt_task = task
+        inksight_prompt(task)  # validates
+        self.jpeg_quality = int(jpeg_quality)
+        self.last_text: Optional[str] = None
+        path = Path(model_path)
+        if not (path / "saved_model.pb").is_file():
+            raise DerenderError(f"InkSight: no SavedModel at {path} (saved_model.pb missing). {INKSIGHT_HELP}")
+        missing = []
+        try:
+            import tensorflow as tf  # noqa: F401
+        except ImportError:
+            missing.append("tensorflow")
+        try:
+            import tensorflow_text  # noqa: F401  (registers the ops the SavedModel uses)
+        except ImportError:
+            missing.append("tensorflow-text")
+        if missing:
+            raise DerenderError(f"InkSight: missing package(s) {', '.join(missing)}. {INKSIGHT_HELP}")
+        import tensorflow as tf
+
+        self._tf = tf
+        self._fn = tf.saved_model.load(str(path)).signatures["serving_default"]
+
+    def run_model(self, jpeg: bytes, prompt: str) -> str:
+        """One call of the SavedModel (input names from the public InkSight notebook): raw output text."""
+        tf = self._tf
+        out = self._fn(**{"input_text": tf.constant([prompt], dtype=tf.string),
+                          "image/encoded": tf.reshape(tf.constant(jpeg, dtype=tf.string), (1, 1))})
+        val = out["output_0"].numpy().reshape(-1)[0]
+        return val.decode("utf-8") if isinstance(val, bytes) else str(val)
+
+    def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
+        box = _check_box(crop_box)
+        prep = prepare_inksight_crop(crop, self.jpeg_quality)
+        prompt = inksight_prompt("derender", text) if (text is not None and self.prompt_task == "derender") \
+            else inksight_prompt(self.prompt_task)
+        raw = self.run_model(prep.jpeg, prompt)
+        self.last_text, strokes = split_inksight_output(raw)
+        return inksight_to_page(strokes, prep, box)

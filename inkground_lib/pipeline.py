@@ -1,0 +1,78 @@
+"""What ``make book`` does: default datasets -> executed sections -> reproducibility page -> HTML book.
+
+Every stage reuses what did not change: a dataset whose manifest records the same parameters is not
+regenerated, a section whose fingerprint (notebook, parameters, library source, input dataset hashes) is
+unchanged is not re-executed. Stage wall times are printed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import runner
+from .dataset import dataset_hash, load_dataset
+
+ROOT = runner.ROOT
+DATA = ROOT / "data"
+SYNTH_DIR = DATA / "datasets" / "synth"
+RECORDED_DIR = DATA / "datasets" / "recorded"
+
+
+def unipen_path() -> Path | None:
+    """The UNIPEN-format JSON used to build the recorded dataset: $INKGROUND_UNIPEN, else the shared copy
+    beside the project (../shared/data/unipen_cursive/unipen_cursive_dev.json), else None."""
+    env = os.environ.get("INKGROUND_UNIPEN")
+    if env:
+        return Path(env)
+    p = ROOT.parent / "shared" / "data" / "unipen_cursive" / "unipen_cursive_dev.json"
+    return p if p.is_file() else None
+
+
+def ensure_datasets(progress: bool = True) -> dict[str, Path]:
+    """Generate (or reuse) the default datasets; returns {name: folder}."""
+    from . import synth
+
+    out = {"synth": synth.generate(SYNTH_DIR, synth.SynthParams(), progress=progress)}
+    return out
+
+
+def section_parameters(section: runner.Section, defaults: bool) -> dict:
+    """The parameters the book runs a section with: those of its last run (``inkground run``) unless
+    ``defaults``; a user's rerun therefore shows up in the book and stays until they reset it."""
+    if defaults:
+        return {}
+    import json
+
+    try:
+        nb = json.loads(section.executed().read_text("utf-8"))
+        return dict(nb["metadata"]["inkground"]["parameters"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def make_book(force: bool = False, progress: bool = True, defaults: bool = False) -> Path:
+    timer = runner.Timer()
+    with timer("datasets"):
+        datasets = ensure_datasets(progress)
+    info = {}
+    with timer("dataset hashes"):
+        for name, path in datasets.items():
+            ds = load_dataset(path, check_images=False)
+            info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
+                          "hash": dataset_hash(path)}
+    inputs = {name: d["hash"] for name, d in info.items()}
+    executed = []
+    for section in runner.sections():
+        with timer(f"section {section.key}"):
+            path, _ = runner.run_section(section.key, section_parameters(section, defaults),
+                                         inputs=inputs, force=force)
+        executed.append(path)
+    from .book import write_reproducibility_page
+
+    write_reproducibility_page(runner.SECTIONS_DIR / "reproducibility.md", executed, info)
+    with timer("jupyter-book build"):
+        index = runner.build_book()
+    total = sum(t for _, t in timer.stages)
+    print(f"[inkground] total: {total:.1f} s")
+    return index

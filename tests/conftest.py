@@ -1,0 +1,41 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+UNIPEN = SHARED / "data" / "unipen_cursive" / "unipen_cursive_dev.json"
+
+
+@pytest.fixture
+def unipen_path():
+    if not UNIPEN.is_file():
+        pytest.skip(f"the UNIPEN words are not at {UNIPEN} (they live beside the project, not in it)")
+    return UNIPEN
+
+
+def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3) -> Path:
+    """A hand-made dataset: blank photos, straight-line inks. For data-model tests only."""
+    from PIL import Image
+
+    from inkground_lib.dataset import Page, Word, write_manifest
+    from inkground_lib.ink import as_ink
+
+    root.mkdir(parents=True, exist_ok=True)
+    plist = []
+    for i in range(pages):
+        pid = f"p{i:03d}"
+        (root / "pages").mkdir(exist_ok=True)
+        img = root / "pages" / f"{pid}.jpg"
+        Image.new("RGB", (200, 100), (240, 235, 225)).save(img)
+        ws = []
+        for j in range(words):
+            x0 = 10 + 60 * j
+            ink = as_ink([[[x0, 40, 0], [x0 + 40, 60, 10]], [[x0 + 20, 30, 20]]])
+            ws.append(Word(f"{pid}-w{j}", f"w{j}", (x0, 30, x0 + 40, 60), ink, pid,
+                           "test" if j == 0 else "train", ink))
+        plist.append(Page(pid, img, f"writer{i}", 200, 100, ws))
+    write_manifest(root, "tiny", "synth", "true ink", {"seed": 0}, plist)
+    return root

@@ -1,0 +1,153 @@
+"""ink, files and dataset: the data model, validation that names file/record/field, atomic writes."""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import make_tiny_dataset
+from inkground_lib import dataset as D
+from inkground_lib.files import PathError, atomic_write_json, atomic_write_text, confined
+from inkground_lib.ink import Ink, InkError, as_ink, ink_from_lists, ink_to_lists, resample
+
+
+def test_as_ink_accepts_2_and_3_columns_and_rejects_nan():
+    ink = as_ink([[[0, 0], [1, 1]], np.array([[2, 2, 5.0]])])
+    assert len(ink) == 2 and ink[0].shape == (2, 3) and np.isnan(ink[0][0, 2]) and ink[1][0, 2] == 5.0
+    with pytest.raises(InkError, match="stroke 1: point 0 has a NaN"):
+        as_ink([[[0, 0]], [[np.nan, 1]]], "word w1")
+    with pytest.raises(InkError, match="shape"):
+        as_ink([np.zeros((3, 4))])
+
+
+def test_ink_is_immutable_and_compares_by_content():
+    a = as_ink([[[0, 0], [1, 1]]])
+    with pytest.raises(ValueError):
+        a[0][0, 0] = 5
+    assert a == as_ink([[[0, 0], [1, 1]]]) and a != as_ink([[[0, 0], [1, 2]]])
+
+
+def test_lists_round_trip_keeps_nan_time():
+    ink = as_ink([[[0.123, 1.5, 0], [2, 3, np.nan]], [[4, 5, 7]]])
+    with pytest.raises(InkError, match="all numeric"):
+        as_ink([[[0, 1, 0], [2, 3]]])
+    back = ink_from_lists(json.loads(json.dumps(ink_to_lists(ink))))
+    assert back == ink_from_lists(ink_to_lists(ink)) and np.isnan(back[0][1, 2])
+    np.testing.assert_allclose(back[0][:, :2], np.round(ink[0][:, :2], 2))
+
+
+def test_resample_spacing_and_endpoints():
+    ink = as_ink([[[0, 0], [10, 0]], [[0, 5]]])
+    r = resample(ink, 1.0)
+    assert len(r[0]) == 11 and np.allclose(np.diff(r[0][:, 0]), 1.0)
+    assert np.allclose(r[0][-1, :2], [10, 0]) and len(r[1]) == 1
+
+
+def test_confined_refuses_escapes(tmp_path):
+    assert confined(tmp_path, "a/b.json") == (tmp_path / "a/b.json").resolve()
+    for bad in ["../x.json", "/etc/passwd", "a/../../x"]:
+        with pytest.raises(PathError):
+            confined(tmp_path, bad)
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path):
+    p = tmp_path / "f.json"
+    atomic_write_json(p, {"a": 1})
+    with pytest.raises(ValueError):
+        atomic_write_json(p, {"a": float("nan")})  # NaN is refused before anything is replaced
+    assert json.loads(p.read_text()) == {"a": 1}
+    assert [x.name for x in tmp_path.iterdir()] == ["f.json"]  # no temp file left behind
+
+
+def test_dataset_round_trip(tmp_path):
+    root = make_tiny_dataset(tmp_path / "ds")
+    ds = D.load_dataset(root)
+    assert ds.name == "tiny" and len(ds.pages) == 2 and ds.n_words == 6
+    w = ds.pages[0].words[0]
+    assert w.split == "test" and w.true_ink == w.ink and w.box == (10.0, 30.0, 50.0, 60.0)
+    assert ds.pages[0].load_image().shape == (100, 200, 3)
+    h1 = D.dataset_hash(root)
+    assert h1 == D.dataset_hash(root)
+    (root / "pages" / "p000.jpg").write_bytes(b"changed")
+    assert D.dataset_hash(root) != h1
+
+
+def test_statistics(tmp_path):
+    ds = D.load_dataset(make_tiny_dataset(tmp_path / "ds", pages=2, words=3))
+    s = D.statistics(ds)
+    assert s["pages"] == 2 and s["words"] == 6 and s["words_per_page_mean"] == 3
+    assert s["strokes_per_page_mean"] == 6 and s["points_per_stroke_mean"] == 1.5
+    assert s["box_width_median"] == pytest.approx(40 / 200) and s["box_height_median"] == pytest.approx(0.3)
+
+
+def _edit_manifest(root, fn):
+    m = json.loads((root / "manifest.json").read_text())
+    fn(m)
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m.update(schema_version=99), "field schema_version: 99 is not supported"),
+    (lambda m: m["pages"][1]["words"][2].pop("text"), "page p001 word p001-w2: field text: missing"),
+    (lambda m: m["pages"][0]["words"][0].update(box=[1, 2, 3]), "word p000-w0: field box"),
+    (lambda m: m["pages"][0].update(image="../../etc/passwd"), "page p000: field image: '../../etc/passwd' leaves"),
+    (lambda m: m["pages"][0].update(inks="/abs/inks.json"), "page p000: field inks: '/abs/inks.json' is absolute"),
+    (lambda m: m["pages"][1].update(width=-3), "page p001: field width/height"),
+    (lambda m: m["pages"][0]["words"][1].update(split="dev"), "field split"),
+])
+def test_bad_manifest_names_file_record_and_field(tmp_path, edit, message):
+    root = make_tiny_dataset(tmp_path / "ds")
+    _edit_manifest(root, edit)
+    with pytest.raises(D.DatasetError) as e:
+        D.load_dataset(root)
+    assert message in str(e.value) and "manifest.json" in str(e.value)
+
+
+def test_corrupt_manifest_and_missing_files(tmp_path):
+    root = make_tiny_dataset(tmp_path / "ds")
+    (root / "pages" / "p001.jpg").unlink()
+    with pytest.raises(D.DatasetError, match=r"page p001: field image: file .*p001.jpg is missing"):
+        D.load_dataset(root)
+    (root / "manifest.json").write_text('{"schema": "inkground-dataset", "pages": [')
+    with pytest.raises(D.DatasetError, match="manifest.json: manifest is not valid JSON"):
+        D.load_dataset(root)
+    (root / "manifest.json").unlink()
+    with pytest.raises(D.DatasetError, match="manifest is missing"):
+        D.load_dataset(root)
+
+
+def test_nan_coordinates_in_inks_are_rejected_with_location(tmp_path):
+    root = make_tiny_dataset(tmp_path / "ds")
+    p = root / "inks" / "p001.json"
+    inks = json.loads(p.read_text())
+    inks["words"]["p001-w1"]["reference"][0][1][0] = None  # x = null -> NaN
+    p.write_text(json.dumps(inks))
+    with pytest.raises(D.DatasetError, match=r"p001.json: word p001-w1: field reference stroke 0: point 1 has a NaN"):
+        D.load_dataset(root)
+
+
+def test_interrupted_write_leaves_no_loadable_dataset(tmp_path, monkeypatch):
+    """The manifest is written last: if writing the inks fails, no manifest exists to be trusted."""
+    root = tmp_path / "ds"
+    from inkground_lib.dataset import Page, Word, write_manifest
+    from PIL import Image
+
+    (root / "pages").mkdir(parents=True)
+    Image.new("RGB", (10, 10)).save(root / "pages" / "a.jpg")
+    ink = as_ink([[[1, 1], [2, 2]]])
+    pages = [Page("a", root / "pages" / "a.jpg", "w", 10, 10, [Word("a-0", "x", (1, 1, 2, 2), ink, "a")])]
+    calls = {"n": 0}
+    real = D.write_page_inks
+
+    def failing(r, page):
+        calls["n"] += 1
+        raise OSError("disk full")
+
+    monkeypatch.setattr(D, "write_page_inks", failing)
+    with pytest.raises(OSError):
+        write_manifest(root, "x", "synth", "true ink", {}, pages)
+    assert calls["n"] == 1 and not (root / "manifest.json").exists()
+    monkeypatch.setattr(D, "write_page_inks", real)
+    write_manifest(root, "x", "synth", "true ink", {}, pages)
+    assert D.load_dataset(root).n_words == 1
