@@ -48,9 +48,17 @@ def beside_paper(ours: dict, rows: list[tuple[str, str, str | None]], *, paper: 
     for label, key, pid in rows:
         v = ours.get(key, float("nan"))
         p = float(paper.loc[pid, "value"]) if pid is not None else float("nan")
-        out.append({"quantity": label, "ours (measured)": round(float(v), decimals),
-                    "paper (reported)": p, "ours / paper": round(float(v) / p, 2) if p and not math.isnan(p) else float("nan")})
-    return pd.DataFrame(out).set_index("quantity")
+        out.append({"quantity": label, "ours (measured)": _num(v, decimals), "paper (reported)": _num(p, decimals),
+                    "ours / paper": round(float(v) / p, 2) if p and not math.isnan(p) else float("nan")})
+    return pd.DataFrame(out, dtype=object).set_index("quantity")
+
+
+def _num(v, decimals: int):
+    """Integral values as int (a count reads 537, not 537.000), others rounded to ``decimals``."""
+    v = float(v)
+    if math.isnan(v):
+        return v
+    return int(v) if v.is_integer() else round(v, decimals)
 
 
 def plain(v):
@@ -163,7 +171,7 @@ def describe_dataset(ds) -> str:
     """One sentence saying what produced a dataset (for the book's provenance lines)."""
     m = ds.meta or {}
     if ds.kind == "synth":
-        return (f"synthetic photographed pages generated offline by `inkground synth` (seed {m.get('seed')}, "
+        return (f"synthetic photographed pages generated offline by inkground synth (seed {m.get('seed')}, "
                 f"{len(ds.pages)} pages; Hershey script font, one synthetic writer per page; true trajectories known)")
     if ds.kind == "recorded":
         return (f"pages composed from real recorded cursive words ({m.get('source', 'recorded ink')}), one writer "

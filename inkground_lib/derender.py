@@ -159,6 +159,8 @@ class SkeletonParams:
     merge_length: float = 1.0
     tangent_length: int = 6
     max_retrace: float = 0.6
+    n_starts: int = 4
+    start_weight: float = 1.0
     smooth_sigma: float = 1.5
     simplify_tolerance: float = 0.35
     mark_height: float = 0.3
@@ -396,8 +398,9 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def _trace_component(g: _Graph, comp_edges: list[int], incident: list[list[int]], ink_height: float,
-                     params: SkeletonParams) -> list[np.ndarray]:
-    """Walk the edges of one connected component into strokes (lists of work-pixel points)."""
+                     params: SkeletonParams, start: int) -> tuple[list[np.ndarray], float]:
+    """Walk the edges of one connected component into strokes (arrays of work-pixel points), starting at
+    node ``start``. Returns the strokes and the retraced length (px)."""
     edges = g.edges
     k = max(2, int(params.tangent_length))
     unvisited = set(comp_edges)
@@ -449,8 +452,9 @@ def _trace_component(g: _Graph, comp_edges: list[int], incident: list[list[int]]
     strokes = []
     max_retrace = params.max_retrace * ink_height
     pref = _unit(np.array([0.4, 1.0]))  # no incoming direction: prefer down-right (CCW loops from the left)
-    cur = pick_start()
+    cur = start
     incoming = None
+    retraced = 0.0
     stroke = [np.asarray(g.node_xy[cur])[None]]
     while unvisited:
         cands = []
@@ -492,6 +496,7 @@ def _trace_component(g: _Graph, comp_edges: list[int], incident: list[list[int]]
                 p = edges[e][2] if edges[e][0] == u else edges[e][2][::-1]
                 stroke.append(p)
                 incoming = in_dir(p)
+                retraced += edges[e][3]
             cur = target
             continue
         strokes.append(np.vstack(stroke))
@@ -499,7 +504,42 @@ def _trace_component(g: _Graph, comp_edges: list[int], incident: list[list[int]]
         incoming = None
         stroke = [np.asarray(g.node_xy[cur])[None]]
     strokes.append(np.vstack(stroke))
-    return strokes
+    return strokes, retraced
+
+
+def _best_trace(g: _Graph, comp_edges: list[int], incident: list[list[int]], ink_height: float,
+                params: SkeletonParams) -> list[np.ndarray]:
+    """Trace a component from a few candidate starts (the leftmost end points and junctions) and keep the
+    trace a left-to-right writer is likeliest to have made: lowest cost = pen lifts (one ink height each) +
+    retraced length + backward travel (arc length spent more than half an ink height left of the furthest
+    x reached so far) + distance of the start from the component's left edge."""
+    edges = g.edges
+    nodes = sorted({edges[e][0] for e in comp_edges} | {edges[e][1] for e in comp_edges})
+    deg = {v: 0 for v in nodes}
+    for e in comp_edges:
+        deg[edges[e][0]] += 1
+        deg[edges[e][1]] += 1
+    x = lambda v: (g.node_xy[v][0], g.node_xy[v][1])  # noqa: E731
+    ends = sorted((v for v in nodes if deg[v] % 2 == 1), key=x)[:params.n_starts]
+    others = sorted((v for v in nodes if deg[v] % 2 == 0), key=x)[:max(1, params.n_starts // 2)]
+    cands = list(dict.fromkeys(ends + others))
+    pts_all = np.vstack([edges[e][2] for e in comp_edges])
+    xmin = float(pts_all[:, 0].min())
+    tol = 0.5 * ink_height
+    best, best_cost = None, np.inf
+    for v in cands:
+        strokes, retraced = _trace_component(g, comp_edges, incident, ink_height, params, v)
+        back = 0.0
+        for st in strokes:
+            if len(st) > 1:
+                ds = np.hypot(*np.diff(st, axis=0).T)
+                run = np.maximum.accumulate(st[1:, 0])
+                back += float((ds * (run - st[1:, 0] > tol)).sum())
+        cost = ((len(strokes) - 1) * ink_height + retraced + back
+                + params.start_weight * (min(st[0, 0] for st in strokes[:1]) - xmin))
+        if cost < best_cost - 1e-9:
+            best, best_cost = strokes, cost
+    return best
 
 
 def _smooth(p: np.ndarray, sigma: float, tol: float) -> np.ndarray:
@@ -618,7 +658,7 @@ class SkeletonDerenderer:
             comp_edges.setdefault(uf.find(a), []).append(i)
         comps, comp_len = [], []
         for root in sorted(comp_edges):
-            strokes = _trace_component(g, comp_edges[root], incident, ink_height, prm)
+            strokes = _best_trace(g, comp_edges[root], incident, ink_height, prm)
             comps.append([_smooth(st, prm.smooth_sigma, prm.simplify_tolerance) for st in strokes])
             comp_len.append(sum(g.edges[e][3] for e in comp_edges[root]))
         # isolated skeleton pixels (tiny dots): nodes without edges

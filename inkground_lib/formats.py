@@ -14,8 +14,8 @@ InkML (https://www.w3.org/TR/InkML/)
     type="truth">`` = word text), traces as ``"x y t, x y t, ..."`` under a ``traceFormat`` declaring
     X, Y and T (T in ms; left out when no point has a time; an *intermittent* channel written as ``?`` where
     only some points have one). :func:`read_inkml` reads such files and standard InkML written by other tools:
-    a ``traceFormat`` anywhere (directly under ``ink``, in a ``context`` or in ``definitions``; X Y when there
-    is none), traces with or without T (``units="s"`` is converted to ms), difference-encoded values
+    a ``traceFormat`` directly under ``ink`` or in a ``context`` (one in ``definitions`` applies where a
+    ``contextRef`` names its context; X Y when there is none), traces with or without T (``units="s"`` is converted to ms), difference-encoded values
     (``'`` first and ``"`` second differences, ``!`` explicit), ``?`` (unknown -> NaN) and ``*`` (repeat),
     ``traceGroup``s holding traces directly or through ``traceView traceDataRef`` (CROHME style), and bare
     traces (returned together as one group with id None).
@@ -275,10 +275,9 @@ def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
             if chans is not None:
                 contexts[_xml_id(ctx)] = chans
 
-    # default: a traceFormat / context directly under <ink> sets it; else the document's only traceFormat
+    # as in the spec: X Y until a <traceFormat> or <context> child of <ink> (or of a traceGroup) sets another;
+    # formats inside <definitions> apply only to traces / groups that name them through contextRef
     default = _DEFAULT_CHANNELS
-    if len(all_tf) == 1:
-        default = _channels_of(all_tf[0], str(path))
 
     traces: dict[str, np.ndarray] = {}
     referenced: set[str] = set()
@@ -292,7 +291,6 @@ def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
             if r not in contexts:
                 raise FormatError(f"{path}: {_describe(el)}: contextRef {r!r} names no context with a traceFormat")
             return contexts[r]
-        r = ref(el.get("brushRef"))  # brushes carry no channels; ignored
         return current
 
     def read_trace(el: ET.Element, current: _Channels) -> np.ndarray:

@@ -198,7 +198,7 @@ def format_cell_strokes(cell_strokes: Sequence, decimals: int = 1, t_values="arc
     """Write strokes given in cell coordinates (each (n, 2): J, I) as answer text (no ``<answer>`` wrapper).
 
     ``t_values``: "arc" (normalised arc length per stroke), None (no ``<t_values>``), or a sequence with one
-    (n,) array per stroke. ``dedupe`` drops consecutive points that print identically. Empty strokes are
+    (n,) array (or None: no t values) per stroke, as in ``ParseResult.t_values``. ``dedupe`` drops consecutive points that print identically. Empty strokes are
     skipped.
     """
     if decimals < 0 or t_decimals < 0:
@@ -217,6 +217,8 @@ def format_cell_strokes(cell_strokes: Sequence, decimals: int = 1, t_values="arc
                 raise ValueError(f"t_values must be 'arc', None or a sequence, got {t_values!r}")
             tv = arc_t_values(c)
         elif t_values is None:
+            tv = None
+        elif t_values[i] is None:
             tv = None
         else:
             tv = np.asarray(t_values[i], dtype=np.float64).reshape(-1)

@@ -26,9 +26,11 @@ Adapters (the ``adapter`` field) and their kind:
   deprecated for this model"), so the Claude entry sets ``temperature: null`` (the field is then not sent);
   for older Claude models set ``temperature: 0``.
 * ``skeleton`` (kind "specialist"): :class:`inkground_lib.derender.SkeletonDerenderer` on the word crop
-  (box grown by ``margin`` x box height on every side, clipped to the page); the offline stand-in for InkSight.
-* ``inksight`` (kind "specialist"): ``derender.InkSightDerenderer`` when that exists (TensorFlow and the
-  InkSight-Small-p SavedModel); otherwise building the system raises :class:`SystemUnavailable`.
+  (:func:`inkground_lib.derender.crop_word`, box grown by ``grow`` = 10%); the offline stand-in for InkSight.
+* ``inksight`` (kind "specialist"): :class:`inkground_lib.derender.InkSightDerenderer` on the same crop;
+  needs TensorFlow 2.15-2.17, tensorflow-text and the SavedModel folder named by ``model_dir_env``
+  (default ``INKSIGHT_MODEL_DIR``); where any is missing, building the system raises
+  :class:`SystemUnavailable` saying what is missing.
 * ``font`` (kind "local"): the target word typed in a Hershey font (``futural`` by default: readable, no
   style; ``scripts`` is the font the synthetic pages are built from, so it would flatter this baseline on
   synth data), scaled uniformly to fit inside the word box and centred. t is NaN.
@@ -68,7 +70,6 @@ import base64
 import email.utils
 import functools
 import hashlib
-import io
 import json
 import os
 import random
@@ -126,6 +127,43 @@ class Item:
         return cls(word_id=word.id, text=word.text, box=tuple(float(v) for v in word.box), page_id=page.id,
                    page_size=(int(page.width), int(page.height)), page_image=Path(page.image),
                    reference=word.ink, request=request)
+
+    def request_for(self, variant: str = "two-image", system: str = "?"):
+        """The PromptRequest to send for prompt ``variant``. ``request`` is either a PromptRequest (its
+        ``meta["variant"]``, when recorded, must be ``variant``) or a function ``variant -> PromptRequest``
+        (see :meth:`with_prompt`), called once per variant and remembered."""
+        req = self.request
+        if req is None:
+            raise SystemConfigError(f"system {system}: word {self.word_id}: the item carries no PromptRequest "
+                                    f"(item.request); API systems need one")
+        if callable(req) and not hasattr(req, "parts"):
+            built = self.__dict__.setdefault("_built", {})
+            if variant not in built:
+                built[variant] = req(variant)
+            req = built[variant]
+        got = (getattr(req, "meta", None) or {}).get("variant")
+        if got is not None and got != variant:
+            raise SystemConfigError(f"system {system}: word {self.word_id}: the system needs a {variant!r} prompt "
+                                    f"but the item's request is {got!r}; build it with prompt.build_request(..., "
+                                    f"variant={variant!r}) or give Item.request as a function of the variant "
+                                    f"(Item.with_prompt)")
+        return req
+
+    @classmethod
+    def with_prompt(cls, page, word, example, **prompt_kwargs) -> "Item":
+        """An item whose request is built on demand by :func:`inkground_lib.prompt.build_request` for the
+        variant each system asks for (``example``: a prompt.Example; ``prompt_kwargs``: grid, max_side,
+        font_size)."""
+        item = cls.from_word(page, word)
+
+        def build(variant: str):
+            from .prompt import build_request
+
+            return build_request(item.load_image(), (float(page.width), float(page.height)), word.text, example,
+                                 variant=variant, page_id=page.id, word_id=word.id, **prompt_kwargs)
+
+        item.request = build
+        return item
 
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
@@ -338,39 +376,6 @@ def _png_b64(data: bytes) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
 
-def combine_images_side_by_side(parts: Sequence[tuple[str, Any]], gap: int = 16) -> list[tuple[str, Any]]:
-    """The one-image variant: all image parts pasted left to right, in order, top-aligned on one white
-    canvas with ``gap`` pixels between them, placed where the first image was; text parts kept in order.
-    A request with fewer than two images is returned unchanged."""
-    from PIL import Image
-
-    images = [p for p in parts if p[0] == "image"]
-    if len(images) < 2:
-        return list(parts)
-    ims = []
-    for _, data in images:
-        with Image.open(io.BytesIO(bytes(data))) as im:
-            ims.append(im.convert("RGB"))
-    w = sum(im.width for im in ims) + gap * (len(ims) - 1)
-    h = max(im.height for im in ims)
-    canvas = Image.new("RGB", (w, h), (255, 255, 255))
-    x = 0
-    for im in ims:
-        canvas.paste(im, (x, 0))
-        x += im.width + gap
-    buf = io.BytesIO()
-    canvas.save(buf, format="PNG")
-    out, placed = [], False
-    for p in parts:
-        if p[0] == "image":
-            if not placed:
-                out.append(("image", buf.getvalue()))
-                placed = True
-        else:
-            out.append(p)
-    return out
-
-
 class ApiSystem(_Base):
     """Common part of the OpenAI-compatible and Anthropic adapters: config, secrets, retries."""
 
@@ -387,7 +392,7 @@ class ApiSystem(_Base):
         self.temperature = cfg.get("temperature", 0) if "temperature" in cfg else 0
         self.max_tokens = int(cfg.get("max_tokens") or 16384)
         self.timeout = float(cfg.get("timeout") or 600.0)
-        self.variant = cfg.get("variant")
+        self.variant = cfg.get("variant") or "two-image"
         self.extra_body = dict(cfg.get("extra_body") or {})
         self.api_key_env = cfg.get("api_key_env", self.key_env_default)
         self.base_url_env = cfg.get("base_url_env", self.base_env_default)
@@ -431,16 +436,10 @@ class ApiSystem(_Base):
         return request_hash(req, self.model, self.answer_params())
 
     def _request(self, item: Item):
-        req = item.request
-        if req is None:
-            raise SystemConfigError(f"system {self.name}: word {item.word_id}: the item carries no PromptRequest "
-                                    f"(item.request); API systems need one")
-        return req
+        return item.request_for(self.variant, self.name)
 
     def _parts(self, req) -> list:
         parts = list(req.parts)
-        if self.variant == "one-image":
-            parts = combine_images_side_by_side(parts)
         for i, p in enumerate(parts):
             if not (isinstance(p, (tuple, list)) and len(p) == 2 and p[0] in ("text", "image")):
                 raise SystemConfigError(f"system {self.name}: request part {i} must be ('text', str) or "
@@ -734,32 +733,23 @@ def font_ink(text: str, box, font: str = "futural") -> Ink:
     return as_ink([(s - lo) * scale + off for s in strokes], "font baseline")
 
 
-def crop_box(box, page_size, margin: float = 0.1) -> tuple[int, int, int, int]:
-    """Integer crop (x0, y0, x1, y1), x1/y1 exclusive, of ``box`` grown by ``margin`` x box height on every
-    side (at least 2 px), clipped to the page (W, H)."""
-    x0, y0, x1, y1 = box
-    W, H = page_size
-    m = max(margin * (y1 - y0), 2.0)
-    cx0, cy0 = max(int(np.floor(x0 - m)), 0), max(int(np.floor(y0 - m)), 0)
-    cx1, cy1 = min(int(np.ceil(x1 + m)), int(W)), min(int(np.ceil(y1 + m)), int(H))
-    if cx1 <= cx0 or cy1 <= cy0:
-        raise SystemConfigError(f"box {box} lies outside the page {W} x {H}")
-    return cx0, cy0, cx1, cy1
-
-
 class DerenderSystem(_Base):
-    """A derenderer applied to the word crop (``derender(crop_rgb, crop_box) -> Ink`` in page pixels)."""
+    """A derenderer (:mod:`inkground_lib.derender`) applied to the word crop cut by
+    :func:`inkground_lib.derender.crop_word` (box grown by ``grow``, default 0.1 = +10% width and height, as
+    InkSight's full-page use does); ``derender(crop, crop_box, text)`` returns the ink in page pixels."""
 
     kind = "specialist"
-    hashed_fields = ("margin",)
+    hashed_fields = ("grow",)
 
-    def __init__(self, name, cfg, derenderer):
+    def __init__(self, name, cfg, derenderer, adapter):
         super().__init__(name, cfg)
-        self.margin = float(cfg.get("margin", 0.1))
+        self.adapter = adapter
+        self.grow = float(cfg.get("grow", 0.1))
         self.derenderer = derenderer
 
     def answer_params(self):
-        return {"margin": self.margin, "derenderer": type(self.derenderer).__name__}
+        return {"grow": self.grow, "derenderer": type(self.derenderer).__name__,
+                "derenderer_params": repr(getattr(self.derenderer, "params", None))}
 
     def _key_extra(self, item):
         if item.page_image is not None:
@@ -767,11 +757,11 @@ class DerenderSystem(_Base):
         return {"photo": hashlib.sha256(np.ascontiguousarray(item.image).tobytes()).hexdigest()}
 
     def predict(self, item: Item) -> RawOutput:
-        img = item.load_image()
-        W, H = img.shape[1], img.shape[0]
-        cb = crop_box(_box_of(item, self.name), (W, H), self.margin)
-        crop = np.ascontiguousarray(img[cb[1]:cb[3], cb[0]:cb[2]])
-        ink = as_ink(self.derenderer.derender(crop, cb), f"{self.name}: word {item.word_id}")
+        from .derender import crop_word
+
+        crop, cb = crop_word(item.load_image(), _box_of(item, self.name), grow=self.grow)
+        ink = as_ink(self.derenderer.derender(np.ascontiguousarray(crop), cb, item.text),
+                     f"{self.name}: word {item.word_id}")
         return RawOutput(strokes=ink, status="ok")
 
 
@@ -781,31 +771,30 @@ def _skeleton(name, cfg):
     except ImportError as e:
         raise SystemUnavailable(f"system {name}: inkground_lib.derender.SkeletonDerenderer is not "
                                 f"available ({e})") from None
-    s = DerenderSystem(name, cfg, SkeletonDerenderer())
-    s.adapter = "skeleton"
-    return s
+    return DerenderSystem(name, cfg, SkeletonDerenderer(), "skeleton")
+
+
+INKSIGHT_NEEDS = ("TensorFlow 2.15-2.17 with tensorflow-text and the InkSight-Small-p SavedModel on disk "
+                  "(Hugging Face Derendering/InkSight-Small-p), its folder named by the environment variable "
+                  "in model_dir_env; use the 'skeleton' system as the offline stand-in")
 
 
 def _inksight(name, cfg):
     try:
-        from .derender import InkSightDerenderer
+        from .derender import DerenderError, InkSightDerenderer
     except ImportError:
-        raise SystemUnavailable(
-            f"system {name}: InkSight is not available here: it needs TensorFlow 2.15-2.17 with tensorflow-text "
-            f"and the InkSight-Small-p SavedModel on disk (Hugging Face Derendering/InkSight-Small-p), and an "
-            f"InkSightDerenderer in inkground_lib.derender; use the 'skeleton' system as the offline "
-            f"stand-in") from None
-    kwargs = {}
-    if cfg.get("model_dir_env") and os.environ.get(cfg["model_dir_env"]):
-        kwargs["model_dir"] = os.environ[cfg["model_dir_env"]]
+        raise SystemUnavailable(f"system {name}: InkSight is not available here (inkground_lib.derender has no "
+                                f"InkSightDerenderer); it needs {INKSIGHT_NEEDS}") from None
+    var = cfg.get("model_dir_env") or "INKSIGHT_MODEL_DIR"
+    model_dir = os.environ.get(var)
+    if not model_dir:
+        raise SystemUnavailable(f"system {name}: environment variable {var} is not set; InkSight needs "
+                                f"{INKSIGHT_NEEDS}")
     try:
-        d = InkSightDerenderer(**kwargs)
-    except (ImportError, OSError) as e:
-        raise SystemUnavailable(f"system {name}: InkSight cannot be loaded ({type(e).__name__}: {e}); it "
-                                f"needs TensorFlow 2.15-2.17, tensorflow-text and the SavedModel weights") from None
-    s = DerenderSystem(name, cfg, d)
-    s.adapter = "inksight"
-    return s
+        d = InkSightDerenderer(model_dir)
+    except (DerenderError, ImportError, OSError) as e:
+        raise SystemUnavailable(f"system {name}: InkSight cannot be loaded: {e}") from None
+    return DerenderSystem(name, cfg, d, "inksight")
 
 
 class ReplaySystem(_Base):
@@ -886,8 +875,8 @@ _API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens"
 ADAPTER_FIELDS = {
     "openai": _API | {"max_tokens_param"},
     "anthropic": _API,
-    "skeleton": {"margin"},
-    "inksight": {"margin", "model_dir_env", "model"},
+    "skeleton": {"grow"},
+    "inksight": {"grow", "model_dir_env", "model"},
     "font": {"font"},
     "box": {"shape"},
     "reference": set(),
@@ -925,12 +914,13 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
         v = cfg.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
             raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
-    for k in ("temperature", "timeout", "backoff_base", "backoff_max", "margin"):
+    for k in ("temperature", "timeout", "backoff_base", "backoff_max", "grow"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0):
             raise SystemConfigError(f"{w}: field {k}: expected a non-negative number, got {v!r}")
-    if cfg.get("variant") not in (None, "one-image"):
-        raise SystemConfigError(f"{w}: field variant: must be one-image or absent, got {cfg.get('variant')!r}")
+    if cfg.get("variant") not in (None, "two-image", "one-image"):
+        raise SystemConfigError(f"{w}: field variant: must be two-image (default) or one-image, got "
+                                f"{cfg.get('variant')!r}")
     if cfg.get("extra_body") is not None and not isinstance(cfg["extra_body"], dict):
         raise SystemConfigError(f"{w}: field extra_body: expected a mapping")
     dbu = cfg.get("default_base_url")
@@ -975,10 +965,10 @@ def load_registry(extra: str | os.PathLike | Sequence | None = None, use_env: bo
                 if base not in reg:
                     raise SystemConfigError(f"{path}: system {name}: field extends: no system {base!r} defined "
                                             f"before it")
-                cfg = {**reg[base], **{k: v for k, v in cfg.items() if k != "extends"}}
-                if "label" not in cfg or cfg.get("label") == reg[base].get("label"):
-                    cfg["label"] = name
-                cfg.pop("reported_as", None) if "reported_as" not in _read_yaml(Path(path))[name] else None
+                own = {k: v for k, v in cfg.items() if k != "extends"}
+                # a derived entry is not the paper's system: its label is its own name unless given, and it
+                # is reported as nothing unless it says so
+                cfg = {**reg[base], "label": name, "reported_as": None, **own}
             reg[name] = validate_entry(name, cfg, str(path))
     return reg
 

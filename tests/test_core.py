@@ -30,7 +30,7 @@ def test_ink_is_immutable_and_compares_by_content():
 
 def test_lists_round_trip_keeps_nan_time():
     ink = as_ink([[[0.123, 1.5, 0], [2, 3, np.nan]], [[4, 5, 7]]])
-    with pytest.raises(InkError, match="all numeric"):
+    with pytest.raises(InkError, match="must all be numeric"):
         as_ink([[[0, 1, 0], [2, 3]]])
     back = ink_from_lists(json.loads(json.dumps(ink_to_lists(ink))))
     assert back == ink_from_lists(ink_to_lists(ink)) and np.isnan(back[0][1, 2])

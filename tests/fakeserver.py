@@ -1,0 +1,272 @@
+"""A loopback test server speaking enough OpenAI chat.completions and Anthropic messages for the real SDKs.
+
+Binds 127.0.0.1 on an ephemeral port (``http.server`` in a daemon thread); nothing leaves the machine.
+
+* ``POST /v1/chat/completions`` (OpenAI; client ``base_url = server.openai_url``)
+* ``POST /v1/messages`` (Anthropic; client ``base_url = server.anthropic_url``)
+
+Responses are scripted per call: :meth:`FakeServer.script` queues actions, optionally only for requests
+whose body contains a substring (``match``), so concurrent clients get the intended answer whatever the
+order. Actions (build them with the helpers below):
+
+* ``ok(text=None)`` - a normal answer (default text: :func:`default_answer` of the request)
+* ``http_error(code, retry_after=None, echo_auth=False)`` - an HTTP error (``echo_auth`` puts the received
+  Authorization / x-api-key value into the error message, as some servers do, to test scrubbing)
+* ``slow(seconds)`` - sleep, then answer normally (a client with a shorter timeout gives up first)
+* ``truncated(text)`` - finish_reason "length" / stop_reason "max_tokens"
+* ``refusal(text)`` - OpenAI ``message.refusal`` / Anthropic stop_reason "refusal"
+* ``drop()`` - close the connection without an answer (a connection error)
+
+When no scripted action applies, the answer is ``ok()`` after ``delay`` seconds. Every request is recorded
+in memory (``server.requests``: path, headers, JSON body, protocol); nothing is written to disk, and the
+server never logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Optional
+
+
+def ok(text: Optional[str] = None) -> dict:
+    return {"kind": "ok", "text": text}
+
+
+def http_error(code: int, retry_after: Optional[float] = None, echo_auth: bool = False,
+               message: str = "scripted error") -> dict:
+    return {"kind": "error", "code": int(code), "retry_after": retry_after, "echo_auth": echo_auth,
+            "message": message}
+
+
+def slow(seconds: float, text: Optional[str] = None) -> dict:
+    return {"kind": "slow", "seconds": float(seconds), "text": text}
+
+
+def truncated(text: str) -> dict:
+    return {"kind": "truncated", "text": text}
+
+
+def refusal(text: str = "I can't help with that.") -> dict:
+    return {"kind": "refusal", "text": text}
+
+
+def drop() -> dict:
+    return {"kind": "drop"}
+
+
+def request_text(body: dict) -> str:
+    """All text of a request body (system + user text parts), either protocol."""
+    out = []
+    if isinstance(body.get("system"), str):
+        out.append(body["system"])
+    for m in body.get("messages", []):
+        c = m.get("content")
+        if isinstance(c, str):
+            out.append(c)
+        elif isinstance(c, list):
+            out.extend(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
+    return "\n".join(out)
+
+
+def default_answer(body: dict) -> str:
+    """A well-formed strokes answer that depends only on the request's text (so it is the same whatever
+    the call order): two strokes of grid cells derived from a hash of the text."""
+    h = hashlib.sha256(request_text(body).encode("utf-8")).digest()
+    strokes = []
+    for s in range(2):
+        pts = []
+        for i in range(4):
+            b = h[s * 8 + 2 * i: s * 8 + 2 * i + 2]
+            pts.append(f"'x{5 + b[0] % 40}y{5 + b[1] % 40}'")
+        ts = ", ".join(f"{i / 3:.2f}" for i in range(4))
+        strokes.append(f"<s{s + 1}><points>{', '.join(pts)}</points><t_values>{ts}</t_values></s{s + 1}>")
+    return "<strokes>" + "".join(strokes) + "</strokes>"
+
+
+@dataclass
+class Received:
+    protocol: str  # "openai" or "anthropic"
+    path: str
+    headers: dict
+    body: dict
+    raw: str
+    time: float
+
+    @property
+    def text(self) -> str:
+        return request_text(self.body)
+
+
+class FakeServer:
+    """See module doc. Use as a context manager, or call start() / stop()."""
+
+    def __init__(self, delay: float = 0.0, responder: Callable[[dict], str] = default_answer):
+        self.delay = float(delay)
+        self.responder = responder
+        self.requests: list[Received] = []
+        self._queues: list[tuple[Optional[str], list]] = []
+        self._lock = threading.Lock()
+        self._httpd: Optional[ThreadingHTTPServer] = None
+        self._thread: Optional[threading.Thread] = None
+
+    # ---- lifecycle
+    def start(self) -> "FakeServer":
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return self.url
+
+    # ---- scripting
+    def script(self, *actions: dict, match: Optional[str] = None) -> None:
+        """Queue ``actions`` for the next calls (whose raw body contains ``match``, if given)."""
+        with self._lock:
+            for q_match, q in self._queues:
+                if q_match == match:
+                    q.extend(actions)
+                    return
+            self._queues.append((match, list(actions)))
+
+    def _next_action(self, raw: str) -> dict:
+        with self._lock:
+            for match, q in self._queues:
+                if q and match is not None and match in raw:
+                    return q.pop(0)
+            for match, q in self._queues:
+                if q and match is None:
+                    return q.pop(0)
+        return {"kind": "ok", "text": None, "default": True}
+
+    def hits(self, match: Optional[str] = None) -> int:
+        with self._lock:
+            return sum(1 for r in self.requests if match is None or match in r.raw)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # never log (headers carry the key)
+        pass
+
+    def _send(self, code: int, payload: dict, headers: Optional[dict] = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout)
+
+    def do_POST(self):  # noqa: N802 (http.server API)
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n).decode("utf-8")
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "body is not JSON"}})
+            return
+        if self.path.rstrip("/").endswith("/chat/completions"):
+            proto = "openai"
+        elif self.path.rstrip("/").endswith("/messages"):
+            proto = "anthropic"
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        srv = self.owner
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with srv._lock:
+            srv.requests.append(Received(proto, self.path, headers, body, raw, time.time()))
+        act = srv._next_action(raw)
+        kind = act["kind"]
+        if kind == "drop":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(2)
+            except OSError:
+                pass
+            return
+        if kind == "error":
+            msg = act["message"]
+            if act.get("echo_auth"):
+                msg += f" (credential received: {headers.get('authorization') or headers.get('x-api-key')})"
+            extra = {}
+            if act.get("retry_after") is not None:
+                extra["retry-after"] = str(act["retry_after"])
+            if proto == "openai":
+                payload = {"error": {"message": msg, "type": "scripted", "code": act["code"]}}
+            else:
+                etype = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}.get(
+                    act["code"], "invalid_request_error")
+                payload = {"type": "error", "error": {"type": etype, "message": msg}}
+            self._send(act["code"], payload, extra)
+            return
+        if kind == "slow":
+            time.sleep(act["seconds"])
+        elif act.get("default") and srv.delay:
+            time.sleep(srv.delay)
+        text = act.get("text")
+        if text is None:
+            text = srv.responder(body)
+        model = body.get("model", "fake")
+        if proto == "openai":
+            finish, refusal_text, content = "stop", None, text
+            if kind == "truncated":
+                finish = "length"
+            elif kind == "refusal":
+                refusal_text, content = text, None
+            payload = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+                       "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
+                                    "message": {"role": "assistant", "content": content, "refusal": refusal_text}}],
+                       "usage": {"prompt_tokens": len(raw) // 4, "completion_tokens": len(text) // 4,
+                                 "total_tokens": len(raw) // 4 + len(text) // 4}}
+        else:
+            stop = {"truncated": "max_tokens", "refusal": "refusal"}.get(kind, "end_turn")
+            payload = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+                       "content": [{"type": "text", "text": text}], "stop_reason": stop, "stop_sequence": None,
+                       "usage": {"input_tokens": len(raw) // 4, "output_tokens": len(text) // 4}}
+        self._send(200, payload)
