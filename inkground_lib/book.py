@@ -170,6 +170,7 @@ def write_reproducibility_page(path: Path, executed: list[Path], datasets: dict[
 def describe_dataset(ds) -> str:
     """One sentence saying what produced a dataset (for the book's provenance lines)."""
     m = ds.meta or {}
+    m = {**m, **m.get("params", {})}
     if ds.kind == "synth":
         return (f"synthetic photographed pages generated offline by inkground synth (seed {m.get('seed')}, "
                 f"{len(ds.pages)} pages; Hershey script font, one synthetic writer per page; true trajectories known)")

@@ -37,8 +37,6 @@ from typing import Optional, Protocol, Sequence, runtime_checkable
 import cv2
 import numpy as np
 from scipy import ndimage
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 
 from .ink import Ink, as_ink
 
@@ -146,7 +144,7 @@ class SkeletonParams:
     ``speed`` ink heights per second, starting at 0; else t is NaN. Ink height = height of the binarised ink.
     """
 
-    work_height: int = 96
+    work_height: int = 80
     blur_sigma: float = 0.7
     background_size: int = 31
     threshold: str = "sauvola"
@@ -158,7 +156,7 @@ class SkeletonParams:
     spur_length: float = 1.2
     merge_length: float = 1.0
     tangent_length: int = 6
-    max_retrace: float = 0.6
+    max_retrace: float = 0.3
     n_starts: int = 4
     start_weight: float = 1.0
     smooth_sigma: float = 1.5
@@ -397,148 +395,136 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else np.zeros(2)
 
 
-def _trace_component(g: _Graph, comp_edges: list[int], incident: list[list[int]], ink_height: float,
-                     params: SkeletonParams, start: int) -> tuple[list[np.ndarray], float]:
-    """Walk the edges of one connected component into strokes (arrays of work-pixel points), starting at
-    node ``start``. Returns the strokes and the retraced length (px)."""
-    edges = g.edges
+class _Component:
+    """One connected component of the skeleton graph, with what every trace of it needs: its nodes, the
+    shortest edge between each node pair, and all-pairs shortest paths (for retracing)."""
+
+    def __init__(self, g: _Graph, comp_edges: list[int]):
+        from scipy.sparse.csgraph import shortest_path
+
+        edges = g.edges
+        self.g, self.edges = g, comp_edges
+        self.nodes = sorted({edges[e][0] for e in comp_edges} | {edges[e][1] for e in comp_edges})
+        self.local = {v: i for i, v in enumerate(self.nodes)}
+        self.best: dict[tuple[int, int], int] = {}
+        for e in comp_edges:
+            a, b, _, L = edges[e]
+            if a != b:
+                key = (min(a, b), max(a, b))
+                if key not in self.best or L < edges[self.best[key]][3]:
+                    self.best[key] = e
+        m = len(self.nodes)
+        Wd = np.zeros((m, m))
+        for (a, b), e in self.best.items():
+            Wd[self.local[a], self.local[b]] = Wd[self.local[b], self.local[a]] = max(edges[e][3], 1e-6)
+        self.dist, self.pred = shortest_path(Wd, method="D", directed=False, return_predecessors=True)
+        self.degree = {v: 0 for v in self.nodes}
+        for e in comp_edges:
+            self.degree[edges[e][0]] += 1
+            self.degree[edges[e][1]] += 1
+
+
+def _trace_component(comp: _Component, incident: list[list[int]], ink_height: float,
+                     params: SkeletonParams, start: int, first: int = 0) -> tuple[list[np.ndarray], float]:
+    """Walk the edges of one component into strokes (arrays of work-pixel points), starting at node
+    ``start`` along its ``first``-ranked branch (0 = the preferred one), then always along the straightest
+    unvisited branch; at a dead end retrace (pen down) to the nearest node with unvisited branches if it is
+    within ``max_retrace`` ink heights, else lift the pen and restart at the leftmost odd node.
+    Returns the strokes and the retraced length (px)."""
+    g, edges = comp.g, comp.g.edges
     k = max(2, int(params.tangent_length))
-    unvisited = set(comp_edges)
+    unvisited = set(comp.edges)
+    nodes, local = comp.nodes, comp.local
 
-    def oriented(e: int, frm: int) -> list[np.ndarray]:
-        a, b, p, _ = edges[e]
-        outs = []
-        if a == frm:
-            outs.append(p)
-        if b == frm:
-            outs.append(p[::-1])
-        return outs
+    def options(v, incoming):
+        out = []
+        ref = incoming if incoming is not None else _PREF
+        for e in incident[v]:
+            if e not in unvisited:
+                continue
+            a, b, p, _ = edges[e]
+            for q in ((p,) if a == v and b != v else (p[::-1],) if a != v else (p, p[::-1])):
+                d = _unit(q[min(k, len(q) - 1)] - q[0])
+                out.append((-float(d @ ref), e, q))
+        out.sort(key=lambda c: (c[0], c[1]))
+        return out
 
-    def out_dir(p):
-        return _unit(p[min(k, len(p) - 1)] - p[0])
+    def n_open(v):
+        return sum((2 if edges[e][0] == edges[e][1] else 1) for e in incident[v] if e in unvisited)
 
-    def in_dir(p):
-        return _unit(p[-1] - p[-1 - min(k, len(p) - 1)])
-
-    # weighted node graph of the component for retracing (shortest edge per node pair)
-    nodes = sorted({edges[e][0] for e in comp_edges} | {edges[e][1] for e in comp_edges})
-    local = {v: i for i, v in enumerate(nodes)}
-    best: dict[tuple[int, int], int] = {}
-    for e in comp_edges:
-        a, b, _, L = edges[e]
-        if a == b:
-            continue
-        key = (min(a, b), max(a, b))
-        if key not in best or L < edges[best[key]][3]:
-            best[key] = e
-    if best:
-        ii = [local[a] for a, b in best] + [local[b] for a, b in best]
-        jj = [local[b] for a, b in best] + [local[a] for a, b in best]
-        ww = [max(edges[e][3], 1e-6) for e in best.values()] * 2
-        W = csr_matrix((ww, (ii, jj)), shape=(len(nodes), len(nodes)))
-    else:
-        W = None
-
-    def n_unvisited(v):
-        return sum(1 for e in incident[v] if e in unvisited) + sum(
-            1 for e in incident[v] if e in unvisited and edges[e][0] == edges[e][1])
-
-    def pick_start() -> int:
-        cands = [v for v in nodes if n_unvisited(v) > 0]
-        odd = [v for v in cands if n_unvisited(v) % 2 == 1]
-        pool = odd or cands
-        return min(pool, key=lambda v: (g.node_xy[v][0], g.node_xy[v][1]))
+    def restart() -> int:
+        cands = [v for v in nodes if n_open(v) > 0]
+        odd = [v for v in cands if n_open(v) % 2 == 1]
+        return min(odd or cands, key=lambda v: g.node_xy[v])
 
     strokes = []
     max_retrace = params.max_retrace * ink_height
-    pref = _unit(np.array([0.4, 1.0]))  # no incoming direction: prefer down-right (CCW loops from the left)
-    cur = start
-    incoming = None
-    retraced = 0.0
+    cur, incoming, retraced, rank = start, None, 0.0, first
     stroke = [np.asarray(g.node_xy[cur])[None]]
     while unvisited:
-        cands = []
-        for e in incident[cur]:
-            if e in unvisited:
-                for p in oriented(e, cur):
-                    d = out_dir(p)
-                    ref = incoming if incoming is not None else pref
-                    cands.append((-float(d @ ref), e, p))
-        if cands:
-            cands.sort(key=lambda c: (c[0], c[1]))
-            _, e, p = cands[0]
+        opts = options(cur, incoming)
+        if opts:
+            _, e, q = opts[min(rank, len(opts) - 1)]
+            rank = 0
             unvisited.discard(e)
-            stroke.append(p)
-            incoming = in_dir(p)
+            stroke.append(q)
+            incoming = _unit(q[-1] - q[-1 - min(k, len(q) - 1)])
             a, b = edges[e][0], edges[e][1]
-            cur = b if (a == cur and p is edges[e][2]) else a
-            if a == b:
-                cur = a
+            cur = b if cur == a else a
             continue
-        # dead end with edges left in this component: retrace (pen down) or lift the pen
-        target, route = None, None
-        if W is not None:
-            dist, pred = dijkstra(W, directed=False, indices=local[cur], return_predecessors=True)
-            goal = [(dist[local[v]], v) for v in nodes if n_unvisited(v) > 0 and np.isfinite(dist[local[v]])]
-            if goal:
-                dmin, target = min(goal)
-                if dmin <= max_retrace:
-                    route = []
-                    j = local[target]
-                    while j != local[cur]:
-                        i = pred[j]
-                        route.append((nodes[i], nodes[j]))
-                        j = i
-                    route.reverse()
-        if route is not None:
-            for u, v in route:
-                e = best[(min(u, v), max(u, v))]
-                p = edges[e][2] if edges[e][0] == u else edges[e][2][::-1]
-                stroke.append(p)
-                incoming = in_dir(p)
+        # dead end with branches left: retrace (pen down) or lift the pen
+        i0 = local[cur]
+        goal = [(comp.dist[i0, local[v]], v) for v in nodes if n_open(v) > 0]
+        dmin, target = min(goal)
+        if np.isfinite(dmin) and dmin <= max_retrace:
+            route, j = [], local[target]
+            while j != i0:
+                i = comp.pred[i0, j]
+                route.append((nodes[i], nodes[j]))
+                j = i
+            for u, v in reversed(route):
+                e = comp.best[(min(u, v), max(u, v))]
+                q = edges[e][2] if edges[e][0] == u else edges[e][2][::-1]
+                stroke.append(q)
+                incoming = _unit(q[-1] - q[-1 - min(k, len(q) - 1)])
                 retraced += edges[e][3]
             cur = target
             continue
         strokes.append(np.vstack(stroke))
-        cur = pick_start()
-        incoming = None
+        cur, incoming = restart(), None
         stroke = [np.asarray(g.node_xy[cur])[None]]
     strokes.append(np.vstack(stroke))
     return strokes, retraced
 
 
+_PREF = np.array([0.4, 1.0]) / np.hypot(0.4, 1.0)  # no incoming direction: prefer down-right
+
+
 def _best_trace(g: _Graph, comp_edges: list[int], incident: list[list[int]], ink_height: float,
                 params: SkeletonParams) -> list[np.ndarray]:
-    """Trace a component from a few candidate starts (the leftmost end points and junctions) and keep the
-    trace a left-to-right writer is likeliest to have made: lowest cost = pen lifts (one ink height each) +
-    retraced length + backward travel (arc length spent more than half an ink height left of the furthest
-    x reached so far) + distance of the start from the component's left edge."""
-    edges = g.edges
-    nodes = sorted({edges[e][0] for e in comp_edges} | {edges[e][1] for e in comp_edges})
-    deg = {v: 0 for v in nodes}
-    for e in comp_edges:
-        deg[edges[e][0]] += 1
-        deg[edges[e][1]] += 1
-    x = lambda v: (g.node_xy[v][0], g.node_xy[v][1])  # noqa: E731
-    ends = sorted((v for v in nodes if deg[v] % 2 == 1), key=x)[:params.n_starts]
-    others = sorted((v for v in nodes if deg[v] % 2 == 0), key=x)[:max(1, params.n_starts // 2)]
-    cands = list(dict.fromkeys(ends + others))
-    pts_all = np.vstack([edges[e][2] for e in comp_edges])
-    xmin = float(pts_all[:, 0].min())
+    """Trace a component from a few candidate starts (the leftmost odd nodes and even nodes, each along
+    each of its first two branches) and keep the trace a left-to-right writer is likeliest to have made:
+    lowest cost = pen lifts (one ink height each) + retraced length + backward travel (arc length spent
+    more than half an ink height left of the furthest x reached so far, pen-up jumps included) + ``start_weight``
+    x distance of the start from the component's left edge (all in work px)."""
+    comp = _Component(g, comp_edges)
+    key = lambda v: g.node_xy[v]  # noqa: E731
+    odd = sorted((v for v in comp.nodes if comp.degree[v] % 2 == 1), key=key)[:params.n_starts]
+    even = sorted((v for v in comp.nodes if comp.degree[v] % 2 == 0), key=key)[:max(1, params.n_starts // 2)]
+    xmin = min(float(g.edges[e][2][:, 0].min()) for e in comp_edges)
     tol = 0.5 * ink_height
     best, best_cost = None, np.inf
-    for v in cands:
-        strokes, retraced = _trace_component(g, comp_edges, incident, ink_height, params, v)
-        back = 0.0
-        for st in strokes:
-            if len(st) > 1:
-                ds = np.hypot(*np.diff(st, axis=0).T)
-                run = np.maximum.accumulate(st[1:, 0])
-                back += float((ds * (run - st[1:, 0] > tol)).sum())
-        cost = ((len(strokes) - 1) * ink_height + retraced + back
-                + params.start_weight * (min(st[0, 0] for st in strokes[:1]) - xmin))
-        if cost < best_cost - 1e-9:
-            best, best_cost = strokes, cost
+    for v in list(dict.fromkeys(odd + even)):
+        for first in range(min(2, comp.degree[v])):
+            strokes, retraced = _trace_component(comp, incident, ink_height, params, v, first)
+            allp = np.vstack(strokes)
+            ds = np.hypot(*np.diff(allp, axis=0).T)
+            run = np.maximum.accumulate(allp[1:, 0])
+            back = float((ds * (run - allp[1:, 0] > tol)).sum())
+            cost = ((len(strokes) - 1) * ink_height + retraced + back
+                    + params.start_weight * (strokes[0][0, 0] - xmin))
+            if cost < best_cost - 1e-9:
+                best, best_cost = strokes, cost
     return best
 
 

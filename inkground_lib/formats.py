@@ -15,8 +15,8 @@ InkML (https://www.w3.org/TR/InkML/)
     X, Y and T (T in ms; left out when no point has a time; an *intermittent* channel written as ``?`` where
     only some points have one). :func:`read_inkml` reads such files and standard InkML written by other tools:
     a ``traceFormat`` directly under ``ink`` or in a ``context`` (one in ``definitions`` applies where a
-    ``contextRef`` names its context; X Y when there is none), traces with or without T (``units="s"`` is converted to ms), difference-encoded values
-    (``'`` first and ``"`` second differences, ``!`` explicit), ``?`` (unknown -> NaN) and ``*`` (repeat),
+    ``contextRef`` names its context; X Y when there is none), traces with or without T (``units="s"`` is converted to ms),
+    difference-encoded values (``'`` first and ``"`` second differences, ``!`` explicit), ``?`` (unknown -> NaN) and ``*`` (repeat),
     ``traceGroup``s holding traces directly or through ``traceView traceDataRef`` (CROHME style), and bare
     traces (returned together as one group with id None).
 

@@ -238,12 +238,16 @@ def format_cell_strokes(cell_strokes: Sequence, decimals: int = 1, t_values="arc
 
 
 def format_strokes(strokes: InkLike, grid: int = 50, page_size: tuple[float, float] = (1.0, 1.0),
-                   decimals: int = 1, t_values="arc", dedupe: bool = False, quote: str = "'") -> str:
+                   decimals: int = 1, t_values="arc", dedupe: bool = False, quote: str = "'",
+                   t_decimals: int = 2) -> str:
     """Page-pixel strokes (an Ink or (n, 2) / (n, 3) arrays) -> answer text; the inverse of
-    :func:`parse_strokes` up to ``decimals`` decimal places of a cell. Points are not clamped."""
+    :func:`parse_strokes` up to ``decimals`` decimal places of a cell. Points are not clamped; with
+    ``decimals >= 1`` a point on the photo stays on it (the bounds 0.5 and G + 0.5 print exactly), with 0 an
+    edge value can round off the grid (0.5 -> 0)."""
     ink = as_ink(strokes, where="format_strokes")
     cells = [to_cells(s, grid, page_size) for s in ink.strokes]
-    return format_cell_strokes(cells, decimals=decimals, t_values=t_values, dedupe=dedupe, quote=quote)
+    return format_cell_strokes(cells, decimals=decimals, t_values=t_values, dedupe=dedupe, quote=quote,
+                               t_decimals=t_decimals)
 
 
 # ------------------------------------------------------------------------------------------ parsing

@@ -14,7 +14,9 @@ drawn **only in the margins outside the photo**, so no ink is hidden:
   covers photo y in ``[(G-I) H/G, (G-I+1) H/G]``;
 * when labels would not fit in one cell (their text is wider / taller than the cell less a 3 px gap), only
   every k-th cell is labelled, k the smallest of 1, 2, 5, 10, 20, 25, 50, ... that fits (separately for
-  columns and rows), plus cell 1 when it does not collide with cell k; ticks stay on every cell;
+  columns and rows); cells 1 and G are always labelled and multiples of k too close to them are left out
+  (only G when 1 and G themselves would collide); ticks stay on every cell (on labelled cells only where
+  cells are under 2 px, which would merge the ticks into a bar);
 * labels use PIL's built-in font (``ImageFont.load_default(size=font_size)``; nothing is downloaded).
 
 Photos larger than ``max_side`` pixels on their long side are downscaled (Lanczos) before the grid is
@@ -105,10 +107,13 @@ def _label_every(cell: float, extent: int, grid: int, gap: int = 3) -> int:
 
 
 def _labelled(grid: int, k: int, cell: float, extent: int, gap: int = 3) -> list[int]:
-    cells = [j for j in range(1, grid + 1) if j % k == 0]
-    if k > 1 and (k - 1) * cell >= extent + gap:
-        cells.insert(0, 1)
-    return cells or [grid]
+    """Cells 1 and G, and the multiples of k that keep ``extent + gap`` pixels from both ends."""
+    if grid == 1:
+        return [1]
+    room = extent + gap
+    inner = [j for j in range(k, grid, k) if j > 1 and (j - 1) * cell >= room and (grid - j) * cell >= room]
+    ends = [1, grid] if (grid - 1) * cell >= room else [grid]
+    return sorted(set(ends[:1] + inner + ends[1:]))
 
 
 @dataclass(frozen=True)
@@ -185,11 +190,11 @@ def compose_grid(photo_rgb: np.ndarray, grid: int = DEFAULT_GRID, margin: int = 
     rows = _labelled(grid, kr, ch, lh)
     yb = top + ph + 1  # first margin row below the photo
     xl = left - 2      # last margin column left of the photo (left - 1 is the frame)
-    for j in range(1, grid + 1):
+    for j in (range(1, grid + 1) if cw >= 2 else cols):
         x = left + (j - 0.5) * cw - 0.5
         t = long_tick if j in cols else short_tick
         d.line([(round(x), yb), (round(x), yb + t - 1)], fill=_TICK)
-    for i in range(1, grid + 1):
+    for i in (range(1, grid + 1) if ch >= 2 else rows):
         y = top + (grid - i + 0.5) * ch - 0.5
         t = long_tick if i in rows else short_tick
         d.line([(xl - t + 1, round(y)), (xl, round(y))], fill=_TICK)
@@ -333,7 +338,7 @@ def instructions(grid: int, variant: str) -> str:
         "margins outside the photo (nothing is drawn on the photo itself). Columns are numbered 1 to "
         f"{g} from left to right (labels along the bottom edge). Rows are numbered 1 to {g} from bottom "
         f"to top (labels down the left edge: row 1 is the bottom row, row {g} the top row). Where labels "
-        "would not fit, only every few cells are labelled, and a tick marks every cell. The grid covers "
+        "would not fit, only every few cells are labelled; small ticks mark the cells. The grid covers "
         f"exactly the photo. A point is written x<column>y<row>: 'x12y30' is the centre of the cell in "
         "column 12, row 30. Decimals are allowed for finer positions ('x12.5y30.25'); x0.5 is the left "
         f"edge of the photo, x{g}.5 its right edge, y0.5 its bottom edge and y{g}.5 its top edge.\n\n"

@@ -23,14 +23,18 @@ Composition (all seeded; see :func:`compose_page`):
    kept exactly up to that similarity transform (stroke order, direction and timing too).
 3. The words are laid out like a handwritten note: left to right on lines, each word's baseline (bottom of
    its core band) on the line, writer-specific word gap, line spacing and margins, small baseline jitter; a
-   word that does not fit starts a new line. The page is as tall as its lines need.
-4. The page is drawn with :func:`inkground_lib.render.draw_ink` (black on white paper, writer-specific pen
-   width) and photographed with :func:`inkground_lib.synth.photograph`; the inks are mapped into the photo by
-   its homography (:func:`inkground_lib.synth.apply_homography`).
+   word that does not fit starts a new line. A line moves further down where its tallest letters would come
+   closer than ``line_gap`` to the previous line's lowest ink, so no two words' inks touch. The page is as
+   tall as its lines need (at least ``min_aspect`` times its width).
+4. The page is drawn as synth draws its pages (:func:`inkground_lib.synth.clean_page`: black on white,
+   anti-aliased, writer-specific pen width) and photographed with :func:`inkground_lib.synth.photograph`; the
+   inks are mapped into the photo by its homography (:func:`inkground_lib.synth.apply_homography`, 2
+   decimals, as stored).
 
 Each word's reference ink and true ink are both that recorded trajectory in photo pixels (the dataset's
 reference is "true ink"); its box is the bounding box of that ink. Words are split 75 % train / 25 % test per
-page by a seeded permutation. The manifest's meta records the sources with their sha256, the seed, every
+page as synth splits them (:func:`inkground_lib.synth.split_words`). ``sources.json`` maps each page word to
+its source word id. The manifest's meta records the sources with their sha256, the seed, every
 parameter and the photo effects; a folder whose manifest has the same meta is reused, not rebuilt.
 """
 
@@ -38,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
 import os
 import warnings
@@ -49,13 +52,12 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .dataset import DatasetError, Page, Word, load_dataset, write_manifest
-from .files import atomic_write_bytes, sha256_file
-from .formats import FormatError, RecordedWord, core_band, core_height, read_iamondb, read_unipen_json, \
+from .files import atomic_write_bytes, atomic_write_json, sha256_file
+from .formats import RecordedWord, core_band, core_height, read_iamondb, read_unipen_json, \
     segment_line_words
 from .ink import Ink, as_ink
 
 BUILDER_VERSION = 1
-TEST_FRACTION = 0.25
 
 
 def default_unipen_path() -> Optional[Path]:
@@ -121,6 +123,7 @@ class Layout:
     word_gap: tuple[float, float] = (0.9, 1.5)          # times core_px
     line_spacing: tuple[float, float] = (3.2, 4.0)      # times core_px
     baseline_jitter: float = 0.12                       # std, times core_px
+    line_gap: float = 0.4                               # least gap between lines' inks, times core_px
     pen_width: tuple[float, float] = (2.0, 3.4)         # page pixels
     min_aspect: float = 0.55                            # page height >= this * width
 
@@ -164,14 +167,30 @@ def compose_page(words: Sequence[RecordedWord], scale: float, rng: np.random.Gen
     if left + widest > right_edge:  # one word wider than a line: widen the page
         W = int(np.ceil(left + widest + L.margin_right * W))
         right_edge = W - L.margin_right * W
-    offsets, line, cursor = [], 0, left
+    # 1. words to lines, left to right; 2. lines stacked: baseline k is line_spacing below baseline k-1,
+    # lower still where line k's tallest letters would come closer than line_gap to line k-1's lowest ink
+    lines: list[list[int]] = [[]]
+    xs, cursor = [], left
     for i, (ink, x0s, ws, bs) in enumerate(scaled):
         if cursor > left and cursor + ws > right_edge:
-            line += 1
+            lines.append([])
             cursor = left
-        baseline = line * spacing + float(rng.normal(0.0, L.baseline_jitter)) * L.core_px
-        offsets.append((cursor - x0s, baseline - bs))
+        lines[-1].append(i)
+        xs.append(cursor - x0s)
         cursor += ws + gap
+    jitter = [float(rng.normal(0.0, L.baseline_jitter)) * L.core_px for _ in scaled]
+    dys = [0.0] * len(scaled)
+    baseline, prev_bottom = 0.0, None
+    for k, idx in enumerate(lines):
+        rel = [(ink.bbox()[1] * scale - bs + jitter[i], ink.bbox()[3] * scale - bs + jitter[i])
+               for i in idx for (ink, _, _, bs) in [scaled[i]]]
+        top_rel, bot_rel = min(r[0] for r in rel), max(r[1] for r in rel)
+        if k > 0:
+            baseline = max(baseline + spacing, prev_bottom + L.line_gap * L.core_px - top_rel)
+        for i in idx:
+            dys[i] = baseline + jitter[i] - scaled[i][3]
+        prev_bottom = baseline + bot_rel
+    offsets = list(zip(xs, dys))
     inks = [ink.transformed(scale, dx, dy) for (ink, *_), (dx, dy) in zip(scaled, offsets)]
     # shift so the ink's top lies at the top margin
     y_top = min(k.bbox()[1] for k in inks)
@@ -181,18 +200,6 @@ def compose_page(words: Sequence[RecordedWord], scale: float, rng: np.random.Gen
     offsets = [(dx, dy + shift) for dx, dy in offsets]
     H = int(np.ceil(max((y_bot - y_top) + 2 * top, L.min_aspect * W)))
     return ComposedPage(W, H, pen, float(scale), inks, offsets)
-
-
-def split_words(n: int, rng: np.random.Generator, test_fraction: float = TEST_FRACTION) -> list[str]:
-    """'train' / 'test' for n words: round(test_fraction * n) test words (at least 1 when n >= 2), chosen by
-    a seeded permutation."""
-    n_test = int(round(test_fraction * n))
-    if n >= 2:
-        n_test = min(max(n_test, 1), n - 1)
-    else:
-        n_test = 0
-    test = set(rng.permutation(n)[:n_test].tolist())
-    return ["test" if i in test else "train" for i in range(n)]
 
 
 def plan_pages(words: Sequence[RecordedWord], pages: Optional[int], words_per_page: tuple[int, int],
@@ -249,19 +256,11 @@ def _effects_record(eff) -> dict:
     return json.loads(json.dumps(d, default=str))
 
 
-def _jpeg_bytes(rgb: np.ndarray, quality: int) -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgb)).save(buf, format="JPEG", quality=int(quality), optimize=False)
-    return buf.getvalue()
-
-
 def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | None = None,
                    iamondb: str | os.PathLike | None = None, iamondb_split: Optional[str] = None,
                    pages: Optional[int] = None, words_per_page: tuple[int, int] = (4, 8), seed: int = 0,
                    effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
-                   jpeg_quality: int = 92, name: str = "recorded") -> Path:
+                   jpeg_quality: int = 88, name: str = "recorded") -> Path:
     """Build (or reuse) the recorded dataset in ``out_dir`` and return the folder.
 
     ``unipen``: a UNIPEN-format JSON file; ``iamondb``: an IAM-OnDB root (``iamondb_split`` e.g.
@@ -329,8 +328,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
             "seed": int(seed), "sources": sources,
             "params": {"pages": None if pages is None else int(pages), "words_per_page": [lo, hi],
                        "layout": dataclasses.asdict(layout), "gap_factor": gap_factor,
-                       "jpeg_quality": int(jpeg_quality), "test_fraction": TEST_FRACTION,
-                       "iamondb_split": iamondb_split},
+                       "jpeg_quality": int(jpeg_quality), "iamondb_split": iamondb_split},
             "effects": _effects_record(eff), "pages_built": len(plan),
             "writers": len({wr for wr, _ in plan})}
     meta = json.loads(json.dumps(meta))
@@ -347,30 +345,26 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         mpath.unlink()  # an interrupted rebuild must not leave a manifest that loads
 
     from . import synth
-    from .render import draw_ink
 
     result_pages = []
     for pi, (writer, ws) in enumerate(tqdm(plan, desc="recorded pages", disable=not progress)):
-        prng = np.random.default_rng([int(seed), 1, pi])
-        comp = compose_page(ws, scales[writer], prng, layout)
-        canvas = np.full((comp.height, comp.width), 255, np.uint8)
-        for ink in comp.inks:
-            draw_ink(canvas, ink, pen_width=comp.pen_width, value=0)
-        rgb, Hm = synth.photograph(canvas, prng, eff)
+        layout_rng, split_rng, photo_rng = np.random.default_rng([int(seed), 1, pi]).spawn(3)
+        comp = compose_page(ws, scales[writer], layout_rng, layout)
+        gray = synth.clean_page(comp.inks, (comp.width, comp.height), comp.pen_width)
+        rgb, Hm = synth.photograph(gray, photo_rng, eff)
         pid = f"p{pi:04d}"
         img_path = out / "pages" / f"{pid}.jpg"
-        atomic_write_bytes(img_path, _jpeg_bytes(rgb, jpeg_quality))
-        splits = split_words(len(ws), prng)
+        atomic_write_bytes(img_path, synth.encode_jpeg(rgb, jpeg_quality))
+        splits = synth.split_words(split_rng, len(ws))
         page_words = []
         for j, (w, ink, sp) in enumerate(zip(ws, comp.inks, splits)):
-            photo_ink = as_ink(synth.apply_homography(ink, Hm), f"page {pid} word {w.id}")
-            box = photo_ink.bbox()
-            page_words.append(Word(f"{pid}-w{j:03d}", w.text, box, photo_ink, pid, sp, photo_ink))
+            photo_ink = synth.apply_homography(ink, Hm, decimals=2)
+            page_words.append(Word(f"{pid}-w{j:03d}", w.text, photo_ink.bbox(), photo_ink, pid, sp, photo_ink))
         result_pages.append(Page(pid, img_path, writer, int(rgb.shape[1]), int(rgb.shape[0]), page_words))
-        # provenance of each word (source id) kept beside the manifest's meta
-    meta_words = {p.id: [w.id for w in ws] for p, (_, ws) in zip(result_pages, plan)}
-    atomic_write_bytes(out / "sources.json",
-                       (json.dumps({"page_words": meta_words}, indent=1, sort_keys=True) + "\n").encode())
+    # provenance: which source word is each page word (not part of the manifest schema)
+    atomic_write_json(out / "sources.json",
+                      {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
+                                      for p, (_, ws) in zip(result_pages, plan)}})
     write_manifest(out, name, "recorded", "true ink", meta, result_pages)
     keep = {f"{p.id}.jpg" for p in result_pages} | {f"{p.id}.json" for p in result_pages}
     for sub in ("pages", "inks"):

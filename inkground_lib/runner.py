@@ -179,7 +179,7 @@ def _present_parameters(nb, section: Section, params: dict) -> None:
             ", ".join(f"`{k} = {v}`" for k, v in shown.items()) + ".")
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["inkground-parameters"]
-    cell.pop("id", None)
+    cell["id"] = "inkground-parameters"
     nb.cells.insert(first_code if first_code is not None else 1, cell)
 
 

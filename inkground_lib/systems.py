@@ -286,16 +286,17 @@ class _Base:
 _KEYLIKE = re.compile(r"(?:\bsk-[A-Za-z0-9_\-\*\.]{6,}|\bAIza[A-Za-z0-9_\-]{10,}|(?i:bearer)\s+[A-Za-z0-9_\-\.\*~+/=]{6,})")
 
 
-def scrub_secrets(text, secrets: Sequence[tuple[str, str]]) -> str:
+def scrub_secrets(text, secrets: Sequence[tuple[str, str]], patterns: bool = True) -> str:
     """``text`` with every secret value replaced by ``<NAME>`` (``secrets`` = [(NAME, value), ...]; longest
-    values first) and anything shaped like an API key or bearer token replaced by ``<redacted>``."""
+    values first) and, with ``patterns``, anything shaped like an API key or bearer token replaced by
+    ``<redacted>``."""
     if text is None:
         return None
     text = str(text)
     for name, value in sorted(secrets, key=lambda s: -len(s[1])):
         if value and len(value) >= 4:
             text = text.replace(value, f"<{name}>")
-    return _KEYLIKE.sub("<redacted>", text)
+    return _KEYLIKE.sub("<redacted>", text) if patterns else text
 
 
 # ------------------------------------------------------------------------------------------- retries
@@ -474,6 +475,8 @@ class ApiSystem(_Base):
                 out.attempts = attempt
                 out.latency = time.monotonic() - t0
                 out.error = self.scrub(out.error) if out.error else None
+                if out.text:  # a model echoing the key (or URL) must not carry it into the cache either
+                    out.text = scrub_secrets(out.text, self._secrets, patterns=False)
                 return out
             except status_err as e:
                 code = getattr(e, "status_code", None)

@@ -113,6 +113,8 @@ class FakeServer:
         self._lock = threading.Lock()
         self._httpd: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests being answered at once
 
     # ---- lifecycle
     def start(self) -> "FakeServer":
@@ -123,6 +125,7 @@ class FakeServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False  # do not wait for a slow handler on stop
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
         self._thread.start()
@@ -221,6 +224,15 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         with srv._lock:
             srv.requests.append(Received(proto, self.path, headers, body, raw, time.time()))
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        try:
+            self._answer(srv, proto, headers, body, raw)
+        finally:
+            with srv._lock:
+                srv.in_flight -= 1
+
+    def _answer(self, srv: FakeServer, proto: str, headers: dict, body: dict, raw: str) -> None:
         act = srv._next_action(raw)
         kind = act["kind"]
         if kind == "drop":

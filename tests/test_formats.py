@@ -122,7 +122,7 @@ FOREIGN = """<ink>
     <context xml:id="withT" traceFormatRef="#xyt"/>
   </definitions>
   <trace>5 5, 6 6</trace>
-  <trace contextRef="#withT">100 200 1.5, '1 -1 0.01, 1 -1 .01, !50 * ?</trace>
+  <trace contextRef="#withT">100 200 1.5, '1 '-1 '0.01, 1 -1 .01, !50 * ?</trace>
   <traceGroup>
     <annotation type="truth">word</annotation>
     <trace>1 2, 3 4</trace>
@@ -152,7 +152,8 @@ def test_inkml_reads_foreign_encodings(tmp_path):
     np.testing.assert_array_equal(bare.ink[0][:, :2], [[5, 5], [6, 6]])
     assert np.isnan(bare.ink[0][:, 2]).all()
     s = bare.ink[1]
-    # 100 200 1.5 s; then first differences (1,-1,0.01) twice; then explicit X=50, Y repeated, T unknown
+    # 100 200 1.5 s; first differences (the prefix sticks to each channel) twice; explicit X=50, Y repeated (*),
+    # T unknown (?)
     np.testing.assert_allclose(s[:, 0], [100, 101, 102, 50])
     np.testing.assert_allclose(s[:, 1], [200, 199, 198, 198])
     np.testing.assert_allclose(s[:3, 2], [1500, 1510, 1520])

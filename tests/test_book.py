@@ -1,0 +1,118 @@
+"""End to end: a tiny generated dataset -> section 01 through the same runner -> the book built with -W -n
+-> the pages opened in headless Chromium (figures load, nothing is fetched from outside)."""
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from inkground_lib import book, runner, synth
+from inkground_lib.dataset import dataset_hash, load_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+EXTERNAL = re.compile(r"""(?:src|href|url)\s*[=(]\s*["']?(?:https?:)?//""", re.I)
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("book")
+    ds_dir = synth.generate(tmp / "ds", synth.SynthParams(pages=3, words_min=4, words_max=12, words_mean=8,
+                                                          width=600, height=780), progress=False)
+    for f in ["_config.yml", "_toc.yml"]:
+        shutil.copy(ROOT / f, tmp / f)
+    (tmp / "book").mkdir()
+    shutil.copy(ROOT / "book" / "intro.md", tmp / "book" / "intro.md")
+    sections = tmp / "book" / "sections"
+    executed = []
+    toc = (ROOT / "_toc.yml").read_text()
+    for s in runner.sections():
+        if f"book/sections/{s.name}" not in toc:
+            continue
+        params = {k: str(ds_dir) for k in runner.notebook_parameters(s) if k in ("dataset", "candidates")}
+        path, ran = runner.run_section(s.key, params, out_dir=sections)
+        assert ran
+        executed.append(path)
+    ds = load_dataset(ds_dir)
+    book.write_reproducibility_page(sections / "reproducibility.md", executed,
+                                    {"tiny": {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
+                                              "hash": dataset_hash(ds_dir)}})
+    index = runner.build_book(tmp)
+    return tmp, index, executed
+
+
+def toc_pages(root: Path) -> list[Path]:
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for c in toc.get("chapters", [])]
+    return [root / "_build" / "html" / f"{f}.html" for f in files]
+
+
+def test_every_toc_page_is_built_without_external_references(built_book):
+    root, index, _ = built_book
+    assert index.is_file()
+    for page in toc_pages(root):
+        html = page.read_text("utf-8")
+        assert not EXTERNAL.findall(html), (page, EXTERNAL.findall(html)[:3])
+        for ref in re.findall(r'(?:src|href)="([^"#?]+)', html):
+            if ref.startswith(("mailto:", "data:")):
+                continue
+            assert (page.parent / ref).resolve().exists(), f"{page.name} links to missing {ref}"
+
+
+def test_section_01_numbers_are_glued_and_match_the_computation(built_book):
+    root, _, _ = built_book
+    from inkground_lib.dataset import statistics
+
+    html = (root / "_build/html/book/sections/01_dataset_statistics.html").read_text("utf-8")
+    assert "glue" not in re.sub(r"<[^>]+>", "", html).lower()  # no unresolved glue roles
+    stats = statistics(load_dataset(root / "ds"))
+    text = re.sub(r"<[^>]+>", "", html)
+    assert f"{stats['words_per_page_mean']:.2f} words per page" in text
+    assert f"The dataset has {stats['pages']} pages" in text
+    assert "34.89" in text  # the paper's value beside ours, from data/paper/reported.csv
+    assert html.count("<img") >= 2  # histograms and example pages
+
+
+def test_reproducibility_page_lists_parameters_hash_and_versions(built_book):
+    root, _, _ = built_book
+    text = (root / "_build/html/book/sections/reproducibility.html").read_text("utf-8")
+    assert dataset_hash(root / "ds")[:16] in text and "torch" in text and "2.13.0" in text
+    assert "01_dataset_statistics" in text
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+CHECK_SCRIPT = """<script>window.addEventListener('load', () => { setTimeout(() => {
+  const imgs = [...document.images];
+  document.title = 'IMAGES ' + imgs.length + ' LOADED ' + imgs.filter(i => i.complete && i.naturalWidth > 0).length
+    + ' SCRIPTS ' + [...document.scripts].filter(s => s.src && !s.src.startsWith('file:')).length;
+}, 500); });</script></body>"""
+
+
+@pytest.mark.browser
+def test_pages_render_in_headless_chromium(built_book):
+    exe = chromium()
+    if exe is None:
+        pytest.skip("chromium is not installed (CI installs it: apt-get install -y chromium)")
+    root, _, _ = built_book
+    for page in toc_pages(root):
+        probe = page.with_name(f"_probe_{page.name}")
+        probe.write_text(page.read_text("utf-8").replace("</body>", CHECK_SCRIPT))
+        with tempfile.TemporaryDirectory() as prof:
+            out = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                                  f"--user-data-dir={prof}", "--virtual-time-budget=5000", "--dump-dom",
+                                  probe.as_uri()], capture_output=True, text=True, timeout=120)
+        probe.unlink()
+        m = re.search(r"<title>IMAGES (\d+) LOADED (\d+) SCRIPTS (\d+)</title>", out.stdout)
+        assert m, f"{page.name}: the page did not finish loading in Chromium: {out.stderr[-500:]}"
+        n, loaded, external = map(int, m.groups())
+        assert n == loaded, f"{page.name}: {n - loaded} of {n} images did not load"
+        assert external == 0
+        if page.name.startswith("01_"):
+            assert n >= 2

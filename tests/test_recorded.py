@@ -1,0 +1,225 @@
+"""The recorded dataset builder: layout, page plan, IAM-OnDB words, whole builds (determinism, reuse, shapes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from inkground_lib.dataset import load_dataset
+from inkground_lib.formats import RecordedWord, core_height, read_unipen_json
+from inkground_lib.ink import as_ink
+from inkground_lib.recorded import Layout, build_recorded, compose_page, iamondb_words, plan_pages
+
+IAM = Path(__file__).resolve().parent / "fixtures" / "iamondb"
+UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive" / "unipen_cursive_dev.json"
+
+
+def _squiggle(rng, n_letters, unit, x0=0.0):
+    u = np.linspace(0, n_letters, n_letters * 10)
+    x = x0 + unit * (u + 0.25 * np.sin(2 * np.pi * u))
+    y = unit * (1 - 0.5 * (1 + np.cos(2 * np.pi * u))) + rng.normal(0, unit * 0.02, len(u))
+    t = np.arange(len(u)) * 10.0
+    return np.column_stack([x, y, t])
+
+
+def _words(n_writers=3, per_writer=6, seed=0):
+    """Synthetic recorded words: writer k writes in units k+1 times larger (like different tablets)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n_writers):
+        unit = 50.0 * (k + 1)
+        for j in range(per_writer):
+            strokes = [_squiggle(rng, int(rng.integers(3, 7)), unit)]
+            if j % 2:
+                strokes.append(np.array([[unit * 1.5, -unit * 0.8, 500.0]]))  # a dot
+            out.append(RecordedWord(f"w{k}-{j:02d}", f"writer{k}", f"word{j}x", as_ink(strokes)))
+    return out
+
+
+def _small_unipen_file(path: Path, words) -> Path:
+    samples = [{"id": w.id, "writer_id": w.writer, "contributor": "t", "text": w.text, "style": "CURSIVE",
+                "points_per_second": 100.0, "points_per_inch": None,
+                "strokes": [s.tolist() for s in w.ink.strokes]} for w in words]
+    path.write_text(json.dumps({"meta": {"name": "test"}, "samples": samples}), "utf-8")
+    return path
+
+
+def _similarity_residual(src: np.ndarray, dst: np.ndarray) -> float:
+    """Max residual of the best x' = s x + dx, y' = s y + dy fit (least squares)."""
+    a = np.zeros((2 * len(src), 3))
+    a[0::2, 0], a[0::2, 1] = src[:, 0], 1
+    a[1::2, 0], a[1::2, 2] = src[:, 1], 1
+    sol, *_ = np.linalg.lstsq(a, dst.reshape(-1), rcond=None)
+    return float(np.abs(a @ sol - dst.reshape(-1)).max())
+
+
+# ============================================================================================ pure parts
+
+def test_compose_page_is_a_similarity_per_word_and_inks_do_not_collide():
+    words = [w for w in _words() if w.writer == "writer2"]
+    scale = 24.0 / np.median([core_height(w.ink) for w in words])
+    comp = compose_page(words, scale, np.random.default_rng(3))
+    assert len(comp.inks) == len(words)
+    for w, ink, (dx, dy) in zip(words, comp.inks, comp.offsets):
+        for a, b in zip(w.ink.strokes, ink.strokes):
+            np.testing.assert_allclose(b[:, 0], a[:, 0] * scale + dx, atol=1e-9)
+            np.testing.assert_allclose(b[:, 1], a[:, 1] * scale + dy, atol=1e-9)
+            np.testing.assert_array_equal(b[:, 2], a[:, 2])  # timing kept
+    boxes = [k.bbox() for k in comp.inks]
+    for i in range(len(boxes)):
+        x0, y0, x1, y1 = boxes[i]
+        assert 0 <= x0 and x1 <= comp.width and 0 <= y0 and y1 <= comp.height
+        for j in range(i):
+            a, b = boxes[i], boxes[j]
+            overlap = a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+            assert not overlap, (i, j, a, b)
+    # same rng state -> same page
+    again = compose_page(words, scale, np.random.default_rng(3))
+    assert all(a == b for a, b in zip(comp.inks, again.inks)) and again.pen_width == comp.pen_width
+
+
+def test_compose_page_widens_for_a_word_wider_than_the_line():
+    rng = np.random.default_rng(0)
+    long = RecordedWord("x", "w", "long", as_ink([_squiggle(rng, 40, 30.0)]))
+    comp = compose_page([long], 1.0, np.random.default_rng(1), Layout(page_width=400))
+    assert comp.width > 400 and comp.inks[0].bbox()[2] <= comp.width
+
+
+def test_plan_pages_one_writer_per_page_disjoint_words():
+    words = _words(n_writers=3, per_writer=6) + [RecordedWord("few-0", "few", "abc", as_ink([[[0, 0], [1, 1]]]))]
+    words.append(RecordedWord("punct", "writer0", "...", as_ink([[[0, 0], [1, 1]]])))  # no letter: left out
+    plan = plan_pages(words, None, (2, 3), np.random.default_rng(0))
+    assert sorted(wr for wr, _ in plan) == ["writer0", "writer1", "writer2"]  # 'few' has < 2 words
+    for wr, ws in plan:
+        assert 2 <= len(ws) <= 3 and {w.writer for w in ws} == {wr}
+    # 6 words a writer at most 3 a page: every writer has a second page (6 guaranteed), round-robin order
+    more = plan_pages(words, 6, (2, 3), np.random.default_rng(0))
+    assert len(more) == 6 and [wr for wr, _ in more[:3]] == [wr for wr, _ in more[3:]]
+    ids = [w.id for _, ws in more for w in ws]
+    assert len(ids) == len(set(ids)) and "punct" not in ids
+    # writers run out: 18 words at >= 2 a page cannot make 20 pages
+    assert len(plan_pages(words, 20, (2, 3), np.random.default_rng(0))) <= 9
+
+
+def test_iamondb_words_from_fixture_lines():
+    words, counts = iamondb_words(IAM)
+    assert counts == {"lines": 3, "lines_with_text": 3, "lines_segmented": 2}
+    assert [(w.id, w.writer, w.text) for w in words] == [
+        ("a01-000u-01-00", "10039", "we"), ("a01-000u-01-01", "10039", "did"), ("a01-000u-01-02", "10039", "it"),
+        ("a01-001w-01-00", "iamondb-form-a01-001w", "hello"), ("a01-001w-01-01", "iamondb-form-a01-001w", "there")]
+    assert len(words[1].ink) == 2  # "did" with its late i-dot
+
+
+# ============================================================================================ builds
+
+def _source_writer(ds, root: Path, words_by_id):
+    src = json.loads((root / "sources.json").read_text())["page_words"]
+    for page in ds.pages:
+        writers = {words_by_id[src[page.id][w.id]].writer for w in page.words}
+        assert writers == {page.writer}, (page.id, writers)
+        yield page, [words_by_id[src[page.id][w.id]] for w in page.words]
+
+
+def test_build_from_small_unipen_file(tmp_path):
+    words = _words(n_writers=3, per_writer=6)
+    src = _small_unipen_file(tmp_path / "small.json", words)
+    by_id = {w.id: w for w in words}
+    a = build_recorded(tmp_path / "a", unipen=src, words_per_page=(4, 6), seed=5, progress=False)
+    ds = load_dataset(a)
+    assert ds.kind == "recorded" and ds.reference == "true ink" and len(ds.pages) == 3
+    assert ds.meta["sources"][0]["sha256"] and ds.meta["seed"] == 5
+    n_test = 0
+    for page, sources in _source_writer(ds, a, by_id):
+        img = page.load_image()
+        assert img.shape == (page.height, page.width, 3)
+        for w, sw in zip(page.words, sources):
+            assert w.text == sw.text and w.true_ink == w.ink
+            x0, y0, x1, y1 = w.box
+            p = w.ink.points()
+            assert (p[:, 0] >= x0 - 1e-6).all() and (p[:, 0] <= x1 + 1e-6).all()
+            assert (p[:, 1] >= y0 - 1e-6).all() and (p[:, 1] <= y1 + 1e-6).all()
+            assert 0 <= x0 and x1 < page.width and 0 <= y0 and y1 < page.height
+            # the recorded trajectory survives up to similarity + homography: a projective fit of the source
+            # points onto the dataset's points leaves only the 2-decimal rounding
+            s, d = sw.ink.points().astype(np.float32), p.astype(np.float32)
+            assert len(s) == len(d)
+            H, _ = cv2.findHomography(s, d, 0)
+            fit = cv2.perspectiveTransform(s.reshape(-1, 1, 2), H).reshape(-1, 2)
+            assert np.abs(fit - d).max() < 0.05
+        n_test += sum(w.split == "test" for w in page.words)
+        assert 1 <= sum(w.split == "test" for w in page.words) < len(page.words)
+    # the writers' different units are scaled to one core height in page pixels
+    heights = [np.median([core_height(w.ink) for w in p.words]) for p in ds.pages]
+    assert max(heights) / min(heights) < 1.25
+    # deterministic: a second folder gets the same bytes
+    b = build_recorded(tmp_path / "b", unipen=src, words_per_page=(4, 6), seed=5, progress=False)
+    for f in sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "manifest.json"):
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+    ma, mb = json.loads((a / "manifest.json").read_text()), json.loads((b / "manifest.json").read_text())
+    ma["meta"]["sources"][0].pop("path"), mb["meta"]["sources"][0].pop("path")
+    assert json.dumps(ma["pages"]) == json.dumps(mb["pages"])
+    # reuse: same parameters leave the folder untouched; another seed rebuilds it
+    stamp = (a / "manifest.json").stat().st_mtime_ns, (a / "pages/p0000.jpg").stat().st_mtime_ns
+    build_recorded(tmp_path / "a", unipen=src, words_per_page=(4, 6), seed=5, progress=False)
+    assert ((a / "manifest.json").stat().st_mtime_ns, (a / "pages/p0000.jpg").stat().st_mtime_ns) == stamp
+    build_recorded(tmp_path / "a", unipen=src, words_per_page=(4, 6), seed=6, progress=False)
+    assert load_dataset(a).meta["seed"] == 6
+    assert (a / "pages/p0000.jpg").read_bytes() != (b / "pages/p0000.jpg").read_bytes()
+
+
+def test_build_without_photo_effects_is_an_exact_similarity(tmp_path):
+    words = _words(n_writers=2, per_writer=4, seed=1)
+    src = _small_unipen_file(tmp_path / "small.json", words)
+    out = build_recorded(tmp_path / "clean", unipen=src, words_per_page=(4, 4), effects="none", progress=False)
+    ds = load_dataset(out)
+    by_id = {w.id: w for w in words}
+    for page, sources in _source_writer(ds, out, by_id):
+        for w, sw in zip(page.words, sources):
+            assert _similarity_residual(sw.ink.points(), w.ink.points()) < 0.01
+
+
+def test_build_from_iamondb_fixtures(tmp_path):
+    out = build_recorded(tmp_path / "iam", iamondb=IAM, words_per_page=(2, 3), progress=False)
+    ds = load_dataset(out)
+    assert sorted(p.writer for p in ds.pages) == ["10039", "iamondb-form-a01-001w"]
+    texts = {p.writer: sorted(w.text for w in p.words) for p in ds.pages}
+    assert texts["iamondb-form-a01-001w"] == ["hello", "there"]
+    assert len(texts["10039"]) in (2, 3) and set(texts["10039"]) <= {"we", "did", "it"}
+    (src,) = ds.meta["sources"]
+    assert src["kind"] == "iamondb" and src["lines_segmented"] == 2 and src["lines"] == 3 and src["files"] >= 6
+    only = build_recorded(tmp_path / "split", iamondb=IAM, iamondb_split="testset_v", words_per_page=(2, 3),
+                          progress=False)
+    assert [p.writer for p in load_dataset(only).pages] == ["iamondb-form-a01-001w"]
+
+
+def test_build_bad_arguments(tmp_path):
+    from inkground_lib.dataset import DatasetError
+
+    with pytest.raises(ValueError, match="words_per_page"):
+        build_recorded(tmp_path / "x", unipen=tmp_path / "none.json", words_per_page=(5, 2))
+    with pytest.raises(DatasetError, match="none.json: UNIPEN JSON file not found"):
+        build_recorded(tmp_path / "x", unipen=tmp_path / "none.json", progress=False)
+    src = _small_unipen_file(tmp_path / "s.json", _words(n_writers=1, per_writer=3))
+    with pytest.raises(DatasetError, match="no writer has 4 or more words"):
+        build_recorded(tmp_path / "x", unipen=src, words_per_page=(4, 8), progress=False)
+
+
+def test_build_from_shared_unipen(tmp_path):
+    if not UNIPEN.is_file():
+        pytest.skip(f"shared UNIPEN subset absent: {UNIPEN}")
+    out = build_recorded(tmp_path / "u", unipen=UNIPEN, pages=3, seed=0, progress=False)
+    ds = load_dataset(out)
+    by_id = {w.id: w for w in read_unipen_json(UNIPEN)}
+    pages = list(_source_writer(ds, out, by_id))
+    assert len(pages) == 3 and len({p.writer for p, _ in pages}) == 3
+    for page, sources in pages:
+        assert 4 <= len(page.words) <= 8
+        for w, sw in zip(page.words, sources):
+            s, d = sw.ink.points().astype(np.float32), w.ink.points().astype(np.float32)
+            H, _ = cv2.findHomography(s, d, 0)
+            fit = cv2.perspectiveTransform(s.reshape(-1, 1, 2), H).reshape(-1, 2)
+            assert np.abs(fit - d).max() < 0.05
