@@ -34,6 +34,14 @@ def ensure_datasets(progress: bool = True) -> dict[str, Path]:
     from . import synth
 
     out = {"synth": synth.generate(SYNTH_DIR, synth.SynthParams(), progress=progress)}
+    unipen = unipen_path()
+    if unipen is not None:
+        from . import recorded
+
+        out["recorded"] = recorded.build_recorded(RECORDED_DIR, unipen=unipen, progress=progress)
+    else:
+        print("[inkground] no UNIPEN file found (set INKGROUND_UNIPEN): the recorded dataset is not built",
+              flush=True)
     return out
 
 

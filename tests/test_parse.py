@@ -18,7 +18,7 @@ SIZE = (1000.0, 500.0)  # W, H: a cell is 20 x 10 page pixels
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _answer(*strokes: str, t: bool = False) -> str:
+def _answer(*strokes: str) -> str:
     body = "".join(f"<s{k}><points>{s}</points></s{k}>" for k, s in enumerate(strokes, 1))
     return f"<strokes>{body}</strokes>"
 
