@@ -49,16 +49,21 @@ def main(argv=None) -> None:
     der = SkeletonDerenderer()
 
     hershey = T.word_cases([T.hershey_ink(w) for w in T.WORDS], seed=args.seed)
-    sizes = np.array([c.shape[:2] for c, _, _ in hershey])
     der.derender(*hershey[0][:2])  # warm-up (imports)
-    t0 = time.perf_counter()
-    for _ in range(args.repeat):
-        for crop, box, _ in hershey:
-            der.derender(crop, box)
-    el = time.perf_counter() - t0
-    n = args.repeat * len(hershey)
-    print(f"speed: {n / el:.1f} words/s on one core ({1000 * el / n:.1f} ms per word; crops "
-          f"{np.median(sizes[:, 0]):.0f} x {np.median(sizes[:, 1]):.0f} px median h x w)")
+    # speed on the evaluation crops, and on bigger ones (long words drawn 52 px tall: ~60 x 250 px crops)
+    long_words = [T.hershey_ink(w) for w in T.WORDS if len(w) >= 6]
+    big = [T.draw_word(ink, 52, 4) for ink in long_words]
+    big = [T.crop_word(img, true.bbox()) + (true,) for img, true in big]
+    for label, cases in (("evaluation crops", hershey), ("long-word crops", big)):
+        sizes = np.array([c.shape[:2] for c, _, _ in cases])
+        t0 = time.perf_counter()
+        for _ in range(args.repeat):
+            for crop, box, _ in cases:
+                der.derender(crop, box)
+        el = time.perf_counter() - t0
+        n = args.repeat * len(cases)
+        print(f"speed, {label}: {n / el:.1f} words/s on one core ({1000 * el / n:.1f} ms per word; crops "
+              f"{np.median(sizes[:, 0]):.0f} x {np.median(sizes[:, 1]):.0f} px median h x w, {len(cases)} words)")
 
     print(_summary("Hershey clean", T.evaluate(der, hershey)))
     rng = np.random.default_rng(args.seed + 1)

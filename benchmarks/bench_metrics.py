@@ -27,7 +27,7 @@ from inkground_lib import metrics as M  # noqa: E402
 from inkground_lib.ink import Ink  # noqa: E402
 
 
-def cursive_ink(rng: np.random.Generator, h_px: float = 40.0, arc_h: float = 20.0, x0: float = 300.0,
+def cursive_ink(rng: np.random.Generator, h_px: float = 40.0, arc_h: float = 17.0, x0: float = 300.0,
                 y0: float = 400.0, raw_step_h: float = 0.5) -> Ink:
     """A cursive-like word: 1-3 strokes of loops (height ~h_px) advancing right; total arc ~arc_h * h_px.
 

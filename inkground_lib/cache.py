@@ -39,7 +39,6 @@ import datetime as _dt
 import fcntl
 import json
 import os
-import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
@@ -212,7 +211,8 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
 
     path = Path(cache_path)
     items = list(items)
-    keys = [system.request_key(it) for it in items]
+    keys = [system.request_key(it) for it in tqdm(items, desc=f"hash requests {system.name}", unit="req",
+                                                  disable=not progress or len(items) < 50, leave=False)]
     workers = max(int(concurrency or getattr(system, "concurrency", 1) or 1), 1)
     with _locked(path):
         cached = load_cache(path, system=system.name, repair=True)
@@ -221,29 +221,29 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
             if k not in cached and k not in todo:
                 todo[k] = it
         results: dict[str, dict] = dict(cached)
-        bar = tqdm(total=len(set(keys)), initial=len(set(keys)) - len(todo), desc=f"predict {system.name}",
-                   unit="req", disable=not progress)
+        n_keys = len(set(keys))
+        bar = tqdm(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
+                   disable=not progress)
         fail_path = failures_path(path)
-        write_lock = threading.Lock()
+        pool = ThreadPoolExecutor(max_workers=workers)
+        interrupted = True
         try:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                pending = {pool.submit(_ask, system, it): (k, it) for k, it in todo.items()}
-                try:
-                    while pending:
-                        done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in done:
-                            k, it = pending.pop(fut)
-                            out = fut.result()
-                            rec = make_record(system, it, k, out, prompt_version)
-                            with write_lock:
-                                append_record(path if out.is_model_output else fail_path, rec)
-                            results[k] = rec
-                            bar.update(1)
-                except BaseException:
-                    for fut in pending:
-                        fut.cancel()
-                    raise
+            pending = {pool.submit(_ask, system, it): (k, it) for k, it in todo.items()}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    k, it = pending.pop(fut)
+                    out = fut.result()
+                    rec = make_record(system, it, k, out, prompt_version)
+                    # written by this (main) thread only, one record at a time
+                    append_record(path if out.is_model_output else fail_path, rec)
+                    results[k] = rec
+                    bar.update(1)
+            interrupted = False
         finally:
+            # on Ctrl-C / an error: drop queued requests and do not wait for the ones in flight (their
+            # answers are lost and asked again on the next run; everything already written stays)
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
             bar.close()
     out = []
     for it, k in zip(items, keys):

@@ -149,9 +149,9 @@ def sample_writer(rng: np.random.Generator, page_width: int = 1000, jitter: floa
     xh = page_width * 0.0172 * size * float(np.clip(rng.lognormal(0.0, 0.13), 0.75, 1.35))
     return WriterStyle(
         slant_deg=float(np.clip(rng.normal(-5.0, 7.0), -22.0, 10.0)),
-        x_stretch=float(np.clip(rng.normal(1.0, 0.09), 0.8, 1.25)),
-        ascender=float(np.clip(rng.normal(0.95, 0.1), 0.7, 1.2)),
-        descender=float(np.clip(rng.normal(0.95, 0.1), 0.7, 1.2)),
+        x_stretch=float(np.clip(rng.normal(0.96, 0.08), 0.8, 1.2)),
+        ascender=float(np.clip(rng.normal(1.12, 0.1), 0.85, 1.4)),
+        descender=float(np.clip(rng.normal(1.1, 0.1), 0.85, 1.4)),
         letter_spacing=float(np.clip(rng.normal(0.05, 0.07), -0.08, 0.25)),
         word_spacing=float(np.clip(rng.normal(1.4, 0.25), 0.9, 2.2)),
         jitter=float(jitter * np.clip(rng.lognormal(0.0, 0.25), 0.5, 1.8)),
@@ -437,13 +437,16 @@ def message_words(rng: np.random.Generator, n_words: int, punctuation: bool = Tr
         closing[-2] += ","
     room = n_words - len(greet) - (len(closing) if n_words >= len(greet) + len(closing) + 3 else 0)
     body: list[str] = []
+    used: set = set()
     while len(body) < room:
         left = room - len(body)
         s = None
         for _ in range(8):  # whole sentences while one fits, then a short one of exactly the words left
-            cand = fill(_pick(rng, _SENTENCES)).split()
-            if len(cand) <= left:
+            tpl = _pick(rng, _SENTENCES)
+            cand = fill(tpl).split()
+            if len(cand) <= left and (tpl not in used or len(used) >= len(_SENTENCES) // 2):
                 s = cand
+                used.add(tpl)
                 break
         if s is None:
             s = _pick(rng, [f for f in _FILLERS if len(f.split()) == min(left, 5)]).split()

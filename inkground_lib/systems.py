@@ -131,16 +131,14 @@ class Item:
     def request_for(self, variant: str = "two-image", system: str = "?"):
         """The PromptRequest to send for prompt ``variant``. ``request`` is either a PromptRequest (its
         ``meta["variant"]``, when recorded, must be ``variant``) or a function ``variant -> PromptRequest``
-        (see :meth:`with_prompt`), called once per variant and remembered."""
+        (see :meth:`with_prompt`), called at each use and not kept (a request holds megabytes of PNG; a
+        run would otherwise hold every request in memory)."""
         req = self.request
         if req is None:
             raise SystemConfigError(f"system {system}: word {self.word_id}: the item carries no PromptRequest "
                                     f"(item.request); API systems need one")
         if callable(req) and not hasattr(req, "parts"):
-            built = self.__dict__.setdefault("_built", {})
-            if variant not in built:
-                built[variant] = req(variant)
-            req = built[variant]
+            req = req(variant)  # built on demand and not kept: requests carry MBs of PNG
         got = (getattr(req, "meta", None) or {}).get("variant")
         if got is not None and got != variant:
             raise SystemConfigError(f"system {system}: word {self.word_id}: the system needs a {variant!r} prompt "

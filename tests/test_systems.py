@@ -263,7 +263,7 @@ def test_paper_entries_run_through_env(server, monkeypatch):
     it = S.Item("w0", "hello", (10, 20, 110, 60), "p0", (200, 100), request=builder)
     assert molmo.predict(it).status == "ok" and qwen.predict(it).status == "ok"
     assert molmo.request_key(it) != qwen.request_key(it)
-    assert built == ["one-image", "two-image"]  # built once per variant, remembered
+    assert set(built) == {"one-image", "two-image"}  # each system is sent its own variant
 
 
 def test_one_yaml_entry_adds_a_model(env, tmp_path, monkeypatch):
@@ -397,3 +397,28 @@ def test_replay_of_a_cache_file(tmp_path):
     run_predictions(S.get_system("box"), [it], cp, progress=False)
     rep = S.get_system("replay", path=str(cp), source="box")
     assert rep.predict(it).strokes == S.get_system("box").predict(it).strokes
+
+
+def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
+    from conftest import make_tiny_dataset
+
+    from inkground_lib.dataset import load_dataset
+    from inkground_lib.prompt import example_from_page
+
+    ds = load_dataset(make_tiny_dataset(tmp_path / "ds", pages=2, words=2))
+    example = example_from_page(ds.pages[0], ds.pages[0].words[0])
+    page = ds.pages[1]
+    items = [S.Item.with_prompt(page, w, example, grid=20, max_side=256) for w in page.words]
+    assert items[0].page_size == (200, 100) and items[0].reference == page.words[0].ink
+    one = S.get_system("oa", registry={"oa": {**REG["oa"], "variant": "one-image"}}, retry=S.RetryPolicy(1))
+    two, _ = system("oa")
+    assert items[0].request_for("one-image").meta["variant"] == "one-image"
+    recs = run_predictions(one, items, cache_path(tmp_path / "run", "one"), progress=False)
+    assert [r["status"] for r in recs] == ["ok", "ok"] and recs[0]["prompt_version"]
+    body = env.requests[-1].body
+    assert sum(p["type"] == "image_url" for p in body["messages"][1]["content"]) == 1
+    assert two.predict(items[1]).status == "ok"
+    assert sum(p["type"] == "image_url" for p in env.requests[-1].body["messages"][1]["content"]) == 2
+    assert one.request_key(items[0]) != two.request_key(items[0]) != two.request_key(items[1])
+    # local systems run on the same items (the skeleton reads the page photo from its path)
+    assert S.get_system("skeleton").predict(items[0]).status == "ok"

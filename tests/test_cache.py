@@ -1,0 +1,274 @@
+"""Prediction cache: kill-and-resume in a subprocess, torn lines, failures kept out, duplicates, locking.
+
+Run as a script (``python tests/test_cache.py <cache.jsonl> <n_items>``) this file is the worker the kill
+test starts: it answers the test items with an OpenAI-compatible system whose key and base URL come from
+the T_KEY / T_OPENAI_URL environment variables (the fake server of the parent test process).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from fakeserver import FakeServer, http_error, ok  # noqa: E402
+
+from inkground_lib import cache as C  # noqa: E402
+from inkground_lib import systems as S  # noqa: E402
+
+KEY = "sk-test-SECRET-123"
+REG = {"oa": {"adapter": "openai", "model": "fake-vl", "api_key_env": "T_KEY", "base_url_env": "T_OPENAI_URL",
+              "timeout": 5.0, "concurrency": 2}}
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (6, 6), (250, 250, 240)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def make_items(n: int) -> list[S.Item]:
+    from inkground_lib.prompt import PromptRequest
+
+    img = _png()
+    out = []
+    for i in range(n):
+        req = PromptRequest("sys", [("text", f"Trace <<word{i:02d}>>"), ("image", img)], {"prompt_version": "t1"})
+        out.append(S.Item(f"w{i:02d}", f"word{i:02d}", (1, 1, 5, 5), f"p{i // 4}", (6, 6), request=req))
+    return out
+
+
+def api_system(max_attempts: int = 3) -> S.ApiSystem:
+    return S.get_system("oa", registry=REG, retry=S.RetryPolicy(max_attempts=max_attempts, base_delay=0.01,
+                                                                  max_delay=0.02))
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def server(monkeypatch):
+    with FakeServer() as srv:
+        monkeypatch.setenv("T_KEY", KEY)
+        monkeypatch.setenv("T_OPENAI_URL", srv.openai_url)
+        yield srv
+
+
+def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path):
+    n = 20
+    server.delay = 0.2  # each answer takes a while, so the worker is killed mid-run
+    killed = tmp_path / "killed" / "predictions" / "oa.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), str(killed), str(n)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if killed.is_file() and killed.read_text().count("\n") >= 4:
+                break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    hits_before = len(server.requests)
+    done_before = C.load_cache(killed)
+    assert 4 <= len(done_before) < n, "the worker must be killed mid-run"
+    words_before = {r["word_id"] for r in done_before.values()}
+
+    # resume in this process
+    items = make_items(n)
+    resumed = C.run_predictions(api_system(), items, killed, progress=False)
+    asked_again = [r.text for r in server.requests[hits_before:]]
+    assert not any(f"<<word{w[1:]}>>" in t for w in words_before for t in asked_again), \
+        "a request answered before the kill was asked again"
+    assert len(asked_again) == n - len(done_before)
+
+    # an uninterrupted run of the same items
+    server.delay = 0.0
+    fresh_path = tmp_path / "fresh" / "predictions" / "oa.jsonl"
+    fresh = C.run_predictions(api_system(), items, fresh_path, progress=False)
+    assert C.stable_view(resumed) == C.stable_view(fresh)
+    assert [r["word_id"] for r in resumed] == [it.word_id for it in items]
+    # the files: no duplicate, no lost record, only complete lines
+    for path in (killed, fresh_path):
+        recs = lines(path)
+        assert sorted(r["word_id"] for r in recs) == [it.word_id for it in items]
+        assert len({r["request_hash"] for r in recs}) == n
+    # a third run asks nothing
+    hits = len(server.requests)
+    again = C.run_predictions(api_system(), items, killed, progress=False)
+    assert len(server.requests) == hits and C.stable_view(again) == C.stable_view(fresh)
+
+
+def test_torn_last_line_is_dropped_and_repaired(server, tmp_path):
+    items = make_items(4)
+    path = tmp_path / "oa.jsonl"
+    C.run_predictions(api_system(), items[:2], path, progress=False)
+    good = path.read_bytes()
+    path.write_bytes(good + b'{"schema": "inkground-prediction", "request_hash": "ab')  # killed mid-write
+    assert len(C.load_cache(path)) == 2 and path.read_bytes().endswith(b'"ab')  # load without repair: untouched
+    hits = server.hits()
+    recs = C.run_predictions(api_system(), items, path, progress=False)
+    assert server.hits() == hits + 2 and [r["status"] for r in recs] == ["ok"] * 4
+    data = path.read_bytes()
+    assert data.startswith(good) and data.endswith(b"\n") and len(lines(path)) == 4  # every line parses
+
+
+def test_complete_last_line_without_newline_is_kept(server, tmp_path):
+    items = make_items(3)
+    path = tmp_path / "oa.jsonl"
+    C.run_predictions(api_system(), items[:2], path, progress=False)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))  # killed between the record and its newline
+    hits = server.hits()
+    C.run_predictions(api_system(), items, path, progress=False)
+    assert server.hits() == hits + 1 and len(lines(path)) == 3
+
+
+def test_corrupt_middle_line_is_an_error(tmp_path):
+    path = tmp_path / "oa.jsonl"
+    rec = {"schema": C.SCHEMA, "request_hash": "h1", "word_id": "w", "system": "oa", "status": "ok"}
+    path.write_text(json.dumps(rec) + "\n{not json\n" + json.dumps({**rec, "request_hash": "h2"}) + "\n")
+    with pytest.raises(C.CacheError, match="line 2"):
+        C.load_cache(path)
+
+
+def test_failures_never_stored_as_outputs(server, tmp_path):
+    items = make_items(3)
+    path = tmp_path / "predictions" / "oa.jsonl"
+    server.script(*[http_error(500)] * 3, match="<<word01>>")  # all 3 attempts fail
+    server.script(http_error(400), match="<<word02>>")  # not retried
+    recs = C.run_predictions(api_system(max_attempts=3), items, path, progress=False)
+    assert [r["status"] for r in recs] == ["ok", "error", "error"]
+    assert recs[1]["attempts"] == 3 and recs[2]["attempts"] == 1 and "HTTP 500" in recs[1]["error"]
+    assert [r["word_id"] for r in lines(path)] == ["w00"]  # only the model output is cached
+    fails = lines(C.failures_path(path))
+    assert sorted(r["word_id"] for r in fails) == ["w01", "w02"] and all(r["status"] == "error" for r in fails)
+    assert not any(r["raw_text"] for r in fails)
+    # a rerun asks the failed ones again (and only them); now they succeed and are cached
+    hits = server.hits()
+    recs = C.run_predictions(api_system(), items, path, progress=False)
+    assert server.hits() == hits + 2 and [r["status"] for r in recs] == ["ok"] * 3
+    assert sorted(r["word_id"] for r in lines(path)) == ["w00", "w01", "w02"]
+    assert len(C.load_cache(path)) == 3  # the failures log is not read as predictions
+
+
+def test_truncated_and_refused_answers_are_cached(server, tmp_path):
+    from fakeserver import refusal, truncated
+
+    items = make_items(2)
+    server.script(truncated("<strokes><s1><points>'x1y1'"), match="<<word00>>")
+    server.script(refusal("no"), match="<<word01>>")
+    path = tmp_path / "oa.jsonl"
+    recs = C.run_predictions(api_system(), items, path, progress=False)
+    assert [(r["status"], r["finish_reason"]) for r in recs] == [("truncated", "length"), ("refusal", "stop")]
+    hits = server.hits()
+    C.run_predictions(api_system(), items, path, progress=False)
+    assert server.hits() == hits  # model outputs: never asked again
+
+
+def test_duplicates_first_wins(server, tmp_path):
+    items = make_items(1)
+    sysm = api_system()
+    key = sysm.request_key(items[0])
+    path = tmp_path / "oa.jsonl"
+    base = C.make_record(sysm, items[0], key, S.RawOutput(text="FIRST"))
+    C.append_record(path, base)
+    C.append_record(path, {**base, "raw_text": "SECOND"})
+    assert C.load_cache(path)[key]["raw_text"] == "FIRST"
+    recs = C.run_predictions(sysm, items, path, progress=False)
+    assert recs[0]["raw_text"] == "FIRST" and server.hits() == 0
+    # the same request twice in one run is asked once
+    two = make_items(2)
+    two[1].request = two[0].request
+    recs = C.run_predictions(sysm, two, tmp_path / "b.jsonl", progress=False)
+    assert server.hits() == 1 and recs[0]["raw_text"] == recs[1]["raw_text"]
+    assert [r["word_id"] for r in recs] == ["w00", "w01"]
+
+
+def test_wrong_system_and_lock(tmp_path):
+    items = make_items(2)
+    path = C.cache_path(tmp_path, "box")
+    C.run_predictions(S.get_system("box"), items, path, progress=False)
+    with pytest.raises(C.CacheError, match="wrong cache file"):
+        C.run_predictions(S.get_system("font"), items, path, progress=False)
+    import fcntl
+
+    with open(path.with_name("box.lock"), "w") as f:  # another run holds the lock (flock is per open file)
+        fcntl.flock(f, fcntl.LOCK_EX)
+        with pytest.raises(C.CacheError, match="another run"):
+            C.run_predictions(S.get_system("box"), items, path, progress=False)
+    assert len(C.run_predictions(S.get_system("box"), items, path, progress=False)) == 2  # released
+    with pytest.raises(C.CacheError, match="cannot name"):
+        C.cache_path(tmp_path, "../evil")
+
+
+class CountingBox:
+    """The box system, counting its calls."""
+
+    def __init__(self):
+        self.inner = S.get_system("box")
+        self.name, self.kind, self.label, self.adapter = "box", "local", "Box", "box"
+        self.model, self.concurrency, self.calls = None, 1, 0
+
+    def request_key(self, item):
+        return self.inner.request_key(item)
+
+    def predict(self, item):
+        self.calls += 1
+        return self.inner.predict(item)
+
+    def describe(self):
+        return self.inner.describe()
+
+
+def test_local_system_outputs_cached_as_strokes(tmp_path):
+    from inkground_lib.ink import ink_from_lists
+
+    items = make_items(5)
+    sysm = CountingBox()
+    path = C.cache_path(tmp_path, "box")
+    recs = C.run_predictions(sysm, items, path, progress=False)
+    assert sysm.calls == 5 and all(r["raw_text"] is None for r in recs)
+    assert ink_from_lists(recs[2]["strokes"]) == S.get_system("box").predict(items[2]).strokes
+    again = C.run_predictions(sysm, items, path, progress=False)
+    assert sysm.calls == 5 and C.stable_view(again) == C.stable_view(recs)
+
+
+def test_concurrency_limit(server, tmp_path):
+    server.delay = 0.1
+    items = make_items(8)
+    C.run_predictions(api_system(), items, tmp_path / "oa.jsonl", concurrency=3, progress=False)
+    assert server.max_in_flight == 3 and server.hits() == 8
+
+
+def test_record_fields(server, tmp_path):
+    items = make_items(1)
+    rec = C.run_predictions(api_system(), items, tmp_path / "oa.jsonl", progress=False)[0]
+    for k in ("request_hash", "word_id", "page_id", "system", "model", "raw_text", "status", "finish_reason",
+              "usage", "error", "attempts", "timestamp", "prompt_version"):
+        assert k in rec
+    assert rec["prompt_version"] == "t1" and rec["model"] == "fake-vl" and rec["usage"]["total_tokens"] > 0
+    assert rec["raw_text"].startswith("<strokes>") and rec["attempts"] == 1
+
+
+if __name__ == "__main__":  # the worker of test_kill_and_resume_equals_uninterrupted_run
+    C.run_predictions(api_system(), make_items(int(sys.argv[2])), Path(sys.argv[1]), concurrency=2,
+                      progress=False)
