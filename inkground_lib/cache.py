@@ -158,9 +158,11 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _prompt_version(item: Item, default: Optional[str]) -> Optional[str]:
+def _prompt_version(item: Item, out: RawOutput, default: Optional[str]) -> Optional[str]:
     if default is not None:
         return default
+    if out.prompt_version is not None:
+        return out.prompt_version
     meta = getattr(item.request, "meta", None)
     if isinstance(meta, dict) and meta.get("prompt_version") is not None:
         return str(meta["prompt_version"])
@@ -183,7 +185,7 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
         "status": out.status, "finish_reason": out.finish_reason, "usage": out.usage or {},
         "error": scrub(out.error) if out.error else None,
         "attempts": int(out.attempts), "latency_s": round(float(out.latency), 4),
-        "timestamp": _now(), "prompt_version": _prompt_version(item, prompt_version),
+        "timestamp": _now(), "prompt_version": _prompt_version(item, out, prompt_version),
         "library_version": __version__,
     }
 

@@ -11,6 +11,11 @@ Renderer (used for every AR, CR and Style number):
 * An empty ink renders as a blank white ``height`` x ``height`` image (the design's invalid-output rule).
 
 Returns uint8 grayscale arrays of shape (rows, cols).
+
+Page drawing and figures: :func:`draw_ink` draws inks onto a page canvas in page pixels (used by the
+synthetic and recorded dataset builders; its ``pen_width`` is the true cross-section width);
+:func:`plot_overlay` draws an ink over a page crop with colour running along the stroke order and a marker
+at each stroke start; :func:`crop_box` picks the crop around a word box.
 """
 
 from __future__ import annotations
@@ -75,18 +80,35 @@ def render_ink(ink: InkLike, spec: RenderSpec = DEFAULT_RENDER) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------- pages
 
+_AA = 4  # draw_ink supersampling factor
+
+
+def _cv_thickness(width: float) -> tuple[int, float]:
+    """OpenCV thickness for an anti-aliased line ``width`` px wide, and the width it really gives.
+
+    cv2's LINE_AA lines cover about ``2 * (t // 2) + 1.43`` px for thickness t >= 2 (and 1.35 px for t = 1),
+    so an even thickness is chosen; width below ~2 px is left to the caller's supersampling."""
+    t = max(int(2 * round((width - 1.43) / 2)), 0)
+    if t == 0:
+        return 1, 1.35
+    return t, t + 1.43
+
+
 def draw_ink(canvas: np.ndarray, ink: InkLike, *, pen_width: float, value: int = 0,
              scale: float = 1.0) -> np.ndarray:
     """Draw ``ink`` (page pixels) onto a page ``canvas`` in place and return it.
 
     ``canvas`` is a uint8 (H, W) grayscale array (e.g. white paper, 255). Strokes are anti-aliased polylines
-    of ``value`` (0 = black), ``pen_width`` page pixels wide; a one-point (or zero-length) stroke is a round
-    dot of that diameter. ``scale`` draws on a canvas ``scale`` times finer than the page (supersampling):
-    page coordinate x lands on canvas coordinate ``x * scale + (scale - 1) / 2`` so that a canvas drawn at
-    an integer ``scale`` and area-averaged down by that factor (``cv2.resize(..., INTER_AREA)``) lines up
-    with the page's pixel grid (pixel centres at integer coordinates). The pen is
-    ``max(1, round(pen_width * scale))`` canvas pixels wide. Coordinates are drawn at 1/16 px precision;
-    strokes outside the canvas are clipped.
+    of ``value`` (0 = black) whose cross-section covers ``pen_width`` page pixels (within ~0.25 px; pen
+    widths below ~0.6 px draw as ~0.35 px); a one-point (or zero-length) stroke is a round dot of that
+    diameter. Ink is composited over the canvas (coverage c: ``canvas = canvas * (1 - c) + value * c``).
+    Each ink is drawn 4x supersampled in its own bounding box and area-averaged down, so widths are not
+    limited to OpenCV's integer thicknesses.
+
+    ``scale`` draws on a canvas ``scale`` times finer than the page: page coordinate x lands on canvas
+    coordinate ``x * scale + (scale - 1) / 2`` (pixel centres at integer coordinates on both grids, so a
+    canvas drawn at an integer ``scale`` and area-averaged down by that factor lines up with the page) and
+    the pen is ``pen_width * scale`` canvas pixels wide. Strokes outside the canvas are clipped.
     """
     if not isinstance(canvas, np.ndarray) or canvas.dtype != np.uint8 or canvas.ndim != 2:
         raise ValueError(f"draw_ink: canvas must be a uint8 (H, W) array, got "
@@ -98,20 +120,38 @@ def draw_ink(canvas: np.ndarray, ink: InkLike, *, pen_width: float, value: int =
     if not 0 <= int(value) <= 255:
         raise ValueError(f"draw_ink: value must be in 0..255, got {value!r}")
     ink = as_ink(ink)
-    thick = max(int(round(pen_width * scale)), 1)
+    if ink.n_points == 0:
+        return canvas
+    H, W = canvas.shape
+    w = pen_width * scale                 # canvas pixels
+    k = _AA
+    thick, _ = _cv_thickness(w * k)
+    pts_all = ink.points() * scale + (scale - 1.0) / 2.0
+    pad = w / 2 + 2
+    x0 = int(max(np.floor(pts_all[:, 0].min() - pad), 0))
+    y0 = int(max(np.floor(pts_all[:, 1].min() - pad), 0))
+    x1 = int(min(np.ceil(pts_all[:, 0].max() + pad) + 1, W))
+    y1 = int(min(np.ceil(pts_all[:, 1].max() + pad) + 1, H))
+    if x0 >= x1 or y0 >= y1:
+        return canvas
+    patch = np.zeros(((y1 - y0) * k, (x1 - x0) * k), np.uint8)   # coverage 0..255, supersampled
     off = (scale - 1.0) / 2.0
-    colour = int(value)
     for s in ink.strokes:
         if len(s) == 0:
             continue
-        pts = s[:, :2] * scale + off
-        fixed = np.round(pts * (1 << _SHIFT)).astype(np.int32)
+        # canvas coordinate c -> patch coordinate (c - origin) * k + (k - 1) / 2
+        px = ((s[:, 0] * scale + off - x0) * k + (k - 1) / 2.0)
+        py = ((s[:, 1] * scale + off - y0) * k + (k - 1) / 2.0)
+        fixed = np.round(np.column_stack([px, py]) * (1 << _SHIFT)).astype(np.int32)
         if len(fixed) == 1 or (fixed == fixed[0]).all():
             cx, cy = fixed[0]
-            cv2.circle(canvas, (int(cx), int(cy)), max(int(round(thick / 2 * (1 << _SHIFT))), 1), colour, -1,
-                       cv2.LINE_AA, _SHIFT)
+            r = max(int(round((w * k - 1.0) / 2 * (1 << _SHIFT))), 1 << (_SHIFT - 1))
+            cv2.circle(patch, (int(cx), int(cy)), r, 255, -1, cv2.LINE_AA, _SHIFT)
         else:
-            cv2.polylines(canvas, [fixed.reshape(-1, 1, 2)], False, colour, thick, cv2.LINE_AA, _SHIFT)
+            cv2.polylines(patch, [fixed.reshape(-1, 1, 2)], False, 255, thick, cv2.LINE_AA, _SHIFT)
+    cov = cv2.resize(patch, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    roi = canvas[y0:y1, x0:x1].astype(np.float32)
+    canvas[y0:y1, x0:x1] = np.rint(roi + (float(value) - roi) * cov).astype(np.uint8)
     return canvas
 
 

@@ -14,9 +14,11 @@ on a white canvas. Intensities are inverted and scaled to [0, 1]: 1 = black ink,
 padding is 0. An empty ink (invalid output) renders blank and gives an all-zero input, which the model
 scores like any other image.
 
-Training (:func:`train_style`): AdamW on cross-entropy, mini-batches from a seeded permutation, optional
-augmentation (a random shift of up to ``shift`` px in each direction, seeded; slant, proportions and
-shape - the style - are untouched). Everything is seeded, run with ``torch.use_deterministic_algorithms``
+Training (:func:`train_style`): AdamW on cross-entropy with a one-cycle learning-rate schedule, mini-batches
+from a seeded permutation, optional augmentation (a random shift of up to ``shift`` px in each direction,
+seeded; slant, proportions and shape - the style - are untouched); at the end the BatchNorm running
+statistics are recomputed exactly over the training images (short trainings leave them near their initial
+values). Everything is seeded, run with ``torch.use_deterministic_algorithms``
 and ``torch.set_num_threads(params.threads)``: the same items and params give bit-identical weights on the
 same machine and torch build. The weights (safetensors) and a JSON record (params, classes, input hash,
 losses, versions, weights hash) are written atomically to ``out_dir`` (the weights are serialised with
@@ -365,6 +367,29 @@ def evaluate_classifier(model: StyleModel, items: Sequence[tuple[InkLike, str]],
 # training, saving, loading
 
 
+def _recalibrate_batchnorm(model, x: torch.Tensor, bs: int) -> None:
+    """Replace BatchNorm running statistics by their exact average over the (unaugmented) training images.
+
+    Short CPU trainings take few optimiser steps, too few for the running averages (momentum 0.1) to
+    forget their initial values (mean 0, variance 1); eval-mode outputs are then near chance. One pass in
+    train mode with cumulative averaging (momentum None) and no gradients fixes the statistics; the weights
+    are not touched.
+    """
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    saved = [m.momentum for m in bns]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    model.train()
+    with torch.no_grad():
+        for b in range(0, len(x), bs):
+            xb = x[b:b + bs]
+            if len(xb) > 1:
+                model(pixel_values=xb)
+    for m, mom in zip(bns, saved):
+        m.momentum = mom
+
+
 def _meta_matches(meta: dict, params: StyleParams, h: str) -> bool:
     return (meta.get("format") == FORMAT and meta.get("input_hash") == h
             and meta.get("params") == json.loads(json.dumps(params.to_dict())))
@@ -461,10 +486,11 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
                 opt.step()
                 if sched.last_epoch + 1 < steps:
                     sched.step()
-                tot += float(loss) * len(idx)
+                tot += float(loss.detach()) * len(idx)
                 bar.update(1)
             losses.append(tot / n)
         bar.close()
+        _recalibrate_batchnorm(model, x, int(params.eval_batch_size))
     model.eval()
     secs = time.perf_counter() - t0
     sm = StyleModel(model=model, classes=classes, params=params, input_hash=h, trained=True, losses=losses,

@@ -33,7 +33,7 @@ reference ink is the true ink (dataset reference "true ink"). Word ``split``: 75
 page's words (one word -> train; at least one test word when a page has >= 2 words).
 
 Statistics (paper: 34.89 words per page, range 2-140; median word box 0.100 of page width, 0.037 of page
-height): the default word-count distribution has mean ~35 over 2-140; x-height defaults to ~1.7% of page width.
+height): the default word-count distribution has mean ~35 over 2-140; x-height defaults to ~1.8% of page width.
 Strokes per word are those of connected cursive (body + dots/bars/punctuation, ~1.5 per word), not
 InkSight's fragmented pseudo-label strokes (paper: 304.3 strokes per page).
 
@@ -65,7 +65,7 @@ from .ink import Ink, InkLike, as_ink
 from .render import draw_ink
 
 GENERATOR_VERSION = "synth-1"
-_SUPERSAMPLE = 2
+_SUPERSAMPLE = 1  # draw_ink supersamples each word itself
 
 # ============================================================================================ font
 
@@ -127,7 +127,7 @@ class WriterStyle:
     letter_spacing: float = 0.0   # extra advance after each letter
     word_spacing: float = 0.9     # gap between words
     jitter: float = 1.0           # strength of per-letter random displacement (1 = default)
-    baseline_slope_deg: float = 0.0   # mean slope of the lines (+ = rising to the right... in image y down: -)
+    baseline_slope_deg: float = 0.0   # mean slope of the lines (+ = baseline falls to the right, y down)
     baseline_wander: float = 0.08     # amplitude of the smooth baseline wander along a line
     x_height_px: float = 17.0     # size in page pixels
     line_spacing: float = 4.0     # baseline-to-baseline
@@ -146,7 +146,7 @@ def sample_writer(rng: np.random.Generator, page_width: int = 1000, jitter: floa
     names = list(INK_COLOURS)
     ink = INK_COLOURS[names[int(rng.choice(len(names), p=_INK_P))]]
     ink = tuple(int(np.clip(c + rng.normal(0, 6), 0, 255)) for c in ink)
-    xh = page_width * 0.0172 * size * float(np.clip(rng.lognormal(0.0, 0.13), 0.75, 1.35))
+    xh = page_width * 0.018 * size * float(np.clip(rng.lognormal(0.0, 0.13), 0.75, 1.35))
     return WriterStyle(
         slant_deg=float(np.clip(rng.normal(-5.0, 7.0), -22.0, 10.0)),
         x_stretch=float(np.clip(rng.normal(0.96, 0.08), 0.8, 1.2)),
@@ -159,7 +159,7 @@ def sample_writer(rng: np.random.Generator, page_width: int = 1000, jitter: floa
         baseline_wander=float(np.clip(rng.normal(0.08, 0.04), 0.0, 0.2)),
         x_height_px=float(xh),
         line_spacing=float(np.clip(rng.normal(4.1, 0.3), 3.5, 5.0)),
-        pen_width_px=float(np.clip(xh * rng.normal(0.13, 0.025), 1.4, 4.5)),
+        pen_width_px=float(np.clip(xh * rng.normal(0.15, 0.03), 1.4, 5.0)),
         ink_rgb=ink,
         ms_per_letter=float(np.clip(rng.normal(250.0, 45.0), 150.0, 400.0)),
         margin_left=float(np.clip(rng.normal(0.08, 0.02), 0.04, 0.14)),
@@ -326,9 +326,8 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
 
     body_paths = [_smooth_resample(finish(s)) for s in strokes]
     mark_paths = [_smooth_resample(finish(as_dot_or_path(_join([m])[0]))) for m in marks]
-    for grp in _group_punct(punct):
-        for s in _join(grp):
-            mark_paths.append(_smooth_resample(finish(as_dot_or_path(s))))
+    for s in _join(punct):
+        mark_paths.append(_smooth_resample(finish(as_dot_or_path(s))))
     # time: calibrate ms per unit of arc so that the body takes ms_per_letter per letter
     n_letters = sum(c.isalpha() for c in text)
     body_len = sum(float(np.hypot(*np.diff(p, axis=0).T).sum()) for p in body_paths)
@@ -345,10 +344,6 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
         t = float(s[-1, 2])
         last = p[-1]
     return Ink(tuple(out))
-
-
-def _group_punct(pieces: list) -> list:
-    return [pieces] if pieces else []
 
 
 # ============================================================================================ text
@@ -496,7 +491,6 @@ def layout_page(words: list[tuple[str, bool]], style: WriterStyle, rng: np.rando
     space_jit = rng.normal(0, 0.15, len(inks))
     line_slopes = rng.normal(math.tan(math.radians(style.baseline_slope_deg)), 0.006, 200)
     wander_ph = rng.uniform(0, 2 * math.pi, (200, 2))
-    top_first = style.margin_top * H
     xh = style.x_height_px
     for _ in range(40):
         placed = _place(boxes, breaks, style, xh, W, H, word_dy, space_jit)
@@ -520,7 +514,6 @@ def layout_page(words: list[tuple[str, bool]], style: WriterStyle, rng: np.rando
                                                                        + wander_ph[line % 200, 1])))
             strokes.append(q)
         out.append(Ink(tuple(strokes)))
-    del top_first
     return out
 
 
@@ -789,9 +782,8 @@ class SynthParams:
     words_mean: words per page (right-skewed distribution, see :func:`sample_word_count`); width / height:
     photo size in px; writers: distinct writers (None = one per page; page i uses writer i mod writers);
     effects: :class:`PhotoEffects`; jpeg_quality: 1-100; punctuation: attach , . ! to words; jitter: scale of
-    the per-letter jitter (1 = default, 0 = the font's shapes); size: scale of the x-height; sample_hz: pen
-    samples per second; workers: processes (None = min(2, cpus)); pool_min_pages: use the pool from this many
-    pages on."""
+    the per-letter jitter (1 = default, 0 = the font's shapes); size: scale of the x-height (default ~1.8% of
+    the page width); sample_hz: pen samples per second (t step 1000 / sample_hz ms)."""
 
     pages: int = 16
     seed: int = 0
@@ -858,11 +850,7 @@ def page_id(i: int, pages: int) -> str:
 
 def _streams(seed: int, i: int):
     """(text, writer-hand, photo) generators of page i: children of default_rng([seed, i])."""
-    return default_rngs(np.random.default_rng([seed, i]))
-
-
-def default_rngs(rng: np.random.Generator):
-    return tuple(rng.spawn(3))
+    return tuple(np.random.default_rng([seed, i]).spawn(3))
 
 
 def split_words(rng: np.random.Generator, n: int) -> list[str]:
@@ -925,6 +913,11 @@ def _page_job(args) -> Page:
     page.image = root / page.image
     write_page_inks(root, page)
     return _light(page)
+
+
+def _worker_init() -> None:
+    """Pool worker: one OpenCV thread per process (the pool already uses every core)."""
+    cv2.setNumThreads(1)
 
 
 def _light(page: Page) -> Page:
@@ -1022,7 +1015,7 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
         if nw > 1 and len(jobs) >= pool_min_pages:
             import multiprocessing as mp
             ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-            with ProcessPoolExecutor(max_workers=nw, mp_context=ctx) as ex:
+            with ProcessPoolExecutor(max_workers=nw, mp_context=ctx, initializer=_worker_init) as ex:
                 for i, page in zip(todo, ex.map(_page_job, jobs, chunksize=1)):
                     pages[i] = page
                     if bar:

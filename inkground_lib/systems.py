@@ -198,7 +198,8 @@ class RawOutput:
     ``strokes`` an :class:`Ink` in page pixels (local systems); ``status`` one of OUTPUT_STATUSES (see module
     doc); ``finish_reason`` as the API reported it; ``usage`` the token counts; ``error`` a scrubbed message
     (never a key or base URL); ``attempts`` requests made (1 = no retry; 0 = none); ``latency`` seconds of
-    the last attempt; ``served_model`` the model name the server reported."""
+    the last attempt; ``served_model`` the model name the server reported; ``prompt_version`` that of the
+    request sent (API systems)."""
 
     text: Optional[str] = None
     strokes: Optional[Ink] = None
@@ -209,6 +210,7 @@ class RawOutput:
     attempts: int = 1
     latency: float = 0.0
     served_model: Optional[str] = None
+    prompt_version: Optional[str] = None
 
     def __post_init__(self):
         if self.status not in OUTPUT_STATUSES:
@@ -429,9 +431,11 @@ class ApiSystem(_Base):
         return scrub_secrets(text, self._secrets)
 
     def request_key(self, item: Item) -> str:
+        return self._hash(self._request(item))
+
+    def _hash(self, req) -> str:
         from .prompt import request_hash
 
-        req = self._request(item)
         return request_hash(req, self.model, self.answer_params())
 
     def _request(self, item: Item):
@@ -457,12 +461,14 @@ class ApiSystem(_Base):
 
     def predict(self, item: Item) -> RawOutput:
         req = self._request(item)
+        pv = (getattr(req, "meta", None) or {}).get("prompt_version")
+        out = self._predict(req, item)
+        out.prompt_version = None if pv is None else str(pv)
+        return out
+
+    def _predict(self, req, item: Item) -> RawOutput:
         status_err, conn_err, timeout_err = self._status_error_types()
-        key = ""
-        try:
-            key = self.request_key(item)
-        except Exception:
-            pass
+        key = self._hash(req)  # seeds the backoff jitter
         attempt, last_error = 0, None
         while attempt < self.retry.max_attempts:
             attempt += 1
@@ -753,9 +759,16 @@ class DerenderSystem(_Base):
                 "derenderer_params": repr(getattr(self.derenderer, "params", None))}
 
     def _key_extra(self, item):
+        # the photo's bytes and the derenderer's source code: a changed derenderer is asked again
+        import inspect
+
+        code = inspect.getsourcefile(type(self.derenderer))
+        extra = {"code": _file_sha(code) if code else None}
         if item.page_image is not None:
-            return {"photo": _file_sha(str(item.page_image))}
-        return {"photo": hashlib.sha256(np.ascontiguousarray(item.image).tobytes()).hexdigest()}
+            extra["photo"] = _file_sha(str(item.page_image))
+        else:
+            extra["photo"] = hashlib.sha256(np.ascontiguousarray(item.image).tobytes()).hexdigest()
+        return extra
 
     def predict(self, item: Item) -> RawOutput:
         from .derender import crop_word

@@ -239,13 +239,14 @@ class CountingBox:
         return self.inner.describe()
 
 
-def test_local_system_outputs_cached_as_strokes(tmp_path):
+def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
     from inkground_lib.ink import ink_from_lists
 
     items = make_items(5)
     sysm = CountingBox()
     path = C.cache_path(tmp_path, "box")
-    recs = C.run_predictions(sysm, items, path, progress=False)
+    recs = C.run_predictions(sysm, items, path, progress=True)
+    assert "predict box" in capsys.readouterr().err  # the tqdm bar
     assert sysm.calls == 5 and all(r["raw_text"] is None for r in recs)
     assert ink_from_lists(recs[2]["strokes"]) == S.get_system("box").predict(items[2]).strokes
     again = C.run_predictions(sysm, items, path, progress=False)
@@ -256,7 +257,7 @@ def test_concurrency_limit(server, tmp_path):
     server.delay = 0.1
     items = make_items(8)
     C.run_predictions(api_system(), items, tmp_path / "oa.jsonl", concurrency=3, progress=False)
-    assert server.max_in_flight == 3 and server.hits() == 8
+    assert 2 <= server.max_in_flight <= 3 and server.hits() == 8  # limited, and really concurrent
 
 
 def test_record_fields(server, tmp_path):

@@ -211,6 +211,7 @@ def test_no_secret_in_run_files_or_errors(env, tmp_path):
     assert KEY.encode() not in blob and b"SECRET" not in blob
     assert f"127.0.0.1:{env.port}".encode() not in blob
     assert all(KEY not in json.dumps(r) for r in recs)
+    assert env.hits() >= 5 and all(r.headers["authorization"] == f"Bearer {KEY}" for r in env.requests)
     assert all(KEY not in json.dumps(sysm.describe()) and env.openai_url not in json.dumps(sysm.describe())
                for _ in [0])
 

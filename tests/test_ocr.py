@@ -1,0 +1,240 @@
+"""Tests of inkground_lib.ocr: RapidOCR (offline default), DeepSeek-OCR and tesseract preflight errors."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from HersheyFonts import HersheyFonts
+
+from inkground_lib import ocr
+from inkground_lib.ink import as_ink
+from inkground_lib.render import render_ink
+
+_FONT = HersheyFonts()
+_FONT.load_default_font("scripts")
+_FONT.normalize_rendering(100)
+
+
+def hershey_ink(text: str):
+    """The word in Hershey 'scripts' as an ink (y flipped to point down, as page pixels do)."""
+    strokes = []
+    for seg in _FONT.strokes_for_text(text):
+        a = np.array(seg, float)
+        a[:, 1] *= -1
+        strokes.append(a)
+    return as_ink(strokes)
+
+
+WORDS = ["hello", "world", "the", "quick", "brown", "garden", "morning", "letter", "sunday", "thanks",
+         "friend", "happy"]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return ocr.get_engine("rapidocr", progress=False)
+
+
+@pytest.fixture(scope="module")
+def word_images():
+    return [render_ink(hershey_ink(w)) for w in WORDS]
+
+
+def test_rapidocr_reads_clean_script_words(engine, word_images):
+    out = engine.read(word_images)
+    assert len(out) == len(WORDS) and all(isinstance(t, str) for t in out)
+    right = sum(o.casefold() == w for o, w in zip(out, WORDS))
+    assert right >= 10, list(zip(WORDS, out))
+
+
+def test_batched_read_equals_one_by_one_and_plain_rapidocr_call(engine, word_images):
+    from rapidocr import RapidOCR
+
+    long_word = render_ink(hershey_ink("understanding everything"))  # wider than RapidOCR's 320/48 ratio
+    imgs = [long_word] + word_images[:5] + [np.full((64, 64), 255, np.uint8)] + [long_word[:, : long_word.shape[1] // 2]]
+    batched = ocr.get_engine("rapidocr", batch_size=3, progress=False).read(imgs)
+    single = ocr.get_engine("rapidocr", batch_size=1, progress=False).read(imgs)
+    assert batched == single
+    plain = RapidOCR(params={"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True,
+                             "Global.log_level": "warning"})
+    ref = [str(plain(im, use_det=False, use_cls=False, use_rec=True).txts[0]).strip() for im in imgs]
+    assert batched == ref
+
+
+def test_blank_image_reads_empty_and_garbage_is_a_string(engine):
+    rng = np.random.default_rng(0)
+    out = engine.read([np.full((64, 64), 255, np.uint8), rng.integers(0, 256, (64, 200), dtype=np.uint8)])
+    assert out[0] == ""
+    assert isinstance(out[1], str)
+    assert engine.read([]) == []
+
+
+def test_rgb_and_rgba_read_like_grayscale(engine, word_images):
+    g = word_images[0]
+    rgb = np.repeat(g[:, :, None], 3, axis=2)
+    rgba = np.concatenate([rgb, np.full(g.shape + (1,), 255, np.uint8)], axis=2)
+    out = engine.read([g, rgb, rgba, g[:, :, None]])
+    assert out[0] == out[1] == out[2] == out[3] == "hello"
+
+
+def test_rgb_channel_order_is_respected(engine):
+    # red ink on white: RGB (255, 0, 0). Read as RGB it is dark enough in the red-insensitive channels.
+    g = render_ink(hershey_ink("hello"))
+    rgb = np.stack([np.full_like(g, 255), g, g], axis=2)
+    assert ocr._to_bgr(rgb)[0, 0].tolist() == [255, 255, 255]
+    ink_px = np.argwhere(g == 0)[0]
+    assert ocr._to_bgr(rgb)[tuple(ink_px)].tolist() == [0, 0, 255]  # BGR order for OpenCV-based engines
+
+
+def test_bad_images_raise_with_index(engine):
+    good = np.full((32, 32), 255, np.uint8)
+    with pytest.raises(ocr.OCRInputError, match="image 1: expected dtype uint8"):
+        engine.read([good, good.astype(float)])
+    with pytest.raises(ocr.OCRInputError, match="image 0: empty image"):
+        engine.read([np.zeros((0, 5), np.uint8)])
+    with pytest.raises(ocr.OCRInputError, match="image 0: expected shape"):
+        engine.read([np.zeros((4, 4, 2), np.uint8)])
+    with pytest.raises(ocr.OCRInputError, match="not a single image"):
+        engine.read(good)
+    with pytest.raises(ocr.OCRInputError, match="numpy array"):
+        engine.read(["hello.png"])
+
+
+def test_engine_is_cached_per_process_and_quiet(engine, capfd):
+    again = ocr.get_engine("rapidocr", progress=False)
+    assert again._ocr is engine._ocr
+    assert isinstance(engine, ocr.OCREngine)
+    assert logging.getLogger("RapidOCR").getEffectiveLevel() >= logging.WARNING
+    capfd.readouterr()
+    engine.read([np.full((40, 120), 255, np.uint8)])
+    err = capfd.readouterr().err
+    assert "INFO" not in err and err == ""
+
+
+def test_progress_bar_can_be_shown(word_images, capfd):
+    capfd.readouterr()
+    ocr.get_engine("rapidocr", progress=True).read(word_images[:2])
+    assert "RapidOCR" in capfd.readouterr().err
+
+
+def test_rapidocr_uses_the_wheel_model_explicitly(engine):
+    import rapidocr
+
+    path = ocr.rapidocr_rec_model()
+    assert path.is_file() and path.parent == Path(rapidocr.__file__).resolve().parent / "models"
+    assert Path(engine._ocr.cfg.Rec.model_path) == path
+
+
+def test_missing_or_altered_model_raises_instead_of_downloading(monkeypatch, tmp_path):
+    import rapidocr
+    from rapidocr.utils import download_file
+
+    def no_download(*a, **k):
+        raise AssertionError("RapidOCR tried to download a model")
+
+    real_name = ocr.rapidocr_rec_model(verify_sha256=False).name
+    monkeypatch.setattr(download_file.DownloadFile, "run", classmethod(no_download))
+    fake = tmp_path / "rapidocr"
+    (fake / "models").mkdir(parents=True)
+    monkeypatch.setattr(rapidocr, "__file__", str(fake / "__init__.py"))
+    with pytest.raises(ocr.OCRUnavailable, match="missing from the installed rapidocr package"):
+        ocr.get_engine("rapidocr", progress=False)
+    (fake / "models" / real_name).write_bytes(b"not a model")
+    with pytest.raises(ocr.OCRUnavailable, match="SHA-256"):
+        ocr.rapidocr_rec_model()
+
+
+def test_unknown_engine_name():
+    assert ocr.engine_names() == ["deepseek-ocr", "rapidocr", "tesseract"]
+    with pytest.raises(ValueError, match="unknown OCR engine 'easyocr'; known: deepseek-ocr, rapidocr"):
+        ocr.get_engine("easyocr")
+
+
+# ---------------------------------------------------------------------------------------------- DeepSeek-OCR
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_deepseek_fails_clearly_on_this_cpu_machine(no_network):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA; the CPU-only error path is covered by the monkeypatched tests")
+    with pytest.raises(ocr.OCRUnavailable, match=r"deepseek-ocr cannot run here: CUDA is not available"):
+        ocr.get_engine("deepseek-ocr")
+
+
+def test_deepseek_preflight_names_missing_weights(monkeypatch, tmp_path, no_network):
+    monkeypatch.setattr(ocr, "_cuda_available", lambda: True)
+    with pytest.raises(ocr.OCRUnavailable, match="no DeepSeek-OCR weights at") as e:
+        ocr.deepseek_preflight(tmp_path / "nowhere")
+    assert "CUDA" not in str(e.value)
+    with pytest.raises(ocr.OCRUnavailable, match="not in the Hugging Face cache"):
+        ocr.deepseek_preflight(cache_dir=tmp_path / "empty-cache")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "config.json").write_text("{}")
+    assert ocr.deepseek_preflight(tmp_path / "w") == tmp_path / "w"
+
+
+def test_deepseek_preflight_lists_both_problems(monkeypatch, tmp_path, no_network):
+    monkeypatch.setattr(ocr, "_cuda_available", lambda: False)
+    with pytest.raises(ocr.OCRUnavailable) as e:
+        ocr.get_engine("deepseek-ocr", path=tmp_path)
+    assert "CUDA is not available" in str(e.value) and str(tmp_path) in str(e.value)
+
+
+def test_deepseek_prompt_must_hold_image_placeholder():
+    with pytest.raises(ValueError, match="<image>"):
+        ocr.DeepSeekOCREngine(prompt="Free OCR.")
+
+
+# ---------------------------------------------------------------------------------------------- tesseract
+
+
+def test_tesseract_missing_binary_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(ocr.OCRUnavailable, match="'tesseract' is not on PATH"):
+        ocr.get_engine("tesseract")
+    with pytest.raises(ocr.OCRUnavailable, match="'my-tess' is not on PATH"):
+        ocr.TesseractEngine(binary="my-tess", which=lambda name: None)
+
+
+def test_tesseract_command_construction():
+    assert ocr.tesseract_command() == ["tesseract", "stdin", "stdout", "--psm", "8", "-l", "eng"]
+    assert ocr.tesseract_command("/opt/t", psm=7, lang="eng+deu", oem=1, extra=["-c", "x=1"]) == \
+        ["/opt/t", "stdin", "stdout", "--psm", "7", "-l", "eng+deu", "--oem", "1", "-c", "x=1"]
+    with pytest.raises(ValueError, match="psm"):
+        ocr.tesseract_command(psm=14)
+
+
+def _fake_program(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_tesseract_engine_runs_the_program(tmp_path, word_images):
+    # a stand-in "tesseract" that checks it got a PNG on stdin and its arguments, and prints a word
+    log = tmp_path / "args.txt"
+    prog = _fake_program(tmp_path / "tesseract", f'echo "$@" > {log}\n'
+                         'magic=$(head -c 4 | od -An -c | tr -d " \\n")\n'
+                         '[ "$magic" = "211PNG" ] || exit 3\necho "  word$magic  "\n')
+    eng = ocr.get_engine("tesseract", binary=str(prog), progress=False)
+    assert eng.read(word_images[:2] + [np.repeat(word_images[0][:, :, None], 3, axis=2)]) == ["word211PNG"] * 3
+    assert log.read_text().split() == ["stdin", "stdout", "--psm", "8", "-l", "eng"]
+    bad = _fake_program(tmp_path / "tess-bad", "echo 'Error: no language' >&2\nexit 1\n")
+    with pytest.raises(ocr.OCRError, match="image 0 .exit 1.: Error: no language"):
+        ocr.TesseractEngine(binary=str(bad), progress=False).read(word_images[:1])
+    assert os.access(prog, os.X_OK)
