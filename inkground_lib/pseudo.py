@@ -52,7 +52,7 @@ import numba as nb
 import numpy as np
 import pandas as pd
 
-from .dataset import Dataset, DatasetError, Page, Word, dataset_hash, load_dataset, write_manifest
+from .dataset import Dataset, DatasetError, Page, dataset_hash, load_dataset, write_manifest
 from .files import atomic_write_json, atomic_write_text, sha256_file
 from .ink import Ink, ink_from_lists, ink_to_lists
 
@@ -61,7 +61,7 @@ __all__ = [
     "make_derenderer", "derender_dataset", "ocr_filter", "read_ratings", "rater_filter", "agreement",
     "krippendorff_alpha_nominal", "pair_defect", "simulate_ratings", "stroke_order_check", "subsequence_dtw", "truth_metrics",
     "build_benchmark", "run_pipeline", "summary_numbers", "funnel_table", "truth_by_stage_table",
-    "fig_examples", "fig_truth_by_stage", "KEEP_SCORE",
+    "fig_examples", "fig_truth_by_stage", "provenance", "KEEP_SCORE",
 ]
 
 KEEP_SCORE = 10       # a pair is kept only if every rater gives this score
@@ -1034,8 +1034,8 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
         r = {"pages": int(len(d))}
         for m, label in _TRUTH_METRICS:
             r[f"median {label}"] = round(float(d[m].median()), 3) if len(d) and d[m].notna().any() else float("nan")
-        rows.append(pd.Series(r, name=name))
-    return pd.DataFrame(rows).rename_axis("pages")
+        rows.append(pd.Series(r, name=name, dtype=object))
+    return pd.DataFrame(rows).rename_axis("stage outcome")
 
 
 def fig_truth_by_stage(res: PipelineResult):
@@ -1121,3 +1121,44 @@ def fig_examples(res: PipelineResult, ds: Optional[Dataset] = None, n_per_row: i
             axes[r, 2 * c + 1].set_axis_off()
         axes[r, 0].set_ylabel(st, fontsize=8)
     return fig
+
+
+_DERENDERER_TEXT = {
+    "skeleton": "the skeleton derenderer (binarise, skeletonise, trace and order strokes; inkground's offline "
+                "stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
+    "inksight-small-p": "InkSight Small-p (the paper's derenderer)",
+}
+_OCR_TEXT = {
+    "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which needs "
+                "a GPU and its weights)",
+    "deepseek-ocr": "DeepSeek-OCR (the paper's OCR)",
+    "tesseract": "tesseract (an offline alternative; the paper used DeepSeek-OCR)",
+}
+
+
+def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
+    """Sentences saying which component produced the numbers (for the book's prose): dataset, derenderer,
+    ocr, ratings (says plainly when the ratings are simulated, with the model's parameters), truth."""
+    from .book import describe_dataset
+
+    ds = ds or load_dataset(res.candidates, check_images=False)
+    c = res.components
+    if c["ratings_source"] == "simulated":
+        m = res.params["rater_model"]
+        lo, hi = res.params["raters_per_pair"]
+        per = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        ratings = (f"SIMULATED raters, not people: {res.params['n_raters']} simulated raters, {per} per pair, each "
+                   f"with a strictness drawn from Normal({m['strictness_mean']:g}, {m['strictness_sd']:g}); a rater "
+                   f"gives 10 when strictness x visible defect + Normal(0, {m['noise_sd']:g}) noise is below "
+                   f"{m['tau']:g} (visible defect = share of the page's words whose OCR readings differ or, where "
+                   f"the truth is known, whose strokes miss the ink by more than {m['chamfer_tol']:g} word "
+                   f"heights, Chamfer)")
+    else:
+        ratings = f"ratings read from {c['ratings_source'].removeprefix('file: ')}"
+    truth = ("the candidate pages come with their true trajectories, so the pseudo-labels can be compared with "
+             "the truth" if res.has_truth else
+             "the candidate pages have no true trajectories, so the comparison with the truth is empty here")
+    return {"dataset": describe_dataset(ds), "dataset_name": ds.name,
+            "derenderer": _DERENDERER_TEXT.get(c["derenderer"], f"the derenderer {c['derenderer']!r}"),
+            "ocr": _OCR_TEXT.get(c["ocr_engine"], f"the OCR engine {c['ocr_engine']!r}"),
+            "ratings": ratings, "truth": truth}

@@ -8,7 +8,7 @@ Classes are writers (on inkGround: pages), sorted by label.
 
 Input image (:func:`ink_tensor`): the ink is drawn by the project's one renderer
 (:func:`inkground_lib.render.render_ink` with ``StyleParams.render``: 64 px tall, pen 3 px, padding 6 px by
-default), then fitted into ``height x width`` pixels (default 64 x 256): a render wider than ``width`` (or
+default, the same render as for OCR), then fitted into ``height x width`` pixels (default 48 x 192): a render wider than ``width`` (or
 taller than ``height``) is shrunk with its aspect ratio kept (area interpolation); the render is centred
 on a white canvas. Intensities are inverted and scaled to [0, 1]: 1 = black ink, 0 = white paper, so the
 padding is 0. An empty ink (invalid output) renders blank and gives an all-zero input, which the model
@@ -69,15 +69,15 @@ class StyleParams:
     threads (torch CPU threads while training and predicting), eval_batch_size (inference batch).
     """
 
-    height: int = 64
-    width: int = 256
-    epochs: int = 4
+    height: int = 48
+    width: int = 192
+    epochs: int = 5
     batch_size: int = 32
     lr: float = 2e-3
     weight_decay: float = 1e-4
     seed: int = 0
     augment: bool = True
-    shift: int = 6
+    shift: int = 4
     threads: int = 2
     eval_batch_size: int = 64
     render: RenderSpec = field(default_factory=RenderSpec)

@@ -59,7 +59,7 @@ import cv2
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-from .dataset import DatasetError, Page, Word, load_dataset, write_manifest, write_page_inks
+from .dataset import DatasetError, Page, Word, write_manifest, write_page_inks
 from .files import atomic_write_bytes, atomic_write_json
 from .ink import Ink, InkLike, as_ink
 from .render import draw_ink
@@ -82,7 +82,6 @@ _CAP_JOIN = 8.0 / _XH    # a capital joins the next piece when the gap is below 
 
 @dataclass(frozen=True)
 class _Glyph:
-    left: float                 # left edge in x-height units
     width: float                # advance in x-height units
     pieces: tuple               # tuple of (n, 2) arrays in x-height units, baseline y = 0, y down
 
@@ -98,7 +97,7 @@ def _glyphs() -> dict:
     for ch, g in f.all_glyphs.items():
         pieces = tuple(np.asarray([(x - g.left_offset, y - _BASE) for x, y in s], float) / _XH
                        for s in g.strokes if len(s))
-        out[ch] = _Glyph(0.0, float(g.char_width) / _XH, pieces)
+        out[ch] = _Glyph(float(g.char_width) / _XH, pieces)
     return out
 
 
@@ -125,11 +124,11 @@ class WriterStyle:
     ascender: float = 1.0         # scale of the parts above the x-height line
     descender: float = 1.0        # scale of the parts below the baseline
     letter_spacing: float = 0.0   # extra advance after each letter
-    word_spacing: float = 0.9     # gap between words
+    word_spacing: float = 1.4     # gap between words
     jitter: float = 1.0           # strength of per-letter random displacement (1 = default)
     baseline_slope_deg: float = 0.0   # mean slope of the lines (+ = baseline falls to the right, y down)
     baseline_wander: float = 0.08     # amplitude of the smooth baseline wander along a line
-    x_height_px: float = 17.0     # size in page pixels
+    x_height_px: float = 18.0     # size in page pixels
     line_spacing: float = 4.0     # baseline-to-baseline
     pen_width_px: float = 2.2     # page pixels
     ink_rgb: tuple = (28, 42, 120)
@@ -141,7 +140,7 @@ class WriterStyle:
 
 def sample_writer(rng: np.random.Generator, page_width: int = 1000, jitter: float = 1.0,
                   size: float = 1.0) -> WriterStyle:
-    """Draw a writer's style. ``jitter`` scales the per-letter jitter; ``size`` the x-height (default 1.7% of
+    """Draw a writer's style. ``jitter`` scales the per-letter jitter; ``size`` the x-height (default 1.8% of
     the page width times a random factor)."""
     names = list(INK_COLOURS)
     ink = INK_COLOURS[names[int(rng.choice(len(names), p=_INK_P))]]
@@ -623,26 +622,26 @@ def _lowfreq(rng: np.random.Generator, shape: tuple[int, int], cells: int) -> np
 
 @lru_cache(maxsize=2)
 def _noise_bank(h: int, w: int) -> np.ndarray:
-    """A fixed (seeded) tile of standard normal float32 noise, 3 x (h, w); page noise is cut from it at
-    offsets drawn from the page's generator (deterministic, and ~10x cheaper than fresh normals)."""
-    bank = np.random.default_rng(20240611).standard_normal((3, h, w), dtype=np.float32)
+    """A fixed (seeded) stack of noise planes, float32 (4, h, w) with unit std: planes 0-2 white noise, plane 3
+    blurred (paper fibres). Page noise is cut from it at offsets drawn from the page's generator
+    (deterministic, and much cheaper than fresh normals for every page)."""
+    bank = np.empty((4, h, w), np.float32)
+    bank[:3] = np.random.default_rng(20240611).standard_normal((3, h, w), dtype=np.float32)
+    fib = cv2.GaussianBlur(bank[2], (0, 0), 0.8)
+    bank[3] = fib / fib.std()
     bank.setflags(write=False)
     return bank
 
 
-def _noise(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    """A (h, w) standard-normal-like field: a random crop of the noise bank, randomly flipped."""
+def _noise(rng: np.random.Generator, shape: tuple[int, int], fibre: bool = False) -> np.ndarray:
+    """A (h, w) unit-std noise field (white, or blurred with ``fibre``): a random crop of the noise bank
+    (a view with contiguous rows)."""
     h, w = shape
     bh, bw = max(2048, h + 257), max(2048, w + 257)
     bank = _noise_bank(bh, bw)
-    k, oy, ox, fl = (int(rng.integers(3)), int(rng.integers(bh - h)), int(rng.integers(bw - w)),
-                     int(rng.integers(4)))
-    a = bank[k, oy:oy + h, ox:ox + w]
-    if fl & 1:
-        a = a[::-1]
-    if fl & 2:
-        a = a[:, ::-1]
-    return a
+    k = 3 if fibre else int(rng.integers(3))
+    oy, ox = int(rng.integers(bh - h)), int(rng.integers(bw - w))
+    return bank[k, oy:oy + h, ox:ox + w]
 
 
 def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEffects = PhotoEffects(),
@@ -680,8 +679,7 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
         alpha *= cv2.resize(dens, (Ww, Hh), interpolation=cv2.INTER_LINEAR)
         tex_small = (_lowfreq(rng, small, 6) * 0.015 + _lowfreq(rng, small, 40) * 0.005) * e.paper
         shade = cv2.resize(tex_small, (Ww, Hh), interpolation=cv2.INTER_LINEAR)
-        fib = cv2.GaussianBlur(_noise(rng, (Hh, Ww)), (0, 0), 0.8)
-        shade += fib * np.float32(0.02 * e.paper)
+        shade = cv2.scaleAdd(_noise(rng, (Hh, Ww), fibre=True), 0.01 * e.paper, shade)
         shade += np.float32(1.0)
     else:
         shade = np.ones((Hh, Ww), np.float32)
@@ -724,7 +722,9 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
         light = cv2.resize((grad * vig * blob).astype(np.float32), (Ww, Hh), interpolation=cv2.INTER_LINEAR)
         warm = 1 + (np.array([1.0, rng.uniform(0.97, 1.0), rng.uniform(0.9, 0.99)], np.float32) - 1) * e.light
     sigma = max(0.7 * e.blur * rng.uniform(0.7, 1.3), 0.05) if e.blur > 0 else 0.0
-    lum = _noise(rng, (Hh, Ww)) * np.float32(3.0 * e.noise) if e.noise > 0 else None
+    # sensor noise: luminance (std 3 * noise) plus an opponent colour component (+R, -B; std 1.2 * noise)
+    lum = _noise(rng, (Hh, Ww)) if e.noise > 0 else None
+    chroma = _noise(rng, (Hh, Ww)) if e.noise > 0 else None
     out = []
     for c in range(3):
         p = planes[c]
@@ -733,13 +733,12 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
         if sigma > 0:
             p = cv2.GaussianBlur(p, (0, 0), sigma)
         if lum is not None:
-            p = cv2.add(p, lum)
-            p = cv2.scaleAdd(np.ascontiguousarray(_noise(rng, (Hh, Ww))), 1.2 * e.noise, p)
-        out.append(p)
-    img = cv2.merge(out)
-    np.clip(img, 0, 255, out=img)
-    img += np.float32(0.5)
-    return np.ascontiguousarray(img.astype(np.uint8)), Hm
+            p = cv2.scaleAdd(lum, 3.0 * e.noise, p)
+            if c != 1:
+                p = cv2.scaleAdd(chroma, 1.2 * e.noise * (1 if c == 0 else -1), p)
+        np.clip(p, 0, 255, out=p)
+        out.append(cv2.convertScaleAbs(p))     # rounds to nearest (values are >= 0 here)
+    return cv2.merge(out), Hm
 
 
 def apply_homography(ink: InkLike, H: np.ndarray, decimals: Optional[int] = None) -> Ink:
@@ -896,8 +895,11 @@ def make_page(params: SynthParams, i: int) -> tuple[Page, np.ndarray]:
     out_words = []
     for j, ((text, _), ink, split) in enumerate(zip(words, inks, splits)):
         true = apply_homography(ink, Hm, decimals=2)
-        true = Ink(tuple(np.round(s, 2) for s in true.strokes))
         x0, y0, x1, y1 = true.bbox()
+        if x0 < 0 or y0 < 0 or x1 > params.width - 1 or y1 > params.height - 1:
+            raise ValueError(f"make_page: page {pid} word {j} ({text!r}) leaves the {params.width} x "
+                             f"{params.height} page (box {x0:.1f}, {y0:.1f}, {x1:.1f}, {y1:.1f}); use a smaller "
+                             f"SynthParams.size")
         out_words.append(Word(f"{pid}-w{j:03d}", text, (x0, y0, x1, y1), true, pid, split, true))
     page = Page(pid, Path("pages") / f"{pid}.jpg", writer, params.width, params.height, out_words)
     return page, photo
@@ -949,6 +951,13 @@ def _resume_page(params: SynthParams, root: Path, i: int) -> Optional[Page]:
     return Page(pid, img, writer, params.width, params.height, out)
 
 
+def _is_synth_manifest(mpath: Path) -> bool:
+    try:
+        return json.loads(mpath.read_text("utf-8")).get("kind") == "synth"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _meta(params: SynthParams) -> dict:
     return {"generator": GENERATOR_VERSION, "params": params.as_dict()}
 
@@ -959,11 +968,14 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
 
     Files: ``pages/<id>.jpg`` (photo), ``inks/<id>.json`` (true = reference inks), ``manifest.json`` (kind
     "synth", reference "true ink", meta = {"generator": version, "params": params}), written last.
-    * If a manifest with identical meta exists (and loads), the folder is returned untouched.
+    * If a synth manifest with identical meta exists and every file it names is present, the folder is
+      returned untouched at once (files are not re-validated: :func:`load_dataset` does that).
     * Otherwise ``generator.json`` records the meta first; pages already complete under the same meta (an
       interrupted run) are reused, all others are (re)written, and page files of ours (``p<digits>``) not in
       the new dataset are removed.
     * ``workers`` processes (default min(2, cpu count)) when there are >= ``pool_min_pages`` pages.
+    * A non-empty folder that is not a synthetic dataset (no ``generator.json``, no synth manifest) is
+      refused with DatasetError, so nothing else is overwritten.
     Deterministic: the same params give byte-identical files.
     """
     params.validate()
@@ -973,13 +985,16 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
     if mpath.is_file():
         try:
             m = json.loads(mpath.read_text("utf-8"))
-            if m.get("meta") == json.loads(json.dumps(meta)) and m.get("kind") == "synth":
-                load_dataset(root)
+            if (m.get("meta") == json.loads(json.dumps(meta)) and m.get("kind") == "synth"
+                    and all((root / pr[k]).is_file() for pr in m["pages"] for k in ("image", "inks"))):
                 return root
-        except (json.JSONDecodeError, DatasetError, OSError):
+        except (json.JSONDecodeError, OSError, KeyError, TypeError):
             pass
-    root.mkdir(parents=True, exist_ok=True)
     gpath = root / "generator.json"
+    if root.is_dir() and any(root.iterdir()) and not gpath.is_file() and not _is_synth_manifest(mpath):
+        raise DatasetError(f"{root}: not empty and not a synthetic dataset folder (no generator.json or synth "
+                           f"manifest); refusing to write pages into it")
+    root.mkdir(parents=True, exist_ok=True)
     same = False
     if gpath.is_file():
         try:

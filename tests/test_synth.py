@@ -199,6 +199,15 @@ def test_reuse_resume_and_regenerate(small_ds, tmp_path):
     assert json.loads((root / "generator.json").read_text())["params"]["seed"] == 9
 
 
+def test_refuses_a_foreign_folder(tmp_path):
+    from inkground_lib.dataset import DatasetError
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(DatasetError, match="refusing"):
+        synth.generate(tmp_path, SMALL, progress=False, workers=1)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 def test_pages_depend_only_on_seed_and_index():
     a, _ = synth.make_page(SMALL, 2)
     b, _ = synth.make_page(replace(SMALL, pages=7), 2)

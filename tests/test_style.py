@@ -1,0 +1,197 @@
+"""Tests of inkground_lib.style: the ResNet-18 writer classifier and the Style score."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from HersheyFonts import HersheyFonts
+
+from inkground_lib import style
+from inkground_lib.ink import as_ink
+from inkground_lib.render import RenderSpec
+
+_FONT = HersheyFonts()
+_FONT.load_default_font("scripts")
+_FONT.normalize_rendering(100)
+
+WORDS = ("the and you that was for are with his they one have this from had not but what all were when your "
+         "can said there use each which she how their will other about out many then them these some her would "
+         "make like him into time has look two more write see number way could people than first water").split()
+
+# three synthetic writers with clearly different styles: forward slant, backward slant, wide upright
+WRITERS = {"lean": (0.6, 1.0), "back": (-0.6, 1.0), "wide": (0.0, 1.8)}
+
+# small and quick: 32 x 128 input from a 32 px render
+FAST = style.StyleParams(height=32, width=128, epochs=6, batch_size=12, augment=False, seed=3,
+                         render=RenderSpec(height=32, pen_width=2.0, padding=3))
+
+
+def hershey_ink(text, slant=0.0, sx=1.0, rng=None):
+    strokes = []
+    for seg in _FONT.strokes_for_text(text):
+        a = np.array(seg, float)
+        a[:, 1] *= -1
+        a[:, 0] = a[:, 0] * sx - slant * a[:, 1]
+        if rng is not None:
+            a = a + rng.normal(0.0, 1.0, a.shape)
+        strokes.append(a)
+    return as_ink(strokes)
+
+
+def writer_items(n_per_writer=16, seed=0):
+    """(ink, writer) items; each writer writes different words (held-out words are unseen words)."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for name, (slant, sx) in WRITERS.items():
+        for text in rng.choice(WORDS, n_per_writer, replace=False):
+            items.append((hershey_ink(str(text), slant, sx, rng), name))
+    return items
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    items = writer_items()
+    tr, te = style.split_by_writer([lab for _, lab in items], 0.75, seed=0)
+    out = tmp_path_factory.mktemp("style")
+    model = style.train_style([items[i] for i in tr], FAST, out, progress=False)
+    return model, [items[i] for i in tr], [items[i] for i in te], out
+
+
+def test_accuracy_well_above_chance_on_held_out_words(trained):
+    model, _, test, _ = trained
+    assert model.trained and model.classes == ["back", "lean", "wide"]
+    ev = style.evaluate_classifier(model, test)
+    assert ev.n == 12 and ev.n_classes == 3 and ev.chance == pytest.approx(1 / 3)
+    assert ev.top1 >= 0.75, ev
+    assert ev.mean_true_proba > 0.5
+    assert model.losses[-1] < model.losses[0]
+
+
+def test_probabilities_and_style_scores(trained):
+    model, _, test, _ = trained
+    inks = [k for k, _ in test] + [as_ink([])]  # an empty ink = invalid output = blank render
+    p = model.proba(inks)
+    assert p.shape == (len(inks), 3) and p.dtype == np.float64
+    assert np.allclose(p.sum(axis=1), 1.0) and (p >= 0).all()
+    labels = [lab for _, lab in test] + ["wide"]
+    s = style.style_scores(model, inks, labels)
+    assert np.array_equal(s, p[np.arange(len(inks)), [model.classes.index(lab) for lab in labels]])
+    assert model.predict(inks[:1]) == [model.classes[int(np.argmax(p[0]))]]
+    with pytest.raises(style.StyleError, match="label 0: writer 'nobody' is not one of"):
+        style.style_scores(model, inks[:1], ["nobody"])
+    with pytest.raises(style.StyleError, match="1 inks but 2 labels"):
+        style.style_scores(model, inks[:1], ["wide", "lean"])
+
+
+def test_reuse_loads_instead_of_training(trained):
+    model, train, test, out = trained
+    meta = json.loads((out / style.META_FILE).read_text())
+    assert meta["classes"] == model.classes and meta["input_hash"] == model.input_hash
+    assert meta["params"] == json.loads(json.dumps(FAST.to_dict()))
+    assert meta["n_parameters"] == style.expected_param_count(3)
+    again = style.train_style(train, FAST, out, progress=False)
+    assert again.trained is False
+    inks = [k for k, _ in test]
+    assert np.array_equal(again.proba(inks), model.proba(inks))
+    assert not list(out.glob(".*.tmp"))  # atomic writes leave no temporary files
+
+
+def test_changed_inputs_or_damaged_weights_retrain(trained, tmp_path):
+    _, train, _, out = trained
+    small = train[:4] + train[12:16]
+    tiny = replace(FAST, epochs=1, batch_size=4, height=32, width=64)
+    m1 = style.train_style(small, tiny, tmp_path, progress=False)
+    assert m1.trained
+    assert style.train_style(small, tiny, tmp_path, progress=False).trained is False
+    assert style.train_style(small[::-1], tiny, tmp_path, progress=False).trained  # inputs changed
+    assert style.train_style(small[::-1], replace(tiny, seed=4), tmp_path, progress=False).trained  # params
+    wp = tmp_path / style.WEIGHTS_FILE
+    wp.write_bytes(wp.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(style.StyleError, match="do not match the SHA-256"):
+        style.load_style(tmp_path)
+    assert style.train_style(small[::-1], replace(tiny, seed=4), tmp_path, progress=False).trained
+    assert style.load_style(tmp_path).trained is False
+
+
+def test_training_is_deterministic(trained):
+    _, train, test, _ = trained
+    threads_before = torch.get_num_threads()
+    tiny = replace(FAST, epochs=1, batch_size=4, height=32, width=64, augment=True, shift=2)
+    small = train[:4] + train[12:16]
+    a = style.train_style(small, tiny, None, progress=False)
+    b = style.train_style(small, tiny, None, progress=False)
+    sa, sb = a.model.state_dict(), b.model.state_dict()
+    assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    inks = [k for k, _ in test]
+    assert np.array_equal(a.proba(inks), b.proba(inks))
+    c = style.train_style(small, replace(tiny, seed=tiny.seed + 1), None, progress=False)
+    assert not torch.equal(sa["classifier.1.weight"], c.model.state_dict()["classifier.1.weight"])
+    assert torch.get_num_threads() == threads_before  # the thread count is restored after training
+    assert not torch.are_deterministic_algorithms_enabled()  # the global flag is restored after training
+
+
+def test_parameter_count_matches_torchvision_resnet18(trained):
+    model, _, _, _ = trained
+    # torchvision resnet18: 11,689,512 with 3 channels / 1000 classes; conv1 64*3*7*7 -> 64*1*7*7;
+    # fc 512*1000 + 1000 -> 512*K + K
+    for k in (3, 36, 1000):
+        expected = 11_689_512 - 64 * 3 * 49 + 64 * 1 * 49 - (512 * 1000 + 1000) + 512 * k + k
+        assert style.expected_param_count(k) == expected
+        assert sum(p.numel() for p in style.build_resnet18(k).parameters()) == expected
+    assert style.expected_param_count(1000, channels=3) == 11_689_512
+    assert model.n_parameters() == 11_170_240 + 513 * 3
+
+
+def test_input_tensor_layout():
+    p = style.StyleParams()
+    blank = style.ink_tensor(as_ink([]), p)
+    assert blank.shape == (1, p.height, p.width) and blank.dtype == np.float32 and not blank.any()
+    wide = style.ink_tensor(hershey_ink("understanding everything"), p)
+    assert wide.max() > 0.9 and wide.min() == 0.0
+    cols = np.flatnonzero(wide[0].max(axis=0) > 0.5)
+    assert cols[0] < 12 and cols[-1] > p.width - 12  # a wide word is shrunk to the full width
+    short = style.ink_tensor(hershey_ink("a"), p)
+    rows = np.flatnonzero(short[0].max(axis=1) > 0.5)
+    cols = np.flatnonzero(short[0].max(axis=0) > 0.5)
+    assert rows[0] < 12 and rows[-1] > p.height - 12  # a short word keeps its full height, centred
+    assert abs((cols[0] + cols[-1]) / 2 - p.width / 2) < 4
+    x = style.inks_tensor([hershey_ink("a"), as_ink([])], p)
+    assert tuple(x.shape) == (2, 1, p.height, p.width)
+
+
+def test_split_by_writer_is_seeded_and_per_writer():
+    labels = ["a"] * 8 + ["b"] * 4 + ["c"] * 1 + ["d"] * 2
+    tr, te = style.split_by_writer(labels, 0.75, seed=1)
+    assert sorted(tr + te) == list(range(len(labels)))
+    count = lambda idx, w: sum(labels[i] == w for i in idx)  # noqa: E731
+    assert [count(tr, w) for w in "abcd"] == [6, 3, 1, 1]
+    assert [count(te, w) for w in "abcd"] == [2, 1, 0, 1]
+    assert style.split_by_writer(labels, 0.75, seed=1) == (tr, te)
+    assert any(style.split_by_writer(labels, 0.75, seed=s) != (tr, te) for s in range(2, 6))
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(style.StyleError, match="item 1: the writer label must be a non-empty str"):
+        style.train_style([(hershey_ink("a"), "x"), (hershey_ink("b"), 3)], FAST, None, progress=False)
+    with pytest.raises(style.StyleError, match="at least 2 writers"):
+        style.train_style([(hershey_ink("a"), "x"), (hershey_ink("b"), "x")], FAST, None, progress=False)
+    with pytest.raises(style.StyleError, match="item 0: expected an"):
+        style.train_style([hershey_ink("a")], FAST, None, progress=False)
+    with pytest.raises(style.StyleError, match="at least 32 x 32"):
+        style.StyleParams(height=16)
+    with pytest.raises(style.StyleError, match="epochs must be >= 1"):
+        style.StyleParams(epochs=0)
+    with pytest.raises(style.StyleError, match="no style model here"):
+        style.load_style("/nonexistent-folder")
+
+
+def test_params_round_trip_and_paper_preset():
+    p = style.StyleParams.paper(seed=7)
+    assert p.epochs > style.StyleParams().epochs and p.height > style.StyleParams().height and p.seed == 7
+    assert style.StyleParams.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+    with pytest.raises(style.StyleError, match="unknown fields"):
+        style.StyleParams.from_dict({"epochs": 2, "colour": "red"})
