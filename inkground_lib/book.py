@@ -186,3 +186,126 @@ def paper_glue(ids: list[str], prefix: str = "paper_") -> None:
     """Glue the paper's reported values (by id in reported.csv) so prose cites them from the data file."""
     p = paper_numbers()
     glue_all({k: float(p.loc[k, "value"]) for k in ids}, prefix=prefix)
+
+
+# ------------------------------------------------------------------------------------ section 03 tables
+
+# The paper's systems by their names in reported.csv, with the reported.csv id prefix per dataset.
+PAPER_ROWS = {
+    "inkGround": [("Gemini-3.1-Pro", "gemini_ink"), ("Claude-Opus-4.8", "claude_ink"), ("Kimi-K3", "kimi_ink"),
+                  ("Qwen3-VL-32B", "qwen_ink")],
+    "IAM-OnDB": [("InkSight", "inksight_iam"), ("Gemini-3.1-Pro", "gemini_iam"), ("Qwen3-VL-32B", "qwen_iam"),
+                 ("Molmo-7B-D", "molmo_iam")],
+}
+_METRICS = [("DTW", "dtw"), ("Chamfer", "chamfer"), ("AR", "ar"), ("CR", "cr"), ("Style", "style")]
+
+
+def _ci(row, key: str, decimals: int = 3) -> str:
+    v = row.get(key, float("nan"))
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    lo, hi = row.get(f"{key}_lo", float("nan")), row.get(f"{key}_hi", float("nan"))
+    if lo is None or (isinstance(lo, float) and math.isnan(lo)):
+        return f"{v:.{decimals}f}"
+    return f"{v:.{decimals}f} [{lo:.2f}, {hi:.2f}]"
+
+
+def results_table(summary: pd.DataFrame, paper_dataset: str | None, *, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The paper-style results table: one row per system that ran here (measured, with 95% page-bootstrap
+    intervals in brackets), then the paper's reported rows for ``paper_dataset`` ("inkGround" or
+    "IAM-OnDB"; None for none). Columns: source, DTW, Chamfer, AR, CR, Style, valid rate."""
+    paper = paper_numbers() if paper is None else paper
+    rows = []
+    for _, r in summary.iterrows():
+        rec = {"system": r.get("label", r["system"]), "source": "ours (measured)"}
+        for col, key in _METRICS:
+            rec[col] = _ci(r, key)
+        rec["valid rate"] = f"{r['valid_rate']:.2f}"
+        rows.append(rec)
+    for label, prefix in PAPER_ROWS.get(paper_dataset, []):
+        rec = {"system": label, "source": "paper (reported)"}
+        for col, key in _METRICS:
+            pid = f"{prefix}_{key}"
+            rec[col] = f"{float(paper.loc[pid, 'value']):.3f}" if pid in paper.index else "–"
+        rec["valid rate"] = "–"
+        rows.append(rec)
+    df = pd.DataFrame(rows).fillna("")
+    return df.set_index("system")
+
+
+def unavailable_table(unavailable: dict) -> pd.DataFrame:
+    """The systems that could not run here, each with what it needs (never a secret value)."""
+    rows = [{"system": n, "why it did not run here": short_reason(r)} for n, r in unavailable.items()]
+    return pd.DataFrame(rows, columns=["system", "why it did not run here"]).set_index("system")
+
+
+def short_reason(reason: str) -> str:
+    """The first sentence of a 'cannot run here' reason (no secrets are ever in these)."""
+    reason = str(reason)
+    cut = reason.find(";")
+    return reason if cut < 0 else reason[:cut]
+
+
+def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):
+    """Best, median and worst words by DTW, one row per system that ran. Each panel shows the page crop
+    with the prediction drawn over it (colour runs along the pen path from dark to light, a dot marks each
+    stroke's start) and the reference ink as a thin grey line; titles give the word, DTW and what OCR
+    read from the rendered prediction."""
+    import matplotlib.pyplot as plt
+
+    from .render import crop_box, plot_overlay
+
+    names = [n for n in runs if (scores["system"] == n).any()]
+    if not names:
+        return None
+    words = {w.id: (p, w) for p in ds.pages for w in p.words}
+    index = {w.id: i for i, w in enumerate(ww for p in ds.pages for ww in p.words)}
+    fig, axes = plt.subplots(len(names), 3, figsize=(12, 2.7 * len(names)), constrained_layout=True, squeeze=False)
+    for axrow, name in zip(axes, names):
+        run = runs[name]
+        s = scores[scores["system"] == name].reset_index(drop=True)
+        order = s["dtw"].sort_values(kind="stable").index.tolist()
+        for ax, (tag, i) in zip(axrow, [("best", order[0]), ("median", order[len(order) // 2]), ("worst", order[-1])]):
+            row = s.loc[i]
+            page, word = words[row["word_id"]]
+            ref = word.true_ink if reference == "true" else word.ink
+            box = crop_box(word.box, (page.width, page.height), margin=0.35)
+            img = page.load_image()[box[1]:box[3], box[0]:box[2]]
+            ax.imshow(img, extent=(box[0] - 0.5, box[2] - 0.5, box[3] - 0.5, box[1] - 0.5))
+            for stroke in ref:
+                ax.plot(stroke[:, 0], stroke[:, 1], color="0.45", lw=0.8, alpha=0.8)
+            pred = run.inks[index[word.id]]
+            if pred is not None:
+                plot_overlay(ax, pred, lw=1.6)
+            ax.set_xlim(box[0] - 0.5, box[2] - 0.5)
+            ax.set_ylim(box[3] - 0.5, box[1] - 0.5)
+            ocr = row.get("ocr_text")
+            ocr = "" if ocr is None or ocr is pd.NA or (isinstance(ocr, float) and math.isnan(ocr)) else str(ocr)
+            ax.set_title(f"{run.label} - {tag}: '{word.text}'\nDTW {row['dtw']:.3f}, OCR read '{ocr}'", fontsize=8.5)
+            ax.set_axis_off()
+    return fig
+
+
+def prompt_example(ds, grid: int = 50, variant: str = "two-image"):
+    """The exact request sent to every VLM for the first word of ``ds`` (the book shows its text and
+    images): returns (markdown of the text parts, list of decoded images)."""
+    from .prompt import render_request_markdown, request_images
+    from .evaluate import make_items
+
+    item = make_items(ds, with_prompt=True, grid=grid)[0]
+    req = item.request_for(variant)
+    return render_request_markdown(req), request_images(req)
+
+
+def fig_images(images, titles=None, width: float = 6.0):
+    """Images side by side (e.g. the prompt's images)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(images), figsize=(width * len(images), width * 1.1), squeeze=False,
+                             constrained_layout=True)
+    for k, (ax, im) in enumerate(zip(axes[0], images)):
+        ax.imshow(im)
+        ax.set_axis_off()
+        if titles:
+            ax.set_title(titles[k], fontsize=10)
+    return fig

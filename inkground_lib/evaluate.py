@@ -287,6 +287,7 @@ class SystemRun:
     records: list
     inks: list
     statuses: list
+    ocr_texts: dict = _field(default_factory=dict)  # OCR engine name -> texts read from the renders
 
 
 @dataclass
@@ -413,17 +414,22 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
     geo = geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
                          spacing=settings.spacing, progress=progress)
     blank = [ink if ink is not None else [] for ink in run.inks]
-    texts = ocr.read([render_ink(ink) for ink in blank]) if ocr is not None else [None] * len(words)
-    style = np.full(len(words), np.nan)
-    if style_model is not None:
-        use = [i for i, (p, w) in enumerate(words) if settings.style_words == "all" or w.split == "test"]
-        if use:
-            style[use] = style_scores_for(style_model, [blank[i] for i in use], [words[i][0].writer for i in use])
+    if ocr is None:
+        texts = [None] * len(words)
+    else:  # the OCR of a render does not depend on the reference: read once per run and engine
+        if ocr.name not in run.ocr_texts:
+            run.ocr_texts[ocr.name] = ocr.read([render_ink(ink) for ink in blank])
+        texts = run.ocr_texts[ocr.name]
+    style_any = np.full(len(words), np.nan)
+    if style_model is not None and words:
+        style_any = np.asarray(style_model_scores(style_model, blank, [p.writer for p, w in words]), dtype=float)
     rows = []
     for i, ((p, w), st) in enumerate(zip(words, run.statuses)):
+        held_out = settings.style_words == "all" or w.split == "test"
         row = {"system": run.name, "dataset": ds.name, "page_id": p.id, "word_id": w.id, "text": w.text,
                "status": st, "valid": run.inks[i] is not None, "dtw": float(geo[i, 0]), "chamfer": float(geo[i, 1]),
-               "style": float(style[i])}
+               "style": float(style_any[i]) if held_out else float("nan"), "style_any": float(style_any[i]),
+               "split": w.split, "label": run.label, "kind": run.kind}
         if texts[i] is not None:
             c = edit_counts(texts[i], w.text, casefold=settings.casefold)
             row.update(ocr_text=texts[i], S=c.S, D=c.D, I=c.I, N=c.N, ar=c.ar, cr=c.cr)
@@ -431,7 +437,8 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
     return scores_frame(rows)
 
 
-def style_scores_for(model, inks, writers):
+def style_model_scores(model, inks, writers):
+    """Style of every ink (held-out or not): the classifier's probability of its page's writer."""
     from .style import style_scores
 
     return style_scores(model, inks, writers)
@@ -466,6 +473,66 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
     scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
     from .files import atomic_write_text
 
-    atomic_write_text(run_dir / f"scores-{settings.reference}.csv", scores.to_csv(index=False))
     summary = summarize(scores, n_boot=settings.n_boot, seed=settings.seed, ci=settings.ci) if len(scores) else pd.DataFrame()
+    if len(summary):
+        labels = {n: r.label for n, r in runs.items()}
+        summary.insert(1, "label", summary["system"].map(labels))
+        summary.insert(2, "kind", summary["system"].map({n: r.kind for n, r in runs.items()}))
+    import json
+
+    atomic_write_text(run_dir / f"scores-{settings.reference}.csv", scores.to_csv(index=False))
+    atomic_write_text(run_dir / f"summary-{settings.reference}.csv", summary.to_csv(index=False))
+    atomic_write_text(run_dir / f"facts-{settings.reference}.json",
+                      json.dumps({"dataset": ds.name, "reference": settings.reference, "style": facts,
+                                  "unavailable": unavailable, "settings": _settings_dict(settings)},
+                                 indent=1, sort_keys=True))
     return EvalResult(ds.name, settings.reference, scores, summary, runs, unavailable, facts)
+
+
+def _settings_dict(settings: EvalSettings) -> dict:
+    from dataclasses import asdict
+
+    return asdict(settings)
+
+
+def key(name: str) -> str:
+    """A glue-safe key for a system name (letters, digits, underscores)."""
+    import re
+
+    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
+
+
+def headline_numbers(bench: EvalResult, bench_true: EvalResult | None = None,
+                     recorded: EvalResult | None = None) -> dict:
+    """Numbers the section-03 prose cites, with keys that always exist (NaN where a system or dataset was
+    not run), so a rerun with other systems still builds: n_words / n_pages per dataset, systems run and
+    not run, the specialist's (skeleton derenderer's) DTW against the pseudo-labels and against the true
+    trajectories, the font and box baselines' AR, and each classifier's chance level and top-1 accuracy."""
+    def stat(res, system, col):
+        if res is None or not len(res.summary):
+            return float("nan")
+        row = res.summary[res.summary["system"] == system]
+        return float(row[col].iloc[0]) if len(row) else float("nan")
+
+    out = {
+        "bench_words": int(bench.scores["word_id"].nunique()) if len(bench.scores) else 0,
+        "bench_pages": int(bench.scores["page_id"].nunique()) if len(bench.scores) else 0,
+        "systems_run": len(bench.runs), "systems_not_run": len(bench.unavailable),
+        "skeleton_dtw_ref": stat(bench, "skeleton", "dtw"), "skeleton_dtw_true": stat(bench_true, "skeleton", "dtw"),
+        "reference_dtw_true": stat(bench_true, "reference", "dtw"),
+        "font_ar": stat(bench, "font", "ar"), "box_ar": stat(bench, "box", "ar"),
+        "skeleton_ar": stat(bench, "skeleton", "ar"), "reference_ar": stat(bench, "reference", "ar"),
+        "bench_style_chance": float(bench.style.get("chance", float("nan"))),
+        "bench_style_top1": float(bench.style.get("top1", float("nan"))),
+        "bench_style_classes": int(bench.style.get("n_classes", 0)),
+    }
+    rec = recorded
+    out.update({
+        "rec_words": int(rec.scores["word_id"].nunique()) if rec is not None and len(rec.scores) else 0,
+        "rec_pages": int(rec.scores["page_id"].nunique()) if rec is not None and len(rec.scores) else 0,
+        "rec_skeleton_dtw": stat(rec, "skeleton", "dtw"), "rec_font_ar": stat(rec, "font", "ar"),
+        "rec_style_chance": float(rec.style.get("chance", float("nan"))) if rec is not None else float("nan"),
+        "rec_style_top1": float(rec.style.get("top1", float("nan"))) if rec is not None else float("nan"),
+        "rec_style_classes": int(rec.style.get("n_classes", 0)) if rec is not None else 0,
+    })
+    return out

@@ -17,6 +17,20 @@ ROOT = runner.ROOT
 DATA = ROOT / "data"
 SYNTH_DIR = DATA / "datasets" / "synth"
 RECORDED_DIR = DATA / "datasets" / "recorded"
+BENCHMARK_DIR = DATA / "runs" / "synth" / "02_pseudo_labels" / "benchmark"
+
+
+def api_env_set() -> list[str]:
+    """Names (never values) of the registry's API environment variables that are set: a section that runs
+    API systems must re-execute when a key appears or disappears."""
+    from .systems import load_registry
+
+    names = set()
+    for cfg in load_registry().values():
+        for k in ("api_key_env", "base_url_env", "model_dir_env"):
+            if cfg.get(k):
+                names.add(cfg[k])
+    return sorted(n for n in names if os.environ.get(n))
 
 
 def unipen_path() -> Path | None:
@@ -69,9 +83,12 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
             ds = load_dataset(path, check_images=False)
             info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
                           "hash": dataset_hash(path)}
-    inputs = {name: d["hash"] for name, d in info.items()}
     executed = []
     for section in runner.sections():
+        inputs = {name: d["hash"] for name, d in info.items()}
+        if BENCHMARK_DIR.joinpath("manifest.json").is_file():
+            inputs["benchmark"] = dataset_hash(BENCHMARK_DIR)
+        inputs["api_env_set"] = api_env_set()
         with timer(f"section {section.key}"):
             path, _ = runner.run_section(section.key, section_parameters(section, defaults),
                                          inputs=inputs, force=force)

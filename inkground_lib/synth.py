@@ -33,7 +33,7 @@ reference ink is the true ink (dataset reference "true ink"). Word ``split``: 75
 page's words (one word -> train; at least one test word when a page has >= 2 words).
 
 Statistics (paper: 34.89 words per page, range 2-140; median word box 0.100 of page width, 0.037 of page
-height): the default word-count distribution has mean ~35 over 2-140; x-height defaults to ~1.8% of page width.
+height): the default word-count distribution has mean ~35 over 2-140; x-height defaults to ~1.9% of page width.
 Strokes per word are those of connected cursive (body + dots/bars/punctuation, ~1.5 per word), not
 InkSight's fragmented pseudo-label strokes (paper: 304.3 strokes per page).
 
@@ -140,12 +140,12 @@ class WriterStyle:
 
 def sample_writer(rng: np.random.Generator, page_width: int = 1000, jitter: float = 1.0,
                   size: float = 1.0) -> WriterStyle:
-    """Draw a writer's style. ``jitter`` scales the per-letter jitter; ``size`` the x-height (default 1.8% of
+    """Draw a writer's style. ``jitter`` scales the per-letter jitter; ``size`` the x-height (default 1.9% of
     the page width times a random factor)."""
     names = list(INK_COLOURS)
     ink = INK_COLOURS[names[int(rng.choice(len(names), p=_INK_P))]]
     ink = tuple(int(np.clip(c + rng.normal(0, 6), 0, 255)) for c in ink)
-    xh = page_width * 0.018 * size * float(np.clip(rng.lognormal(0.0, 0.13), 0.75, 1.35))
+    xh = page_width * 0.019 * size * float(np.clip(rng.lognormal(0.0, 0.13), 0.75, 1.35))
     return WriterStyle(
         slant_deg=float(np.clip(rng.normal(-5.0, 7.0), -22.0, 10.0)),
         x_stretch=float(np.clip(rng.normal(0.96, 0.08), 0.8, 1.2)),
@@ -781,7 +781,7 @@ class SynthParams:
     words_mean: words per page (right-skewed distribution, see :func:`sample_word_count`); width / height:
     photo size in px; writers: distinct writers (None = one per page; page i uses writer i mod writers);
     effects: :class:`PhotoEffects`; jpeg_quality: 1-100; punctuation: attach , . ! to words; jitter: scale of
-    the per-letter jitter (1 = default, 0 = the font's shapes); size: scale of the x-height (default ~1.8% of
+    the per-letter jitter (1 = default, 0 = the font's shapes); size: scale of the x-height (default ~1.9% of
     the page width); sample_hz: pen samples per second (t step 1000 / sample_hz ms)."""
 
     pages: int = 16

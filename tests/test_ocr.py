@@ -108,6 +108,7 @@ def test_bad_images_raise_with_index(engine):
 def test_engine_is_cached_per_process_and_quiet(engine, capfd):
     again = ocr.get_engine("rapidocr", progress=False)
     assert again._ocr is engine._ocr
+    assert ocr.get_engine("rapidocr", threads=None, progress=False)._ocr is not engine._ocr
     assert isinstance(engine, ocr.OCREngine)
     assert logging.getLogger("RapidOCR").getEffectiveLevel() >= logging.WARNING
     capfd.readouterr()

@@ -12,7 +12,7 @@ from HersheyFonts import HersheyFonts
 
 from inkground_lib import style
 from inkground_lib.ink import as_ink
-from inkground_lib.render import RenderSpec
+from inkground_lib.render import RenderSpec, render_ink
 
 _FONT = HersheyFonts()
 _FONT.load_default_font("scripts")
@@ -108,12 +108,14 @@ def test_changed_inputs_or_damaged_weights_retrain(trained, tmp_path):
     assert m1.trained
     assert style.train_style(small, tiny, tmp_path, progress=False).trained is False
     assert style.train_style(small[::-1], tiny, tmp_path, progress=False).trained  # inputs changed
-    assert style.train_style(small[::-1], replace(tiny, seed=4), tmp_path, progress=False).trained  # params
+    meta = json.loads((tmp_path / style.META_FILE).read_text())
+    h = style.items_hash([k for k, _ in small[::-1]], [lab for _, lab in small[::-1]])
+    assert style._meta_matches(meta, tiny, h) and not style._meta_matches(meta, replace(tiny, seed=4), h)
     wp = tmp_path / style.WEIGHTS_FILE
     wp.write_bytes(wp.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(style.StyleError, match="do not match the SHA-256"):
         style.load_style(tmp_path)
-    assert style.train_style(small[::-1], replace(tiny, seed=4), tmp_path, progress=False).trained
+    assert style.train_style(small[::-1], tiny, tmp_path, progress=False).trained  # damaged: retrained
     assert style.load_style(tmp_path).trained is False
 
 
@@ -150,17 +152,21 @@ def test_input_tensor_layout():
     p = style.StyleParams()
     blank = style.ink_tensor(as_ink([]), p)
     assert blank.shape == (1, p.height, p.width) and blank.dtype == np.float32 and not blank.any()
-    wide = style.ink_tensor(hershey_ink("understanding everything"), p)
-    assert wide.max() > 0.9 and wide.min() == 0.0
-    cols = np.flatnonzero(wide[0].max(axis=0) > 0.5)
-    assert cols[0] < 12 and cols[-1] > p.width - 12  # a wide word is shrunk to the full width
-    short = style.ink_tensor(hershey_ink("a"), p)
-    rows = np.flatnonzero(short[0].max(axis=1) > 0.5)
-    cols = np.flatnonzero(short[0].max(axis=0) > 0.5)
-    assert rows[0] < 12 and rows[-1] > p.height - 12  # a short word keeps its full height, centred
-    assert abs((cols[0] + cols[-1]) / 2 - p.width / 2) < 4
-    x = style.inks_tensor([hershey_ink("a"), as_ink([])], p)
-    assert tuple(x.shape) == (2, 1, p.height, p.width)
+    for text, ink in [("a", hershey_ink("a")), ("wide", hershey_ink("understanding everything")),
+                      ("long", as_ink([[[0, 0], [4000, 0], [4000, 30]]]))]:
+        img = render_ink(ink, p.render)
+        h, w = img.shape
+        s = min(p.height / h, p.width / w)
+        x = style.ink_tensor(ink, p)[0]
+        assert x.shape == (p.height, p.width) and x.max() > 0.9 and x.min() == 0.0
+        # the render's ink box, scaled by s and centred, is where the tensor has ink (within 2 px)
+        r, c = np.nonzero(img < 128)
+        rr, cc = np.nonzero(x > 0.5)
+        oy, ox = (p.height - round(h * s)) / 2, (p.width - round(w * s)) / 2
+        assert abs(rr.min() - (r.min() * s + oy)) <= 2 and abs(rr.max() - (r.max() * s + oy)) <= 2, text
+        assert abs(cc.min() - (c.min() * s + ox)) <= 2 and abs(cc.max() - (c.max() * s + ox)) <= 2, text
+    xs = style.inks_tensor([hershey_ink("a"), as_ink([])], p)
+    assert tuple(xs.shape) == (2, 1, p.height, p.width)
 
 
 def test_split_by_writer_is_seeded_and_per_writer():

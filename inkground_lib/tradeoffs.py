@@ -1,0 +1,548 @@
+"""Section 4: trade-offs between fidelity, readability and style, and how stable system rankings are when a
+definition changes.
+
+Inputs are the run folders section 03 writes (``data/runs/<dataset>/03_evaluation/``): per-word scores
+``scores-<reference>.csv`` (:data:`inkground_lib.evaluate.SCORE_COLUMNS` plus style_any, split, label,
+kind), ``facts-<reference>.json`` (dataset, style classifier facts, unavailable systems, EvalSettings) and
+the prediction cache ``predictions/``. Nothing here asks a model again: re-scoring under another definition
+reads the cached predictions.
+
+Conventions: DTW and Chamfer in units of reference word height (lower is better); AR, CR corpus rates from
+summed edit counts, Style the writer classifier's probability of the true writer (higher is better). A rank
+of 1 is the best system under a definition; ties share the lowest rank (``pandas.Series.rank(method="min")``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import evaluate as E
+
+__all__ = [
+    "BETTER", "LABELS", "EvalRun", "Variant", "load_run", "load_runs", "summary_table", "paper_points",
+    "pareto_front", "fig_tradeoffs", "point_values", "definition_variants", "rank_table", "kendall_table",
+    "metric_correlations", "style_chance_table", "prediction_inks", "rescore_geometry", "reocr_counts",
+    "casefold_counts",
+]
+
+BETTER = {"dtw": "min", "chamfer": "min", "ar": "max", "cr": "max", "style": "max"}
+"""Which direction is better for each metric."""
+LABELS = {"dtw": "DTW", "chamfer": "Chamfer", "ar": "AR", "cr": "CR", "style": "Style"}
+PAPER_METRICS = {"DTW": "dtw", "Chamfer": "chamfer", "AR": "ar", "Style": "style"}
+
+_STR_COLS = {c: "string" for c in ("system", "dataset", "page_id", "word_id", "text", "status", "ocr_text",
+                                    "split", "label", "kind")}
+
+
+# ============================================================================================ run folders
+
+@dataclass
+class EvalRun:
+    """One section-03 run folder read for one reference ("reference" or "true")."""
+
+    run_dir: Path
+    reference: str
+    scores: pd.DataFrame
+    facts: dict
+    summary: pd.DataFrame | None = None
+
+    @property
+    def dataset(self) -> str:
+        return str(self.facts.get("dataset") or (self.scores["dataset"].iloc[0] if len(self.scores) else "?"))
+
+    @property
+    def settings(self) -> dict:
+        return dict(self.facts.get("settings") or {})
+
+    @property
+    def dataset_dir(self) -> Path | None:
+        """The dataset folder the run scored (facts "dataset_dir", when section 03 records it)."""
+        d = self.facts.get("dataset_dir")
+        return Path(d) if d else None
+
+    @property
+    def chance(self) -> float:
+        return float((self.facts.get("style") or {}).get("chance", float("nan")))
+
+
+def load_run(run_dir: str | Path, reference: str = "reference") -> EvalRun:
+    """Read ``scores-<reference>.csv`` and ``facts-<reference>.json`` (and the summary, if present) of a
+    section-03 run folder. Raises FileNotFoundError naming the file and what writes it."""
+    run_dir = Path(run_dir)
+    sp, fp = run_dir / f"scores-{reference}.csv", run_dir / f"facts-{reference}.json"
+    for p in (sp, fp):
+        if not p.is_file():
+            raise FileNotFoundError(f"{p}: not found; section 03 (notebooks/03_model_evaluation) writes it "
+                                    f"(run it first, or point eval_runs at its run folder)")
+    raw = pd.read_csv(sp, dtype=_STR_COLS, keep_default_na=True)
+    # a blank render is read as '' by the OCR; CSV stores it as an empty field: restore '' where the edit
+    # counts exist (OCR ran) so "not run" (NA) and "read nothing" ('') stay apart
+    if "ocr_text" in raw.columns:
+        ran = raw["N"].notna()
+        raw.loc[ran & raw["ocr_text"].isna(), "ocr_text"] = ""
+    try:
+        scores = E.scores_frame(raw)
+    except ValueError as e:
+        raise ValueError(f"{sp}: {e}") from None
+    try:
+        facts = json.loads(fp.read_text("utf-8"))
+    except ValueError as e:
+        raise ValueError(f"{fp}: not valid JSON: {e}") from None
+    sm = run_dir / f"summary-{reference}.csv"
+    summary = pd.read_csv(sm) if sm.is_file() and sm.stat().st_size > 1 else None
+    return EvalRun(run_dir, reference, scores, facts, summary)
+
+
+def load_runs(run_dirs: Iterable[str | Path], reference: str = "reference") -> list[EvalRun]:
+    return [load_run(d, reference) for d in run_dirs]
+
+
+def summary_table(runs: Sequence[EvalRun], n_boot: int = 1000, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
+    """evaluate.summarize of every run (page bootstrap with ``n_boot`` replicates and ``seed``), one row per
+    (dataset, system), with label, kind, the style classifier's chance level and top-1 accuracy."""
+    frames = []
+    for r in runs:
+        if not len(r.scores):
+            continue
+        s = E.summarize(r.scores, n_boot=n_boot, seed=seed, ci=ci)
+        meta = r.scores.drop_duplicates("system").set_index("system")
+        s.insert(0, "dataset", r.dataset)
+        s.insert(2, "label", s["system"].map(meta["label"]) if "label" in meta else s["system"])
+        s.insert(3, "kind", s["system"].map(meta["kind"]) if "kind" in meta else "")
+        st = r.facts.get("style") or {}
+        s["chance"] = float(st.get("chance", np.nan))
+        s["n_classes"] = st.get("n_classes", np.nan)
+        s["style_top1"] = float(st.get("top1", np.nan))
+        frames.append(s)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+# ============================================================================================ paper points
+
+def paper_points(reported: pd.DataFrame) -> pd.DataFrame:
+    """The paper's per-system scores (reported.csv rows with metric DTW / Chamfer / AR / Style and a named
+    system), one row per (dataset, system) with columns dtw, chamfer, ar, style (NaN where the summary gives
+    no number) and the reported ids they come from."""
+    p = reported.reset_index() if "id" not in reported.columns else reported
+    p = p[p["metric"].isin(PAPER_METRICS) & p["system"].notna() & ~p["system"].astype(str).str.contains("VLMs")]
+    rows = {}
+    for _, r in p.iterrows():
+        key = (r["dataset"], r["system"])
+        row = rows.setdefault(key, {"dataset": r["dataset"], "system": r["system"], "ids": []})
+        row[PAPER_METRICS[r["metric"]]] = float(r["value"])
+        row["ids"].append(r["id"])
+    out = pd.DataFrame(list(rows.values()))
+    for m in PAPER_METRICS.values():
+        if m not in out.columns:
+            out[m] = np.nan
+    return out[["dataset", "system", "dtw", "chamfer", "ar", "style", "ids"]]
+
+
+# ================================================================================================ Pareto
+
+def pareto_front(x, y, x_better: str = "max", y_better: str = "max") -> np.ndarray:
+    """Boolean mask of the non-dominated points.
+
+    A point dominates another when it is at least as good on both coordinates and strictly better on one
+    (``"max"``: higher is better, ``"min"``: lower is better). Points with a NaN coordinate are never on
+    the front and dominate nothing. Equal points do not dominate each other (both stay on the front)."""
+    for b in (x_better, y_better):
+        if b not in ("max", "min"):
+            raise ValueError(f"pareto_front: better must be 'max' or 'min', got {b!r}")
+    x = np.asarray(x, float) * (1 if x_better == "max" else -1)
+    y = np.asarray(y, float) * (1 if y_better == "max" else -1)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError("pareto_front: x and y must be 1-D arrays of the same length")
+    ok = ~(np.isnan(x) | np.isnan(y))
+    front = ok.copy()
+    for i in np.flatnonzero(ok):
+        ge = (x[ok] >= x[i]) & (y[ok] >= y[i])
+        gt = (x[ok] > x[i]) | (y[ok] > y[i])
+        if (ge & gt).any():
+            front[i] = False
+    return front
+
+
+def _front_line(ax, x, y, xb, yb, **kw):
+    m = pareto_front(x, y, xb, yb)
+    if m.sum() >= 1:
+        order = np.argsort(np.asarray(x)[m])
+        ax.plot(np.asarray(x)[m][order], np.asarray(y)[m][order], **kw)
+    return m
+
+
+def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, dtw_linthresh: float = 0.5):
+    """Two panels: Style against AR and DTW against AR. Ours (measured): one colour per dataset, filled
+    circles with page-bootstrap CIs as error bars; the paper's reported points: open diamonds, one colour
+    per paper dataset. The Pareto front (non-dominated systems: high AR and high Style; high AR and low DTW)
+    of each group is drawn as a line (solid: ours, dashed: paper). Style is beside each dataset's chance
+    level only in the table: the classifiers have different numbers of writers, so Style does not compare
+    across datasets."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
+    ours_colors = ["#4c72b0", "#55a868", "#8172b3", "#937860", "#da8bc3"]
+    paper_colors = ["#c44e52", "#dd8452", "#8c8c8c"]
+    specs = [(axes[0], "style", "max", "Style (probability of the true writer)"),
+             (axes[1], "dtw", "min", "DTW (word heights, lower is better)")]
+    for ax, ym, yb, ylabel in specs:
+        for k, (ds, g) in enumerate(summary.groupby("dataset", sort=False)):
+            c = ours_colors[k % len(ours_colors)]
+            x, y = g["ar"].to_numpy(float), g[ym].to_numpy(float)
+            xerr = np.abs(np.vstack([x - g["ar_lo"].to_numpy(float), g["ar_hi"].to_numpy(float) - x]))
+            yerr = np.abs(np.vstack([y - g[f"{ym}_lo"].to_numpy(float), g[f"{ym}_hi"].to_numpy(float) - y]))
+            ax.errorbar(x, y, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), fmt="o", color=c, ms=6,
+                        capsize=3, lw=1, label=f"ours (measured, {ds})")
+            _front_line(ax, x, y, "max", yb, color=c, lw=1, alpha=0.7)
+            for xi, yi, name in zip(x, y, g["system"]):
+                if not (math.isnan(xi) or math.isnan(yi)):
+                    ax.annotate(str(name), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7, color=c)
+        if paper is not None and len(paper):
+            for k, (ds, g) in enumerate(paper.groupby("dataset", sort=False)):
+                g = g[g["ar"].notna() & g[ym].notna()]
+                if not len(g):
+                    continue
+                c = paper_colors[k % len(paper_colors)]
+                x, y = g["ar"].to_numpy(float), g[ym].to_numpy(float)
+                ax.scatter(x, y, marker="D", facecolors="none", edgecolors=c, s=48, lw=1.5,
+                           label=f"paper (reported, {ds})")
+                _front_line(ax, x, y, "max", yb, color=c, lw=1, ls="--", alpha=0.7)
+                for xi, yi, name in zip(x, y, g["system"]):
+                    ax.annotate(str(name), (xi, yi), textcoords="offset points", xytext=(4, -9), fontsize=7, color=c)
+        ax.set_xlabel("AR (accurate rate of OCR on the rendered strokes)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    if dtw_linthresh:  # linear up to the threshold (so DTW 0 shows), logarithmic above (wild traces)
+        axes[1].set_yscale("symlog", linthresh=dtw_linthresh, linscale=2.0)
+        axes[1].set_ylim(bottom=-0.01)
+    handles, labels = axes[0].get_legend_handles_labels()
+    h2, l2 = axes[1].get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    for h, l in zip(h2, l2):
+        seen.setdefault(l, h)
+    fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=min(4, len(seen)),
+               frameon=False, fontsize=8)
+    return fig
+
+
+# ============================================================================== re-scoring under variants
+
+def _grid(run: EvalRun) -> int:
+    return int(run.settings.get("grid", 50))
+
+
+def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) -> list:
+    """The inks (page pixels; None where unusable) of ``system`` for every word of ``ds`` (dataset order),
+    from the run's prediction cache, never asking a model again.
+
+    Local and specialist systems go through :func:`inkground_lib.evaluate.predict_system` (cache hits; a
+    missing local prediction is recomputed locally). API and replay systems are read straight from the
+    cache file (no client is built, so no request can be sent): the record of each word (the last one in
+    the file when a word was asked more than once, e.g. after a prompt change) parsed by
+    :func:`inkground_lib.evaluate.record_ink`; a word without a record is a missing output (None)."""
+    kind = run.scores.loc[run.scores["system"] == system, "kind"]
+    kind = str(kind.iloc[0]) if len(kind) and pd.notna(kind.iloc[0]) else "api"
+    if kind in ("local", "specialist"):
+        return E.predict_system(system, ds, run.run_dir, grid=_grid(run), progress=progress).inks
+    from .cache import cache_path, load_cache
+
+    path = cache_path(Path(run.run_dir) / "predictions", system)
+    by_word = {}
+    for rec in load_cache(path, system=system).values():
+        by_word[rec.get("word_id")] = rec
+    out = []
+    for p in ds.pages:
+        for w in p.words:
+            rec = by_word.get(w.id)
+            out.append(None if rec is None else E.record_ink(rec, (p.width, p.height), _grid(run))[0])
+    return out
+
+
+def _dataset(run: EvalRun, dataset_dir):
+    from .dataset import load_dataset
+
+    d = dataset_dir or run.dataset_dir
+    if d is None:
+        raise FileNotFoundError(f"{run.run_dir}: facts-{run.reference}.json names no dataset_dir; pass the dataset folder")
+    ds = load_dataset(d, check_images=False)
+    if ds.name != run.dataset:
+        raise ValueError(f"{d}: dataset {ds.name!r} is not the one scored in {run.run_dir} ({run.dataset!r})")
+    return ds
+
+
+def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, progress: bool = False) -> pd.DataFrame:
+    """Per-word DTW and Chamfer of every system of ``run`` re-scored with resampling ``spacing`` (word
+    heights) from the cached predictions; invalid outputs scored by the same rule (a dot at the page centre).
+    Columns: system, word_id, valid, dtw, chamfer."""
+    from .metrics import geometry_batch, invalid_prediction
+
+    ds = _dataset(run, dataset_dir)
+    words = [(p, w) for p in ds.pages for w in p.words]
+    refs = list(E.reference_inks(ds, run.reference))
+    rows = []
+    for system in run.scores["system"].unique():
+        inks = prediction_inks(run, str(system), ds, progress=progress)
+        preds = [ink if ink is not None else invalid_prediction((p.width, p.height)) for ink, (p, w) in zip(inks, words)]
+        geo = geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
+                             spacing=spacing, progress=progress)
+        rows.append(pd.DataFrame({"system": str(system), "word_id": [w.id for p, w in words],
+                                  "valid": [ink is not None for ink in inks], "dtw": geo[:, 0], "chamfer": geo[:, 1]}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def reocr_counts(run: EvalRun, engine, dataset_dir=None, *, casefold: bool = True, progress: bool = False) -> pd.DataFrame:
+    """Edit counts of every word when the renders of the cached predictions are read by another OCR
+    ``engine`` (an object with ``read(images)``). Columns: system, word_id, valid, S, D, I, N."""
+    from .metrics import edit_counts
+    from .render import render_ink
+
+    ds = _dataset(run, dataset_dir)
+    words = [(p, w) for p in ds.pages for w in p.words]
+    rows = []
+    for system in run.scores["system"].unique():
+        inks = prediction_inks(run, str(system), ds, progress=progress)
+        texts = engine.read([render_ink(ink if ink is not None else []) for ink in inks])
+        for (p, w), ink, t in zip(words, inks, texts):
+            c = edit_counts(t, w.text, casefold=casefold)
+            rows.append({"system": str(system), "word_id": w.id, "valid": ink is not None,
+                         "S": c.S, "D": c.D, "I": c.I, "N": c.N})
+    return pd.DataFrame(rows)
+
+
+def casefold_counts(scores: pd.DataFrame, casefold: bool) -> pd.DataFrame:
+    """The scores with S, D, I, N, ar, cr recomputed from the stored ``ocr_text`` with ``casefold`` (words
+    without OCR keep NA)."""
+    from .metrics import edit_counts
+
+    out = scores.copy()
+    has = out["N"].notna()
+    recs = [edit_counts("" if pd.isna(t) else str(t), str(ref), casefold=casefold)
+            for t, ref in zip(out.loc[has, "ocr_text"], out.loc[has, "text"])]
+    for c in ("S", "D", "I", "N"):
+        out.loc[has, c] = [getattr(r, c) for r in recs]
+    out.loc[has, "ar"] = [r.ar for r in recs]
+    out.loc[has, "cr"] = [r.cr for r in recs]
+    return out
+
+
+def _corpus(df: pd.DataFrame) -> pd.DataFrame:
+    """Corpus AR, CR per system from S, D, I, N."""
+    g = df.dropna(subset=["N"]).groupby("system")[["S", "D", "I", "N"]].sum().astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ar = (g["N"] - g["S"] - g["D"] - g["I"]) / g["N"].where(g["N"] > 0)
+        cr = (g["N"] - g["S"] - g["D"]) / g["N"].where(g["N"] > 0)
+    return pd.DataFrame({"ar": ar, "cr": cr})
+
+
+def point_values(scores: pd.DataFrame, metric: str, *, valid_only: bool = False, style_column: str = "style") -> pd.Series:
+    """Per-system value of ``metric`` (dtw, chamfer: mean; ar, cr: corpus rate; style: mean over the words
+    that have a value in ``style_column``), over all words (invalid ones scored by the centre-dot / blank
+    rule) or, with ``valid_only``, over valid outputs only. Index: system (sorted)."""
+    if metric not in BETTER:
+        raise ValueError(f"point_values: unknown metric {metric!r}; known: {', '.join(BETTER)}")
+    df = scores[scores["valid"].astype(bool)] if valid_only else scores
+    systems = sorted(scores["system"].astype(str).unique())
+    if metric in ("ar", "cr"):
+        v = _corpus(df)[metric] if len(df) else pd.Series(dtype=float)
+    else:
+        col = style_column if metric == "style" else metric
+        v = df.groupby("system")[col].mean() if len(df) else pd.Series(dtype=float)
+    v.index = v.index.astype(str)
+    return v.reindex(systems).astype(float)
+
+
+@dataclass
+class Variant:
+    """One definition of one metric: per-system values, or the reason it cannot be computed here."""
+
+    metric: str
+    name: str
+    values: pd.Series | None = None
+    reason: str = ""
+    default: bool = False
+    description: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.values is not None
+
+
+def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1),
+                        ocr_engines: Sequence[str] = ("tesseract", "deepseek-ocr"), dataset_dir=None,
+                        progress: bool = False) -> list[Variant]:
+    """Every metric under the run's default definitions and under each variant:
+
+    * invalid-output rule: all words with the centre-dot / blank rule (default) vs valid outputs only;
+    * resample spacing (DTW, Chamfer): each of ``spacings`` (word heights) re-scored from the cached
+      predictions (needs the dataset folder: ``dataset_dir`` or the run's facts);
+    * OCR engine (AR, CR): each of ``ocr_engines`` other than the run's; an engine that cannot run here
+      (:class:`inkground_lib.ocr.OCRUnavailable`) gives a variant with the reason instead of values;
+    * casefolding (AR, CR): the stored OCR texts compared with the other casefold setting;
+    * Style over the classifier's held-out words (default) vs all words (column style_any).
+    """
+    from .ocr import OCRUnavailable, get_engine
+
+    st = run.settings
+    spacing0 = st.get("spacing", 0.05)
+    engine0 = st.get("ocr_engine", "rapidocr")
+    casefold0 = bool(st.get("casefold", True))
+    s = run.scores
+    out: list[Variant] = []
+    geo_alt = {}
+    for sp in spacings:
+        if spacing0 is not None and math.isclose(float(sp), float(spacing0)):
+            continue
+        try:
+            geo_alt[sp] = rescore_geometry(run, sp, dataset_dir, progress=progress)
+        except (FileNotFoundError, ValueError) as e:
+            geo_alt[sp] = f"not available here: {e}"
+    for m in ("dtw", "chamfer"):
+        out.append(Variant(m, f"default (spacing {spacing0}, all words)", point_values(s, m), default=True,
+                           description="centre-dot rule for invalid outputs"))
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
+        for sp, g in geo_alt.items():
+            if isinstance(g, str):
+                out.append(Variant(m, f"spacing {sp}", reason=g))
+            else:
+                out.append(Variant(m, f"spacing {sp}", point_values(g, m)))
+    engines = {}
+    for name in ocr_engines:
+        if name == engine0:
+            continue
+        try:
+            eng = get_engine(name)
+        except OCRUnavailable as e:
+            engines[name] = f"not available here: {e}"
+            continue
+        try:
+            engines[name] = reocr_counts(run, eng, dataset_dir, casefold=casefold0, progress=progress)
+        except (FileNotFoundError, ValueError) as e:
+            engines[name] = f"not available here: {e}"
+    cf = casefold_counts(s, not casefold0)
+    for m in ("ar", "cr"):
+        out.append(Variant(m, f"default ({engine0}, {'casefolded' if casefold0 else 'case-sensitive'}, all words)",
+                           point_values(s, m), default=True, description="blank render for invalid outputs"))
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
+        out.append(Variant(m, "case-sensitive" if casefold0 else "casefolded", point_values(cf, m)))
+        for name, c in engines.items():
+            if isinstance(c, str):
+                out.append(Variant(m, f"OCR {name}", reason=c))
+            else:
+                out.append(Variant(m, f"OCR {name}", _corpus(c)[m].reindex(sorted(s["system"].astype(str).unique()))))
+    out.append(Variant("style", "default (held-out words, all outputs)", point_values(s, "style"), default=True))
+    out.append(Variant("style", "valid outputs only", point_values(s, "style", valid_only=True)))
+    if "style_any" in s.columns:
+        out.append(Variant("style", "all words (incl. classifier training words)",
+                           point_values(s, "style", style_column="style_any")))
+    else:
+        out.append(Variant("style", "all words (incl. classifier training words)",
+                           reason="not available here: the scores have no style_any column"))
+    return out
+
+
+def _ranks(values: pd.Series, metric: str) -> pd.Series:
+    return values.rank(ascending=BETTER[metric] == "min", method="min", na_option="keep")
+
+
+def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None, *, with_values: bool = False) -> pd.DataFrame:
+    """Ranks of every system under every variant: one row per (metric, variant), one column per system,
+    plus Kendall's tau (and its p-value) between the metric's default ranking and the variant's
+    (scipy.stats.kendalltau over the systems ranked by both; NaN with fewer than 2). A variant that cannot
+    be computed here has its reason in every system's cell. ``with_values``: cells "rank (value)"."""
+    from scipy.stats import kendalltau
+
+    systems = list(systems) if systems is not None else sorted({s for v in variants if v.available
+                                                                 for s in v.values.index})
+    defaults = {v.metric: v for v in variants if v.default}
+    rows = []
+    for v in variants:
+        row = {"metric": LABELS.get(v.metric, v.metric), "variant": v.name}
+        if not v.available:
+            for s in systems:
+                row[s] = v.reason
+            row["Kendall tau vs default"] = np.nan
+            row["p"] = np.nan
+        else:
+            r = _ranks(v.values.reindex(systems), v.metric)
+            for s in systems:
+                if pd.isna(r[s]):
+                    row[s] = "n/a"
+                elif with_values:
+                    row[s] = f"{int(r[s])} ({v.values[s]:.3f})"
+                else:
+                    row[s] = int(r[s])
+            d = defaults.get(v.metric)
+            tau = p = np.nan
+            if d is not None:
+                r0 = _ranks(d.values.reindex(systems), v.metric)
+                both = r0.notna() & r.notna()
+                if both.sum() >= 2:
+                    if v is d:
+                        tau, p = 1.0, np.nan
+                    else:
+                        res = kendalltau(r0[both].to_numpy(), r[both].to_numpy())
+                        tau, p = float(res.statistic), float(res.pvalue)
+            row["Kendall tau vs default"] = tau
+            row["p"] = p
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["metric", "variant"])
+
+
+def kendall_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per dataset: the smallest Kendall tau over the non-default variants and which variant it is."""
+    rows = []
+    for ds, t in tables.items():
+        tau = t["Kendall tau vs default"].drop(index=[i for i in t.index if i[1].startswith("default")])
+        tau = tau.dropna()
+        if len(tau):
+            i = tau.idxmin()
+            rows.append({"dataset": ds, "variants compared": int(len(tau)), "lowest tau": float(tau.min()),
+                         "at": f"{i[0]}: {i[1]}", "variants with tau = 1": int((tau >= 1 - 1e-12).sum())})
+        else:
+            rows.append({"dataset": ds, "variants compared": 0, "lowest tau": np.nan, "at": "",
+                         "variants with tau = 1": 0})
+    return pd.DataFrame(rows).set_index("dataset")
+
+
+# ===================================================================================== correlations, style
+
+def metric_correlations(scores: pd.DataFrame, metrics: Sequence[str] = ("dtw", "chamfer", "ar", "cr", "style")) -> pd.DataFrame:
+    """Spearman rank correlations between per-word metrics, pooled over the systems of one dataset
+    (pairwise complete words: Style exists only on held-out words, AR / CR where OCR ran and N > 0).
+    DTW and Chamfer are lower-is-better, the others higher-is-better: a negative correlation between DTW
+    and AR means the metrics agree."""
+    return scores[list(metrics)].astype(float).rename(columns=LABELS).corr(method="spearman")
+
+
+def style_chance_table(summary: pd.DataFrame, reported: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Style beside its chance level: per (dataset, system) our Style with its CI, the classifier's chance
+    level 1 / n_classes and top-1 accuracy, Style / chance; then the paper's reported Style values beside
+    their chance level (1 / 537 pages on inkGround, 1 / 217 writers on IAM-OnDB: reported.csv ids
+    style_classes_inkground / style_classes_iamondb)."""
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append({"source": "ours (measured)", "dataset": r["dataset"], "system": r["system"],
+                     "Style": r["style"], "Style 95% CI": f"[{r['style_lo']:.3f}, {r['style_hi']:.3f}]",
+                     "writer classes": r.get("n_classes", np.nan), "chance": r.get("chance", np.nan),
+                     "classifier top-1": r.get("style_top1", np.nan),
+                     "Style / chance": r["style"] / r["chance"] if r.get("chance") else np.nan})
+    if reported is not None:
+        rp = reported.reset_index() if "id" not in reported.columns else reported
+        classes = {"inkGround": "style_classes_inkground", "IAM-OnDB": "style_classes_iamondb"}
+        pts = paper_points(rp)
+        vals = rp.set_index("id")["value"]
+        for _, r in pts[pts["style"].notna()].iterrows():
+            k = float(vals[classes[r["dataset"]]]) if r["dataset"] in classes and classes[r["dataset"]] in vals else np.nan
+            ch = 1.0 / k if k else np.nan
+            rows.append({"source": "paper (reported)", "dataset": r["dataset"], "system": r["system"],
+                         "Style": r["style"], "Style 95% CI": "", "writer classes": k, "chance": ch,
+                         "classifier top-1": np.nan, "Style / chance": r["style"] / ch if ch else np.nan})
+    out = pd.DataFrame(rows)
+    return out.set_index(["source", "dataset", "system"]) if len(out) else out
