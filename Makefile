@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
-SYSTEMS ?= skeleton font box reference
+SYSTEMS ?= reference skeleton font box
 eval: $(STAMP)
 	$(PY) -m inkground_lib.cli eval --systems $(SYSTEMS)
 

@@ -2,6 +2,9 @@
 
     inkground synth --out DIR [--pages N --seed S ...]     synthetic photographed pages
     inkground recorded --unipen PATH --out DIR [...]       pages of real recorded words
+    inkground pseudo --candidates DIR --run DIR [...]      the pseudo-label pipeline (section 02)
+    inkground predict --system NAME --dataset DIR          run or resume one system (cached predictions)
+    inkground eval --systems A B ... [--dataset DIR]       predict and score systems (section 03)
     inkground run 01 -p NAME VALUE [-p NAME VALUE ...]     rerun one section with new parameters
     inkground book                                          datasets -> sections -> the HTML book
 
@@ -30,6 +33,42 @@ def _recorded(a) -> None:
     kw = {k: getattr(a, k) for k in ("unipen", "iamondb", "pages", "seed") if getattr(a, k) is not None}
     out = recorded.build_recorded(Path(a.out), progress=not a.quiet, **kw)
     print(out)
+
+
+def _pseudo(a) -> None:
+    from . import pseudo
+
+    res = pseudo.run_pipeline(Path(a.candidates), Path(a.run), derenderer=a.derenderer, ocr=a.ocr,
+                              ocr_threshold=a.ocr_threshold, ratings=a.ratings, n_raters=a.n_raters,
+                              raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
+                              progress=not a.quiet)
+    print(pseudo.funnel_table(res).to_string())
+    print(f"benchmark set: {Path(a.run) / 'benchmark'}")
+
+
+def _predict(a) -> None:
+    from . import evaluate
+    from .dataset import load_dataset
+
+    ds = load_dataset(a.dataset)
+    run = evaluate.predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet)
+    counts = {}
+    for st in run.statuses:
+        counts[st] = counts.get(st, 0) + 1
+    print(f"{run.label}: {len(run.statuses)} words; statuses {counts}; cache {Path(a.run) / 'predictions'}")
+
+
+def _eval(a) -> None:
+    from . import evaluate
+
+    settings = evaluate.EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
+    res = evaluate.evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet)
+    cols = ["label", "n_words", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
+    if len(res.summary):
+        print(res.summary[cols].to_string(index=False))
+    for name, why in res.unavailable.items():
+        print(f"not run: {name}: {why}")
+    print(f"scores: {Path(a.run) / f'scores-{a.reference}.csv'}")
 
 
 def _run(a) -> None:
@@ -76,6 +115,39 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=_recorded)
 
+    ps = sub.add_parser("pseudo", help="the pseudo-label pipeline: derender, OCR filter, rater filter, benchmark set")
+    ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
+    ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
+    ps.add_argument("--derenderer", default="skeleton", help="skeleton, or inksight-small-p:<SavedModel folder>")
+    ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
+    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=0.85)
+    ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score); default: simulated raters")
+    ps.add_argument("--n-raters", dest="n_raters", type=int, default=85)
+    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=2)
+    ps.add_argument("--n-candidates", dest="n_candidates", type=int)
+    ps.add_argument("--seed", type=int, default=0)
+    ps.add_argument("--quiet", action="store_true")
+    ps.set_defaults(func=_pseudo)
+
+    pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
+    pr.add_argument("--system", required=True, help="a name from inkground_lib/systems.yaml or $INKGROUND_SYSTEMS")
+    pr.add_argument("--dataset", required=True)
+    pr.add_argument("--run", default="data/runs/predict", help="run folder (predictions/<system>.jsonl)")
+    pr.add_argument("--grid", type=int, default=50)
+    pr.add_argument("--quiet", action="store_true")
+    pr.set_defaults(func=_predict)
+
+    ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
+    ev.add_argument("--systems", nargs="+", required=True)
+    ev.add_argument("--dataset", default="data/runs/synth/02_pseudo_labels/benchmark")
+    ev.add_argument("--run", default="data/runs/synth/03_evaluation")
+    ev.add_argument("--reference", default="reference", choices=["reference", "true"])
+    ev.add_argument("--ocr", default="rapidocr")
+    ev.add_argument("--spacing", type=float, default=0.05)
+    ev.add_argument("--grid", type=int, default=50)
+    ev.add_argument("--quiet", action="store_true")
+    ev.set_defaults(func=_eval)
+
     u = sub.add_parser("run", help="execute one section notebook with papermill, with new parameters")
     u.add_argument("section", help="01, 02, ... or the notebook name")
     u.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
@@ -96,11 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     from .files import PathError
     from .ink import InkError
     from .runner import RunnerError
+    from .systems import SystemConfigError, SystemUnavailable
 
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (DatasetError, PathError, InkError, RunnerError, FileNotFoundError, ValueError) as e:
+    except (DatasetError, PathError, InkError, RunnerError, SystemConfigError, SystemUnavailable,
+            FileNotFoundError, ValueError) as e:
         print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -359,7 +359,7 @@ def predict_system(name: str, ds, run_dir, *, grid: int = 50, progress: bool = T
 
     system = get_system(name, extra=registry_extra)
     items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
-    records = run_predictions(system, items, cache_path(Path(run_dir) / "predictions", name), progress=progress)
+    records = run_predictions(system, items, cache_path(run_dir, name), progress=progress)
     inks, statuses = [], []
     for rec, it in zip(records, items):
         ink, st = record_ink(rec, it.page_size, grid)
@@ -483,7 +483,8 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
     atomic_write_text(run_dir / f"scores-{settings.reference}.csv", scores.to_csv(index=False))
     atomic_write_text(run_dir / f"summary-{settings.reference}.csv", summary.to_csv(index=False))
     atomic_write_text(run_dir / f"facts-{settings.reference}.json",
-                      json.dumps({"dataset": ds.name, "reference": settings.reference, "style": facts,
+                      json.dumps({"dataset": ds.name, "dataset_dir": str(dataset_dir), "dataset_kind": ds.kind,
+                                  "reference": settings.reference, "style": facts,
                                   "unavailable": unavailable, "settings": _settings_dict(settings)},
                                  indent=1, sort_keys=True))
     return EvalResult(ds.name, settings.reference, scores, summary, runs, unavailable, facts)

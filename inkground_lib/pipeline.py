@@ -20,6 +20,20 @@ RECORDED_DIR = DATA / "datasets" / "recorded"
 BENCHMARK_DIR = DATA / "runs" / "synth" / "02_pseudo_labels" / "benchmark"
 
 
+def earlier_outputs_hash(key: str) -> str:
+    """sha256 of the tables earlier sections wrote (CSV / JSON directly in data/runs/*/<NN>_*/ for NN <
+    ``key``), so a section re-executes when an earlier one produced different results."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for run in sorted((DATA / "runs").glob("*/[0-9][0-9]_*")):
+        if run.is_dir() and run.name[:2] < key:
+            for f in sorted(list(run.glob("*.csv")) + list(run.glob("*.json"))):
+                h.update(f.relative_to(DATA).as_posix().encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def api_env_set() -> list[str]:
     """Names (never values) of the registry's API environment variables that are set: a section that runs
     API systems must re-execute when a key appears or disappears."""
@@ -89,11 +103,16 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
         if BENCHMARK_DIR.joinpath("manifest.json").is_file():
             inputs["benchmark"] = dataset_hash(BENCHMARK_DIR)
         inputs["api_env_set"] = api_env_set()
+        inputs["earlier_sections"] = earlier_outputs_hash(section.key)
         with timer(f"section {section.key}"):
             path, _ = runner.run_section(section.key, section_parameters(section, defaults),
                                          inputs=inputs, force=force)
         executed.append(path)
     from .book import write_reproducibility_page
+    from .claims import pipeline_hook
+
+    with timer("reviewers page"):
+        pipeline_hook(ROOT)
 
     write_reproducibility_page(runner.SECTIONS_DIR / "reproducibility.md", executed, info)
     with timer("jupyter-book build"):

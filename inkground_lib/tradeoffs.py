@@ -178,7 +178,7 @@ def _front_line(ax, x, y, xb, yb, **kw):
     return m
 
 
-def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, dtw_linthresh: float = 0.5):
+def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, dtw_linthresh: float = 1.0):
     """Two panels: Style against AR and DTW against AR. Ours (measured): one colour per dataset, filled
     circles with page-bootstrap CIs as error bars; the paper's reported points: open diamonds, one colour
     per paper dataset. The Pareto front (non-dominated systems: high AR and high Style; high AR and low DTW)
@@ -219,9 +219,14 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, d
         ax.set_xlabel("AR (accurate rate of OCR on the rendered strokes)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    if dtw_linthresh:  # linear up to the threshold (so DTW 0 shows), logarithmic above (wild traces)
+    ys = list(summary["dtw_hi"].dropna()) + ([] if paper is None else list(paper["dtw"].dropna()))
+    if dtw_linthresh and ys and max(ys) > 3 * dtw_linthresh:
+        # wild traces (DTW of several word heights): linear up to the threshold (DTW 0 still shows),
+        # logarithmic above
+        from matplotlib.ticker import ScalarFormatter
+
         axes[1].set_yscale("symlog", linthresh=dtw_linthresh, linscale=2.0)
-        axes[1].set_ylim(bottom=-0.01)
+        axes[1].yaxis.set_major_formatter(ScalarFormatter())
     handles, labels = axes[0].get_legend_handles_labels()
     h2, l2 = axes[1].get_legend_handles_labels()
     seen = dict(zip(labels, handles))
@@ -253,7 +258,7 @@ def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) ->
         return E.predict_system(system, ds, run.run_dir, grid=_grid(run), progress=progress).inks
     from .cache import cache_path, load_cache
 
-    path = cache_path(Path(run.run_dir) / "predictions", system)
+    path = cache_path(Path(run.run_dir), system)
     by_word = {}
     for rec in load_cache(path, system=system).values():
         by_word[rec.get("word_id")] = rec
@@ -451,6 +456,13 @@ def _ranks(values: pd.Series, metric: str) -> pd.Series:
     return values.rank(ascending=BETTER[metric] == "min", method="min", na_option="keep")
 
 
+def short_reason(reason: str) -> str:
+    """The first clause of a 'not available here' reason (up to the first ';' or sentence end)."""
+    reason = str(reason)
+    cuts = [i for i in (reason.find(";"), reason.find(". ")) if i > 0]
+    return reason[:min(cuts)] if cuts else reason
+
+
 def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None, *, with_values: bool = False) -> pd.DataFrame:
     """Ranks of every system under every variant: one row per (metric, variant), one column per system,
     plus Kendall's tau (and its p-value) between the metric's default ranking and the variant's
@@ -466,7 +478,7 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
         row = {"metric": LABELS.get(v.metric, v.metric), "variant": v.name}
         if not v.available:
             for s in systems:
-                row[s] = v.reason
+                row[s] = short_reason(v.reason)
             row["Kendall tau vs default"] = np.nan
             row["p"] = np.nan
         else:

@@ -1,0 +1,212 @@
+"""The paper's numbers and claims as data (data/paper/reported.csv, claims.csv) and the reviewers' page."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from inkground_lib import claims as C
+from inkground_lib.book import paper_numbers
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT / "data" / "paper"
+COPY = PAPER / "inkground-summary.txt"
+SHARED = ROOT.parent / "shared" / "paper" / "inkground-summary.txt"
+
+# Strings whose digits are not numbers of the paper: model names and a section number. Removed before the
+# numbers are read.
+EXCLUDED = ["Gemini-3.1-Pro", "Claude-Opus-4.8", "Kimi-K3", "Qwen3-VL-32B", "Molmo-7B-D", "ResNet-18", "Sec. 5.2"]
+# Numbers written as words (not parsed from the text): phrase -> reported id.
+NUMBER_WORDS = {"Of seven VLMs": "n_vlms", "The four open-source models": "n_open_models",
+                "at least two raters": "raters_per_pair_min"}
+# "10/10" is read as two numbers, 10 and 10 (the score every rater must give, on a scale to 10).
+NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(%?)")
+
+
+def summary_numbers(text: str) -> list[tuple[int, str, float]]:
+    """(line number, token, value) of every number in the summary; percentages as fractions."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        for name in EXCLUDED:
+            line = line.replace(name, " ")
+        for m in NUMBER.finditer(line):
+            v = float(m.group(1).replace(",", ""))
+            out.append((i, m.group(0), round(v / 100, 12) if m.group(2) else v))
+    return out
+
+
+def test_number_parser_on_the_awkward_cases():
+    got = [(t, v) for _, t, v in summary_numbers(
+        "2,984 pages; only 26% pass; 81.7% agree; Qwen3-VL-32B at 0.222; score 10/10; Sec. 5.2; ResNet-18")]
+    assert got == [("2,984", 2984.0), ("26%", 0.26), ("81.7%", 0.817), ("0.222", 0.222), ("10", 10.0), ("10", 10.0)]
+
+
+def _check_every_number_present(path: Path):
+    text = path.read_text("utf-8")
+    rep = paper_numbers()
+    lines = text.splitlines()
+    missing = []
+    for i, tok, v in summary_numbers(text):
+        line = lines[i - 1]
+        # a reported row for this number whose sentence comes from this line of the summary
+        rows = rep[[abs(float(x) - v) <= 1e-9 * max(1.0, abs(v)) for x in rep["value"]]]
+        here = [pid for pid, s in rows["sentence"].items()
+                if s.replace(" (flowchart)", "").strip() in line or line.strip() in s]
+        if not here:
+            missing.append(f"line {i}: {tok} ({line.strip()[:60]})")
+    assert not missing, f"numbers of {path} not in reported.csv: {missing}"
+    for phrase, pid in NUMBER_WORDS.items():
+        assert phrase in text, phrase
+        assert pid in rep.index
+
+
+def test_every_number_of_the_summary_copy_is_in_reported_csv():
+    _check_every_number_present(COPY)
+
+
+def test_every_number_of_the_shared_summary_is_in_reported_csv():
+    if not SHARED.is_file():
+        pytest.skip(f"{SHARED} is absent (the shared project folder is not beside the repository)")
+    _check_every_number_present(SHARED)
+    assert SHARED.read_text("utf-8") == COPY.read_text("utf-8"), "data/paper/inkground-summary.txt is not a verbatim copy"
+
+
+def test_reported_sentences_come_from_the_summary():
+    text = COPY.read_text("utf-8")
+    rep = paper_numbers()
+    bad = [pid for pid, s in rep["sentence"].items() if s.replace(" (flowchart)", "").strip() not in text]
+    assert not bad
+
+
+def test_claims_file_is_valid_and_complete():
+    rep = paper_numbers()
+    cl = C.load_claims(reported=rep)  # refs and check names exist in reported.csv (else ClaimsError)
+    text = COPY.read_text("utf-8")
+    assert all(s in text for s in cl["sentence"]), [s for s in cl["sentence"] if s not in text]
+    used = {i for r in cl["refs"] for i in r.split()}
+    assert set(rep.index) <= used, f"reported ids no claim rests on: {sorted(set(rep.index) - used)}"
+    for _, c in cl.iterrows():
+        assert C.check_names(c["check"]) <= set(c["refs"].split()) if c["check"] else True, c["claim_id"]
+        assert c["needs"].strip(), f"{c['claim_id']}: says nothing about what reproducing it needs"
+    # every ranking statement has a machine check
+    assert (cl.loc[cl["kind"].isin(["ranking", "arithmetic"]), "check"].str.strip() != "").all()
+
+
+def test_load_claims_rejects_unknown_ids_and_bad_checks(tmp_path):
+    cl = pd.read_csv(C.CLAIMS_CSV, dtype=str, keep_default_na=False)
+    bad = cl.copy()
+    bad.loc[0, "refs"] = "n_vlms no_such_id"
+    bad.to_csv(tmp_path / "c.csv", index=False)
+    with pytest.raises(C.ClaimsError, match="no_such_id"):
+        C.load_claims(tmp_path / "c.csv")
+    bad = cl.copy()
+    bad.loc[0, "check"] = "__import__('os').system('true') == 0"
+    bad.to_csv(tmp_path / "c.csv", index=False)
+    with pytest.raises(C.ClaimsError, match="not allowed|only"):
+        C.load_claims(tmp_path / "c.csv")
+
+
+def test_check_language():
+    v = {"a": 777, "b": 2984, "r": 0.26, "x": 0.9, "y": 0.5, "z": 0.9}
+    assert C.evaluate_check("a / b ~= r within 0.005", v).ok is True
+    assert C.evaluate_check("a / b ~= r within 0.0001", v).ok is False
+    r = C.evaluate_check("max over {x, y} is x", v)
+    assert r.ok and "x 0.9" in r.detail
+    assert C.evaluate_check("min over {x, y} is x", v).ok is False
+    assert C.evaluate_check("max over {x, y, z} is z", v).ok is True  # ties: one of the extremes
+    assert C.evaluate_check("y < x <= z and a - 777 == 0", v).ok is True
+    assert C.evaluate_check("y < min(x, z) and y > x", v).ok is False
+    assert C.evaluate_check("", v).ok is None
+
+
+def test_paper_checks_hold_on_the_reported_numbers():
+    rep = paper_numbers()
+    t = C.check_claims(C.load_claims(reported=rep), rep).set_index("claim_id")
+    assert (t["check_ok"].dropna() == True).all(), t.loc[t["check_ok"] == False, "check_detail"].tolist()  # noqa: E712
+    assert "777 / 2,984 = 0.2604" in t.loc["ocr_pass_rate", "check_detail"]
+
+
+# --------------------------------------------------------------------------------------- reviewers' page
+
+def _statuses(md: str) -> dict:
+    return dict(re.findall(r"^### `(\w+)`: (.+)$", md, flags=re.M))
+
+
+def test_page_lists_every_claim_and_flips_to_inconsistent(tmp_path):
+    rep = paper_numbers()
+    cl = C.load_claims(reported=rep)
+    md = C.reviewers_page(cl, rep)
+    st = _statuses(md)
+    assert set(st) == set(cl["claim_id"])
+    assert st["ocr_pass_rate"] == C.CONSISTENT and st["kimi_highest_style"] == C.CONSISTENT
+    assert st["gemini_inkground"] == C.NOT_REPRODUCIBLE  # nothing ran, no check possible
+    assert C.INCONSISTENT not in st.values()
+    # a temp copy with a changed number: the arithmetic fails and the status follows
+    df = pd.read_csv(PAPER / "reported.csv", dtype={"section": str})
+    df.loc[df["id"] == "ocr_pass_rate", "value"] = 0.30
+    df.loc[df["id"] == "kimi_ink_style", "value"] = 0.5
+    df.to_csv(tmp_path / "reported.csv", index=False)
+    rep2 = paper_numbers(tmp_path / "reported.csv")
+    st2 = _statuses(C.reviewers_page(cl, rep2))
+    assert st2["ocr_pass_rate"] == C.INCONSISTENT
+    assert st2["kimi_highest_style"] == C.INCONSISTENT
+    assert st2["claude_readable_low_style"] == C.CONSISTENT  # Claude still has the lowest style
+
+
+def _run(system, identity, role="benchmark", reference="reference", dtw=0.1, lo=0.09, hi=0.12):
+    summ = pd.DataFrame([{"system": system, "dtw": dtw, "dtw_lo": lo, "dtw_hi": hi, "chamfer": 0.05, "ar": 0.8,
+                          "style": 0.9, "cr": 0.8}])
+    return C.RunInfo(Path("/nowhere"), reference, "toy", summ, {"style": {"n_classes": 4, "chance": 0.25,
+                                                                           "n_train": 30, "n_test": 10}},
+                     identity, role)
+
+
+def test_status_from_runs_reproduced_stand_in_and_not():
+    rep = paper_numbers()
+    cl = C.load_claims(reported=rep).set_index("claim_id", drop=False)
+    as_paper = {"gemini-3.1-pro": "Gemini-3.1-Pro"}
+    c = cl.loc["gemini_inkground"]
+    # the paper's system on the paper's data: reproduced (only DTW ... all four metrics are in the summary row)
+    s = C.claim_status(c, rep, [_run("gemini-3.1-pro", "inkGround")], as_paper=as_paper)
+    assert s.status == C.REPRODUCED
+    assert any("vs paper 0.105" in m.text and "inside" in m.text for m in s.here)
+    # the same system on our synthetic benchmark: measured with stand-ins, never "reproduced"
+    s = C.claim_status(c, rep, [_run("gemini-3.1-pro", None)], as_paper=as_paper)
+    assert s.status == C.STAND_IN
+    # another system only: nothing measured for Gemini
+    assert C.claim_status(c, rep, [_run("font", None)], as_paper=as_paper).status == C.NOT_REPRODUCIBLE
+    # InkSight's stand-in (the skeleton derenderer) on recorded data scored against the truth
+    s = C.claim_status(cl.loc["inksight_iamondb"], rep, [_run("skeleton", None, "recorded", "true")], as_paper=as_paper)
+    assert s.status == C.STAND_IN and "stands in for InkSight" in s.here[0].text
+    # a run of the same system against the wrong reference does not count
+    s = C.claim_status(cl.loc["inksight_iamondb"], rep, [_run("skeleton", None, "recorded", "reference")], as_paper=as_paper)
+    assert s.status == C.NOT_REPRODUCIBLE
+
+
+def test_status_from_pseudo_run_and_stats():
+    rep = paper_numbers()
+    cl = C.load_claims(reported=rep).set_index("claim_id", drop=False)
+    pseudo = {"numbers": {"candidates": 16, "ocr_pass_rate": 0.5625, "ocr_threshold": 0.85},
+              "components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
+              "params": {"candidates": "data/datasets/synth"}}
+    s = C.claim_status(cl.loc["funnel_candidates"], rep, [], pseudo, as_paper={})
+    assert s.status == C.STAND_IN and "16" in s.here[0].text and "skeleton" in s.here[0].text
+    s = C.claim_status(cl.loc["ocr_pass_rate"], rep, [], pseudo, as_paper={})
+    assert s.status == C.CONSISTENT and any("0.5625" in m.text and "paper 0.26" in m.text for m in s.here)
+    s = C.claim_status(cl.loc["style_train_share"], rep, [_run("font", None)], as_paper={})
+    assert s.status == C.STAND_IN and "0.75" in s.here[0].text
+    s = C.claim_status(cl.loc["words_per_page"], rep, [], None, {"synth": {"words_per_page_mean": 38.7}}, as_paper={})
+    assert any("38.7" in m.text and "34.89" in m.text for m in s.here)
+
+
+def test_pipeline_hook_writes_the_page(tmp_path):
+    shutil.copytree(PAPER, tmp_path / "data" / "paper")
+    out = C.pipeline_hook(tmp_path)
+    assert out == tmp_path / "book" / "sections" / "reviewers.md"
+    md = out.read_text("utf-8")
+    assert set(_statuses(md)) == set(C.load_claims().claim_id)
+    assert "no section-3 run outputs were found" in md
+    # the sentences are escaped for MyST: no raw link brackets or braces from the flowchart lines
+    assert "A\\[2,984 candidate pages\\]" in md and "C\\{DeepSeek-OCR" in md
