@@ -380,6 +380,12 @@ def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True)
     words = [(w, p.writer) for p in ds.pages for w in p.words]
     train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
     test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
+    writers = sorted({wr for _, wr in train})
+    if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
+        return None, {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
+                      "top1": float("nan"), "trained_now": False,
+                      "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
+                                      f"{len(writers)}"}
     model = train_style(train, params, Path(run_dir) / f"style-{settings.reference}", progress=progress)
     ev = evaluate_classifier(model, test) if test else None
     facts = {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),

@@ -469,7 +469,11 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
         opt = torch.optim.AdamW(model.parameters(), lr=params.lr, weight_decay=params.weight_decay, fused=True)
         n, bs = len(x), int(params.batch_size)
         steps = params.epochs * max(1, -(-n // bs))
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=params.lr, total_steps=steps, pct_start=0.2)
+        # one-cycle schedule; its warm-up needs >= 2 steps, so tiny runs (few words) warm up over a larger
+        # share, and runs of under 4 steps keep a constant learning rate
+        sched = (torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=params.lr, total_steps=steps,
+                                                     pct_start=min(0.5, max(0.2, 2.0 / steps)))
+                 if steps >= 4 else None)
         model.train()
         bar = tqdm(total=steps, desc="Style training", unit="batch", disable=not progress, leave=False)
         for _ in range(params.epochs):
@@ -488,7 +492,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-                if sched.last_epoch + 1 < steps:
+                if sched is not None and sched.last_epoch + 1 < steps:
                     sched.step()
                 tot += float(loss.detach()) * len(idx)
                 bar.update(1)

@@ -201,3 +201,15 @@ def test_params_round_trip_and_paper_preset():
     assert style.StyleParams.from_dict(json.loads(json.dumps(p.to_dict()))) == p
     with pytest.raises(style.StyleError, match="unknown fields"):
         style.StyleParams.from_dict({"epochs": 2, "colour": "red"})
+
+
+@pytest.mark.parametrize("n, epochs", [(2, 1), (3, 2), (5, 5)])
+def test_training_on_very_few_words_works(n, epochs):
+    """Tiny benchmark sets give a handful of training steps: the schedule must not divide by zero."""
+    from inkground_lib.ink import as_ink
+    from inkground_lib.style import StyleParams, train_style
+
+    items = [(as_ink([[[0, 0], [10, i % 3 + 1]]]), "a" if i % 2 else "b") for i in range(n)]
+    model = train_style(items, StyleParams(epochs=epochs), None, progress=False)
+    p = model.proba([it[0] for it in items])
+    assert p.shape == (n, 2) and np.allclose(p.sum(axis=1), 1)
