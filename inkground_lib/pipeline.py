@@ -87,6 +87,24 @@ def section_parameters(section: runner.Section, defaults: bool) -> dict:
         return {}
 
 
+def fit_to_available_data(section: runner.Section, params: dict, datasets: dict) -> dict:
+    """Without recorded data (no UNIPEN file, no IAM-OnDB), sections 03 and 04 run on the benchmark set alone:
+    section 03 gets ``recorded=""`` and section 04 only the run folders that exist. Parameters a user set
+    explicitly are kept as they are."""
+    if "recorded" in datasets:
+        return params
+    params = dict(params)
+    defaults = runner.notebook_parameters(section)
+    if "recorded" in defaults and "recorded" not in params:
+        params["recorded"] = ""
+    if "eval_runs" in defaults and "eval_runs" not in params:
+        import ast
+
+        runs = ast.literal_eval(defaults["eval_runs"])
+        params["eval_runs"] = [r for r in runs if (ROOT / r / "summary-reference.csv").is_file()]
+    return params
+
+
 def make_book(force: bool = False, progress: bool = True, defaults: bool = False) -> Path:
     timer = runner.Timer()
     with timer("datasets"):
@@ -104,9 +122,10 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
             inputs["benchmark"] = dataset_hash(BENCHMARK_DIR)
         inputs["api_env_set"] = api_env_set()
         inputs["earlier_sections"] = earlier_outputs_hash(section.key)
+        user = section_parameters(section, defaults)
+        params = fit_to_available_data(section, user, datasets)
         with timer(f"section {section.key}"):
-            path, _ = runner.run_section(section.key, section_parameters(section, defaults),
-                                         inputs=inputs, force=force)
+            path, _ = runner.run_section(section.key, params, inputs=inputs, force=force, user_params=user)
         executed.append(path)
     from .book import write_reproducibility_page
     from .claims import pipeline_hook

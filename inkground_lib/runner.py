@@ -122,12 +122,14 @@ def stored_fingerprint(path: Path) -> str | None:
 
 
 def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = None, inputs: dict | None = None,
-                force: bool = False, log_output: bool = False) -> tuple[Path, bool]:
+                force: bool = False, log_output: bool = False, user_params: dict | None = None) -> tuple[Path, bool]:
     """Execute section ``key`` with ``params`` into ``out_dir`` (default book/sections/).
 
     Returns (executed notebook path, whether it was executed now). Skips execution when the stored
     fingerprint matches (unless ``force``). ``inputs`` maps input names to content hashes (e.g. dataset
-    hashes) that take part in the fingerprint.
+    hashes) that take part in the fingerprint. ``user_params`` (default: ``params``) is what the executed
+    notebook records as the user's choice, which ``make book`` keeps on later runs; parameters the book
+    pipeline derived itself (e.g. no recorded data here) are executed but not recorded as the user's.
     """
     import nbformat
     import papermill as pm
@@ -153,7 +155,8 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
         raise RunnerError(f"section {section.key} failed; the executed copy is kept at {failed}:\n{e}") from None
     nb = nbformat.read(str(tmp), as_version=4)
     _present_parameters(nb, section, params)
-    nb.metadata["inkground"] = {"fingerprint": fp, "parameters": params, "inputs": inputs or {},
+    nb.metadata["inkground"] = {"fingerprint": fp, "parameters": params if user_params is None else user_params,
+                                "inputs": inputs or {},
                                 "section": section.name}
     atomic_write_bytes(target, nbformat.writes(nb).encode("utf-8"))
     tmp.unlink(missing_ok=True)
