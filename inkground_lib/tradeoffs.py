@@ -558,3 +558,49 @@ def style_chance_table(summary: pd.DataFrame, reported: pd.DataFrame | None = No
                          "classifier top-1": np.nan, "Style / chance": r["style"] / ch if ch else np.nan})
     out = pd.DataFrame(rows)
     return out.set_index(["source", "dataset", "system"]) if len(out) else out
+
+
+def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.DataFrame, corr: dict,
+                  claim_tab: pd.DataFrame, reported: pd.DataFrame, n_boot: int) -> dict:
+    """Everything section 04's prose cites, as plain values keyed for glue (prefix added by the caller):
+    which systems form the Pareto fronts, whether any VLM was scored, how far the rankings move under the
+    definition variants, the Spearman correlations between metrics, and Style's chance levels."""
+    def names(mask, g):
+        return ", ".join(str(s) for s in g.loc[mask, "system"]) or "none"
+
+    front_style, front_dtw = [], []
+    for ds, g in summary.groupby("dataset", sort=False):
+        front_style.append(f"{ds}: {names(pareto_front(g['ar'], g['style'], 'max', 'max'), g)}")
+        front_dtw.append(f"{ds}: {names(pareto_front(g['ar'], g['dtw'], 'max', 'min'), g)}")
+    api = summary[summary["kind"].astype(str).isin(["api", "replay"])]
+    vlm_text = ("No VLM ran here (no API keys or model servers on this machine), so the paper's statements about "
+                "VLMs are checked against its own reported numbers only; the systems measured here are the offline "
+                "baselines of section 3." if not len(api) else
+                f"VLM outputs were scored here: {', '.join(sorted(set(api['system'])))}.")
+    unavailable = sorted({f"{v.name} ({short_reason(v.reason.removeprefix('not available here: '))})"
+                          for vs in variants.values() for v in vs if not v.available})
+    tau_all = taus["lowest tau"].dropna()
+    spearman = [f"{ds}: DTW-AR {c.loc['DTW', 'AR']:.2f}, DTW-Style {c.loc['DTW', 'Style']:.2f}, "
+                f"AR-Style {c.loc['AR', 'Style']:.2f}" for ds, c in corr.items()]
+    chance_text = "; ".join(f"{r.dataset}: {int(r.facts['style']['n_classes'])} writers, chance "
+                            f"{r.chance:.3f}, classifier top-1 {r.facts['style']['top1']:.3f}" for r in runs)
+    min_tau_at = "; ".join(f"{ds}: {row['at']} (tau {row['lowest tau']:.2f})" if row["lowest tau"] < 1 else
+                           f"{ds}: no variant changes the ranking" for ds, row in taus.dropna().iterrows())
+    return {
+        "vlm_text": vlm_text, "n_runs": len(runs), "datasets_text": ", ".join(r.dataset for r in runs),
+        "front_style_text": "; ".join(front_style), "front_dtw_text": "; ".join(front_dtw),
+        "n_boot": n_boot, "n_variants": int(taus["variants compared"].sum()),
+        "min_tau": float(tau_all.min()) if len(tau_all) else float("nan"),
+        "min_tau_at": min_tau_at or "none",
+        "unavailable_text": "; ".join(unavailable) or "none: every variant ran",
+        "spearman_text": "; ".join(spearman), "chance_text": chance_text,
+        "n_paper_checks": int(claim_tab["check_ok"].notna().sum()),
+        "n_paper_checks_ok": int((claim_tab["check_ok"] == True).sum()),  # noqa: E712
+        "paper_chance_inkground": 1.0 / float(reported.loc["style_classes_inkground", "value"]),
+        "paper_chance_iamondb": 1.0 / float(reported.loc["style_classes_iamondb", "value"]),
+    }
+
+
+def captioned(tables: dict, caption: str) -> list:
+    """Styled tables for display, one per dataset, captioned ``caption.format(dataset)``."""
+    return [t.style.set_caption(caption.format(ds)).format(precision=2, na_rep="n/a") for ds, t in tables.items()]
