@@ -23,7 +23,7 @@ def _synth(a) -> None:
 
     fields = {k: v for k, v in vars(a).items() if k in synth.SynthParams.__dataclass_fields__ and v is not None}
     params = synth.SynthParams(**fields)
-    out = synth.generate(Path(a.out), params, progress=not a.quiet)
+    out = synth.generate(Path(a.out), params, progress=not a.quiet, workers=a.workers)
     print(out)
 
 

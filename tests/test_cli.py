@@ -1,0 +1,56 @@
+"""The inkground command: dataset commands write loadable datasets; bad input is one clear line, exit 2."""
+import json
+
+from inkground_lib.cli import main
+from inkground_lib.dataset import load_dataset
+
+
+def test_synth_command_writes_a_deterministic_dataset(tmp_path, capsys):
+    args = ["synth", "--pages", "2", "--seed", "3", "--words-min", "3", "--words-max", "6", "--words-mean", "4",
+            "--width", "500", "--height", "650", "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "a")]) == 0
+    assert main(args + ["--out", str(tmp_path / "b"), "--workers", "1"]) == 0
+    a, b = load_dataset(tmp_path / "a"), load_dataset(tmp_path / "b")
+    assert len(a.pages) == 2 and all(3 <= len(p.words) <= 6 for p in a.pages)
+    assert (tmp_path / "a/manifest.json").read_bytes() == (tmp_path / "b/manifest.json").read_bytes()
+    assert json.loads((tmp_path / "a/manifest.json").read_text())["meta"]["params"]["seed"] == 3
+
+
+def test_bad_parameters_are_one_clear_error(tmp_path, capsys):
+    assert main(["synth", "--out", str(tmp_path / "x"), "--pages", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "inkground synth: error:" in err and "pages" in err
+    assert not (tmp_path / "x" / "manifest.json").exists()
+
+
+def test_predict_names_the_missing_key_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    from conftest import make_tiny_dataset
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    ds = make_tiny_dataset(tmp_path / "ds", pages=2, words=3)
+    code = main(["predict", "--system", "gemini-3.1-pro", "--dataset", str(ds), "--run", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "GEMINI_API_KEY is not set" in err
+    assert not (tmp_path / "run" / "predictions" / "gemini-3.1-pro.jsonl").exists()
+
+
+def test_predict_local_system_then_resume_from_cache(tmp_path, capsys):
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=2, words=3)
+    run = tmp_path / "run"
+    assert main(["predict", "--system", "font", "--dataset", str(ds), "--run", str(run), "--quiet"]) == 0
+    cache = run / "predictions" / "font.jsonl"
+    first = cache.read_bytes()
+    assert len(first.splitlines()) == 6
+    assert main(["predict", "--system", "font", "--dataset", str(ds), "--run", str(run), "--quiet"]) == 0
+    assert cache.read_bytes() == first  # nothing asked twice, nothing appended
+    assert "6 words; statuses {'ok': 6}" in capsys.readouterr().out
+
+
+def test_unknown_system_is_refused(tmp_path, capsys):
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=1, words=1)
+    assert main(["predict", "--system", "nope", "--dataset", str(ds), "--run", str(tmp_path / "r")]) == 2
+    assert "nope" in capsys.readouterr().err
