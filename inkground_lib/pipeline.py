@@ -17,18 +17,18 @@ ROOT = runner.ROOT
 DATA = ROOT / "data"
 SYNTH_DIR = DATA / "datasets" / "synth"
 RECORDED_DIR = DATA / "datasets" / "recorded"
-BENCHMARK_DIR = DATA / "runs" / "synth" / "02_pseudo_labels" / "benchmark"
 
 
 def earlier_outputs_hash(key: str) -> str:
-    """sha256 of the tables earlier sections wrote (CSV / JSON directly in data/runs/*/<NN>_*/ for NN <
-    ``key``), so a section re-executes when an earlier one produced different results."""
+    """sha256 of what earlier sections wrote (every CSV / JSON under data/runs/*/<NN>_*/ for NN < ``key``:
+    tables, summaries, the benchmark set's manifest and inks), so a section re-executes when an earlier one
+    produced different results, and only then (a section's own outputs never enter its fingerprint)."""
     import hashlib
 
     h = hashlib.sha256()
     for run in sorted((DATA / "runs").glob("*/[0-9][0-9]_*")):
         if run.is_dir() and run.name[:2] < key:
-            for f in sorted(list(run.glob("*.csv")) + list(run.glob("*.json"))):
+            for f in sorted(list(run.rglob("*.csv")) + list(run.rglob("*.json"))):
                 h.update(f.relative_to(DATA).as_posix().encode())
                 h.update(f.read_bytes())
     return h.hexdigest()
@@ -118,8 +118,6 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     executed = []
     for section in runner.sections():
         inputs = {name: d["hash"] for name, d in info.items()}
-        if BENCHMARK_DIR.joinpath("manifest.json").is_file():
-            inputs["benchmark"] = dataset_hash(BENCHMARK_DIR)
         inputs["api_env_set"] = api_env_set()
         inputs["earlier_sections"] = earlier_outputs_hash(section.key)
         user = section_parameters(section, defaults)
