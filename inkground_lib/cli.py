@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
     ev.add_argument("--systems", nargs="+", required=True)
     ev.add_argument("--dataset", default="data/runs/synth/02_pseudo_labels/benchmark")
-    ev.add_argument("--run", default="data/runs/synth/03_evaluation")
+    ev.add_argument("--run", default="data/runs/eval",
+                    help="run folder (predictions cache, scores); the book's section 03 keeps its own")
     ev.add_argument("--reference", default="reference", choices=["reference", "true"])
     ev.add_argument("--ocr", default="rapidocr")
     ev.add_argument("--spacing", type=float, default=0.05)

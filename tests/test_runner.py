@@ -80,3 +80,33 @@ def test_console_script_declared():
 
     py = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert py["project"]["scripts"]["inkground"] == "inkground_lib.cli:main"
+
+
+def test_section_fingerprint_inputs_are_earlier_outputs_only(tmp_path, monkeypatch):
+    """A section's inputs are what *earlier* sections wrote; its own and later outputs never enter them,
+    so a second `make book` re-executes nothing."""
+    from inkground_lib import pipeline
+
+    monkeypatch.setattr(pipeline, "DATA", tmp_path)
+    bench = tmp_path / "runs" / "synth" / "02_pseudo_labels" / "benchmark"
+    bench.mkdir(parents=True)
+    (bench / "manifest.json").write_text("{}")
+    h02, h03 = pipeline.earlier_outputs_hash("02"), pipeline.earlier_outputs_hash("03")
+    ev = tmp_path / "runs" / "synth" / "03_evaluation"
+    ev.mkdir()
+    (ev / "summary-reference.csv").write_text("system\nfont\n")
+    assert pipeline.earlier_outputs_hash("03") == h03  # 03's own output
+    assert pipeline.earlier_outputs_hash("04") != h03
+    (bench / "manifest.json").write_text('{"changed": 1}')
+    assert pipeline.earlier_outputs_hash("03") != h03 and pipeline.earlier_outputs_hash("02") == h02
+
+
+def test_without_recorded_data_sections_03_and_04_use_the_benchmark_alone(monkeypatch):
+    from inkground_lib import pipeline
+
+    s03, s04 = runner.find_section("03"), runner.find_section("04")
+    assert pipeline.fit_to_available_data(s03, {}, {"synth": 1}) == {"recorded": ""}
+    assert pipeline.fit_to_available_data(s03, {"recorded": "mine"}, {"synth": 1}) == {"recorded": "mine"}
+    assert pipeline.fit_to_available_data(s03, {}, {"synth": 1, "recorded": 1}) == {}
+    runs = pipeline.fit_to_available_data(s04, {}, {"synth": 1})["eval_runs"]
+    assert all((pipeline.ROOT / r / "summary-reference.csv").is_file() for r in runs)
