@@ -604,3 +604,54 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
 def captioned(tables: dict, caption: str) -> list:
     """Styled tables for display, one per dataset, captioned ``caption.format(dataset)``."""
     return [t.style.set_caption(caption.format(ds)).format(precision=2, na_rep="n/a") for ds, t in tables.items()]
+
+
+TRADEOFF_CLAIMS = ["kimi_highest_style", "claude_readable_low_style", "gemini_best_fidelity_inkground",
+                   "gemini_best_readability_inkground", "gemini_best_iamondb", "inksight_beats_vlms", "open_ar_range"]
+
+
+@dataclass
+class Analysis:
+    """Everything section 04 shows: the runs of section 03, their summary with bootstrap intervals, the
+    paper's points, the definition variants with their rank tables and Kendall taus, Spearman correlations
+    between metrics over words, Style beside chance, and the paper's trade-off claims checked."""
+
+    runs: list
+    summary: pd.DataFrame
+    reported: pd.DataFrame
+    paper: pd.DataFrame
+    variants: dict
+    rank_tables: dict
+    taus: pd.DataFrame
+    corr: dict
+    chance: pd.DataFrame
+    claim_tab: pd.DataFrame
+    prose: dict
+
+
+def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int = 1000, seed: int = 0,
+            spacings=(0.02, 0.1), ocr_engines=("tesseract", "deepseek-ocr")) -> Analysis:
+    """Section 04's analysis of section-03 run folders ``eval_runs`` (a folder or a list); ``datasets``
+    gives each run's dataset folder (None: as recorded in the run's facts json)."""
+    from .book import paper_numbers
+    from .claims import check_claims, load_claims
+
+    if isinstance(eval_runs, (str, Path)):
+        eval_runs = [eval_runs]
+    if datasets is not None and len(datasets) != len(eval_runs):
+        raise ValueError(f"datasets: {len(datasets)} folders for {len(eval_runs)} eval_runs; give one per run (or None)")
+    if reference not in ("reference", "true"):
+        raise ValueError(f"reference must be 'reference' or 'true', got {reference!r}")
+    runs = load_runs(eval_runs, reference)
+    summary = summary_table(runs, n_boot=n_boot, seed=seed)
+    reported = paper_numbers()
+    variants = {r.dataset: definition_variants(r, spacings=spacings, ocr_engines=ocr_engines,
+                                               dataset_dir=None if datasets is None else datasets[i])
+                for i, r in enumerate(runs)}
+    rank_tables = {ds: rank_table(v) for ds, v in variants.items()}
+    taus = kendall_table(rank_tables)
+    corr = {r.dataset: metric_correlations(r.scores) for r in runs}
+    claim_tab = check_claims(load_claims(reported=reported), reported).set_index("claim_id").loc[TRADEOFF_CLAIMS]
+    prose = prose_numbers(summary, runs, variants, taus, corr, claim_tab, reported, n_boot)
+    return Analysis(runs, summary, reported, paper_points(reported), variants, rank_tables, taus, corr,
+                    style_chance_table(summary, reported), claim_tab, prose)
