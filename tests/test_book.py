@@ -41,8 +41,8 @@ def built_book(tmp_path_factory):
         f"{p.id},r{k},10\n" for p in ds.pages for k in (1, 2)))
     for f in ["_config.yml", "_toc.yml"]:
         shutil.copy(ROOT / f, tmp / f)
-    shutil.copytree(ROOT / "_static", tmp / "_static")
-    (tmp / "book").mkdir()
+    shutil.copytree(ROOT / "book" / "_static", tmp / "book" / "_static")
+    (tmp / "book").mkdir(exist_ok=True)
     shutil.copy(ROOT / "book" / "intro.md", tmp / "book" / "intro.md")
     sections = tmp / "book" / "sections"
     executed = []
