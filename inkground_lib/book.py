@@ -240,10 +240,11 @@ def unavailable_table(unavailable: dict) -> pd.DataFrame:
 
 
 def short_reason(reason: str) -> str:
-    """The first sentence of a 'cannot run here' reason (no secrets are ever in these)."""
+    """The first clause of a 'cannot run here' reason, up to the first ';' or sentence end (no secrets are
+    ever in these)."""
     reason = str(reason)
-    cut = reason.find(";")
-    return reason if cut < 0 else reason[:cut]
+    cuts = [i for i in (reason.find(";"), reason.find(". ")) if i > 0]
+    return reason[:min(cuts)] if cuts else reason
 
 
 def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):

@@ -44,6 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from .files import append_jsonl
 from .ink import ink_to_lists
 from .systems import MODEL_OUTPUT_STATUSES, Item, RawOutput, System
 
@@ -129,13 +130,7 @@ def _truncate(path: Path, size: int) -> None:
 
 def append_record(path: str | os.PathLike, record: dict) -> None:
     """Append one record as one line (one write), then flush and fsync. NaN is refused."""
-    line = json.dumps(record, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab") as f:
-        f.write(line.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
+    append_jsonl(path, record)
 
 
 @contextmanager

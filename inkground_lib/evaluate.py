@@ -428,7 +428,9 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
         texts = run.ocr_texts[ocr.name]
     style_any = np.full(len(words), np.nan)
     if style_model is not None and words:
-        style_any = np.asarray(style_model_scores(style_model, blank, [p.writer for p, w in words]), dtype=float)
+        from .style import style_scores
+
+        style_any = np.asarray(style_scores(style_model, blank, [p.writer for p, w in words]), dtype=float)
     rows = []
     for i, ((p, w), st) in enumerate(zip(words, run.statuses)):
         held_out = settings.style_words == "all" or w.split == "test"
@@ -441,13 +443,6 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
             row.update(ocr_text=texts[i], S=c.S, D=c.D, I=c.I, N=c.N, ar=c.ar, cr=c.cr)
         rows.append(row)
     return scores_frame(rows)
-
-
-def style_model_scores(model, inks, writers):
-    """Style of every ink (held-out or not): the classifier's probability of its page's writer."""
-    from .style import style_scores
-
-    return style_scores(model, inks, writers)
 
 
 def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings = EvalSettings(), *,

@@ -46,6 +46,20 @@ def atomic_write_json(path: str | os.PathLike, obj, indent: int | None = 1) -> P
     return atomic_write_text(path, json.dumps(obj, indent=indent, sort_keys=True, allow_nan=False) + "\n")
 
 
+def append_jsonl(path: str | os.PathLike, record) -> Path:
+    """Append ``record`` as one JSON line (one write: sorted keys, NaN refused), then flush and fsync, so an
+    append-only log loses at most the line being written when a run is killed (its readers drop a torn
+    last line)."""
+    line = json.dumps(record, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as f:
+        f.write(line.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+    return path
+
+
 def confined(root: str | os.PathLike, rel: str, what: str = "path") -> Path:
     """Resolve ``rel`` inside ``root``; raise PathError if it is absolute or leaves ``root`` (.., links)."""
     root = Path(root).resolve()

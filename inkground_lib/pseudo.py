@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import Dataset, DatasetError, Page, dataset_hash, load_dataset, write_manifest
-from .files import atomic_write_json, atomic_write_text, sha256_file
+from .files import append_jsonl, atomic_write_json, atomic_write_text, sha256_file
 from .ink import Ink, ink_from_lists, ink_to_lists
 
 __all__ = [
@@ -201,16 +201,6 @@ def read_jsonl(path: Path, schema: str) -> list[dict]:
                 os.fsync(f.fileno())
         pos = nxt
     return out
-
-
-def append_jsonl(path: Path, record: dict) -> None:
-    """Append one record as one line, then flush and fsync."""
-    line = json.dumps(record, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab") as f:
-        f.write(line.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def _safe_name(name: str) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import evaluate as E
+from .book import short_reason
 
 __all__ = [
     "BETTER", "LABELS", "EvalRun", "Variant", "load_run", "load_runs", "summary_table", "paper_points",
@@ -454,13 +455,6 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1)
 
 def _ranks(values: pd.Series, metric: str) -> pd.Series:
     return values.rank(ascending=BETTER[metric] == "min", method="min", na_option="keep")
-
-
-def short_reason(reason: str) -> str:
-    """The first clause of a 'not available here' reason (up to the first ';' or sentence end)."""
-    reason = str(reason)
-    cuts = [i for i in (reason.find(";"), reason.find(". ")) if i > 0]
-    return reason[:min(cuts)] if cuts else reason
 
 
 def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None, *, with_values: bool = False) -> pd.DataFrame:
