@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
-import json
 import os
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from .files import append_jsonl
+from .files import JSONLError, append_jsonl, read_jsonl
 from .ink import ink_to_lists
 from .systems import MODEL_OUTPUT_STATUSES, Item, RawOutput, System
 
@@ -82,50 +81,18 @@ def load_cache(path: str | os.PathLike, system: Optional[str] = None, repair: bo
     A torn last line is kept if it is a complete valid record, else ignored; with ``repair`` the file is
     fixed in place (newline added, or truncated to the last complete line). ``system`` (if given) must
     match every record's system. A missing file is an empty cache."""
-    path = Path(path)
-    if not path.is_file():
-        return {}
-    data = path.read_bytes()
+    try:
+        records = read_jsonl(path, _valid, repair=repair, what=f"{SCHEMA} record")
+    except JSONLError as err:
+        raise CacheError(f"{err} (the cache is corrupt; move the file away to start over)") from None
     out: dict[str, dict] = {}
-    pos, n = 0, 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        torn = end < 0
-        line = data[pos:] if torn else data[pos:end]
-        n += 1
-        rec = None
-        if line.strip():
-            try:
-                rec = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                rec = None
-            if not _valid(rec):
-                if torn:
-                    if repair:
-                        _truncate(path, pos)
-                    break
-                raise CacheError(f"{path}: line {n}: not a valid {SCHEMA} record (the cache is corrupt; "
-                                 f"move the file away to start over)")
-            if system is not None and rec["system"] != system:
-                raise CacheError(f"{path}: line {n}: field system: record of {rec['system']!r}, expected "
-                                 f"{system!r} (wrong cache file)")
-            out.setdefault(rec["request_hash"], rec)
-        if torn:
-            if repair and rec is not None:
-                with open(path, "ab") as f:
-                    f.write(b"\n")
-                    f.flush()
-                    os.fsync(f.fileno())
-            break
-        pos = end + 1
+    for n, rec in records:
+        if system is not None and rec["system"] != system:
+            raise CacheError(f"{path}: line {n}: field system: record of {rec['system']!r}, expected "
+                             f"{system!r} (wrong cache file)")
+        out.setdefault(rec["request_hash"], rec)
     return out
 
-
-def _truncate(path: Path, size: int) -> None:
-    with open(path, "r+b") as f:
-        f.truncate(size)
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def append_record(path: str | os.PathLike, record: dict) -> None:

@@ -60,6 +60,56 @@ def append_jsonl(path: str | os.PathLike, record) -> Path:
     return path
 
 
+class JSONLError(ValueError):
+    """An append-only JSONL file with an invalid line that is not a torn last line; names file and line."""
+
+
+def read_jsonl(path: str | os.PathLike, valid, *, repair: bool = True, what: str = "record") -> list[tuple[int, dict]]:
+    """The records of an append-only JSONL file written by :func:`append_jsonl`, as (line number, record).
+
+    ``valid(record) -> bool`` says whether a parsed line is a usable record. A record and its newline are
+    written in one write, so only the last line can be torn: a last line *without* its newline that does
+    not parse (or is not valid) is dropped, and a valid one is kept; with ``repair`` the file is fixed in
+    place (truncated before the torn line, or given its missing newline) so the next append starts on a
+    fresh line. Any other invalid line raises :class:`JSONLError` naming the file and the line. A missing
+    file has no records."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    out, pos, n = [], 0, 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        torn = end < 0
+        line = data[pos:] if torn else data[pos:end]
+        n += 1
+        rec = None
+        if line.strip():
+            try:
+                rec = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                rec = None
+            if rec is None or not valid(rec):
+                if torn:
+                    if repair:
+                        with open(path, "r+b") as f:
+                            f.truncate(pos)
+                            f.flush()
+                            os.fsync(f.fileno())
+                    break
+                raise JSONLError(f"{path}: line {n}: not a valid {what}")
+            out.append((n, rec))
+        if torn:
+            if repair and rec is not None:
+                with open(path, "ab") as f:
+                    f.write(b"\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+            break
+        pos = end + 1
+    return out
+
+
 def confined(root: str | os.PathLike, rel: str, what: str = "path") -> Path:
     """Resolve ``rel`` inside ``root``; raise PathError if it is absolute or leaves ``root`` (.., links)."""
     root = Path(root).resolve()

@@ -53,7 +53,8 @@ import numpy as np
 import pandas as pd
 
 from .dataset import Dataset, DatasetError, Page, dataset_hash, load_dataset, write_manifest
-from .files import append_jsonl, atomic_write_json, atomic_write_text, sha256_file
+from .files import JSONLError, append_jsonl, atomic_write_json, atomic_write_text, sha256_file
+from .files import read_jsonl as files_read_jsonl
 from .ink import Ink, ink_from_lists, ink_to_lists
 
 __all__ = [
@@ -163,44 +164,15 @@ def _page_base_key(page: Page) -> dict:
 # ---- append-only JSONL with torn-line handling
 
 def read_jsonl(path: Path, schema: str) -> list[dict]:
-    """Valid records of an append-only JSONL file, in order. A torn or invalid *last* line (a run killed
-    mid-write) is ignored and cut off the file so the next append starts on a fresh line; an invalid line
-    elsewhere raises PseudoError naming the file and the line."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    data = path.read_bytes()
-    out, pos, n = [], 0, 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        line = data[pos:] if end < 0 else data[pos:end]
-        n += 1
-        nxt = len(data) if end < 0 else end + 1
-        if line.strip():
-            try:
-                rec = json.loads(line.decode("utf-8"))
-                ok = isinstance(rec, dict) and rec.get("schema") == schema and isinstance(rec.get("key"), str)
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                rec, ok = None, False
-            if not ok:
-                if nxt >= len(data):  # the last line: torn by an interrupted run
-                    with open(path, "r+b") as f:
-                        f.truncate(pos)
-                        f.flush()
-                        os.fsync(f.fileno())
-                    break
-                raise PseudoError(f"{path}: line {n}: not a valid {schema} record; the file is corrupt "
-                                  f"(delete it to recompute)")
-            out.append(rec)
-        elif end < 0:
-            break
-        if end < 0:  # complete record without newline: add it
-            with open(path, "ab") as f:
-                f.write(b"\n")
-                f.flush()
-                os.fsync(f.fileno())
-        pos = nxt
-    return out
+    """Valid records of an append-only JSONL log (:func:`inkground_lib.files.read_jsonl`: a torn last line
+    from an interrupted run is dropped and cut off the file; any other invalid line raises PseudoError
+    naming the file and the line)."""
+    try:
+        return [rec for _, rec in files_read_jsonl(
+            path, lambda r: isinstance(r, dict) and r.get("schema") == schema and isinstance(r.get("key"), str),
+            what=f"{schema} record")]
+    except JSONLError as err:
+        raise PseudoError(f"{err}; the file is corrupt (delete it to recompute)") from None
 
 
 def _safe_name(name: str) -> str:

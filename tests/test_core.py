@@ -151,3 +151,22 @@ def test_interrupted_write_leaves_no_loadable_dataset(tmp_path, monkeypatch):
     monkeypatch.setattr(D, "write_page_inks", real)
     write_manifest(root, "x", "synth", "true ink", {}, pages)
     assert D.load_dataset(root).n_words == 1
+
+
+def test_jsonl_torn_last_line_is_dropped_and_a_complete_one_kept(tmp_path):
+    from inkground_lib.files import JSONLError, append_jsonl, read_jsonl
+
+    p = tmp_path / "log.jsonl"
+    append_jsonl(p, {"k": 1})
+    append_jsonl(p, {"k": 2})
+    good = p.read_bytes()
+    ok = lambda r: isinstance(r, dict) and "k" in r  # noqa: E731
+    p.write_bytes(good + b'{"k": 3')  # killed mid-write
+    assert [r for _, r in read_jsonl(p, ok, repair=False)] == [{"k": 1}, {"k": 2}]
+    assert p.read_bytes().endswith(b'{"k": 3')  # without repair the file is untouched
+    assert [n for n, _ in read_jsonl(p, ok)] == [1, 2] and p.read_bytes() == good  # repaired
+    p.write_bytes(good + b'{"k": 3}')  # killed between the record and its newline: kept
+    assert [r["k"] for _, r in read_jsonl(p, ok)] == [1, 2, 3] and p.read_bytes().endswith(b"}\n")
+    p.write_bytes(b'{"k": 1}\n{broken\n{"k": 2}\n')
+    with pytest.raises(JSONLError, match="line 2"):
+        read_jsonl(p, ok)
