@@ -16,7 +16,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $@
 
 book: $(STAMP)
-	$(PY) -m inkground_lib.cli book
+	$(PY) -m inkground_lib.build.cli book
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
@@ -24,7 +24,7 @@ test: $(STAMP)
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
 SYSTEMS ?= reference skeleton font box
 eval: $(STAMP)
-	$(PY) -m inkground_lib.cli eval --systems $(SYSTEMS)
+	$(PY) -m inkground_lib.build.cli eval --systems $(SYSTEMS)
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inkground_lib.derender import SkeletonDerenderer  # noqa: E402
+from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer  # noqa: E402
 
 
 def _helpers():

@@ -19,12 +19,19 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inkground_lib import metrics as M  # noqa: E402
-from inkground_lib.ink import Ink  # noqa: E402
+from inkground_lib.components.metrics.trajectory import (
+    chamfer,
+    dtw,
+    dtw_points,
+    geometry_batch,
+    normalise,
+)
+from inkground_lib.core.ink import Ink  # noqa: E402
 
 
 def cursive_ink(rng: np.random.Generator, h_px: float = 40.0, arc_h: float = 17.0, x0: float = 300.0,
@@ -71,16 +78,16 @@ def dtw_vs_dtaidistance(n_pairs: int, n_points: int, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     pairs = [(np.cumsum(rng.normal(size=(n_points, 2)), 0) * 0.05,
               np.cumsum(rng.normal(size=(n_points, 2)), 0) * 0.05) for _ in range(n_pairs)]
-    ours = np.array([M.dtw_points(a, b) * len(b) for a, b in pairs])
+    ours = np.array([dtw_points(a, b) * len(b) for a, b in pairs])
     theirs = np.array([dtw_ndim.distance(a, b, use_c=True, inner_dist="euclidean") for a, b in pairs])
     rel = np.abs(ours - theirs) / np.abs(theirs)
     print(f"[1] DTW agreement with dtaidistance (C, inner_dist='euclidean') on {n_pairs} pairs of "
           f"{n_points} x {n_points} points: max relative difference {rel.max():.2e} "
           f"(ours * len(ref) vs theirs; example {ours[0]:.6f} vs {theirs[0]:.6f})")
-    M.dtw_points(*pairs[0])  # compiled / loaded from cache before timing
+    dtw_points(*pairs[0])  # compiled / loaded from cache before timing
     # best of 3 rounds; CPU time of this thread (robust when other processes share the cores) and wall time
     best = {"ours": [np.inf, np.inf], "dtaidistance": [np.inf, np.inf]}
-    fns = {"ours": M.dtw_points,
+    fns = {"ours": dtw_points,
            "dtaidistance": lambda a, b: dtw_ndim.distance(a, b, use_c=True, inner_dist="euclidean")}
     for _ in range(3):
         for name, fn in fns.items():
@@ -105,12 +112,12 @@ def paper_scale(n_pairs: int, threads: int, pool: int, seed: int = 0) -> None:
     idx = rng.integers(0, pool, n_pairs)
     pairs = [(preds[i], refs[i]) for i in idx]
     print(f"[2] generated {n_pairs} pairs from a pool of {pool} distinct word inks in {time.perf_counter() - t:.1f} s")
-    sizes = np.array([[len(P), len(R)] for P, R in (M.normalise(*pairs[i]) for i in range(200))])
+    sizes = np.array([[len(P), len(R)] for P, R in (normalise(*pairs[i]) for i in range(200))])
     print(f"    points after normalisation + resampling (first 200 pairs): pred mean {sizes[:, 0].mean():.0f}, "
           f"ref mean {sizes[:, 1].mean():.0f} (ref range {sizes[:, 1].min()}-{sizes[:, 1].max()})")
-    M.geometry_batch(pairs[:8], workers=threads, progress=False)  # JIT / cache load outside the timing
+    geometry_batch(pairs[:8], workers=threads, progress=False)  # JIT / cache load outside the timing
     t, c = time.perf_counter(), time.process_time()
-    out = M.geometry_batch(pairs, workers=threads, progress=False)
+    out = geometry_batch(pairs, workers=threads, progress=False)
     dt, cpu = time.perf_counter() - t, time.process_time() - c
     cells = float(np.mean(sizes[:, 0] * sizes[:, 1])) * n_pairs
     print(f"    geometry_batch on {threads} threads: wall {dt:.1f} s for {n_pairs} pairs ({dt / n_pairs * 1e6:.0f} us/pair); "
@@ -120,7 +127,7 @@ def paper_scale(n_pairs: int, threads: int, pool: int, seed: int = 0) -> None:
     print(f"    mean DTW {out[:, 0].mean():.3f} h, mean Chamfer {out[:, 1].mean():.3f} h")
     # spot check against the one-pair functions (cKDTree Chamfer)
     j = rng.integers(0, n_pairs, 20)
-    d = max(abs(out[i, 0] - M.dtw(*pairs[i])) + abs(out[i, 1] - M.chamfer(*pairs[i])) for i in j)
+    d = max(abs(out[i, 0] - dtw(*pairs[i])) + abs(out[i, 1] - chamfer(*pairs[i])) for i in j)
     print(f"    spot check vs dtw()/chamfer() on 20 pairs: max abs difference {d:.1e}")
 
 
@@ -135,7 +142,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:
         a.pairs, a.pool, a.dtai_pairs = 2000, 200, 20
-    print(f"cores visible: {os.cpu_count()}, numba threads: {M.nb.config.NUMBA_NUM_THREADS}")
+    print(f"cores visible: {os.cpu_count()}, numba threads: {numba.config.NUMBA_NUM_THREADS}")
     dtw_vs_dtaidistance(a.dtai_pairs, a.points)
     paper_scale(a.pairs, a.threads, a.pool)
 

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from HersheyFonts import HersheyFonts  # noqa: E402
 
-from inkground_lib import ocr, style  # noqa: E402
-from inkground_lib.ink import as_ink  # noqa: E402
-from inkground_lib.render import RenderSpec, render_ink  # noqa: E402
+from inkground_lib.components import ocr, style
+from inkground_lib.core.ink import as_ink  # noqa: E402
+from inkground_lib.core.render import RenderSpec, render_ink  # noqa: E402
 
 UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive/unipen_cursive_dev.json"
 FALLBACK_WORDS = ("the and you that was for are with his they one have this from had not but what all were "

@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from inkground_lib.parse import format_cell_strokes, parse_strokes
-from inkground_lib.prompt import Example, build_request, request_hash
+from inkground_lib.evaluation.parse import format_cell_strokes, parse_strokes
+from inkground_lib.evaluation.prompt import Example, build_request, request_hash
 
 
 def _best(f, repeat: int = 3) -> float:

@@ -18,15 +18,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from inkground_lib import synth
-from inkground_lib.dataset import load_dataset, statistics
+from inkground_lib.core.dataset import load_dataset, statistics
+from inkground_lib.datasets.synth.generate import SynthParams, generate
 
 PAPER_PAGES = 2984
 
 
-def run(root: Path, params: synth.SynthParams, workers: int) -> float:
+def run(root: Path, params: SynthParams, workers: int) -> float:
     t = time.perf_counter()
-    synth.generate(root, params, progress=False, workers=workers, pool_min_pages=2)
+    generate(root, params, progress=False, workers=workers, pool_min_pages=2)
     return time.perf_counter() - t
 
 
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--max-minutes", type=float, default=10.0)
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     a = ap.parse_args()
-    base = synth.SynthParams()
+    base = SynthParams()
     print(f"page size {base.width} x {base.height} px, words per page {base.words_min}-{base.words_max} "
           f"(mean {base.words_mean}), cpus {os.cpu_count()}, pool workers {a.workers}")
     tmp = Path(tempfile.mkdtemp(prefix="bench_synth_"))
@@ -67,7 +67,7 @@ def main() -> None:
                   f"would take ~{est / 60:.1f} min ({300 / tf:.2f} pages/s); 300 pages use {size_mb:.0f} MB, "
                   f"so ~{size_mb * PAPER_PAGES / 300:.0f} MB at full scale")
         t = time.perf_counter()
-        synth.generate(tmp / "paper", pf, progress=False, workers=a.workers)
+        generate(tmp / "paper", pf, progress=False, workers=a.workers)
         print(f"rerun with identical parameters (reuse): {time.perf_counter() - t:.1f} s")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,5 @@
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,8 +18,8 @@ def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3) -> Path:
     """A hand-made dataset: blank photos, straight-line inks. For data-model tests only."""
     from PIL import Image
 
-    from inkground_lib.dataset import Page, Word, write_manifest
-    from inkground_lib.ink import as_ink
+    from inkground_lib.core.dataset import Page, Word, write_manifest
+    from inkground_lib.core.ink import as_ink
 
     root.mkdir(parents=True, exist_ok=True)
     plist = []

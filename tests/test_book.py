@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from inkground_lib import book, runner, synth
-from inkground_lib.dataset import dataset_hash, load_dataset
+from inkground_lib.build import notebook_runner
+from inkground_lib.build.notebook_runner import build_book, run_section
+from inkground_lib.core.dataset import dataset_hash, load_dataset
+from inkground_lib.core.layout import ROOT
+from inkground_lib.datasets.synth.generate import SynthParams, generate
+from inkground_lib.report.reproducibility import write_reproducibility_page
 
-ROOT = Path(__file__).resolve().parents[1]
 EXTERNAL = re.compile(r"""(?:src|href|url)\s*[=(]\s*["']?(?:https?:)?//""", re.I)
 
 
@@ -34,7 +37,7 @@ def section_parameters(tmp: Path, ds_dir: Path) -> dict:
 @pytest.fixture(scope="module")
 def built_book(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("book")
-    ds_dir = synth.generate(tmp / "ds", synth.SynthParams(pages=4, words_min=4, words_max=10, words_mean=7,
+    ds_dir = generate(tmp / "ds", SynthParams(pages=4, words_min=4, words_max=10, words_mean=7,
                                                           width=700, height=900), progress=False)
     ds = load_dataset(ds_dir)
     (tmp / "ratings.csv").write_text("page,rater,score\n" + "".join(
@@ -47,17 +50,17 @@ def built_book(tmp_path_factory):
     sections = tmp / "book" / "sections"
     executed = []
     params = section_parameters(tmp, ds_dir)
-    for s in runner.sections():
-        path, ran = runner.run_section(s.key, params[s.key], out_dir=sections)
+    for s in notebook_runner.sections():
+        path, ran = run_section(s.key, params[s.key], out_dir=sections)
         assert ran
         executed.append(path)
-    from inkground_lib.claims import write_reviewers_page
+    from inkground_lib.report.reviewers import write_reviewers_page
 
     write_reviewers_page(sections / "reviewers.md", eval_runs=[tmp / "run03"], pseudo_run=tmp / "run02")
-    book.write_reproducibility_page(sections / "reproducibility.md", executed,
+    write_reproducibility_page(sections / "reproducibility.md", executed,
                                     {"tiny": {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
                                               "hash": dataset_hash(ds_dir)}})
-    index = runner.build_book(tmp)
+    index = build_book(tmp)
     return tmp, index, executed
 
 
@@ -83,7 +86,7 @@ def test_every_toc_page_is_built_without_external_references(built_book):
 
 def test_section_01_numbers_are_glued_and_match_the_computation(built_book):
     root, _, _ = built_book
-    from inkground_lib.dataset import statistics
+    from inkground_lib.core.dataset import statistics
 
     html = (root / "_build/html/book/sections/01_dataset_statistics.html").read_text("utf-8")
     assert "glue" not in re.sub(r"<[^>]+>", "", html).lower()  # no unresolved glue roles

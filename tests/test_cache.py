@@ -23,10 +23,13 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from fakeserver import FakeServer, http_error, ok  # noqa: E402
+from fakeserver import FakeServer, http_error  # noqa: E402
 
-from inkground_lib import cache as C  # noqa: E402
-from inkground_lib import systems as S  # noqa: E402
+from inkground_lib.evaluation import cache as C
+from inkground_lib.evaluation.systems.api import ApiSystem
+from inkground_lib.evaluation.systems.base import Item, RawOutput
+from inkground_lib.evaluation.systems.registry import get_system
+from inkground_lib.evaluation.systems.retry import RetryPolicy
 
 KEY = "sk-test-SECRET-123"
 REG = {"oa": {"adapter": "openai", "model": "fake-vl", "api_key_env": "T_KEY", "base_url_env": "T_OPENAI_URL",
@@ -41,19 +44,19 @@ def _png() -> bytes:
     return buf.getvalue()
 
 
-def make_items(n: int) -> list[S.Item]:
-    from inkground_lib.prompt import PromptRequest
+def make_items(n: int) -> list[Item]:
+    from inkground_lib.evaluation.prompt import PromptRequest
 
     img = _png()
     out = []
     for i in range(n):
         req = PromptRequest("sys", [("text", f"Trace <<word{i:02d}>>"), ("image", img)], {"prompt_version": "t1"})
-        out.append(S.Item(f"w{i:02d}", f"word{i:02d}", (1, 1, 5, 5), f"p{i // 4}", (6, 6), request=req))
+        out.append(Item(f"w{i:02d}", f"word{i:02d}", (1, 1, 5, 5), f"p{i // 4}", (6, 6), request=req))
     return out
 
 
-def api_system(max_attempts: int = 3) -> S.ApiSystem:
-    return S.get_system("oa", registry=REG, retry=S.RetryPolicy(max_attempts=max_attempts, base_delay=0.01,
+def api_system(max_attempts: int = 3) -> ApiSystem:
+    return get_system("oa", registry=REG, retry=RetryPolicy(max_attempts=max_attempts, base_delay=0.01,
                                                                   max_delay=0.02))
 
 
@@ -189,7 +192,7 @@ def test_duplicates_first_wins(server, tmp_path):
     sysm = api_system()
     key = sysm.request_key(items[0])
     path = tmp_path / "oa.jsonl"
-    base = C.make_record(sysm, items[0], key, S.RawOutput(text="FIRST"))
+    base = C.make_record(sysm, items[0], key, RawOutput(text="FIRST"))
     C.append_record(path, base)
     C.append_record(path, {**base, "raw_text": "SECOND"})
     assert C.load_cache(path)[key]["raw_text"] == "FIRST"
@@ -206,16 +209,16 @@ def test_duplicates_first_wins(server, tmp_path):
 def test_wrong_system_and_lock(tmp_path):
     items = make_items(2)
     path = C.cache_path(tmp_path, "box")
-    C.run_predictions(S.get_system("box"), items, path, progress=False)
+    C.run_predictions(get_system("box"), items, path, progress=False)
     with pytest.raises(C.CacheError, match="wrong cache file"):
-        C.run_predictions(S.get_system("font"), items, path, progress=False)
+        C.run_predictions(get_system("font"), items, path, progress=False)
     import fcntl
 
     with open(path.with_name("box.lock"), "w") as f:  # another run holds the lock (flock is per open file)
         fcntl.flock(f, fcntl.LOCK_EX)
         with pytest.raises(C.CacheError, match="another run"):
-            C.run_predictions(S.get_system("box"), items, path, progress=False)
-    assert len(C.run_predictions(S.get_system("box"), items, path, progress=False)) == 2  # released
+            C.run_predictions(get_system("box"), items, path, progress=False)
+    assert len(C.run_predictions(get_system("box"), items, path, progress=False)) == 2  # released
     with pytest.raises(C.CacheError, match="cannot name"):
         C.cache_path(tmp_path, "../evil")
 
@@ -224,7 +227,7 @@ class CountingBox:
     """The box system, counting its calls."""
 
     def __init__(self):
-        self.inner = S.get_system("box")
+        self.inner = get_system("box")
         self.name, self.kind, self.label, self.adapter = "box", "local", "Box", "box"
         self.model, self.concurrency, self.calls = None, 1, 0
 
@@ -240,7 +243,7 @@ class CountingBox:
 
 
 def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
-    from inkground_lib.ink import ink_from_lists
+    from inkground_lib.core.ink import ink_from_lists
 
     items = make_items(5)
     sysm = CountingBox()
@@ -248,7 +251,7 @@ def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
     recs = C.run_predictions(sysm, items, path, progress=True)
     assert "predict box" in capsys.readouterr().err  # the tqdm bar
     assert sysm.calls == 5 and all(r["raw_text"] is None for r in recs)
-    assert ink_from_lists(recs[2]["strokes"]) == S.get_system("box").predict(items[2]).strokes
+    assert ink_from_lists(recs[2]["strokes"]) == get_system("box").predict(items[2]).strokes
     again = C.run_predictions(sysm, items, path, progress=False)
     assert sysm.calls == 5 and C.stable_view(again) == C.stable_view(recs)
 

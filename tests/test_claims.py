@@ -7,8 +7,23 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from inkground_lib import claims as C
-from inkground_lib.book import paper_numbers
+from inkground_lib.analysis.claims import (
+    CLAIMS_CSV,
+    CONSISTENT,
+    INCONSISTENT,
+    NOT_REPRODUCIBLE,
+    REPRODUCED,
+    STAND_IN,
+    ClaimsError,
+    RunInfo,
+    check_claims,
+    check_names,
+    claim_status,
+    evaluate_check,
+    load_claims,
+)
+from inkground_lib.core.paper import paper_numbers
+from inkground_lib.report.reviewers import reviewers_page, write_default_reviewers_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "data" / "paper"
@@ -82,48 +97,48 @@ def test_reported_sentences_come_from_the_summary():
 
 def test_claims_file_is_valid_and_complete():
     rep = paper_numbers()
-    cl = C.load_claims(reported=rep)  # refs and check names exist in reported.csv (else ClaimsError)
+    cl = load_claims(reported=rep)  # refs and check names exist in reported.csv (else ClaimsError)
     text = COPY.read_text("utf-8")
     assert all(s in text for s in cl["sentence"]), [s for s in cl["sentence"] if s not in text]
     used = {i for r in cl["refs"] for i in r.split()}
     assert set(rep.index) <= used, f"reported ids no claim rests on: {sorted(set(rep.index) - used)}"
     for _, c in cl.iterrows():
-        assert C.check_names(c["check"]) <= set(c["refs"].split()) if c["check"] else True, c["claim_id"]
+        assert check_names(c["check"]) <= set(c["refs"].split()) if c["check"] else True, c["claim_id"]
         assert c["needs"].strip(), f"{c['claim_id']}: says nothing about what reproducing it needs"
     # every ranking statement has a machine check
     assert (cl.loc[cl["kind"].isin(["ranking", "arithmetic"]), "check"].str.strip() != "").all()
 
 
 def test_load_claims_rejects_unknown_ids_and_bad_checks(tmp_path):
-    cl = pd.read_csv(C.CLAIMS_CSV, dtype=str, keep_default_na=False)
+    cl = pd.read_csv(CLAIMS_CSV, dtype=str, keep_default_na=False)
     bad = cl.copy()
     bad.loc[0, "refs"] = "n_vlms no_such_id"
     bad.to_csv(tmp_path / "c.csv", index=False)
-    with pytest.raises(C.ClaimsError, match="no_such_id"):
-        C.load_claims(tmp_path / "c.csv")
+    with pytest.raises(ClaimsError, match="no_such_id"):
+        load_claims(tmp_path / "c.csv")
     bad = cl.copy()
     bad.loc[0, "check"] = "__import__('os').system('true') == 0"
     bad.to_csv(tmp_path / "c.csv", index=False)
-    with pytest.raises(C.ClaimsError, match="not allowed|only"):
-        C.load_claims(tmp_path / "c.csv")
+    with pytest.raises(ClaimsError, match="not allowed|only"):
+        load_claims(tmp_path / "c.csv")
 
 
 def test_check_language():
     v = {"a": 777, "b": 2984, "r": 0.26, "x": 0.9, "y": 0.5, "z": 0.9}
-    assert C.evaluate_check("a / b ~= r within 0.005", v).ok is True
-    assert C.evaluate_check("a / b ~= r within 0.0001", v).ok is False
-    r = C.evaluate_check("max over {x, y} is x", v)
+    assert evaluate_check("a / b ~= r within 0.005", v).ok is True
+    assert evaluate_check("a / b ~= r within 0.0001", v).ok is False
+    r = evaluate_check("max over {x, y} is x", v)
     assert r.ok and "x 0.9" in r.detail
-    assert C.evaluate_check("min over {x, y} is x", v).ok is False
-    assert C.evaluate_check("max over {x, y, z} is z", v).ok is True  # ties: one of the extremes
-    assert C.evaluate_check("y < x <= z and a - 777 == 0", v).ok is True
-    assert C.evaluate_check("y < min(x, z) and y > x", v).ok is False
-    assert C.evaluate_check("", v).ok is None
+    assert evaluate_check("min over {x, y} is x", v).ok is False
+    assert evaluate_check("max over {x, y, z} is z", v).ok is True  # ties: one of the extremes
+    assert evaluate_check("y < x <= z and a - 777 == 0", v).ok is True
+    assert evaluate_check("y < min(x, z) and y > x", v).ok is False
+    assert evaluate_check("", v).ok is None
 
 
 def test_paper_checks_hold_on_the_reported_numbers():
     rep = paper_numbers()
-    t = C.check_claims(C.load_claims(reported=rep), rep).set_index("claim_id")
+    t = check_claims(load_claims(reported=rep), rep).set_index("claim_id")
     assert (t["check_ok"].dropna() == True).all(), t.loc[t["check_ok"] == False, "check_detail"].tolist()  # noqa: E712
     assert "777 / 2,984 = 0.2604" in t.loc["ocr_pass_rate", "check_detail"]
 
@@ -136,77 +151,77 @@ def _statuses(md: str) -> dict:
 
 def test_page_lists_every_claim_and_flips_to_inconsistent(tmp_path):
     rep = paper_numbers()
-    cl = C.load_claims(reported=rep)
-    md = C.reviewers_page(cl, rep)
+    cl = load_claims(reported=rep)
+    md = reviewers_page(cl, rep)
     st = _statuses(md)
     assert set(st) == set(cl["claim_id"])
-    assert st["ocr_pass_rate"] == C.CONSISTENT and st["kimi_highest_style"] == C.CONSISTENT
-    assert st["gemini_inkground"] == C.NOT_REPRODUCIBLE  # nothing ran, no check possible
-    assert C.INCONSISTENT not in st.values()
+    assert st["ocr_pass_rate"] == CONSISTENT and st["kimi_highest_style"] == CONSISTENT
+    assert st["gemini_inkground"] == NOT_REPRODUCIBLE  # nothing ran, no check possible
+    assert INCONSISTENT not in st.values()
     # a temp copy with a changed number: the arithmetic fails and the status follows
     df = pd.read_csv(PAPER / "reported.csv", dtype={"section": str})
     df.loc[df["id"] == "ocr_pass_rate", "value"] = 0.30
     df.loc[df["id"] == "kimi_ink_style", "value"] = 0.5
     df.to_csv(tmp_path / "reported.csv", index=False)
     rep2 = paper_numbers(tmp_path / "reported.csv")
-    st2 = _statuses(C.reviewers_page(cl, rep2))
-    assert st2["ocr_pass_rate"] == C.INCONSISTENT
-    assert st2["kimi_highest_style"] == C.INCONSISTENT
-    assert st2["claude_readable_low_style"] == C.CONSISTENT  # Claude still has the lowest style
+    st2 = _statuses(reviewers_page(cl, rep2))
+    assert st2["ocr_pass_rate"] == INCONSISTENT
+    assert st2["kimi_highest_style"] == INCONSISTENT
+    assert st2["claude_readable_low_style"] == CONSISTENT  # Claude still has the lowest style
 
 
 def _run(system, identity, role="benchmark", reference="reference", dtw=0.1, lo=0.09, hi=0.12):
     summ = pd.DataFrame([{"system": system, "dtw": dtw, "dtw_lo": lo, "dtw_hi": hi, "chamfer": 0.05, "ar": 0.8,
                           "style": 0.9, "cr": 0.8}])
-    return C.RunInfo(Path("/nowhere"), reference, "toy", summ, {"style": {"n_classes": 4, "chance": 0.25,
+    return RunInfo(Path("/nowhere"), reference, "toy", summ, {"style": {"n_classes": 4, "chance": 0.25,
                                                                            "n_train": 30, "n_test": 10}},
                      identity, role)
 
 
 def test_status_from_runs_reproduced_stand_in_and_not():
     rep = paper_numbers()
-    cl = C.load_claims(reported=rep).set_index("claim_id", drop=False)
+    cl = load_claims(reported=rep).set_index("claim_id", drop=False)
     as_paper = {"gemini-3.1-pro": "Gemini-3.1-Pro"}
     c = cl.loc["gemini_inkground"]
     # the paper's system on the paper's data: reproduced (only DTW ... all four metrics are in the summary row)
-    s = C.claim_status(c, rep, [_run("gemini-3.1-pro", "inkGround")], as_paper=as_paper)
-    assert s.status == C.REPRODUCED
+    s = claim_status(c, rep, [_run("gemini-3.1-pro", "inkGround")], as_paper=as_paper)
+    assert s.status == REPRODUCED
     assert any("vs paper 0.105" in m.text and "inside" in m.text for m in s.here)
     # the same system on our synthetic benchmark: measured with stand-ins, never "reproduced"
-    s = C.claim_status(c, rep, [_run("gemini-3.1-pro", None)], as_paper=as_paper)
-    assert s.status == C.STAND_IN
+    s = claim_status(c, rep, [_run("gemini-3.1-pro", None)], as_paper=as_paper)
+    assert s.status == STAND_IN
     # another system only: nothing measured for Gemini
-    assert C.claim_status(c, rep, [_run("font", None)], as_paper=as_paper).status == C.NOT_REPRODUCIBLE
+    assert claim_status(c, rep, [_run("font", None)], as_paper=as_paper).status == NOT_REPRODUCIBLE
     # InkSight's stand-in (the skeleton derenderer) on recorded data scored against the truth
-    s = C.claim_status(cl.loc["inksight_iamondb"], rep, [_run("skeleton", None, "recorded", "true")], as_paper=as_paper)
-    assert s.status == C.STAND_IN and "stands in for InkSight" in s.here[0].text
+    s = claim_status(cl.loc["inksight_iamondb"], rep, [_run("skeleton", None, "recorded", "true")], as_paper=as_paper)
+    assert s.status == STAND_IN and "stands in for InkSight" in s.here[0].text
     # a run of the same system against the wrong reference does not count
-    s = C.claim_status(cl.loc["inksight_iamondb"], rep, [_run("skeleton", None, "recorded", "reference")], as_paper=as_paper)
-    assert s.status == C.NOT_REPRODUCIBLE
+    s = claim_status(cl.loc["inksight_iamondb"], rep, [_run("skeleton", None, "recorded", "reference")], as_paper=as_paper)
+    assert s.status == NOT_REPRODUCIBLE
 
 
 def test_status_from_pseudo_run_and_stats():
     rep = paper_numbers()
-    cl = C.load_claims(reported=rep).set_index("claim_id", drop=False)
+    cl = load_claims(reported=rep).set_index("claim_id", drop=False)
     pseudo = {"numbers": {"candidates": 16, "ocr_pass_rate": 0.5625, "ocr_threshold": 0.85},
               "components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
               "params": {"candidates": "data/datasets/synth"}}
-    s = C.claim_status(cl.loc["funnel_candidates"], rep, [], pseudo, as_paper={})
-    assert s.status == C.STAND_IN and "16" in s.here[0].text and "skeleton" in s.here[0].text
-    s = C.claim_status(cl.loc["ocr_pass_rate"], rep, [], pseudo, as_paper={})
-    assert s.status == C.CONSISTENT and any("0.5625" in m.text and "paper 0.26" in m.text for m in s.here)
-    s = C.claim_status(cl.loc["style_train_share"], rep, [_run("font", None)], as_paper={})
-    assert s.status == C.STAND_IN and "0.75" in s.here[0].text
-    s = C.claim_status(cl.loc["words_per_page"], rep, [], None, {"synth": {"words_per_page_mean": 38.7}}, as_paper={})
+    s = claim_status(cl.loc["funnel_candidates"], rep, [], pseudo, as_paper={})
+    assert s.status == STAND_IN and "16" in s.here[0].text and "skeleton" in s.here[0].text
+    s = claim_status(cl.loc["ocr_pass_rate"], rep, [], pseudo, as_paper={})
+    assert s.status == CONSISTENT and any("0.5625" in m.text and "paper 0.26" in m.text for m in s.here)
+    s = claim_status(cl.loc["style_train_share"], rep, [_run("font", None)], as_paper={})
+    assert s.status == STAND_IN and "0.75" in s.here[0].text
+    s = claim_status(cl.loc["words_per_page"], rep, [], None, {"synth": {"words_per_page_mean": 38.7}}, as_paper={})
     assert any("38.7" in m.text and "34.89" in m.text for m in s.here)
 
 
-def test_pipeline_hook_writes_the_page(tmp_path):
+def test_write_default_reviewers_page_writes_the_page(tmp_path):
     shutil.copytree(PAPER, tmp_path / "data" / "paper")
-    out = C.pipeline_hook(tmp_path)
+    out = write_default_reviewers_page(tmp_path)
     assert out == tmp_path / "book" / "sections" / "reviewers.md"
     md = out.read_text("utf-8")
-    assert set(_statuses(md)) == set(C.load_claims().claim_id)
+    assert set(_statuses(md)) == set(load_claims().claim_id)
     assert "no section-3 run outputs were found" in md
     # the sentences are escaped for MyST: no raw link brackets or braces from the flowchart lines
     assert "A\\[2,984 candidate pages\\]" in md and "C\\{DeepSeek-OCR" in md

@@ -1,8 +1,8 @@
 """The inkground command: dataset commands write loadable datasets; bad input is one clear line, exit 2."""
 import json
 
-from inkground_lib.cli import main
-from inkground_lib.dataset import load_dataset
+from inkground_lib.build.cli import main
+from inkground_lib.core.dataset import load_dataset
 
 
 def test_synth_command_writes_a_deterministic_dataset(tmp_path, capsys):

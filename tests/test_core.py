@@ -1,15 +1,23 @@
 """ink, files and dataset: the data model, validation that names file/record/field, atomic writes."""
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import make_tiny_dataset
-from inkground_lib import dataset as D
-from inkground_lib.files import PathError, atomic_write_json, atomic_write_text, confined
-from inkground_lib.ink import Ink, InkError, as_ink, ink_from_lists, ink_to_lists, resample
+
+from inkground_lib.core import dataset as D
+from inkground_lib.core.files import (
+    PathError,
+    atomic_write_json,
+    confined,
+)
+from inkground_lib.core.ink import (
+    InkError,
+    as_ink,
+    ink_from_lists,
+    ink_to_lists,
+    resample,
+)
 
 
 def test_as_ink_accepts_2_and_3_columns_and_rejects_nan():
@@ -130,8 +138,9 @@ def test_nan_coordinates_in_inks_are_rejected_with_location(tmp_path):
 def test_interrupted_write_leaves_no_loadable_dataset(tmp_path, monkeypatch):
     """The manifest is written last: if writing the inks fails, no manifest exists to be trusted."""
     root = tmp_path / "ds"
-    from inkground_lib.dataset import Page, Word, write_manifest
     from PIL import Image
+
+    from inkground_lib.core.dataset import Page, Word, write_manifest
 
     (root / "pages").mkdir(parents=True)
     Image.new("RGB", (10, 10)).save(root / "pages" / "a.jpg")
@@ -154,7 +163,7 @@ def test_interrupted_write_leaves_no_loadable_dataset(tmp_path, monkeypatch):
 
 
 def test_jsonl_torn_last_line_is_dropped_and_a_complete_one_kept(tmp_path):
-    from inkground_lib.files import JSONLError, append_jsonl, read_jsonl
+    from inkground_lib.core.files import JSONLError, append_jsonl, read_jsonl
 
     p = tmp_path / "log.jsonl"
     append_jsonl(p, {"k": 1})

@@ -1,4 +1,4 @@
-"""Tests of inkground_lib.derender: the skeleton derenderer (against true trajectories of clean Hershey-script
+"""Tests of inkground_lib.components.derenderers: the skeleton derenderer (against true trajectories of clean Hershey-script
 words and recorded UNIPEN words drawn with a realistic pen), crop_word, and InkSight's pure parts.
 
 The helpers at the top (word inks, drawing, order agreement) are also used by benchmarks/bench_derender.py.
@@ -20,12 +20,27 @@ import pytest
 from scipy.spatial import cKDTree
 from scipy.stats import spearmanr
 
-from inkground_lib.derender import (INKSIGHT_SIZE, Derenderer, DerenderError, InkSightDerenderer,
-                                    SkeletonDerenderer, SkeletonParams, binarize, crop_word,
-                                    decode_ink_tokens, inksight_prompt, inksight_to_page,
-                                    prepare_inksight_crop, split_inksight_output)
-from inkground_lib.ink import Ink, as_ink
-from inkground_lib.metrics import dtw, normalise
+from inkground_lib.components.derenderers.base import (
+    Derenderer,
+    DerenderError,
+    crop_word,
+)
+from inkground_lib.components.derenderers.inksight import (
+    INKSIGHT_SIZE,
+    InkSightDerenderer,
+    decode_ink_tokens,
+    inksight_prompt,
+    inksight_to_page,
+    prepare_inksight_crop,
+    split_inksight_output,
+)
+from inkground_lib.components.derenderers.skeleton import (
+    SkeletonDerenderer,
+    SkeletonParams,
+    binarize,
+)
+from inkground_lib.components.metrics.trajectory import dtw, normalise
+from inkground_lib.core.ink import Ink, as_ink
 
 UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive" / "unipen_cursive_dev.json"
 
@@ -389,8 +404,9 @@ def test_decode_drops_unpaired_and_out_of_range():
 
 
 def test_prepare_crop_canvas_and_jpeg():
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     crop = np.full((50, 200, 3), 255, np.uint8)
     prep = prepare_inksight_crop(crop)

@@ -10,10 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inkground_lib.formats import (FormatError, core_band, read_iamondb, read_iamondb_ascii,
-                                   read_iamondb_original, read_iamondb_strokes, read_inkml, read_unipen_json,
-                                   segment_line_words, write_inkml)
-from inkground_lib.ink import Ink, as_ink
+from inkground_lib.core.ink import Ink, as_ink
+from inkground_lib.datasets.segmentation import core_band, segment_line_words
+from inkground_lib.formats.iamondb import (
+    read_iamondb,
+    read_iamondb_ascii,
+    read_iamondb_original,
+    read_iamondb_strokes,
+)
+from inkground_lib.formats.inkml import read_inkml, write_inkml
+from inkground_lib.formats.unipen import read_unipen_json
+from inkground_lib.formats.xmlsafe import FormatError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 IAM = FIXTURES / "iamondb"

@@ -1,4 +1,4 @@
-"""Tests of inkground_lib.ocr: RapidOCR (offline default), DeepSeek-OCR and tesseract preflight errors."""
+"""Tests of inkground_lib.components.ocr: RapidOCR (offline default), DeepSeek-OCR and tesseract preflight errors."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from HersheyFonts import HersheyFonts
 
-from inkground_lib import ocr
-from inkground_lib.ink import as_ink
-from inkground_lib.render import render_ink
+from inkground_lib.components import ocr
+from inkground_lib.core.ink import as_ink
+from inkground_lib.core.render import render_ink
 
 _FONT = HersheyFonts()
 _FONT.load_default_font("scripts")

@@ -1,4 +1,4 @@
-"""Tests of the numbered-grid answer parser and writer (inkground_lib.parse)."""
+"""Tests of the numbered-grid answer parser and writer (inkground_lib.evaluation.parse)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inkground_lib.parse import (STATUSES, USABLE_STATUSES, ParseResult, error_result, format_cell_strokes,
-                                 format_strokes, from_cells, parse_strokes, to_cells)
+from inkground_lib.evaluation.parse import (
+    STATUSES,
+    USABLE_STATUSES,
+    ParseResult,
+    error_result,
+    format_cell_strokes,
+    format_strokes,
+    from_cells,
+    parse_strokes,
+    to_cells,
+)
 
 G = 50
 SIZE = (1000.0, 500.0)  # W, H: a cell is 20 x 10 page pixels

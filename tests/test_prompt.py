@@ -1,4 +1,4 @@
-"""Tests of the grid image and the request builder (inkground_lib.prompt)."""
+"""Tests of the grid image and the request builder (inkground_lib.evaluation.prompt)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inkground_lib.parse import from_cells, parse_strokes
-from inkground_lib.prompt import (PROMPT_VERSION, Example, PromptError, PromptRequest, build_request,
-                                  compose_grid, decode_png, example_answer, grid_image, png_bytes,
-                                  render_request_markdown, request_hash, request_images, save_request_images)
+from inkground_lib.evaluation.parse import from_cells, parse_strokes
+from inkground_lib.evaluation.prompt import (
+    PROMPT_VERSION,
+    Example,
+    PromptError,
+    PromptRequest,
+    build_request,
+    compose_grid,
+    decode_png,
+    example_answer,
+    grid_image,
+    png_bytes,
+    render_request_markdown,
+    request_hash,
+    request_images,
+    save_request_images,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -215,8 +228,9 @@ def test_request_hash_changes_with_what_changes_the_answer():
                              params)
     # the same pixels encoded differently hash the same
     parts = [(k, png_bytes(decode_png(p)) if k == "image" else p) for k, p in base.parts]
-    from PIL import Image
     import io
+
+    from PIL import Image
     recoded = []
     for k, p in parts:
         if k == "image":
@@ -232,7 +246,7 @@ def test_request_hash_changes_with_what_changes_the_answer():
 
 _HASH_SCRIPT = """
 import numpy as np
-from inkground_lib.prompt import Example, build_request, request_hash
+from inkground_lib.evaluation.prompt import Example, build_request, request_hash
 rng = np.random.default_rng(0)
 photo = rng.integers(0, 256, size=(200, 300, 3), dtype=np.uint8)
 ex = Example(photo=photo[::-1].copy(), word="lit", strokes=[np.array([[50.0, 100.0], [120.0, 60.0]])])

@@ -1,6 +1,5 @@
 """The pseudo-label pipeline: derendering with resume, OCR filter, ratings, agreement, benchmark, pipeline."""
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -8,20 +7,37 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from inkground_lib import pseudo as P
-from inkground_lib.dataset import Page, Word, load_dataset, write_manifest
-from inkground_lib.derender import SkeletonDerenderer
-from inkground_lib.ink import Ink, as_ink
-
+from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
+from inkground_lib.components.metrics.trajectory import subsequence_dtw
+from inkground_lib.core.dataset import Page, Word, load_dataset, write_manifest
+from inkground_lib.core.ink import Ink, as_ink
+from inkground_lib.datasets.synth.generate import SynthParams, generate
+from inkground_lib.pseudo.benchmark import build_benchmark
+from inkground_lib.pseudo.derender_stage import derender_dataset
+from inkground_lib.pseudo.keys import PseudoError
+from inkground_lib.pseudo.ocr_filter import ocr_filter
+from inkground_lib.pseudo.raters import (
+    RaterModel,
+    RatingsError,
+    _ratings_frame,
+    agreement,
+    krippendorff_alpha_nominal,
+    pair_defect,
+    rater_filter,
+    read_ratings,
+    simulate_ratings,
+)
+from inkground_lib.pseudo.run import PAGE_COLUMNS, run_pseudo_labels
+from inkground_lib.pseudo.truth import stroke_order_check
+from inkground_lib.report.pseudo_labels import funnel_table
 
 # ---------------------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="module")
 def synth_ds(tmp_path_factory):
-    from inkground_lib import synth
 
     root = tmp_path_factory.mktemp("synth") / "cand"
-    synth.generate(root, synth.SynthParams(pages=3, words_min=2, words_max=6, words_mean=4, seed=3,
+    generate(root, SynthParams(pages=3, words_min=2, words_max=6, words_mean=4, seed=3,
                                            width=700, height=900), progress=False)
     return root
 
@@ -87,14 +103,14 @@ def test_derender_resumes_after_interruption(synth_ds, tmp_path):
     run = tmp_path / "run"
     crashing = CountingDerenderer(fail_after=n0 + 1)  # page 0 completes, page 1 is killed mid-way
     with pytest.raises(KeyboardInterrupt):
-        P.derender_dataset(ds, crashing, run, progress=False)
+        derender_dataset(ds, crashing, run, progress=False)
     path = run / "derender-counting.jsonl"
     assert len(path.read_text().splitlines()) == 1  # only the finished page was written
     again = CountingDerenderer()
-    first = P.derender_dataset(ds, again, run, progress=False)
+    first = derender_dataset(ds, again, run, progress=False)
     assert again._calls == ds.n_words - n0  # finished page not recomputed
     third = CountingDerenderer()
-    second = P.derender_dataset(ds, third, run, progress=False)
+    second = derender_dataset(ds, third, run, progress=False)
     assert third._calls == 0
     assert set(first) == {w.id for w in ds.words()}
     assert all(first[k] == second[k] for k in first)
@@ -103,12 +119,12 @@ def test_derender_resumes_after_interruption(synth_ds, tmp_path):
 def test_derender_torn_last_line_is_ignored_and_repaired(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
     run = tmp_path / "run"
-    P.derender_dataset(ds, CountingDerenderer(), run, progress=False)
+    derender_dataset(ds, CountingDerenderer(), run, progress=False)
     path = run / "derender-counting.jsonl"
     with open(path, "ab") as f:
         f.write(b'{"schema": "inkground-pseudo-derender", "key": "ab')  # killed mid-write
     d = CountingDerenderer()
-    P.derender_dataset(ds, d, run, progress=False)
+    derender_dataset(ds, d, run, progress=False)
     assert d._calls == 0
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(json.loads(x) for x in lines[:-1])
@@ -117,26 +133,26 @@ def test_derender_torn_last_line_is_ignored_and_repaired(synth_ds, tmp_path):
 def test_derender_corrupt_middle_line_is_an_error(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
     run = tmp_path / "run"
-    P.derender_dataset(ds, CountingDerenderer(), run, progress=False)
+    derender_dataset(ds, CountingDerenderer(), run, progress=False)
     path = run / "derender-counting.jsonl"
     lines = path.read_text().splitlines()
     path.write_text("\n".join(["garbage"] + lines) + "\n")
-    with pytest.raises(P.PseudoError, match="line 1"):
-        P.derender_dataset(ds, CountingDerenderer(), run, progress=False)
+    with pytest.raises(PseudoError, match="line 1"):
+        derender_dataset(ds, CountingDerenderer(), run, progress=False)
 
 
 def test_derender_changed_settings_recompute(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
     run = tmp_path / "run"
-    P.derender_dataset(ds, CountingDerenderer(variant=0), run, progress=False)
+    derender_dataset(ds, CountingDerenderer(variant=0), run, progress=False)
     d = CountingDerenderer(variant=1)
-    P.derender_dataset(ds, d, run, progress=False)
+    derender_dataset(ds, d, run, progress=False)
     assert d._calls == ds.n_words
 
 
 def test_pseudo_labels_lie_on_the_word(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
-    pseudo = P.derender_dataset(ds, "skeleton", tmp_path, progress=False)
+    pseudo = derender_dataset(ds, "skeleton", tmp_path, progress=False)
     for w in ds.words():
         ink = pseudo[w.id]
         assert ink.n_points > 0
@@ -151,7 +167,7 @@ def test_pseudo_labels_lie_on_the_word(synth_ds, tmp_path):
 def test_ocr_filter_all_match_and_page_without_words(tmp_path):
     ds = load_dataset(hand_dataset(tmp_path / "d", (3, 0)))
     pseudo = {w.id: w.ink for w in ds.words()}
-    r = P.ocr_filter(ds, pseudo, ScriptedEngine(), progress=False)
+    r = ocr_filter(ds, pseudo, ScriptedEngine(), progress=False)
     pages = r.pages.set_index("page")
     assert pages.loc["p000", "matched"] == 3 and pages.loc["p000", "ocr_pass"]
     assert pages.loc["p001", "words"] == 0
@@ -161,7 +177,7 @@ def test_ocr_filter_all_match_and_page_without_words(tmp_path):
 def test_ocr_filter_all_rejected(tmp_path):
     ds = load_dataset(hand_dataset(tmp_path / "d", (3, 2)))
     pseudo = {w.id: w.ink for w in ds.words()}
-    r = P.ocr_filter(ds, pseudo, ScriptedEngine(render_text=lambda i: "other"), progress=False)
+    r = ocr_filter(ds, pseudo, ScriptedEngine(render_text=lambda i: "other"), progress=False)
     assert not r.pages["ocr_pass"].any() and (r.pages["matched"] == 0).all()
     assert not r.words["match"].any()
 
@@ -172,22 +188,22 @@ def test_ocr_filter_threshold_boundary_and_normalisation(tmp_path):
     # word 3 mismatches; words 0-2 differ only in case and edge punctuation (equal after normalisation)
     eng = lambda: ScriptedEngine(crop_text=lambda i: ["Dear", "you,", "ok", "x"][i],
                                  render_text=lambda i: ["dear", "You", "OK.", "y"][i])
-    at = P.ocr_filter(ds, pseudo, eng(), threshold=0.75, progress=False).pages.iloc[0]
+    at = ocr_filter(ds, pseudo, eng(), threshold=0.75, progress=False).pages.iloc[0]
     assert at["matched"] == 3 and at["match_rate"] == 0.75 and at["ocr_pass"]
-    above = P.ocr_filter(ds, pseudo, eng(), threshold=0.76, progress=False).pages.iloc[0]
+    above = ocr_filter(ds, pseudo, eng(), threshold=0.76, progress=False).pages.iloc[0]
     assert not above["ocr_pass"]
-    with pytest.raises(P.PseudoError, match="threshold"):
-        P.ocr_filter(ds, pseudo, eng(), threshold=85, progress=False)
+    with pytest.raises(PseudoError, match="threshold"):
+        ocr_filter(ds, pseudo, eng(), threshold=85, progress=False)
 
 
 def test_ocr_filter_cache_resumes(tmp_path):
     ds = load_dataset(hand_dataset(tmp_path / "d", (3, 2)))
     pseudo = {w.id: w.ink for w in ds.words()}
     e1 = ScriptedEngine()
-    a = P.ocr_filter(ds, pseudo, e1, run_dir=tmp_path / "run", progress=False)
+    a = ocr_filter(ds, pseudo, e1, run_dir=tmp_path / "run", progress=False)
     assert e1.images == 2 * ds.n_words
     e2 = ScriptedEngine(render_text=lambda i: "changed")  # would change the result if it were asked
-    b = P.ocr_filter(ds, pseudo, e2, run_dir=tmp_path / "run", progress=False)
+    b = ocr_filter(ds, pseudo, e2, run_dir=tmp_path / "run", progress=False)
     assert e2.images == 0
     pd.testing.assert_frame_equal(a.pages, b.pages)
     # a changed pseudo-label changes the key: that page is read again
@@ -195,18 +211,18 @@ def test_ocr_filter_cache_resumes(tmp_path):
     first = ds.pages[0].words[0].id
     pseudo2[first] = pseudo[first].transformed(dx=1.0)
     e3 = ScriptedEngine()
-    P.ocr_filter(ds, pseudo2, e3, run_dir=tmp_path / "run", progress=False)
+    ocr_filter(ds, pseudo2, e3, run_dir=tmp_path / "run", progress=False)
     assert e3.images == 2 * len(ds.pages[0].words)
 
 
 def test_ocr_filter_with_rapidocr_reads_the_crops(synth_ds):
     ds = load_dataset(synth_ds)
     ds.pages = ds.pages[:1]
-    from inkground_lib.metrics import normalise_text
-    from inkground_lib.ocr import get_engine
+    from inkground_lib.components.metrics.readability import normalise_text
+    from inkground_lib.components.ocr import get_engine
 
     pseudo = {w.id: w.ink for w in ds.words()}  # the true ink as "pseudo-label"
-    r = P.ocr_filter(ds, pseudo, get_engine("rapidocr", progress=False), progress=False)
+    r = ocr_filter(ds, pseudo, get_engine("rapidocr", progress=False), progress=False)
     ok = [normalise_text(a) == normalise_text(t) for a, t in zip(r.words["ocr_original"], r.words["text"])]
     assert np.mean(ok) >= 0.5
     assert r.pages.iloc[0]["matched"] == r.words["match"].sum()
@@ -221,12 +237,12 @@ def write_csv(path: Path, text: str) -> Path:
 
 def test_read_ratings_ok_and_absent_rater(tmp_path):
     f = write_csv(tmp_path / "r.csv", "page,rater,score,comment\np1,a,10,fine\np1,b,10.0,\np2,a,7,\n\n")
-    df = P.read_ratings(f)
+    df = read_ratings(f)
     assert list(df.columns) == ["page", "rater", "score", "source"]
     assert df["score"].tolist() == [10, 10, 7]
     assert set(df["source"]) == {"file: r.csv"}
     # rater b gave no score for p2: simply absent; p2 is judged on rater a alone
-    assert P.rater_filter(df) == ["p1"]
+    assert rater_filter(df) == ["p1"]
 
 
 @pytest.mark.parametrize("body, line, field", [
@@ -240,37 +256,37 @@ def test_read_ratings_ok_and_absent_rater(tmp_path):
 ])
 def test_read_ratings_errors_name_file_row_field(tmp_path, body, line, field):
     f = write_csv(tmp_path / "bad.csv", "page,rater,score\n" + body)
-    with pytest.raises(P.RatingsError) as e:
-        P.read_ratings(f)
+    with pytest.raises(RatingsError) as e:
+        read_ratings(f)
     msg = str(e.value)
     assert "bad.csv" in msg and f"line {line}" in msg and f"field {field}" in msg
 
 
 def test_read_ratings_missing_column(tmp_path):
     f = write_csv(tmp_path / "bad.csv", "page,score\np1,10\n")
-    with pytest.raises(P.RatingsError, match="field rater: column missing"):
-        P.read_ratings(f)
+    with pytest.raises(RatingsError, match="field rater: column missing"):
+        read_ratings(f)
 
 
 def ratings_frame(d: dict) -> pd.DataFrame:
     rows = [{"page": p, "rater": f"r{i}", "score": s, "source": "test"} for p, ss in d.items()
             for i, s in enumerate(ss)]
-    return P._ratings_frame(rows)
+    return _ratings_frame(rows)
 
 
 def test_rater_filter_rules():
     df = ratings_frame({"A": [10, 10], "B": [10, 9], "C": [10]})
-    assert P.rater_filter(df) == ["A", "C"]
-    assert P.rater_filter(df, min_ratings=2) == ["A"]
+    assert rater_filter(df) == ["A", "C"]
+    assert rater_filter(df, min_ratings=2) == ["A"]
     # a page with no rating is not kept; the given order is kept
-    assert P.rater_filter(df, pages=["C", "D", "A"]) == ["C", "A"]
-    assert P.rater_filter(ratings_frame({"A": [0, 3]})) == []
+    assert rater_filter(df, pages=["C", "D", "A"]) == ["C", "A"]
+    assert rater_filter(ratings_frame({"A": [0, 3]})) == []
 
 
 def test_agreement_and_alpha_hand_computed():
     # decisions (1 = accept = 10): A [1,1] B [0,0] C [1,0] D [1,1,0]; E has one rating (left out)
     df = ratings_frame({"A": [10, 10], "B": [3, 9], "C": [10, 5], "D": [10, 10, 0], "E": [10]})
-    ag = P.agreement(df)
+    ag = agreement(df)
     assert ag["agreement"] == pytest.approx(0.5)
     # coincidences: o11 = 2 + 1 = 3, o00 = 2, o10 = o01 = 1 + 1 = 2; n1 = 5, n0 = 4, n = 9
     # alpha = 1 - (n - 1) * o01 / (n0 * n1) = 1 - 8 * 2 / 20 = 0.2
@@ -283,40 +299,40 @@ def test_krippendorff_alpha_published_example():
     # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", nominal example: alpha = 0.743
     units = [[1, 1, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4], [4, 4, 4, 4],
              [1, 1, 2, 1], [2, 2, 2, 2], [5, 5, 5], [1, 1], [3]]
-    assert P.krippendorff_alpha_nominal(units) == pytest.approx(0.743, abs=5e-4)
-    assert P.krippendorff_alpha_nominal([[1, 1], [0, 0]]) == pytest.approx(1.0)
-    assert np.isnan(P.krippendorff_alpha_nominal([[1, 1], [1, 1, 1]]))  # no variation: undefined
-    assert np.isnan(P.krippendorff_alpha_nominal([[1], [0]]))
+    assert krippendorff_alpha_nominal(units) == pytest.approx(0.743, abs=5e-4)
+    assert krippendorff_alpha_nominal([[1, 1], [0, 0]]) == pytest.approx(1.0)
+    assert np.isnan(krippendorff_alpha_nominal([[1, 1], [1, 1, 1]]))  # no variation: undefined
+    assert np.isnan(krippendorff_alpha_nominal([[1], [0]]))
 
 
 def test_simulate_ratings_model():
     pages = [f"p{i}" for i in range(200)]
-    perfect = P.simulate_ratings(pages, {p: 0.0 for p in pages}, n_raters=85, per_pair=(2, 3), seed=1)
+    perfect = simulate_ratings(pages, {p: 0.0 for p in pages}, n_raters=85, per_pair=(2, 3), seed=1)
     assert (perfect["source"] == "simulated").all()
     counts = perfect.groupby("page").size()
     assert counts.between(2, 3).all() and set(counts) == {2, 3}
     assert perfect["rater"].nunique() <= 85 and not perfect.duplicated(["page", "rater"]).any()
     assert (perfect["score"] == 10).mean() > 0.95
-    bad = P.simulate_ratings(pages, {p: 1.0 for p in pages}, per_pair=2, seed=1)
+    bad = simulate_ratings(pages, {p: 1.0 for p in pages}, per_pair=2, seed=1)
     assert (bad["score"] < 10).mean() > 0.95 and bad["score"].between(0, 10).all()
-    strict = P.simulate_ratings(pages, {p: 1.0 for p in pages}, per_pair=2, seed=1,
-                                model=P.RaterModel(strictness_sd=0.0, noise_sd=0.0))
+    strict = simulate_ratings(pages, {p: 1.0 for p in pages}, per_pair=2, seed=1,
+                                model=RaterModel(strictness_sd=0.0, noise_sd=0.0))
     assert strict["score"].tolist() == [0] * len(strict)  # x = 1.0 >> tau: 9 - floor(0.92 / 0.04) < 0 -> 0
-    again = P.simulate_ratings(pages, {p: 0.0 for p in pages}, n_raters=85, per_pair=(2, 3), seed=1)
+    again = simulate_ratings(pages, {p: 0.0 for p in pages}, n_raters=85, per_pair=(2, 3), seed=1)
     pd.testing.assert_frame_equal(perfect, again)
     # a page's ratings do not depend on which other pages are rated
-    alone = P.simulate_ratings(["p7"], {"p7": 0.0}, n_raters=85, per_pair=(2, 3), seed=1)
+    alone = simulate_ratings(["p7"], {"p7": 0.0}, n_raters=85, per_pair=(2, 3), seed=1)
     pd.testing.assert_frame_equal(alone, perfect[perfect["page"] == "p7"].reset_index(drop=True))
-    with pytest.raises(P.PseudoError, match="defect"):
-        P.simulate_ratings(["a"], {"a": 1.5})
-    with pytest.raises(P.PseudoError, match="raters"):
-        P.simulate_ratings(["a"], {"a": 0.0}, n_raters=2, per_pair=3)
+    with pytest.raises(PseudoError, match="defect"):
+        simulate_ratings(["a"], {"a": 1.5})
+    with pytest.raises(PseudoError, match="raters"):
+        simulate_ratings(["a"], {"a": 0.0}, n_raters=2, per_pair=3)
 
 
 def test_pair_defect():
     words = pd.DataFrame({"page": ["a", "a", "b", "b"], "match": [True, False, True, True],
                           "chamfer": [0.01, 0.01, 0.5, np.nan]})
-    d = P.pair_defect(words, chamfer_tol=0.1)
+    d = pair_defect(words, chamfer_tol=0.1)
     assert d["a"] == 0.5 and d["b"] == 0.5
 
 
@@ -328,22 +344,22 @@ DOT = [[5, -3], [5.2, -3]]
 
 def test_stroke_order_check_cases():
     true = as_ink([V, DOT])
-    assert P.stroke_order_check(true, true) == (False, False)
-    assert P.stroke_order_check(as_ink([V[::-1], DOT]), true) == (False, True)
-    assert P.stroke_order_check(as_ink([DOT, V]), true) == (True, False)
-    assert P.stroke_order_check(Ink(), true) == (None, None)
+    assert stroke_order_check(true, true) == (False, False)
+    assert stroke_order_check(as_ink([V[::-1], DOT]), true) == (False, True)
+    assert stroke_order_check(as_ink([DOT, V]), true) == (True, False)
+    assert stroke_order_check(Ink(), true) == (None, None)
     # a dot alone has no direction
-    assert P.stroke_order_check(as_ink([DOT]), true) == (False, None)
+    assert stroke_order_check(as_ink([DOT]), true) == (False, None)
     # a path retraced by the writer (down, then up the same line) drawn once upwards: not "backwards"
     retrace = as_ink([[[0, 0], [0, 10], [0, 0]]])
-    assert P.stroke_order_check(as_ink([[[0, 10], [0, 0]]]), retrace)[1] is False
+    assert stroke_order_check(as_ink([[[0, 10], [0, 0]]]), retrace)[1] is False
 
 
 def test_subsequence_dtw_finds_the_part():
     R = np.column_stack([np.arange(20.0), np.zeros(20)])
-    cost, idx = P.subsequence_dtw(R[5:9], R)
+    cost, idx = subsequence_dtw(R[5:9], R)
     assert cost == pytest.approx(0.0) and idx.tolist() == [5, 6, 7, 8]
-    rev, _ = P.subsequence_dtw(R[5:9][::-1], R)
+    rev, _ = subsequence_dtw(R[5:9][::-1], R)
     assert rev > 1.0
 
 
@@ -351,12 +367,12 @@ def test_subsequence_dtw_finds_the_part():
 
 def test_build_benchmark(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
-    pseudo = P.derender_dataset(ds, "skeleton", tmp_path / "run", progress=False)
+    pseudo = derender_dataset(ds, "skeleton", tmp_path / "run", progress=False)
     kept = [ds.pages[2].id, ds.pages[0].id]
     empty_word = ds.pages[0].words[0].id
     pseudo = dict(pseudo)
     pseudo[empty_word] = Ink()
-    out = P.build_benchmark(ds, pseudo, kept, tmp_path / "bench", meta={"derenderer": "skeleton", "x": 1})
+    out = build_benchmark(ds, pseudo, kept, tmp_path / "bench", meta={"derenderer": "skeleton", "x": 1})
     b = load_dataset(out)
     assert b.kind == "benchmark" and b.reference == "pseudo-label: skeleton"
     assert [p.id for p in b.pages] == [ds.pages[0].id, ds.pages[2].id]  # candidate order
@@ -370,30 +386,30 @@ def test_build_benchmark(synth_ds, tmp_path):
             true = next(x for x in src.words if x.id == w.id).true_ink
             assert np.allclose(w.true_ink.points(), true.points(), atol=0.01)
     before = (out / "manifest.json").stat().st_mtime_ns
-    P.build_benchmark(ds, pseudo, kept, out, meta={"derenderer": "skeleton", "x": 1})
+    build_benchmark(ds, pseudo, kept, out, meta={"derenderer": "skeleton", "x": 1})
     assert (out / "manifest.json").stat().st_mtime_ns == before  # same inputs: untouched
-    P.build_benchmark(ds, pseudo, kept[:1], out, meta={"derenderer": "skeleton", "x": 1})
+    build_benchmark(ds, pseudo, kept[:1], out, meta={"derenderer": "skeleton", "x": 1})
     assert [p.id for p in load_dataset(out).pages] == [ds.pages[2].id]
-    with pytest.raises(P.PseudoError, match="not a benchmark"):
-        P.build_benchmark(ds, pseudo, kept, synth_ds, meta={"derenderer": "skeleton"})
+    with pytest.raises(PseudoError, match="not a benchmark"):
+        build_benchmark(ds, pseudo, kept, synth_ds, meta={"derenderer": "skeleton"})
 
 
 # --------------------------------------------------------------------------------------- pipeline
 
-def test_run_pipeline_end_to_end_and_reuse(synth_ds, tmp_path):
+def test_run_pseudo_labels_end_to_end_and_reuse(synth_ds, tmp_path):
     run = tmp_path / "run"
     d, e = CountingDerenderer(), ScriptedEngine()
-    r = P.run_pipeline(synth_ds, run, derenderer=d, ocr=e, raters_per_pair=(2, 3), n_raters=10, seed=2,
+    r = run_pseudo_labels(synth_ds, run, derenderer=d, ocr=e, raters_per_pair=(2, 3), n_raters=10, seed=2,
                        progress=False)
     ds = load_dataset(synth_ds)
     assert d._calls == ds.n_words and e.images == 2 * ds.n_words
     f = r.funnel.set_index("stage")["pages"].tolist()
     assert f == [3, 3, int(r.pages["kept"].sum())]  # the scripted OCR matches everything
-    assert set(P.PAGE_COLUMNS) <= set(r.pages.columns)
+    assert set(PAGE_COLUMNS) <= set(r.pages.columns)
     assert r.has_truth and r.pages["dtw"].notna().all() and r.words["chamfer"].notna().all()
     assert (r.ratings["source"] == "simulated").all() and (run / "ratings.csv").is_file()
     assert r.pages["n_ratings"].between(2, 3).all()
-    kept = P.rater_filter(r.ratings)
+    kept = rater_filter(r.ratings)
     assert r.pages.loc[r.pages["kept"], "page"].tolist() == [p.id for p in ds.pages if p.id in kept]
     b = load_dataset(r.benchmark)
     assert b.kind == "benchmark" and len(b.pages) == len(kept)
@@ -403,20 +419,20 @@ def test_run_pipeline_end_to_end_and_reuse(synth_ds, tmp_path):
     assert s["numbers"]["candidates"] == 3 and s["components"]["ratings_source"] == "simulated"
     # rerun: nothing expensive recomputed, same result
     d2, e2 = CountingDerenderer(), ScriptedEngine()
-    r2 = P.run_pipeline(synth_ds, run, derenderer=d2, ocr=e2, raters_per_pair=(2, 3), n_raters=10, seed=2,
+    r2 = run_pseudo_labels(synth_ds, run, derenderer=d2, ocr=e2, raters_per_pair=(2, 3), n_raters=10, seed=2,
                         progress=False)
     assert d2._calls == 0 and e2.images == 0
     pd.testing.assert_frame_equal(r.pages, r2.pages)
-    tab = P.funnel_table(r2)
+    tab = funnel_table(r2)
     assert tab.loc["candidate pages", "paper (reported)"] == 2984
 
 
-def test_run_pipeline_with_ratings_file_and_subset(synth_ds, tmp_path):
+def test_run_pseudo_labels_with_ratings_file_and_subset(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
     p0, p1 = ds.pages[0].id, ds.pages[1].id
     f = write_csv(tmp_path / "ratings.csv",
                   f"page,rater,score\n{p0},a,10\n{p0},b,10\n{p1},a,10\n{p1},b,8\nnot-a-page,a,10\n")
-    r = P.run_pipeline(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
+    r = run_pseudo_labels(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
                        ratings=f, n_candidates=2, progress=False)
     assert len(r.pages) == 2
     assert r.pages["kept"].tolist() == [True, False]
@@ -426,8 +442,8 @@ def test_run_pipeline_with_ratings_file_and_subset(synth_ds, tmp_path):
     assert r.pages["defect"].isna().all()
 
 
-def test_run_pipeline_all_rejected_by_ocr(synth_ds, tmp_path):
-    r = P.run_pipeline(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(),
+def test_run_pseudo_labels_all_rejected_by_ocr(synth_ds, tmp_path):
+    r = run_pseudo_labels(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(),
                        ocr=ScriptedEngine(render_text=lambda i: "zz"), progress=False)
     assert r.funnel["pages"].tolist() == [3, 0, 0]
     assert r.ratings.empty and np.isnan(r.agreement["agreement"])

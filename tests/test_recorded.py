@@ -9,10 +9,17 @@ import cv2
 import numpy as np
 import pytest
 
-from inkground_lib.dataset import load_dataset
-from inkground_lib.formats import RecordedWord, core_height, read_unipen_json
-from inkground_lib.ink import as_ink
-from inkground_lib.recorded import Layout, build_recorded, compose_page, iamondb_words, plan_pages
+from inkground_lib.core.dataset import load_dataset
+from inkground_lib.core.ink import as_ink
+from inkground_lib.datasets.recorded import (
+    Layout,
+    build_recorded,
+    compose_page,
+    iamondb_words,
+    plan_pages,
+)
+from inkground_lib.datasets.segmentation import core_height
+from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 
 IAM = Path(__file__).resolve().parent / "fixtures" / "iamondb"
 UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive" / "unipen_cursive_dev.json"
@@ -197,7 +204,7 @@ def test_build_from_iamondb_fixtures(tmp_path):
 
 
 def test_build_bad_arguments(tmp_path):
-    from inkground_lib.dataset import DatasetError
+    from inkground_lib.core.dataset import DatasetError
 
     with pytest.raises(ValueError, match="words_per_page"):
         build_recorded(tmp_path / "x", unipen=tmp_path / "none.json", words_per_page=(5, 2))

@@ -9,9 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from inkground_lib.ink import Ink, as_ink
-from inkground_lib.render import RenderSpec, crop_box, draw_ink, plot_overlay, render_ink
-
+from inkground_lib.core.ink import Ink, as_ink
+from inkground_lib.core.render import RenderSpec, crop_box, draw_ink, render_ink
+from inkground_lib.report.overlay import plot_overlay
 
 # ------------------------------------------------------------------------------------------- render_ink
 

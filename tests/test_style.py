@@ -1,4 +1,4 @@
-"""Tests of inkground_lib.style: the ResNet-18 writer classifier and the Style score."""
+"""Tests of inkground_lib.components.style: the ResNet-18 writer classifier and the Style score."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 import torch
 from HersheyFonts import HersheyFonts
 
-from inkground_lib import style
-from inkground_lib.ink import as_ink
-from inkground_lib.render import RenderSpec, render_ink
+from inkground_lib.components import style
+from inkground_lib.core.ink import as_ink
+from inkground_lib.core.render import RenderSpec, render_ink
 
 _FONT = HersheyFonts()
 _FONT.load_default_font("scripts")
@@ -206,8 +206,8 @@ def test_params_round_trip_and_paper_preset():
 @pytest.mark.parametrize("n, epochs", [(2, 1), (3, 2), (5, 5)])
 def test_training_on_very_few_words_works(n, epochs):
     """Tiny benchmark sets give a handful of training steps: the schedule must not divide by zero."""
-    from inkground_lib.ink import as_ink
-    from inkground_lib.style import StyleParams, train_style
+    from inkground_lib.components.style import StyleParams, train_style
+    from inkground_lib.core.ink import as_ink
 
     items = [(as_ink([[[0, 0], [10, i % 3 + 1]]]), "a" if i % 2 else "b") for i in range(n)]
     model = train_style(items, StyleParams(epochs=epochs), None, progress=False)

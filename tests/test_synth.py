@@ -1,4 +1,4 @@
-"""Tests of the synthetic dataset generator (inkground_lib.synth)."""
+"""Tests of the synthetic dataset generator (inkground_lib.datasets.synth)."""
 
 import json
 from dataclasses import replace
@@ -8,11 +8,29 @@ import cv2
 import numpy as np
 import pytest
 
-from inkground_lib import synth
-from inkground_lib.dataset import dataset_hash, load_dataset
-from inkground_lib.ink import Ink
+from inkground_lib.core.dataset import dataset_hash, load_dataset
+from inkground_lib.core.ink import Ink
+from inkground_lib.datasets.synth.generate import (
+    GENERATOR_VERSION,
+    SynthParams,
+    generate,
+    make_page,
+)
+from inkground_lib.datasets.synth.glyphs import supported_text
+from inkground_lib.datasets.synth.photo import (
+    PhotoEffects,
+    apply_homography,
+    photo_homography,
+    photograph,
+)
+from inkground_lib.datasets.synth.texts import (
+    message_words,
+    sample_word_count,
+    split_words,
+)
+from inkground_lib.datasets.synth.writers import WriterStyle, write_word
 
-SMALL = synth.SynthParams(pages=3, seed=5, words_min=2, words_max=12, words_mean=6.0, width=420, height=540,
+SMALL = SynthParams(pages=3, seed=5, words_min=2, words_max=12, words_mean=6.0, width=420, height=540,
                           size=1.6)
 
 
@@ -23,21 +41,21 @@ def _files(root: Path) -> dict:
 @pytest.fixture(scope="module")
 def small_ds(tmp_path_factory):
     root = tmp_path_factory.mktemp("synth") / "ds"
-    synth.generate(root, SMALL, progress=False, workers=1)
+    generate(root, SMALL, progress=False, workers=1)
     return root
 
 
 # ------------------------------------------------------------------------------------------- words
 
 def _style(**kw):
-    return replace(synth.WriterStyle(), **kw)
+    return replace(WriterStyle(), **kw)
 
 
 def test_word_strokes_body_then_marks():
     rng = np.random.default_rng(0)
-    ink = synth.write_word("hello", _style(), rng)
+    ink = write_word("hello", _style(), rng)
     assert len(ink) == 1                                   # connected lower case: one pen-down stroke
-    ink = synth.write_word("it", _style(jitter=0.0), rng)
+    ink = write_word("it", _style(jitter=0.0), rng)
     assert len(ink) == 3                                   # body, then the i dot, then the t bar
     body, dot, bar = ink.strokes
     bx0, by0, bx1, by1 = Ink((body,)).bbox()
@@ -48,18 +66,18 @@ def test_word_strokes_body_then_marks():
     t = np.concatenate([s[:, 2] for s in ink.strokes])
     assert t[0] == 0 and np.all(np.diff(t) >= 0)
     assert dot[0, 2] > body[-1, 2] + 50                    # a pen-up pause before the dot
-    ink = synth.write_word("minimum,", _style(), rng)      # two i dots and a comma after the body
+    ink = write_word("minimum,", _style(), rng)      # two i dots and a comma after the body
     assert len(ink) == 4
     assert all(np.ptp(s[:, :2], axis=0).max() < 0.8 for s in ink.strokes[1:])    # small marks
 
 
 def test_word_rejects_unsupported_characters():
     with pytest.raises(ValueError, match="write_word"):
-        synth.write_word("don't", _style(), np.random.default_rng(0))
+        write_word("don't", _style(), np.random.default_rng(0))
 
 
 def test_word_samples_at_the_pen_rate_with_plausible_speed():
-    ink = synth.write_word("thank", _style(ms_per_letter=250.0), np.random.default_rng(1), sample_hz=100)
+    ink = write_word("thank", _style(ms_per_letter=250.0), np.random.default_rng(1), sample_hz=100)
     body = ink.strokes[0]
     assert np.allclose(np.diff(body[:-1, 2]), 10.0)       # 100 Hz
     dur = ink.strokes[-1][-1, 2]
@@ -71,27 +89,27 @@ def test_word_samples_at_the_pen_rate_with_plausible_speed():
 def test_message_words_exact_count_and_characters():
     for n in (1, 2, 3, 7, 35, 140):
         for punct in (True, False):
-            words = synth.message_words(np.random.default_rng(n), n, punctuation=punct)
+            words = message_words(np.random.default_rng(n), n, punctuation=punct)
             assert len(words) == n
             for w, _ in words:
-                assert synth.supported_text(w)
+                assert supported_text(w)
                 assert w.isalpha() or (punct and w[:-1].isalpha() and w[-1] in ",.!")
 
 
 def test_word_count_distribution_matches_parameters():
     rng = np.random.default_rng(3)
-    ns = np.array([synth.sample_word_count(rng, 2, 140, 35.0) for _ in range(4000)])
+    ns = np.array([sample_word_count(rng, 2, 140, 35.0) for _ in range(4000)])
     assert ns.min() >= 2 and ns.max() <= 140
     assert abs(ns.mean() - 35) < 2.5
-    assert all(3 <= synth.sample_word_count(rng, 3, 9, 5.0) <= 9 for _ in range(300))
+    assert all(3 <= sample_word_count(rng, 3, 9, 5.0) <= 9 for _ in range(300))
 
 
 def test_split_ratio():
     rng = np.random.default_rng(0)
-    assert synth.split_words(rng, 1) == ["train"]
-    assert sorted(synth.split_words(rng, 2)) == ["test", "train"]
+    assert split_words(rng, 1) == ["train"]
+    assert sorted(split_words(rng, 2)) == ["test", "train"]
     for n in (3, 4, 8, 35, 140):
-        s = synth.split_words(rng, n)
+        s = split_words(rng, n)
         assert s.count("test") == max(1, round(n / 4))
 
 
@@ -100,22 +118,22 @@ def test_split_ratio():
 def test_photograph_none_is_the_clean_page():
     gray = np.full((60, 80), 255, np.uint8)
     gray[20:30, 10:50] = 0
-    photo, H = synth.photograph(gray, np.random.default_rng(0), synth.PhotoEffects.none())
+    photo, H = photograph(gray, np.random.default_rng(0), PhotoEffects.none())
     assert np.allclose(H, np.eye(3))
     assert photo.shape == (60, 80, 3) and np.array_equal(photo, np.repeat(gray[..., None], 3, axis=2))
 
 
 def test_apply_homography_matches_opencv():
     rng = np.random.default_rng(2)
-    H = synth.photo_homography(rng, synth.PhotoEffects(), (500, 700))
+    H = photo_homography(rng, PhotoEffects(), (500, 700))
     ink = Ink((np.array([[10.0, 20.0, 0.0], [300.0, 650.0, 5.0]]), np.array([[250.0, 350.0, np.nan]])))
-    out = synth.apply_homography(ink, H)
+    out = apply_homography(ink, H)
     ref = cv2.perspectiveTransform(ink.points()[None].astype(np.float64), H)[0]
     assert np.allclose(out.points(), ref)
     assert out.strokes[0][1, 2] == 5.0 and np.isnan(out.strokes[1][0, 2])     # t kept
-    assert synth.apply_homography(ink, np.diag([2.0, 3.0, 1.0])).strokes[0][1, :2].tolist() == [600.0, 1950.0]
+    assert apply_homography(ink, np.diag([2.0, 3.0, 1.0])).strokes[0][1, :2].tolist() == [600.0, 1950.0]
     with pytest.raises(ValueError, match="3x3"):
-        synth.apply_homography(ink, np.eye(2))
+        apply_homography(ink, np.eye(2))
 
 
 def _dark_share(photo, inks, shift=(0.0, 0.0)):
@@ -129,12 +147,12 @@ def _dark_share(photo, inks, shift=(0.0, 0.0)):
 
 def test_homography_moves_inks_with_the_photo():
     params = replace(SMALL, words_min=10, words_max=10, words_mean=10.0)
-    page, photo = synth.make_page(params, 0)
+    page, photo = make_page(params, 0)
     inks = [w.true_ink for w in page.words]
     assert _dark_share(photo, inks) > 0.9                    # the ink lies on dark (written) pixels
     assert _dark_share(photo, inks, shift=(0.0, 9.0)) < 0.5  # and not on paper a few pixels away
     # the sheet is really warped: H is not the identity
-    _, H = synth.photograph(np.full((100, 100), 255, np.uint8), np.random.default_rng(0), synth.PhotoEffects())
+    _, H = photograph(np.full((100, 100), 255, np.uint8), np.random.default_rng(0), PhotoEffects())
     assert not np.allclose(H, np.eye(3), atol=1e-3)
 
 
@@ -143,8 +161,8 @@ def test_homography_moves_inks_with_the_photo():
 def test_dataset_loads_and_words_are_consistent(small_ds):
     ds = load_dataset(small_ds)
     assert ds.kind == "synth" and ds.reference == "true ink"
-    assert ds.meta["generator"] == synth.GENERATOR_VERSION
-    assert synth.SynthParams.from_dict(ds.meta["params"]) == SMALL
+    assert ds.meta["generator"] == GENERATOR_VERSION
+    assert SynthParams.from_dict(ds.meta["params"]) == SMALL
     assert len(ds.pages) == SMALL.pages and len({p.writer for p in ds.pages}) == SMALL.pages
     for p in ds.pages:
         assert SMALL.words_min <= len(p.words) <= SMALL.words_max
@@ -163,16 +181,16 @@ def test_dataset_loads_and_words_are_consistent(small_ds):
 
 
 def test_deterministic_bytes_and_seed_matters(small_ds, tmp_path):
-    again = synth.generate(tmp_path / "again", SMALL, progress=False, workers=1)
+    again = generate(tmp_path / "again", SMALL, progress=False, workers=1)
     assert _files(again) == _files(small_ds)
-    other = synth.generate(tmp_path / "other", replace(SMALL, seed=6), progress=False, workers=1)
+    other = generate(tmp_path / "other", replace(SMALL, seed=6), progress=False, workers=1)
     a, b = _files(small_ds), _files(other)
     assert a["pages/p0000.jpg"] != b["pages/p0000.jpg"]
     assert a["manifest.json"] != b["manifest.json"]
 
 
 def test_pool_gives_the_same_bytes(small_ds, tmp_path):
-    pooled = synth.generate(tmp_path / "pool", SMALL, progress=False, workers=2, pool_min_pages=2)
+    pooled = generate(tmp_path / "pool", SMALL, progress=False, workers=2, pool_min_pages=2)
     assert _files(pooled) == _files(small_ds)
 
 
@@ -183,16 +201,16 @@ def test_reuse_resume_and_regenerate(small_ds, tmp_path):
     shutil.copytree(small_ds, root)
     h = dataset_hash(root)
     mtime = (root / "manifest.json").stat().st_mtime_ns
-    synth.generate(root, SMALL, progress=False, workers=1)             # identical params: reused
+    generate(root, SMALL, progress=False, workers=1)             # identical params: reused
     assert (root / "manifest.json").stat().st_mtime_ns == mtime
     # interrupted run: manifest and one page missing -> the rest is reused, the result is identical
     (root / "manifest.json").unlink()
     (root / "inks" / "p0001.json").unlink()
-    synth.generate(root, SMALL, progress=False, workers=1)
+    generate(root, SMALL, progress=False, workers=1)
     assert dataset_hash(root) == h and _files(root) == _files(small_ds)
     # other params: regenerated, stale pages removed
     fewer = replace(SMALL, pages=2, seed=9)
-    synth.generate(root, fewer, progress=False, workers=1)
+    generate(root, fewer, progress=False, workers=1)
     ds = load_dataset(root)
     assert len(ds.pages) == 2 and ds.meta["params"]["seed"] == 9
     assert sorted(p.name for p in (root / "pages").iterdir()) == ["p0000.jpg", "p0001.jpg"]
@@ -200,17 +218,17 @@ def test_reuse_resume_and_regenerate(small_ds, tmp_path):
 
 
 def test_refuses_a_foreign_folder(tmp_path):
-    from inkground_lib.dataset import DatasetError
+    from inkground_lib.core.dataset import DatasetError
 
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(DatasetError, match="refusing"):
-        synth.generate(tmp_path, SMALL, progress=False, workers=1)
+        generate(tmp_path, SMALL, progress=False, workers=1)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_pages_depend_only_on_seed_and_index():
-    a, _ = synth.make_page(SMALL, 2)
-    b, _ = synth.make_page(replace(SMALL, pages=7), 2)
+    a, _ = make_page(SMALL, 2)
+    b, _ = make_page(replace(SMALL, pages=7), 2)
     assert [w.text for w in a.words] == [w.text for w in b.words]
     assert all(x.ink == y.ink for x, y in zip(a.words, b.words))
 
@@ -221,4 +239,4 @@ def test_bad_params_are_named():
     with pytest.raises(ValueError, match="pages"):
         replace(SMALL, pages=0).validate()
     with pytest.raises(ValueError, match="unknown"):
-        synth.SynthParams.from_dict({"pages": 2, "colour": 1})
+        SynthParams.from_dict({"pages": 2, "colour": 1})

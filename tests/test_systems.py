@@ -17,9 +17,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fakeserver import FakeServer, drop, http_error, ok, refusal, slow, truncated  # noqa: E402
 
-from inkground_lib import systems as S  # noqa: E402
-from inkground_lib.cache import cache_path, run_predictions  # noqa: E402
-from inkground_lib.ink import Ink, as_ink  # noqa: E402
+from inkground_lib.core.ink import Ink, as_ink  # noqa: E402
+from inkground_lib.evaluation.cache import cache_path, run_predictions  # noqa: E402
+from inkground_lib.evaluation.systems.base import (
+    Item,
+    SystemConfigError,
+    SystemUnavailable,
+)
+from inkground_lib.evaluation.systems.registry import (
+    REGISTRY_FILE,
+    get_system,
+    list_systems,
+    load_registry,
+    system_kind,
+)
+from inkground_lib.evaluation.systems.retry import RetryPolicy, _retry_after
+from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
 KEY = "sk-test-SECRET-123"
 
@@ -31,7 +44,7 @@ def png(color=(200, 10, 10), size=(8, 8)) -> bytes:
 
 
 def make_request(word: str = "hello", variant: str | None = None):
-    from inkground_lib.prompt import PromptRequest
+    from inkground_lib.evaluation.prompt import PromptRequest
 
     meta = {"prompt_version": "test-1"}
     if variant:
@@ -40,8 +53,8 @@ def make_request(word: str = "hello", variant: str | None = None):
                                                     ("text", "Your page:"), ("image", png((0, 90, 0)))], meta)
 
 
-def make_item(word: str = "hello", i: int = 0, **kw) -> S.Item:
-    return S.Item(f"w{i}-{word}", word, (10.0, 20.0, 110.0, 60.0), "p0", (200, 100),
+def make_item(word: str = "hello", i: int = 0, **kw) -> Item:
+    return Item(f"w{i}-{word}", word, (10.0, 20.0, 110.0, 60.0), "p0", (200, 100),
                   request=make_request(word, **kw))
 
 
@@ -74,8 +87,8 @@ class Sleeps(list):
 
 def system(name, **kw):
     sleeps = Sleeps()
-    pol = S.RetryPolicy(max_attempts=kw.pop("max_attempts", 5), base_delay=0.01, max_delay=0.05, sleep=sleeps)
-    return S.get_system(name, registry=REG, retry=pol, **kw), sleeps
+    pol = RetryPolicy(max_attempts=kw.pop("max_attempts", 5), base_delay=0.01, max_delay=0.05, sleep=sleeps)
+    return get_system(name, registry=REG, retry=pol, **kw), sleeps
 
 
 @pytest.mark.parametrize("name", ["oa", "an"])
@@ -174,24 +187,24 @@ def test_connection_drop_is_retried(env):
 
 
 def test_retry_after_is_honoured():
-    pol = S.RetryPolicy(base_delay=1.0, max_delay=60.0, jitter=0.25, max_retry_after=30.0)
+    pol = RetryPolicy(base_delay=1.0, max_delay=60.0, jitter=0.25, max_retry_after=30.0)
     assert pol.delay(1, "k", retry_after=7.0) == 7.0
     assert pol.delay(1, "k", retry_after=500.0) == 30.0
     d1 = [pol.delay(k, "k") for k in (1, 2, 3)]
     assert d1 == [pol.delay(k, "k") for k in (1, 2, 3)]  # seeded: reproducible
     assert 1.0 <= d1[0] < 1.25 and 2.0 <= d1[1] < 2.5 and 4.0 <= d1[2] < 5.0
-    assert S._retry_after({"retry-after-ms": "1500"}) == 1.5 and S._retry_after({"retry-after": "3"}) == 3.0
+    assert _retry_after({"retry-after-ms": "1500"}) == 1.5 and _retry_after({"retry-after": "3"}) == 3.0
 
 
 def test_missing_env_fails_before_any_request(server, monkeypatch):
     monkeypatch.delenv("T_KEY", raising=False)
     monkeypatch.setenv("T_OPENAI_URL", server.openai_url)
-    with pytest.raises(S.SystemConfigError, match="environment variable T_KEY is not set"):
-        S.get_system("oa", registry=REG)
+    with pytest.raises(SystemConfigError, match="environment variable T_KEY is not set"):
+        get_system("oa", registry=REG)
     monkeypatch.setenv("T_KEY", KEY)
     monkeypatch.delenv("T_OPENAI_URL")
-    with pytest.raises(S.SystemConfigError, match="T_OPENAI_URL") as e:
-        S.get_system("oa", registry=REG)
+    with pytest.raises(SystemConfigError, match="T_OPENAI_URL") as e:
+        get_system("oa", registry=REG)
     assert KEY not in str(e.value)
     assert server.hits() == 0
 
@@ -217,7 +230,7 @@ def test_no_secret_in_run_files_or_errors(env, tmp_path):
 
 
 def test_scrub_secrets_patterns():
-    s = S.scrub_secrets("key sk-proj-abcdEFGH1234 and Bearer abc.def-123 and AIzaSyA1234567890abcdef url "
+    s = scrub_secrets("key sk-proj-abcdEFGH1234 and Bearer abc.def-123 and AIzaSyA1234567890abcdef url "
                         "http://10.0.0.5:8000/v1", [("URL", "http://10.0.0.5:8000/v1"), ("URL", "10.0.0.5")])
     assert "sk-proj" not in s and "abc.def" not in s and "AIza" not in s and "10.0.0.5" not in s
     assert "<URL>" in s and "<redacted>" in s
@@ -226,15 +239,15 @@ def test_scrub_secrets_patterns():
 # ---------------------------------------------------------------------------------------------- registry
 
 def test_packaged_registry_has_the_paper_systems():
-    reg = S.load_registry(use_env=False)
+    reg = load_registry(use_env=False)
     for name in ["gemini-3.1-pro", "claude-opus-4.8", "kimi-k3", "qwen3-vl-32b", "molmo-7b-d", "inksight",
                  "skeleton", "font", "box", "reference", "replay"]:
         assert name in reg
     assert reg["gemini-3.1-pro"]["reported_as"] == "Gemini-3.1-Pro"
     assert reg["molmo-7b-d"]["variant"] == "one-image"
     assert reg["claude-opus-4.8"]["temperature"] is None  # Opus >= 4.7 rejects temperature
-    assert {S.system_kind(n, reg) for n in reg} == {"api", "local", "replay", "specialist"}
-    text = S.REGISTRY_FILE.read_text()
+    assert {system_kind(n, reg) for n in reg} == {"api", "local", "replay", "specialist"}
+    text = REGISTRY_FILE.read_text()
     assert "sk-" not in text and "api_key:" not in text
 
 
@@ -243,17 +256,17 @@ def test_paper_entries_run_through_env(server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
     monkeypatch.setenv("VLLM_API_KEY", KEY)
     monkeypatch.setenv("VLLM_BASE_URL", server.openai_url)
-    claude = S.get_system("claude-opus-4.8", retry=S.RetryPolicy(max_attempts=1))
+    claude = get_system("claude-opus-4.8", retry=RetryPolicy(max_attempts=1))
     assert claude.predict(make_item()).status == "ok"
     b = server.requests[-1].body
     assert b["model"] == "claude-opus-4-8" and "temperature" not in b and b["max_tokens"] == 16384
-    qwen = S.get_system("qwen3-vl-32b", retry=S.RetryPolicy(max_attempts=1))
+    qwen = get_system("qwen3-vl-32b", retry=RetryPolicy(max_attempts=1))
     assert qwen.predict(make_item()).status == "ok"
     b = server.requests[-1].body
     assert b["model"] == "Qwen/Qwen3-VL-32B-Instruct" and b["temperature"] == 0 and b["max_tokens"] == 16384
     # Molmo is sent the one-image prompt variant; a two-image request is refused with a clear message
-    molmo = S.get_system("molmo-7b-d", retry=S.RetryPolicy(max_attempts=1))
-    with pytest.raises(S.SystemConfigError, match="one-image"):
+    molmo = get_system("molmo-7b-d", retry=RetryPolicy(max_attempts=1))
+    with pytest.raises(SystemConfigError, match="one-image"):
         molmo.predict(make_item(variant="two-image"))
     built = []
 
@@ -261,7 +274,7 @@ def test_paper_entries_run_through_env(server, monkeypatch):
         built.append(variant)
         return make_request("hello", variant=variant)
 
-    it = S.Item("w0", "hello", (10, 20, 110, 60), "p0", (200, 100), request=builder)
+    it = Item("w0", "hello", (10, 20, 110, 60), "p0", (200, 100), request=builder)
     assert molmo.predict(it).status == "ok" and qwen.predict(it).status == "ok"
     assert molmo.request_key(it) != qwen.request_key(it)
     assert set(built) == {"one-image", "two-image"}  # each system is sent its own variant
@@ -272,13 +285,13 @@ def test_one_yaml_entry_adds_a_model(env, tmp_path, monkeypatch):
     extra.write_text("my-vl: {adapter: openai, model: org/My-VL-7B, api_key_env: T_KEY, "
                      "base_url_env: T_OPENAI_URL, label: My-VL-7B}\n"
                      "oa-long: {extends: qwen3-vl-32b, max_tokens: 32768}\n")
-    reg = S.load_registry(extra, use_env=False)
+    reg = load_registry(extra, use_env=False)
     assert "my-vl" in reg and reg["oa-long"]["max_tokens"] == 32768 and reg["oa-long"]["reported_as"] is None
-    s = S.get_system("my-vl", extra=extra)
+    s = get_system("my-vl", extra=extra)
     assert s.label == "My-VL-7B" and s.kind == "api"
     assert s.predict(make_item()).status == "ok" and env.requests[-1].body["model"] == "org/My-VL-7B"
     monkeypatch.setenv("INKGROUND_SYSTEMS", str(extra))
-    assert "my-vl" in S.list_systems(S.load_registry())
+    assert "my-vl" in list_systems(load_registry())
 
 
 @pytest.mark.parametrize("entry,msg", [
@@ -294,69 +307,69 @@ def test_one_yaml_entry_adds_a_model(env, tmp_path, monkeypatch):
 def test_bad_registry_entries_refused(tmp_path, entry, msg):
     p = tmp_path / "bad.yaml"
     p.write_text(entry + "\n")
-    with pytest.raises(S.SystemConfigError, match=msg) as e:
-        S.load_registry(p, use_env=False)
+    with pytest.raises(SystemConfigError, match=msg) as e:
+        load_registry(p, use_env=False)
     assert str(p) in str(e.value) and "sk-abc" not in str(e.value)
 
 
 def test_yaml_is_loaded_safely(tmp_path):
     p = tmp_path / "evil.yaml"
     p.write_text("x: !!python/object/apply:os.system ['echo pwned']\n")
-    with pytest.raises(S.SystemConfigError, match="not valid YAML"):
-        S.load_registry(p, use_env=False)
+    with pytest.raises(SystemConfigError, match="not valid YAML"):
+        load_registry(p, use_env=False)
 
 
 def test_inksight_unavailable_is_clear(monkeypatch, tmp_path):
     monkeypatch.delenv("INKSIGHT_MODEL_DIR", raising=False)
-    with pytest.raises(S.SystemUnavailable, match="INKSIGHT_MODEL_DIR"):
-        S.get_system("inksight")
+    with pytest.raises(SystemUnavailable, match="INKSIGHT_MODEL_DIR"):
+        get_system("inksight")
     monkeypatch.setenv("INKSIGHT_MODEL_DIR", str(tmp_path))  # no SavedModel there
-    with pytest.raises(S.SystemUnavailable, match="InkSight"):
-        S.get_system("inksight")
+    with pytest.raises(SystemUnavailable, match="InkSight"):
+        get_system("inksight")
 
 
 # ------------------------------------------------------------------------------------------ local systems
 
 def local_item(text="Hello", box=(40.0, 30.0, 200.0, 80.0), ref=None, image=None):
     ref = ref if ref is not None else as_ink([[[50, 60, 0], [100, 40, 10], [190, 70, 20]], [[120, 35, 30]]])
-    return S.Item("w1", text, box, "p1", (300, 120), reference=ref, image=image)
+    return Item("w1", text, box, "p1", (300, 120), reference=ref, image=image)
 
 
 def test_box_baseline_inside_box():
     it = local_item()
     for shape in ("line", "zigzag"):
-        out = S.get_system("box", shape=shape).predict(it)
+        out = get_system("box", shape=shape).predict(it)
         assert out.status == "ok" and isinstance(out.strokes, Ink) and len(out.strokes) == 1
         x0, y0, x1, y1 = out.strokes.bbox()
         assert x0 == 40 and x1 == 200 and 30 <= y0 <= y1 <= 80
-    line = S.get_system("box").predict(it).strokes[0]
+    line = get_system("box").predict(it).strokes[0]
     assert np.allclose(line[:, 1], 55.0)  # through the box centre
-    zz = S.get_system("box", shape="zigzag").predict(it).strokes[0]
+    zz = get_system("box", shape="zigzag").predict(it).strokes[0]
     assert len(zz) > 4 and set(np.round(zz[:, 1], 6)) == {42.5, 67.5}
 
 
 def test_font_baseline_fits_box_and_is_readable():
     it = local_item("Hello", box=(40.0, 30.0, 200.0, 80.0))
-    out = S.get_system("font").predict(it)
+    out = get_system("font").predict(it)
     assert out.status == "ok" and len(out.strokes) >= 4
     x0, y0, x1, y1 = out.strokes.bbox()
     assert 40 - 1e-6 <= x0 and x1 <= 200 + 1e-6 and 30 - 1e-6 <= y0 and y1 <= 80 + 1e-6
     assert np.isclose(y1 - y0, 50) or np.isclose(x1 - x0, 160)  # fitted: touches the box on one axis
     assert np.isnan(out.strokes[0][:, 2]).all()
     # "readable": the offline OCR reads the rendered word
-    from inkground_lib.ocr import get_engine
-    from inkground_lib.render import render_ink
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.core.render import render_ink
 
     assert get_engine("rapidocr").read([render_ink(out.strokes)])[0].casefold() == "hello"
-    assert S.get_system("font", font="scripts").predict(it).strokes != out.strokes
+    assert get_system("font", font="scripts").predict(it).strokes != out.strokes
 
 
 def test_reference_system_returns_reference():
     it = local_item()
-    out = S.get_system("reference").predict(it)
+    out = get_system("reference").predict(it)
     assert out.status == "ok" and out.strokes == it.reference
     it.reference = None
-    assert S.get_system("reference").predict(it).status == "error"
+    assert get_system("reference").predict(it).status == "error"
 
 
 def test_skeleton_system_traces_crop_in_page_pixels():
@@ -364,7 +377,7 @@ def test_skeleton_system_traces_crop_in_page_pixels():
 
     img = np.full((120, 300, 3), 235, np.uint8)
     cv2.line(img, (60, 55), (180, 55), (20, 20, 20), 4)
-    out = S.get_system("skeleton").predict(local_item(image=img))
+    out = get_system("skeleton").predict(local_item(image=img))
     assert out.status == "ok" and out.strokes.n_points >= 2
     x0, y0, x1, y1 = out.strokes.bbox()
     assert 50 <= x0 <= 70 and 170 <= x1 <= 190 and 50 <= y0 and y1 <= 60  # page pixels, not crop pixels
@@ -378,40 +391,40 @@ def test_replay(tmp_path):
              {"word_id": "w3", "raw_text": None, "status": "error"},
              {"word_id": "w4", "strokes": [[[1, 2, None], [3, 4, None]]]}]
     p.write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"word_id": "w5", "raw_te')  # torn tail
-    rep = S.get_system("replay", path=str(p))
-    get = lambda wid: rep.predict(S.Item(wid, "x", (0, 0, 1, 1), "p", (10, 10)))  # noqa: E731
+    rep = get_system("replay", path=str(p))
+    get = lambda wid: rep.predict(Item(wid, "x", (0, 0, 1, 1), "p", (10, 10)))  # noqa: E731
     assert get("w1").text == "<strokes>A</strokes>" and get("w1").status == "ok"  # first wins
     assert get("w2").text == "plain" and get("w2").status == "truncated"
     for missing in ("w3", "w5", "w9"):
         o = get(missing)
         assert o.status == "error" and "no recorded output" in o.error and o.text is None
     assert get("w4").strokes == as_ink([[[1, 2], [3, 4]]])
-    only = S.get_system("replay", path=str(p), source="gemini")
-    assert only.predict(S.Item("w2", "x", (0, 0, 1, 1), "p", (10, 10))).status == "error"
-    with pytest.raises(S.SystemConfigError, match="INKGROUND_REPLAY"):
-        S.get_system("replay")
+    only = get_system("replay", path=str(p), source="gemini")
+    assert only.predict(Item("w2", "x", (0, 0, 1, 1), "p", (10, 10))).status == "error"
+    with pytest.raises(SystemConfigError, match="INKGROUND_REPLAY"):
+        get_system("replay")
 
 
 def test_replay_of_a_cache_file(tmp_path):
     it = local_item()
     cp = cache_path(tmp_path, "box")
-    run_predictions(S.get_system("box"), [it], cp, progress=False)
-    rep = S.get_system("replay", path=str(cp), source="box")
-    assert rep.predict(it).strokes == S.get_system("box").predict(it).strokes
+    run_predictions(get_system("box"), [it], cp, progress=False)
+    rep = get_system("replay", path=str(cp), source="box")
+    assert rep.predict(it).strokes == get_system("box").predict(it).strokes
 
 
 def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
     from conftest import make_tiny_dataset
 
-    from inkground_lib.dataset import load_dataset
-    from inkground_lib.prompt import example_from_page
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.prompt import example_from_page
 
     ds = load_dataset(make_tiny_dataset(tmp_path / "ds", pages=2, words=2))
     example = example_from_page(ds.pages[0], ds.pages[0].words[0])
     page = ds.pages[1]
-    items = [S.Item.with_prompt(page, w, example, grid=20, max_side=256) for w in page.words]
+    items = [Item.with_prompt(page, w, example, grid=20, max_side=256) for w in page.words]
     assert items[0].page_size == (200, 100) and items[0].reference == page.words[0].ink
-    one = S.get_system("oa", registry={"oa": {**REG["oa"], "variant": "one-image"}}, retry=S.RetryPolicy(1))
+    one = get_system("oa", registry={"oa": {**REG["oa"], "variant": "one-image"}}, retry=RetryPolicy(1))
     two, _ = system("oa")
     assert items[0].request_for("one-image").meta["variant"] == "one-image"
     recs = run_predictions(one, items, cache_path(tmp_path / "run", "one"), progress=False)
@@ -422,4 +435,4 @@ def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
     assert sum(p["type"] == "image_url" for p in env.requests[-1].body["messages"][1]["content"]) == 2
     assert one.request_key(items[0]) != two.request_key(items[0]) != two.request_key(items[1])
     # local systems run on the same items (the skeleton reads the page photo from its path)
-    assert S.get_system("skeleton").predict(items[0]).status == "ok"
+    assert get_system("skeleton").predict(items[0]).status == "ok"

@@ -7,9 +7,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inkground_lib import evaluate as E
-from inkground_lib import tradeoffs as T
-
+from inkground_lib.analysis.runs import load_run
+from inkground_lib.analysis.tradeoffs import (
+    Variant,
+    casefold_counts,
+    definition_variants,
+    kendall_table,
+    metric_correlations,
+    paper_points,
+    pareto_front,
+    point_values,
+    rank_table,
+    rescore_geometry,
+    style_chance_table,
+)
+from inkground_lib.datasets.synth.generate import SynthParams, generate
+from inkground_lib.evaluation.run import EvalSettings, predict_system, score_run
+from inkground_lib.evaluation.scores import scores_frame
 
 # ------------------------------------------------------------------------------------------------ Pareto
 
@@ -17,7 +31,7 @@ def test_pareto_front_hand_made_points():
     # (AR, Style), both higher is better
     x = [0.9, 0.5, 0.4, 0.9, 0.1, np.nan, 0.95]
     y = [0.2, 0.8, 0.7, 0.2, 0.9, 1.0, 0.1]
-    m = T.pareto_front(x, y, "max", "max")
+    m = pareto_front(x, y, "max", "max")
     # 0.4/0.7 is dominated by 0.5/0.8; the two equal points (0.9, 0.2) both stay; NaN is never on the front
     assert m.tolist() == [True, True, False, True, True, False, True]
 
@@ -26,13 +40,13 @@ def test_pareto_front_min_direction_and_errors():
     # (AR higher better, DTW lower better)
     ar = [0.8, 0.8, 0.2, 0.9]
     dtw = [0.1, 0.3, 0.05, 0.5]
-    assert T.pareto_front(ar, dtw, "max", "min").tolist() == [True, False, True, True]
+    assert pareto_front(ar, dtw, "max", "min").tolist() == [True, False, True, True]
     # flipping the DTW direction changes the answer: now (0.9, 0.5) dominates everything
-    assert T.pareto_front(ar, dtw, "max", "max").tolist() == [False, False, False, True]
+    assert pareto_front(ar, dtw, "max", "max").tolist() == [False, False, False, True]
     with pytest.raises(ValueError, match="better"):
-        T.pareto_front(ar, dtw, "up", "min")
+        pareto_front(ar, dtw, "up", "min")
     with pytest.raises(ValueError, match="same length"):
-        T.pareto_front([1, 2], [1], "max", "max")
+        pareto_front([1, 2], [1], "max", "max")
 
 
 # ------------------------------------------------------------------------------------------- rank tables
@@ -50,28 +64,28 @@ def _scores():
                              "style": st if valid else 0.0, "style_any": st,
                              "ocr_text": ("ab" if s != "b" else "AB") if valid else "",
                              "S": 0, "D": 0 if valid else 2, "I": 0, "N": 2, "label": s, "kind": "local"})
-    return E.scores_frame(rows)
+    return scores_frame(rows)
 
 
 def test_point_values_all_words_vs_valid_only():
     s = _scores()
-    dtw = T.point_values(s, "dtw")
+    dtw = point_values(s, "dtw")
     assert dtw["c"] == pytest.approx((3 * 0.2 + 5.0) / 4)  # centre-dot rule: the invalid word counts
-    assert T.point_values(s, "dtw", valid_only=True)["c"] == pytest.approx(0.2)
-    ar = T.point_values(s, "ar")
+    assert point_values(s, "dtw", valid_only=True)["c"] == pytest.approx(0.2)
+    ar = point_values(s, "ar")
     assert ar["c"] == pytest.approx((8 - 2) / 8) and ar["a"] == 1.0
-    assert T.point_values(s, "style", style_column="style_any")["c"] == pytest.approx(0.7)
+    assert point_values(s, "style", style_column="style_any")["c"] == pytest.approx(0.7)
     with pytest.raises(ValueError, match="unknown metric"):
-        T.point_values(s, "bleu")
+        point_values(s, "bleu")
 
 
 def test_rank_table_ranks_tau_and_unavailable_reason():
     s = _scores()
-    d = T.Variant("dtw", "default", T.point_values(s, "dtw"), default=True)
-    v = T.Variant("dtw", "valid only", T.point_values(s, "dtw", valid_only=True))
-    rev = T.Variant("dtw", "reversed", -T.point_values(s, "dtw"))
-    na = T.Variant("ar", "OCR foo", reason="not available here: foo is not installed; more detail")
-    t = T.rank_table([d, v, rev, na])
+    d = Variant("dtw", "default", point_values(s, "dtw"), default=True)
+    v = Variant("dtw", "valid only", point_values(s, "dtw", valid_only=True))
+    rev = Variant("dtw", "reversed", -point_values(s, "dtw"))
+    na = Variant("ar", "OCR foo", reason="not available here: foo is not installed; more detail")
+    t = rank_table([d, v, rev, na])
     # default: a (0.1) < b (0.3) < c (1.4): ranks 1, 2, 3 (lower DTW is better)
     assert [t.loc[("DTW", "default"), k] for k in "abc"] == [1, 2, 3]
     # valid only: c moves to 2nd
@@ -81,43 +95,43 @@ def test_rank_table_ranks_tau_and_unavailable_reason():
     assert t.loc[("DTW", "default"), "Kendall tau vs default"] == 1.0
     assert t.loc[("AR", "OCR foo"), "a"] == "not available here: foo is not installed"
     assert math.isnan(t.loc[("AR", "OCR foo"), "Kendall tau vs default"])
-    k = T.kendall_table({"toy": t})
+    k = kendall_table({"toy": t})
     assert k.loc["toy", "lowest tau"] == pytest.approx(-1.0) and k.loc["toy", "at"] == "DTW: reversed"
 
 
 def test_higher_is_better_metrics_rank_descending_and_ties_share():
     vals = pd.Series({"a": 0.5, "b": 0.9, "c": 0.5})
-    t = T.rank_table([T.Variant("ar", "default", vals, default=True)])
+    t = rank_table([Variant("ar", "default", vals, default=True)])
     assert [t.loc[("AR", "default"), k] for k in "abc"] == [2, 1, 2]
 
 
 def test_casefold_counts_recomputes_from_ocr_text():
     s = _scores()
-    cs = T.casefold_counts(s, casefold=False)
+    cs = casefold_counts(s, casefold=False)
     # system b's OCR read "AB" for "Ab": one substitution case-sensitively, none casefolded
     b = cs[cs["system"] == "b"]
     assert (b["S"] == 1).all() and (b["ar"] == 0.5).all()
-    assert (T.casefold_counts(s, casefold=True)["S"][s["system"] == "b"] == 0).all()
-    assert T.point_values(cs, "ar")["b"] == pytest.approx(0.5)
+    assert (casefold_counts(s, casefold=True)["S"][s["system"] == "b"] == 0).all()
+    assert point_values(cs, "ar")["b"] == pytest.approx(0.5)
 
 
 def test_metric_correlations_are_spearman():
     s = _scores()
-    c = T.metric_correlations(s)
+    c = metric_correlations(s)
     assert c.loc["DTW", "Chamfer"] == pytest.approx(s["dtw"].rank().corr(s["chamfer"].rank()))
     assert c.loc["DTW", "DTW"] == 1.0
 
 
 def test_paper_points_and_style_chance_from_reported():
-    from inkground_lib.book import paper_numbers
+    from inkground_lib.core.paper import paper_numbers
 
     rep = paper_numbers()
-    pts = T.paper_points(rep).set_index(["dataset", "system"])
+    pts = paper_points(rep).set_index(["dataset", "system"])
     assert pts.loc[("inkGround", "Kimi-K3"), "style"] == float(rep.loc["kimi_ink_style", "value"])
     assert math.isnan(pts.loc[("inkGround", "Qwen3-VL-32B"), "dtw"])  # not in the summary
     summ = pd.DataFrame([{"dataset": "toy", "system": "a", "style": 0.5, "style_lo": 0.4, "style_hi": 0.6,
                           "n_classes": 4, "chance": 0.25, "style_top1": 0.7}])
-    ch = T.style_chance_table(summ, rep)
+    ch = style_chance_table(summ, rep)
     assert ch.loc[("ours (measured)", "toy", "a"), "Style / chance"] == pytest.approx(2.0)
     k = ch.loc[("paper (reported)", "inkGround", "Kimi-K3")]
     assert k["chance"] == pytest.approx(1 / float(rep.loc["style_classes_inkground", "value"]))
@@ -129,18 +143,17 @@ def test_paper_points_and_style_chance_from_reported():
 def tiny_run(tmp_path_factory):
     """A 3-page synthetic dataset; reference and box predictions cached; scores written like section 03
     (geometry only: no OCR, no style classifier, to stay fast)."""
-    from inkground_lib import synth
-    from inkground_lib.dataset import load_dataset
+    from inkground_lib.core.dataset import load_dataset
 
     root = tmp_path_factory.mktemp("tiny")
-    ds_dir = synth.generate(root / "ds", synth.SynthParams(pages=3, words_max=6, words_mean=4), progress=False)
+    ds_dir = generate(root / "ds", SynthParams(pages=3, words_max=6, words_mean=4), progress=False)
     ds = load_dataset(ds_dir)
     run_dir = root / "run"
-    settings = E.EvalSettings(n_boot=0)
+    settings = EvalSettings(n_boot=0)
     frames = []
     for name in ("reference", "box"):
-        r = E.predict_system(name, ds, run_dir, progress=False)
-        frames.append(E.score_run(r, ds, settings, ocr=None, style_model=None, progress=False))
+        r = predict_system(name, ds, run_dir, progress=False)
+        frames.append(score_run(r, ds, settings, ocr=None, style_model=None, progress=False))
     scores = pd.concat(frames, ignore_index=True)
     scores.to_csv(run_dir / "scores-reference.csv", index=False)
     (run_dir / "facts-reference.json").write_text(json.dumps({
@@ -152,13 +165,13 @@ def tiny_run(tmp_path_factory):
 
 def test_rescore_at_the_runs_spacing_reproduces_its_scores(tiny_run):
     run_dir, ds_dir, scores = tiny_run
-    run = T.load_run(run_dir)
+    run = load_run(run_dir)
     assert run.dataset_dir == ds_dir
-    g = T.rescore_geometry(run, 0.05).merge(scores[["system", "word_id", "dtw", "chamfer"]], on=["system", "word_id"])
+    g = rescore_geometry(run, 0.05).merge(scores[["system", "word_id", "dtw", "chamfer"]], on=["system", "word_id"])
     assert len(g) == len(scores)
     np.testing.assert_allclose(g["dtw_x"], g["dtw_y"], atol=1e-12)
     np.testing.assert_allclose(g["chamfer_x"], g["chamfer_y"], atol=1e-12)
-    coarse = T.rescore_geometry(run, 0.5)
+    coarse = rescore_geometry(run, 0.5)
     box = coarse[coarse["system"] == "box"].set_index("word_id")["dtw"]
     orig = scores[scores["system"] == "box"].set_index("word_id")["dtw"]
     assert not np.allclose(box.loc[orig.index], orig)  # the spacing matters for a non-trivial prediction
@@ -167,13 +180,13 @@ def test_rescore_at_the_runs_spacing_reproduces_its_scores(tiny_run):
 
 def test_definition_variants_on_tiny_run(tiny_run):
     run_dir, ds_dir, scores = tiny_run
-    run = T.load_run(run_dir)
-    vs = T.definition_variants(run, spacings=(0.05, 0.1), ocr_engines=("rapidocr", "deepseek-ocr"))
+    run = load_run(run_dir)
+    vs = definition_variants(run, spacings=(0.05, 0.1), ocr_engines=("rapidocr", "deepseek-ocr"))
     names = {(v.metric, v.name) for v in vs}
     assert ("dtw", "spacing 0.1") in names and ("dtw", "spacing 0.05") not in names  # the run's own is the default
     sp = next(v for v in vs if v.metric == "dtw" and v.name == "spacing 0.1")
     assert sp.available and sp.values["reference"] == 0 and sp.values["box"] > 0
-    t = T.rank_table(vs)
+    t = rank_table(vs)
     assert t.loc[("DTW", "spacing 0.1"), "reference"] == 1 and t.loc[("DTW", "spacing 0.1"), "box"] == 2
     # no OCR ran in this run: the AR variants have no values (n/a), never invented numbers
     assert t.loc[("AR", "case-sensitive"), "box"] == "n/a"
@@ -183,17 +196,17 @@ def test_definition_variants_on_tiny_run(tiny_run):
     # a run that does not name its dataset: the spacing variant says why it is missing
     facts = json.loads((run_dir / "facts-reference.json").read_text())
     run.facts = {k: v for k, v in facts.items() if k != "dataset_dir"}
-    vs2 = T.definition_variants(run, spacings=(0.1,), ocr_engines=())
+    vs2 = definition_variants(run, spacings=(0.1,), ocr_engines=())
     miss = next(v for v in vs2 if v.metric == "dtw" and v.name == "spacing 0.1")
     assert not miss.available and miss.reason.startswith("not available here") and "dataset_dir" in miss.reason
 
 
 def test_unknown_ocr_engine_is_an_error_not_a_silent_skip(tiny_run):
-    run = T.load_run(tiny_run[0])
+    run = load_run(tiny_run[0])
     with pytest.raises(ValueError, match="unknown OCR engine"):
-        T.definition_variants(run, spacings=(), ocr_engines=("no-such-engine-here",))
+        definition_variants(run, spacings=(), ocr_engines=("no-such-engine-here",))
 
 
 def test_load_run_names_the_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="scores-reference.csv.*section 03"):
-        T.load_run(tmp_path)
+        load_run(tmp_path)

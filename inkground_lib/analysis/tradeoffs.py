@@ -66,11 +66,11 @@ def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) ->
     """The inks (page pixels; None where unusable) of ``system`` for every word of ``ds`` (dataset order),
     from the run's prediction cache, never asking a model again.
 
-    Local and specialist systems go through :func:`inkground_lib.evaluate.predict_system` (cache hits; a
+    Local and specialist systems go through :func:`inkground_lib.evaluation.run.predict_system` (cache hits; a
     missing local prediction is recomputed locally). API and replay systems are read straight from the
     cache file (no client is built, so no request can be sent): the record of each word (the last one in
     the file when a word was asked more than once, e.g. after a prompt change) parsed by
-    :func:`inkground_lib.evaluate.record_ink`; a word without a record is a missing output (None)."""
+    :func:`inkground_lib.evaluation.run.record_ink`; a word without a record is a missing output (None)."""
     kind = run.scores.loc[run.scores["system"] == system, "kind"]
     kind = str(kind.iloc[0]) if len(kind) and pd.notna(kind.iloc[0]) else "api"
     if kind in ("local", "specialist"):
@@ -210,7 +210,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1)
     * resample spacing (DTW, Chamfer): each of ``spacings`` (word heights) re-scored from the cached
       predictions (needs the dataset folder: ``dataset_dir`` or the run's facts);
     * OCR engine (AR, CR): each of ``ocr_engines`` other than the run's; an engine that cannot run here
-      (:class:`inkground_lib.ocr.OCRUnavailable`) gives a variant with the reason instead of values;
+      (:class:`inkground_lib.components.ocr.OCRUnavailable`) gives a variant with the reason instead of values;
     * casefolding (AR, CR): the stored OCR texts compared with the other casefold setting;
     * Style over the classifier's held-out words (default) vs all words (column style_any).
     """

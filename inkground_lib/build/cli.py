@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def _synth(a) -> None:
-    from inkground_lib.datasets.generate import SynthParams, generate
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
 
     fields = {k: v for k, v in vars(a).items() if k in SynthParams.__dataclass_fields__ and v is not None}
     params = SynthParams(**fields)
@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.set_defaults(func=_pseudo)
 
     pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
-    pr.add_argument("--system", required=True, help="a name from inkground_lib/systems.yaml or $INKGROUND_SYSTEMS")
+    pr.add_argument("--system", required=True, help="a name from inkground_lib/evaluation/systems/systems.yaml or $INKGROUND_SYSTEMS")
     pr.add_argument("--dataset", required=True)
     pr.add_argument("--run", default="data/runs/predict", help="run folder (predictions/<system>.jsonl)")
     pr.add_argument("--grid", type=int, default=50)

@@ -7,7 +7,7 @@ input channel (11,170,240 + 513 K parameters), randomly initialised from the see
 Classes are writers (on inkGround: pages), sorted by label.
 
 Input image (:func:`ink_tensor`): the ink is drawn by the project's one renderer
-(:func:`inkground_lib.render.render_ink` with ``StyleParams.render``: 64 px tall, pen 3 px, padding 6 px by
+(:func:`inkground_lib.core.render.render_ink` with ``StyleParams.render``: 64 px tall, pen 3 px, padding 6 px by
 default, the same render as for OCR), then fitted into ``height x width`` pixels (default 48 x 192): a render wider than ``width`` (or
 taller than ``height``) is shrunk with its aspect ratio kept (area interpolation); the render is centred
 on a white canvas. Intensities are inverted and scaled to [0, 1]: 1 = black ink, 0 = white paper, so the
@@ -22,7 +22,7 @@ values). Everything is seeded, run with ``torch.use_deterministic_algorithms``
 and ``torch.set_num_threads(params.threads)``: the same items and params give bit-identical weights on the
 same machine and torch build. The weights (safetensors) and a JSON record (params, classes, input hash,
 losses, versions, weights hash) are written atomically to ``out_dir`` (the weights are serialised with
-``safetensors.torch.save`` and written with :func:`inkground_lib.files.atomic_write_bytes`, the same bytes
+``safetensors.torch.save`` and written with :func:`inkground_lib.core.files.atomic_write_bytes`, the same bytes
 ``save_file`` would write); a later call with the same
 items and params loads them instead of training.
 """

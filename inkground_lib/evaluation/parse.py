@@ -1,6 +1,6 @@
 """Parse (and write) answers in SketchAgent's numbered-grid stroke format.
 
-Grid convention (the same as the prompt, :mod:`inkground_lib.prompt`)
+Grid convention (the same as the prompt, :mod:`inkground_lib.evaluation.prompt`)
 --------------------------------------------------------------------
 A ``G x G`` grid spans the page photo of size ``W x H`` page pixels. Cells are numbered from 1; column
 ``J`` counts left to right, row ``I`` counts **bottom to top** (origin bottom-left, y up, as in SketchAgent).

@@ -1,5 +1,5 @@
 """The request sent to every vision-language model: page photos with a numbered grid, instructions and one
-in-context example, in SketchAgent's numbered-grid stroke format (see :mod:`inkground_lib.parse`).
+in-context example, in SketchAgent's numbered-grid stroke format (see :mod:`inkground_lib.evaluation.parse`).
 
 Grid image (:func:`grid_image`)
 -------------------------------

@@ -19,7 +19,7 @@ class EvalSettings:
 
     spacing: arc-length resampling step in word heights (None: no resampling); reference: "reference"
     (the dataset's reference inks: pseudo-labels on a benchmark set) or "true" (true / recorded
-    trajectories, where the dataset has them); ocr_engine: OCR for AR / CR (inkground_lib.ocr); casefold:
+    trajectories, where the dataset has them); ocr_engine: OCR for AR / CR (inkground_lib.components.ocr); casefold:
     compare texts case-insensitively; style_words: "test" (Style over the classifier's held-out words, the
     default) or "all"; grid: the prompt's grid size; variant default of the prompt; n_boot, seed, ci: the
     page bootstrap; style: StyleParams fields as a dict (empty: defaults)."""
@@ -97,7 +97,7 @@ def make_items(ds, with_prompt: bool, grid: int = 50) -> list:
 
 def record_ink(record: dict, page_size, grid: int = 50):
     """(ink or None, status) of one prediction record: local systems' strokes as they are; model text
-    through :func:`inkground_lib.parse.parse_strokes` (usable: ok, partial, truncated)."""
+    through :func:`inkground_lib.evaluation.parse.parse_strokes` (usable: ok, partial, truncated)."""
     from inkground_lib.core.ink import InkError, ink_from_lists
     from inkground_lib.evaluation.parse import parse_strokes
 

@@ -23,7 +23,7 @@ from inkground_lib.pseudo.keys import (
 def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True) -> dict[str, Ink]:
     """Pseudo-labels of every word of every page of ``ds``: {word id: ink in page pixels}.
 
-    Each word is cut out with :func:`~inkground_lib.derender.crop_word` (box grown by 10%, at least 2 px)
+    Each word is cut out with :func:`~inkground_lib.components.derenderers.base.crop_word` (box grown by 10%, at least 2 px)
     and derendered (the word's text is passed; the skeleton derenderer ignores it). Results go page by page
     to ``run_dir/derender-<name>.jsonl`` (one record per page: key, inks rounded to 0.01 px, per-word
     errors, seconds); pages whose record (same key, see the module doc) exists are not recomputed. A word

@@ -82,7 +82,7 @@ def _page_base_key(page: Page) -> dict:
 
 
 def read_jsonl(path: Path, schema: str) -> list[dict]:
-    """Valid records of an append-only JSONL log (:func:`inkground_lib.files.read_jsonl`: a torn last line
+    """Valid records of an append-only JSONL log (:func:`inkground_lib.core.files.read_jsonl`: a torn last line
     from an interrupted run is dropped and cut off the file; any other invalid line raises PseudoError
     naming the file and the line)."""
     try:

@@ -12,7 +12,7 @@ from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
 
 
 def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> pd.DataFrame:
-    """The funnel beside the paper's reported numbers (:func:`inkground_lib.book.beside_paper`)."""
+    """The funnel beside the paper's reported numbers (:func:`inkground_lib.report.tables.beside_paper`)."""
     from inkground_lib.report.tables import beside_paper
 
     return beside_paper(summary_numbers(res), [

@@ -36,7 +36,7 @@ class Item:
     """One request: the word ``text`` (id ``word_id``) inside ``box`` = (x0, y0, x1, y1) page pixels on page
     ``page_id`` whose photo is ``page_image`` (a path; or ``image``, an (H, W, 3) uint8 RGB array) of size
     ``page_size`` = (W, H) pixels. ``reference`` is the reference ink (page pixels); ``request`` the
-    :class:`inkground_lib.prompt.PromptRequest` that API systems send."""
+    :class:`inkground_lib.evaluation.prompt.PromptRequest` that API systems send."""
 
     word_id: str
     text: str
@@ -50,7 +50,7 @@ class Item:
 
     @classmethod
     def from_word(cls, page, word, request=None) -> "Item":
-        """An item from a :class:`~inkground_lib.dataset.Page` and one of its words."""
+        """An item from a :class:`~inkground_lib.core.dataset.Page` and one of its words."""
         return cls(word_id=word.id, text=word.text, box=tuple(float(v) for v in word.box), page_id=page.id,
                    page_size=(int(page.width), int(page.height)), page_image=Path(page.image),
                    reference=word.ink, request=request)
@@ -76,7 +76,7 @@ class Item:
 
     @classmethod
     def with_prompt(cls, page, word, example, **prompt_kwargs) -> "Item":
-        """An item whose request is built on demand by :func:`inkground_lib.prompt.build_request` for the
+        """An item whose request is built on demand by :func:`inkground_lib.evaluation.prompt.build_request` for the
         variant each system asks for (``example``: a prompt.Example; ``prompt_kwargs``: grid, max_side,
         font_size)."""
         item = cls.from_word(page, word)

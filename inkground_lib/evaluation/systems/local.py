@@ -132,8 +132,8 @@ def font_ink(text: str, box, font: str = "futural") -> Ink:
 
 
 class DerenderSystem(_Base):
-    """A derenderer (:mod:`inkground_lib.derender`) applied to the word crop cut by
-    :func:`inkground_lib.derender.crop_word` (box grown by ``grow``, default 0.1 = +10% width and height, as
+    """A derenderer (:mod:`inkground_lib.components.derenderers`) applied to the word crop cut by
+    :func:`inkground_lib.components.derenderers.base.crop_word` (box grown by ``grow``, default 0.1 = +10% width and height, as
     InkSight's full-page use does); ``derender(crop, crop_box, text)`` returns the ink in page pixels."""
 
     kind = "specialist"
