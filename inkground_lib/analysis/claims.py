@@ -405,7 +405,7 @@ def _source_values(source: str, key: str, runs: Sequence[RunInfo], pseudo: dict 
     elif source == "pseudo" and pseudo:
         nums = dict(pseudo.get("numbers", {}))
         if key == "keep_score":
-            from .pseudo import KEEP_SCORE
+            from inkground_lib.core.defaults import KEEP_SCORE
 
             nums["keep_score"] = KEEP_SCORE
         if key in nums and nums[key] is not None:
