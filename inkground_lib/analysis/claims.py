@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from inkground_lib.core.defaults import PAPER_METRIC
+from inkground_lib.core.defaults import N_BOOT, PAPER_METRIC
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
 
 CLAIM_COLUMNS = ("claim_id", "section", "sentence", "kind", "refs", "check", "measured_as", "needs", "note")
@@ -334,7 +334,7 @@ def load_run_infos(eval_runs: Iterable, references: Sequence[str] = ("reference"
             run = load_run(d, ref)
             summ = run.summary
             if summ is None or n_boot is not None or "ar" not in summ.columns:
-                summ = summarize(run.scores, n_boot=n_boot or 1000, seed=int(run.settings.get("seed", 0)))
+                summ = summarize(run.scores, n_boot=n_boot or N_BOOT, seed=int(run.settings.get("seed", 0)))
                 meta = run.scores.drop_duplicates("system").set_index("system")
                 summ["label"] = summ["system"].map(meta["label"])
                 summ["kind"] = summ["system"].map(meta["kind"])

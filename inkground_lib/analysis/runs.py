@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from inkground_lib.core.defaults import N_BOOT
 from inkground_lib.evaluation.scores import scores_frame, summarize
 
 _STR_COLS = {c: "string" for c in ("system", "dataset", "page_id", "word_id", "text", "status", "ocr_text",
@@ -77,7 +78,7 @@ def load_runs(run_dirs: Iterable[str | Path], reference: str = "reference") -> l
     return [load_run(d, reference) for d in run_dirs]
 
 
-def summary_table(runs: Sequence[EvalRun], n_boot: int = 1000, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
+def summary_table(runs: Sequence[EvalRun], n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
     """evaluate.summarize of every run (page bootstrap with ``n_boot`` replicates and ``seed``), one row per
     (dataset, system), with label, kind, the style classifier's chance level and top-1 accuracy."""
     frames = []

@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.analysis.runs import EvalRun, load_runs, summary_table
-from inkground_lib.core.defaults import BETTER, METRIC_LABELS, PAPER_METRIC
+from inkground_lib.core.defaults import (
+    BETTER,
+    GRID,
+    METRIC_LABELS,
+    N_BOOT,
+    PAPER_METRIC,
+)
 from inkground_lib.core.text import short_reason
 from inkground_lib.evaluation.run import predict_system, record_ink, reference_inks
 
@@ -59,7 +65,7 @@ def pareto_front(x, y, x_better: str = "max", y_better: str = "max") -> np.ndarr
 
 
 def _grid(run: EvalRun) -> int:
-    return int(run.settings.get("grid", 50))
+    return int(run.settings.get("grid", GRID))
 
 
 def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) -> list:
@@ -437,7 +443,7 @@ class Analysis:
     prose: dict
 
 
-def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int = 1000, seed: int = 0,
+def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int = N_BOOT, seed: int = 0,
             spacings=(0.02, 0.1), ocr_engines=("tesseract", "deepseek-ocr")) -> Analysis:
     """Section 04's analysis of section-03 run folders ``eval_runs`` (a folder or a list); ``datasets``
     gives each run's dataset folder (None: as recorded in the run's facts json)."""

@@ -17,6 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from inkground_lib.core.defaults import GRID, OCR_THRESHOLD
+from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
+
 
 def _synth(a) -> None:
     from inkground_lib.datasets.synth.generate import SynthParams, generate
@@ -121,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
     ps.add_argument("--derenderer", default="skeleton", help="skeleton, or inksight-small-p:<SavedModel folder>")
     ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
-    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=0.85)
+    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
     ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score); default: simulated raters")
     ps.add_argument("--n-raters", dest="n_raters", type=int, default=85)
     ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=2)
@@ -133,20 +136,20 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
     pr.add_argument("--system", required=True, help="a name from inkground_lib/evaluation/systems/systems.yaml or $INKGROUND_SYSTEMS")
     pr.add_argument("--dataset", required=True)
-    pr.add_argument("--run", default="data/runs/predict", help="run folder (predictions/<system>.jsonl)")
-    pr.add_argument("--grid", type=int, default=50)
+    pr.add_argument("--run", default=PREDICT_RUN, help="run folder (predictions/<system>.jsonl)")
+    pr.add_argument("--grid", type=int, default=GRID)
     pr.add_argument("--quiet", action="store_true")
     pr.set_defaults(func=_predict)
 
     ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
     ev.add_argument("--systems", nargs="+", required=True)
-    ev.add_argument("--dataset", default="data/runs/synth/02_pseudo_labels/benchmark")
-    ev.add_argument("--run", default="data/runs/eval",
+    ev.add_argument("--dataset", default=BENCHMARK)
+    ev.add_argument("--run", default=EVAL_RUN,
                     help="run folder (predictions cache, scores); the book's section 03 keeps its own")
     ev.add_argument("--reference", default="reference", choices=["reference", "true"])
     ev.add_argument("--ocr", default="rapidocr")
     ev.add_argument("--spacing", type=float, default=0.05)
-    ev.add_argument("--grid", type=int, default=50)
+    ev.add_argument("--grid", type=int, default=GRID)
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=_eval)
 

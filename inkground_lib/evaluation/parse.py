@@ -76,6 +76,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import Ink, InkLike, as_ink
 
 STATUSES = ("ok", "partial", "truncated", "no_strokes", "unparseable", "error")
@@ -237,7 +238,7 @@ def format_cell_strokes(cell_strokes: Sequence, decimals: int = 1, t_values="arc
     return "\n".join(lines)
 
 
-def format_strokes(strokes: InkLike, grid: int = 50, page_size: tuple[float, float] = (1.0, 1.0),
+def format_strokes(strokes: InkLike, grid: int = GRID, page_size: tuple[float, float] = (1.0, 1.0),
                    decimals: int = 1, t_values="arc", dedupe: bool = False, quote: str = "'",
                    t_decimals: int = 2) -> str:
     """Page-pixel strokes (an Ink or (n, 2) / (n, 3) arrays) -> answer text; the inverse of
@@ -421,7 +422,7 @@ def _finish(block: _Block, grid: int, w: float, h: float, n_blocks: int, used: i
                        n_bad_points=n_bad, message="; ".join(notes), n_t_clamped=n_t_clamped)
 
 
-def parse_strokes(text: str, grid: int = 50, page_size: tuple[float, float] = (1.0, 1.0)) -> ParseResult:
+def parse_strokes(text: str, grid: int = GRID, page_size: tuple[float, float] = (1.0, 1.0)) -> ParseResult:
     """Parse a model's answer (see the module doc for the rules and statuses) into page-pixel strokes.
 
     ``grid`` is G; ``page_size`` is (W, H) in page pixels of the page photo the grid was drawn on.

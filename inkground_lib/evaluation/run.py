@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from inkground_lib.core.defaults import GRID, N_BOOT, SPACING
 from inkground_lib.evaluation.scores import empty_scores, scores_frame, summarize
 
 
@@ -24,13 +25,13 @@ class EvalSettings:
     default) or "all"; grid: the prompt's grid size; variant default of the prompt; n_boot, seed, ci: the
     page bootstrap; style: StyleParams fields as a dict (empty: defaults)."""
 
-    spacing: float | None = 0.05
+    spacing: float | None = SPACING
     reference: str = "reference"
     ocr_engine: str = "rapidocr"
     casefold: bool = True
     style_words: str = "test"
-    grid: int = 50
-    n_boot: int = 1000
+    grid: int = GRID
+    n_boot: int = N_BOOT
     seed: int = 0
     ci: float = 0.95
     style: dict = _field(default_factory=dict)
@@ -84,7 +85,7 @@ def choose_examples(ds):
                      f"in-context examples")
 
 
-def make_items(ds, with_prompt: bool, grid: int = 50) -> list:
+def make_items(ds, with_prompt: bool, grid: int = GRID) -> list:
     """One systems.Item per word of ``ds`` in dataset order (requests built on demand for API systems)."""
     from inkground_lib.evaluation.systems.base import Item
 
@@ -95,7 +96,7 @@ def make_items(ds, with_prompt: bool, grid: int = 50) -> list:
             for p in ds.pages for w in p.words]
 
 
-def record_ink(record: dict, page_size, grid: int = 50):
+def record_ink(record: dict, page_size, grid: int = GRID):
     """(ink or None, status) of one prediction record: local systems' strokes as they are; model text
     through :func:`inkground_lib.evaluation.parse.parse_strokes` (usable: ok, partial, truncated)."""
     from inkground_lib.core.ink import InkError, ink_from_lists
@@ -116,7 +117,7 @@ def record_ink(record: dict, page_size, grid: int = 50):
     return None, ("refusal" if status == "refusal" and res.status == "unparseable" else res.status)
 
 
-def predict_system(name: str, ds, run_dir, *, grid: int = 50, progress: bool = True, registry_extra=None):
+def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None):
     """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
     ``run_dir/predictions/<name>.jsonl``. Returns a :class:`SystemRun`. Raises SystemConfigError /
     SystemUnavailable (with the reason) when the system cannot run here."""

@@ -8,6 +8,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from inkground_lib.core.defaults import N_BOOT
+
 SCORE_DTYPES: dict[str, str] = {
     "system": "string", "dataset": "string", "page_id": "string", "word_id": "string", "text": "string",
     "status": "string", "valid": "bool", "dtw": "float64", "chamfer": "float64", "ocr_text": "string",
@@ -144,7 +146,7 @@ def _ratio(num, den):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def summarize(scores: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, ci: float = 0.95,
+def summarize(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95,
               by: str | Sequence[str] = "system") -> pd.DataFrame:
     """One row per system (or per ``by`` group): means, rates and page-cluster bootstrap CIs.
 

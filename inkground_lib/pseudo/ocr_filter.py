@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.core.dataset import Dataset
+from inkground_lib.core.defaults import OCR_THRESHOLD
 from inkground_lib.core.files import append_jsonl, sha256_file
 from inkground_lib.core.ink import Ink, ink_to_lists
 from inkground_lib.pseudo.keys import (
@@ -39,7 +40,7 @@ class OCRFilterResult:
     threshold: float
 
 
-def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = 0.85,
+def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = OCR_THRESHOLD,
                run_dir=None, progress: bool = True) -> OCRFilterResult:
     """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
     pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.core.dataset import dataset_hash, load_dataset
+from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.pseudo.benchmark import build_benchmark
 from inkground_lib.pseudo.derender_stage import (
@@ -81,8 +82,8 @@ class PipelineResult:
     pseudo: dict = field(default_factory=dict, repr=False)
 
 
-def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = 0.85,
-                 ratings=None, n_raters: int = 85, raters_per_pair=2, rater_model: Optional[RaterModel] = None,
+def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
+                 ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
                  n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True) -> PipelineResult:
     """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
 

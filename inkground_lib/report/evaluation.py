@@ -6,6 +6,8 @@ import math
 
 import pandas as pd
 
+from inkground_lib.core.defaults import GRID
+
 
 def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):
     """Best, median and worst words by DTW, one row per system that ran. Each panel shows the page crop
@@ -48,7 +50,7 @@ def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "ref
     return fig
 
 
-def prompt_example(ds, grid: int = 50, variant: str = "two-image"):
+def prompt_example(ds, grid: int = GRID, variant: str = "two-image"):
     """The exact request sent to every VLM for the first word of ``ds`` (the book shows its text and
     images): returns (markdown of the text parts, list of decoded images)."""
     from inkground_lib.evaluation.prompt import render_request_markdown, request_images
