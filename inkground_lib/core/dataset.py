@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -270,11 +270,6 @@ def dataset_hash(root: str | Path) -> str:
         for key in ("image", "inks"):
             h.update(sha256_file(confined(root, p[key], key)).encode())
     return h.hexdigest()
-
-
-def with_references(word: Word, ink: Ink) -> Word:
-    """A copy of ``word`` whose reference is ``ink`` (true ink kept)."""
-    return replace(word, ink=ink)
 
 
 # --------------------------------------------------------------------------------------------- statistics

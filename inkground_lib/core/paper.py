@@ -24,5 +24,3 @@ def paper_numbers(path: str | Path | None = None) -> pd.DataFrame:
     return df.set_index("id")
 
 
-def paper_value(key: str, path: str | Path | None = None) -> float:
-    return float(paper_numbers(path).loc[key, "value"])

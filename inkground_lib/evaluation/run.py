@@ -275,13 +275,6 @@ def _settings_dict(settings: EvalSettings) -> dict:
     return asdict(settings)
 
 
-def key(name: str) -> str:
-    """A glue-safe key for a system name (letters, digits, underscores)."""
-    import re
-
-    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
-
-
 def headline_numbers(bench: EvalResult, bench_true: EvalResult | None = None,
                      recorded: EvalResult | None = None) -> dict:
     """Numbers the section-03 prose cites, with keys that always exist (NaN where a system or dataset was

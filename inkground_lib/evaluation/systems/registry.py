@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from inkground_lib.evaluation.systems.api import AnthropicSystem, OpenAISystem
 from inkground_lib.evaluation.systems.base import System, SystemConfigError
@@ -32,20 +33,32 @@ _API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens"
         "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body"}
 
 
-ADAPTER_FIELDS = {
-    "openai": _API | {"max_tokens_param"},
-    "anthropic": _API,
-    "skeleton": {"grow"},
-    "inksight": {"grow", "model_dir_env", "model"},
-    "font": {"font"},
-    "box": {"shape"},
-    "reference": set(),
-    "replay": {"path", "path_env", "source", "model"},
+@dataclass(frozen=True)
+class Adapter:
+    """One adapter family: how to build a system from its registry entry, its kind, and the fields its
+    entries may carry (besides the common ones)."""
+
+    build: Callable[..., System]  # (name, cfg, retry) -> System
+    kind: str
+    fields: frozenset
+
+
+def _plain(cls):
+    """A builder for adapters whose systems take no retry policy."""
+    return lambda name, cfg, retry: cls(name, cfg)
+
+
+ADAPTERS: dict[str, Adapter] = {
+    "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
+    "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API)),
+    "skeleton": Adapter(lambda n, c, r: _skeleton(n, c), "specialist", frozenset({"grow"})),
+    "inksight": Adapter(lambda n, c, r: _inksight(n, c), "specialist", frozenset({"grow", "model_dir_env", "model"})),
+    "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
+    "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
+    "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),
+    "replay": Adapter(_plain(ReplaySystem), "replay", frozenset({"path", "path_env", "source", "model"})),
 }
-
-
-ADAPTER_KIND = {"openai": "api", "anthropic": "api", "skeleton": "specialist", "inksight": "specialist",
-                "font": "local", "box": "local", "reference": "local", "replay": "replay"}
+"""Adapter name -> :class:`Adapter`. A new adapter family is one class plus one line here."""
 
 
 _LITERAL_SECRETS = {"api_key": "api_key_env", "key": "api_key_env", "base_url": "base_url_env",
@@ -64,12 +77,12 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
             raise SystemConfigError(f"{w}: field {k}: secrets and private URLs may not be written in a config "
                                     f"file; name the environment variable in {_LITERAL_SECRETS[k]} instead")
     adapter = cfg.get("adapter")
-    if adapter not in ADAPTER_FIELDS:
-        raise SystemConfigError(f"{w}: field adapter: {adapter!r} is not one of {sorted(ADAPTER_FIELDS)}")
-    unknown = set(cfg) - _COMMON - ADAPTER_FIELDS[adapter]
+    if adapter not in ADAPTERS:
+        raise SystemConfigError(f"{w}: field adapter: {adapter!r} is not one of {sorted(ADAPTERS)}")
+    unknown = set(cfg) - _COMMON - ADAPTERS[adapter].fields
     if unknown:
         raise SystemConfigError(f"{w}: unknown field(s) {sorted(unknown)} for adapter {adapter} (allowed: "
-                                f"{sorted(_COMMON | ADAPTER_FIELDS[adapter])})")
+                                f"{sorted(_COMMON | ADAPTERS[adapter].fields)})")
     for k in ("api_key_env", "base_url_env", "path_env", "model_dir_env"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, str) and _ENV_NAME.match(v)):
@@ -145,7 +158,7 @@ def system_kind(name: str, registry: Optional[dict] = None) -> str:
     reg = registry or load_registry()
     if name not in reg:
         raise SystemConfigError(f"unknown system {name!r}; known: {', '.join(reg)}")
-    return ADAPTER_KIND[reg[name]["adapter"]]
+    return ADAPTERS[reg[name]["adapter"]].kind
 
 
 def get_system(name: str, registry: Optional[dict] = None, extra=None, retry: Optional[RetryPolicy] = None,
@@ -158,21 +171,4 @@ def get_system(name: str, registry: Optional[dict] = None, extra=None, retry: Op
     if name not in reg:
         raise SystemConfigError(f"unknown system {name!r}; known: {', '.join(reg)}")
     cfg = validate_entry(name, {**reg[name], **overrides}, "registry + overrides")
-    adapter = cfg["adapter"]
-    if adapter == "openai":
-        return OpenAISystem(name, cfg, retry=retry)
-    if adapter == "anthropic":
-        return AnthropicSystem(name, cfg, retry=retry)
-    if adapter == "reference":
-        return ReferenceSystem(name, cfg)
-    if adapter == "box":
-        return BoxSystem(name, cfg)
-    if adapter == "font":
-        return FontSystem(name, cfg)
-    if adapter == "replay":
-        return ReplaySystem(name, cfg)
-    if adapter == "skeleton":
-        return _skeleton(name, cfg)
-    if adapter == "inksight":
-        return _inksight(name, cfg)
-    raise SystemConfigError(f"system {name}: adapter {adapter!r} has no implementation")  # pragma: no cover
+    return ADAPTERS[cfg["adapter"]].build(name, cfg, retry)
