@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakeserver import FakeServer  # noqa: E402
 
-from inkground_lib.evaluation import cache as C
+from inkground_lib.evaluation import cache
 from inkground_lib.evaluation.systems.registry import get_system
 
 
@@ -36,12 +36,12 @@ def main(n: int = 2000) -> None:
         path = tmp / "box.jsonl"
         t = time.perf_counter()
         for it in items:
-            C.append_record(path, C.make_record(box, it, box.request_key(it), box.predict(it)))
+            cache.append_record(path, cache.make_record(box, it, box.request_key(it), box.predict(it)))
         dt = time.perf_counter() - t
         print(f"append_record + fsync: {dt / n * 1e3:.3f} ms per record ({n} records, "
               f"{path.stat().st_size / n:.0f} bytes each)")
         t = time.perf_counter()
-        got = C.load_cache(path)
+        got = cache.load_cache(path)
         print(f"load_cache: {(time.perf_counter() - t) * 1e3:.1f} ms for {len(got)} records")
 
         m = min(n, 400)
@@ -51,13 +51,13 @@ def main(n: int = 2000) -> None:
                 sysm = get_system("oa", registry=REG)
                 p = tmp / f"oa{conc}.jsonl"
                 t = time.perf_counter()
-                C.run_predictions(sysm, items[:m], p, concurrency=conc, progress=False)
+                cache.run_predictions(sysm, items[:m], p, concurrency=conc, progress=False)
                 dt = time.perf_counter() - t
                 print(f"run_predictions (openai SDK, fake server, concurrency {conc}): "
                       f"{dt / m * 1e3:.2f} ms per request ({m} requests)")
             hits = srv.hits()
             t = time.perf_counter()
-            C.run_predictions(sysm, items[:m], p, concurrency=4, progress=False)
+            cache.run_predictions(sysm, items[:m], p, concurrency=4, progress=False)
             print(f"rerun with everything cached: {(time.perf_counter() - t) * 1e3:.1f} ms for {m} items, "
                   f"{srv.hits() - hits} requests")
 

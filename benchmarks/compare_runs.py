@@ -20,7 +20,9 @@ from pathlib import Path
 # Fields that record when or how long something ran, or which source code ran it: they differ between two
 # equivalent runs by design. Nothing else is masked.
 MASKED_KEYS = {"timings", "seconds", "train_seconds", "trained_now", "latency", "latency_s", "timestamp",
-               "source", "fingerprint", "key", "attempts", "run_seconds", "created"}
+               "source", "fingerprint", "key", "attempts", "run_seconds", "created", "request_hash"}
+# "key" and "request_hash" are cache keys that hash, among the inputs, the source file of the component that
+# produced a result (so that a code change recomputes it): moving code changes them by design.
 
 
 def _mask(obj):
@@ -36,7 +38,9 @@ def _load(path: Path):
     if path.suffix == ".json":
         return _mask(json.loads(text))
     if path.suffix == ".jsonl":
-        return [_mask(json.loads(line)) for line in text.splitlines() if line.strip()]
+        # append-only logs are written in completion order (a thread pool): compare them as sorted records
+        recs = [_mask(json.loads(line)) for line in text.splitlines() if line.strip()]
+        return sorted(recs, key=lambda r: json.dumps(r, sort_keys=True))
     rows = list(csv.DictReader(io.StringIO(text)))
     return [{k: ("<masked>" if k in MASKED_KEYS else v) for k, v in r.items()} for r in rows]
 

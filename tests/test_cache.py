@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from fakeserver import FakeServer, http_error  # noqa: E402
 
-from inkground_lib.evaluation import cache as C
+from inkground_lib.evaluation import cache
 from inkground_lib.evaluation.systems.api import ApiSystem
 from inkground_lib.evaluation.systems.base import Item, RawOutput
 from inkground_lib.evaluation.systems.registry import get_system
@@ -92,13 +92,13 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path):
         if proc.poll() is None:
             proc.kill()
     hits_before = len(server.requests)
-    done_before = C.load_cache(killed)
+    done_before = cache.load_cache(killed)
     assert 4 <= len(done_before) < n, "the worker must be killed mid-run"
     words_before = {r["word_id"] for r in done_before.values()}
 
     # resume in this process
     items = make_items(n)
-    resumed = C.run_predictions(api_system(), items, killed, progress=False)
+    resumed = cache.run_predictions(api_system(), items, killed, progress=False)
     asked_again = [r.text for r in server.requests[hits_before:]]
     assert not any(f"<<word{w[1:]}>>" in t for w in words_before for t in asked_again), \
         "a request answered before the kill was asked again"
@@ -107,8 +107,8 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path):
     # an uninterrupted run of the same items
     server.delay = 0.0
     fresh_path = tmp_path / "fresh" / "predictions" / "oa.jsonl"
-    fresh = C.run_predictions(api_system(), items, fresh_path, progress=False)
-    assert C.stable_view(resumed) == C.stable_view(fresh)
+    fresh = cache.run_predictions(api_system(), items, fresh_path, progress=False)
+    assert cache.stable_view(resumed) == cache.stable_view(fresh)
     assert [r["word_id"] for r in resumed] == [it.word_id for it in items]
     # the files: no duplicate, no lost record, only complete lines
     for path in (killed, fresh_path):
@@ -117,19 +117,19 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path):
         assert len({r["request_hash"] for r in recs}) == n
     # a third run asks nothing
     hits = len(server.requests)
-    again = C.run_predictions(api_system(), items, killed, progress=False)
-    assert len(server.requests) == hits and C.stable_view(again) == C.stable_view(fresh)
+    again = cache.run_predictions(api_system(), items, killed, progress=False)
+    assert len(server.requests) == hits and cache.stable_view(again) == cache.stable_view(fresh)
 
 
 def test_torn_last_line_is_dropped_and_repaired(server, tmp_path):
     items = make_items(4)
     path = tmp_path / "oa.jsonl"
-    C.run_predictions(api_system(), items[:2], path, progress=False)
+    cache.run_predictions(api_system(), items[:2], path, progress=False)
     good = path.read_bytes()
     path.write_bytes(good + b'{"schema": "inkground-prediction", "request_hash": "ab')  # killed mid-write
-    assert len(C.load_cache(path)) == 2 and path.read_bytes().endswith(b'"ab')  # load without repair: untouched
+    assert len(cache.load_cache(path)) == 2 and path.read_bytes().endswith(b'"ab')  # load without repair: untouched
     hits = server.hits()
-    recs = C.run_predictions(api_system(), items, path, progress=False)
+    recs = cache.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits + 2 and [r["status"] for r in recs] == ["ok"] * 4
     data = path.read_bytes()
     assert data.startswith(good) and data.endswith(b"\n") and len(lines(path)) == 4  # every line parses
@@ -138,19 +138,19 @@ def test_torn_last_line_is_dropped_and_repaired(server, tmp_path):
 def test_complete_last_line_without_newline_is_kept(server, tmp_path):
     items = make_items(3)
     path = tmp_path / "oa.jsonl"
-    C.run_predictions(api_system(), items[:2], path, progress=False)
+    cache.run_predictions(api_system(), items[:2], path, progress=False)
     path.write_bytes(path.read_bytes().rstrip(b"\n"))  # killed between the record and its newline
     hits = server.hits()
-    C.run_predictions(api_system(), items, path, progress=False)
+    cache.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits + 1 and len(lines(path)) == 3
 
 
 def test_corrupt_middle_line_is_an_error(tmp_path):
     path = tmp_path / "oa.jsonl"
-    rec = {"schema": C.SCHEMA, "request_hash": "h1", "word_id": "w", "system": "oa", "status": "ok"}
+    rec = {"schema": cache.SCHEMA, "request_hash": "h1", "word_id": "w", "system": "oa", "status": "ok"}
     path.write_text(json.dumps(rec) + "\n{not json\n" + json.dumps({**rec, "request_hash": "h2"}) + "\n")
-    with pytest.raises(C.CacheError, match="line 2"):
-        C.load_cache(path)
+    with pytest.raises(cache.CacheError, match="line 2"):
+        cache.load_cache(path)
 
 
 def test_failures_never_stored_as_outputs(server, tmp_path):
@@ -158,19 +158,19 @@ def test_failures_never_stored_as_outputs(server, tmp_path):
     path = tmp_path / "predictions" / "oa.jsonl"
     server.script(*[http_error(500)] * 3, match="<<word01>>")  # all 3 attempts fail
     server.script(http_error(400), match="<<word02>>")  # not retried
-    recs = C.run_predictions(api_system(max_attempts=3), items, path, progress=False)
+    recs = cache.run_predictions(api_system(max_attempts=3), items, path, progress=False)
     assert [r["status"] for r in recs] == ["ok", "error", "error"]
     assert recs[1]["attempts"] == 3 and recs[2]["attempts"] == 1 and "HTTP 500" in recs[1]["error"]
     assert [r["word_id"] for r in lines(path)] == ["w00"]  # only the model output is cached
-    fails = lines(C.failures_path(path))
+    fails = lines(cache.failures_path(path))
     assert sorted(r["word_id"] for r in fails) == ["w01", "w02"] and all(r["status"] == "error" for r in fails)
     assert not any(r["raw_text"] for r in fails)
     # a rerun asks the failed ones again (and only them); now they succeed and are cached
     hits = server.hits()
-    recs = C.run_predictions(api_system(), items, path, progress=False)
+    recs = cache.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits + 2 and [r["status"] for r in recs] == ["ok"] * 3
     assert sorted(r["word_id"] for r in lines(path)) == ["w00", "w01", "w02"]
-    assert len(C.load_cache(path)) == 3  # the failures log is not read as predictions
+    assert len(cache.load_cache(path)) == 3  # the failures log is not read as predictions
 
 
 def test_truncated_and_refused_answers_are_cached(server, tmp_path):
@@ -180,10 +180,10 @@ def test_truncated_and_refused_answers_are_cached(server, tmp_path):
     server.script(truncated("<strokes><s1><points>'x1y1'"), match="<<word00>>")
     server.script(refusal("no"), match="<<word01>>")
     path = tmp_path / "oa.jsonl"
-    recs = C.run_predictions(api_system(), items, path, progress=False)
+    recs = cache.run_predictions(api_system(), items, path, progress=False)
     assert [(r["status"], r["finish_reason"]) for r in recs] == [("truncated", "length"), ("refusal", "stop")]
     hits = server.hits()
-    C.run_predictions(api_system(), items, path, progress=False)
+    cache.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits  # model outputs: never asked again
 
 
@@ -192,35 +192,35 @@ def test_duplicates_first_wins(server, tmp_path):
     sysm = api_system()
     key = sysm.request_key(items[0])
     path = tmp_path / "oa.jsonl"
-    base = C.make_record(sysm, items[0], key, RawOutput(text="FIRST"))
-    C.append_record(path, base)
-    C.append_record(path, {**base, "raw_text": "SECOND"})
-    assert C.load_cache(path)[key]["raw_text"] == "FIRST"
-    recs = C.run_predictions(sysm, items, path, progress=False)
+    base = cache.make_record(sysm, items[0], key, RawOutput(text="FIRST"))
+    cache.append_record(path, base)
+    cache.append_record(path, {**base, "raw_text": "SECOND"})
+    assert cache.load_cache(path)[key]["raw_text"] == "FIRST"
+    recs = cache.run_predictions(sysm, items, path, progress=False)
     assert recs[0]["raw_text"] == "FIRST" and server.hits() == 0
     # the same request twice in one run is asked once
     two = make_items(2)
     two[1].request = two[0].request
-    recs = C.run_predictions(sysm, two, tmp_path / "b.jsonl", progress=False)
+    recs = cache.run_predictions(sysm, two, tmp_path / "b.jsonl", progress=False)
     assert server.hits() == 1 and recs[0]["raw_text"] == recs[1]["raw_text"]
     assert [r["word_id"] for r in recs] == ["w00", "w01"]
 
 
 def test_wrong_system_and_lock(tmp_path):
     items = make_items(2)
-    path = C.cache_path(tmp_path, "box")
-    C.run_predictions(get_system("box"), items, path, progress=False)
-    with pytest.raises(C.CacheError, match="wrong cache file"):
-        C.run_predictions(get_system("font"), items, path, progress=False)
+    path = cache.cache_path(tmp_path, "box")
+    cache.run_predictions(get_system("box"), items, path, progress=False)
+    with pytest.raises(cache.CacheError, match="wrong cache file"):
+        cache.run_predictions(get_system("font"), items, path, progress=False)
     import fcntl
 
     with open(path.with_name("box.lock"), "w") as f:  # another run holds the lock (flock is per open file)
         fcntl.flock(f, fcntl.LOCK_EX)
-        with pytest.raises(C.CacheError, match="another run"):
-            C.run_predictions(get_system("box"), items, path, progress=False)
-    assert len(C.run_predictions(get_system("box"), items, path, progress=False)) == 2  # released
-    with pytest.raises(C.CacheError, match="cannot name"):
-        C.cache_path(tmp_path, "../evil")
+        with pytest.raises(cache.CacheError, match="another run"):
+            cache.run_predictions(get_system("box"), items, path, progress=False)
+    assert len(cache.run_predictions(get_system("box"), items, path, progress=False)) == 2  # released
+    with pytest.raises(cache.CacheError, match="cannot name"):
+        cache.cache_path(tmp_path, "../evil")
 
 
 class CountingBox:
@@ -247,25 +247,25 @@ def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
 
     items = make_items(5)
     sysm = CountingBox()
-    path = C.cache_path(tmp_path, "box")
-    recs = C.run_predictions(sysm, items, path, progress=True)
+    path = cache.cache_path(tmp_path, "box")
+    recs = cache.run_predictions(sysm, items, path, progress=True)
     assert "predict box" in capsys.readouterr().err  # the tqdm bar
     assert sysm.calls == 5 and all(r["raw_text"] is None for r in recs)
     assert ink_from_lists(recs[2]["strokes"]) == get_system("box").predict(items[2]).strokes
-    again = C.run_predictions(sysm, items, path, progress=False)
-    assert sysm.calls == 5 and C.stable_view(again) == C.stable_view(recs)
+    again = cache.run_predictions(sysm, items, path, progress=False)
+    assert sysm.calls == 5 and cache.stable_view(again) == cache.stable_view(recs)
 
 
 def test_concurrency_limit(server, tmp_path):
     server.delay = 0.1
     items = make_items(8)
-    C.run_predictions(api_system(), items, tmp_path / "oa.jsonl", concurrency=3, progress=False)
+    cache.run_predictions(api_system(), items, tmp_path / "oa.jsonl", concurrency=3, progress=False)
     assert 2 <= server.max_in_flight <= 3 and server.hits() == 8  # limited, and really concurrent
 
 
 def test_record_fields(server, tmp_path):
     items = make_items(1)
-    rec = C.run_predictions(api_system(), items, tmp_path / "oa.jsonl", progress=False)[0]
+    rec = cache.run_predictions(api_system(), items, tmp_path / "oa.jsonl", progress=False)[0]
     for k in ("request_hash", "word_id", "page_id", "system", "model", "raw_text", "status", "finish_reason",
               "usage", "error", "attempts", "timestamp", "prompt_version"):
         assert k in rec
@@ -274,5 +274,5 @@ def test_record_fields(server, tmp_path):
 
 
 if __name__ == "__main__":  # the worker of test_kill_and_resume_equals_uninterrupted_run
-    C.run_predictions(api_system(), make_items(int(sys.argv[2])), Path(sys.argv[1]), concurrency=2,
+    cache.run_predictions(api_system(), make_items(int(sys.argv[2])), Path(sys.argv[1]), concurrency=2,
                       progress=False)

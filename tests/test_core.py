@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import make_tiny_dataset
 
-from inkground_lib.core import dataset as D
+from inkground_lib.core import dataset
 from inkground_lib.core.files import (
     PathError,
     atomic_write_json,
@@ -70,20 +70,20 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path):
 
 def test_dataset_round_trip(tmp_path):
     root = make_tiny_dataset(tmp_path / "ds")
-    ds = D.load_dataset(root)
+    ds = dataset.load_dataset(root)
     assert ds.name == "tiny" and len(ds.pages) == 2 and ds.n_words == 6
     w = ds.pages[0].words[0]
     assert w.split == "test" and w.true_ink == w.ink and w.box == (10.0, 30.0, 50.0, 60.0)
     assert ds.pages[0].load_image().shape == (100, 200, 3)
-    h1 = D.dataset_hash(root)
-    assert h1 == D.dataset_hash(root)
+    h1 = dataset.dataset_hash(root)
+    assert h1 == dataset.dataset_hash(root)
     (root / "pages" / "p000.jpg").write_bytes(b"changed")
-    assert D.dataset_hash(root) != h1
+    assert dataset.dataset_hash(root) != h1
 
 
 def test_statistics(tmp_path):
-    ds = D.load_dataset(make_tiny_dataset(tmp_path / "ds", pages=2, words=3))
-    s = D.statistics(ds)
+    ds = dataset.load_dataset(make_tiny_dataset(tmp_path / "ds", pages=2, words=3))
+    s = dataset.statistics(ds)
     assert s["pages"] == 2 and s["words"] == 6 and s["words_per_page_mean"] == 3
     assert s["strokes_per_page_mean"] == 6 and s["points_per_stroke_mean"] == 1.5
     assert s["box_width_median"] == pytest.approx(40 / 200) and s["box_height_median"] == pytest.approx(0.3)
@@ -107,22 +107,22 @@ def _edit_manifest(root, fn):
 def test_bad_manifest_names_file_record_and_field(tmp_path, edit, message):
     root = make_tiny_dataset(tmp_path / "ds")
     _edit_manifest(root, edit)
-    with pytest.raises(D.DatasetError) as e:
-        D.load_dataset(root)
+    with pytest.raises(dataset.DatasetError) as e:
+        dataset.load_dataset(root)
     assert message in str(e.value) and "manifest.json" in str(e.value)
 
 
 def test_corrupt_manifest_and_missing_files(tmp_path):
     root = make_tiny_dataset(tmp_path / "ds")
     (root / "pages" / "p001.jpg").unlink()
-    with pytest.raises(D.DatasetError, match=r"page p001: field image: file .*p001.jpg is missing"):
-        D.load_dataset(root)
+    with pytest.raises(dataset.DatasetError, match=r"page p001: field image: file .*p001.jpg is missing"):
+        dataset.load_dataset(root)
     (root / "manifest.json").write_text('{"schema": "inkground-dataset", "pages": [')
-    with pytest.raises(D.DatasetError, match="manifest.json: manifest is not valid JSON"):
-        D.load_dataset(root)
+    with pytest.raises(dataset.DatasetError, match="manifest.json: manifest is not valid JSON"):
+        dataset.load_dataset(root)
     (root / "manifest.json").unlink()
-    with pytest.raises(D.DatasetError, match="manifest is missing"):
-        D.load_dataset(root)
+    with pytest.raises(dataset.DatasetError, match="manifest is missing"):
+        dataset.load_dataset(root)
 
 
 def test_nan_coordinates_in_inks_are_rejected_with_location(tmp_path):
@@ -131,8 +131,8 @@ def test_nan_coordinates_in_inks_are_rejected_with_location(tmp_path):
     inks = json.loads(p.read_text())
     inks["words"]["p001-w1"]["reference"][0][1][0] = None  # x = null -> NaN
     p.write_text(json.dumps(inks))
-    with pytest.raises(D.DatasetError, match=r"p001.json: word p001-w1: field reference stroke 0: point 1 has a NaN"):
-        D.load_dataset(root)
+    with pytest.raises(dataset.DatasetError, match=r"p001.json: word p001-w1: field reference stroke 0: point 1 has a NaN"):
+        dataset.load_dataset(root)
 
 
 def test_interrupted_write_leaves_no_loadable_dataset(tmp_path, monkeypatch):
@@ -147,19 +147,19 @@ def test_interrupted_write_leaves_no_loadable_dataset(tmp_path, monkeypatch):
     ink = as_ink([[[1, 1], [2, 2]]])
     pages = [Page("a", root / "pages" / "a.jpg", "w", 10, 10, [Word("a-0", "x", (1, 1, 2, 2), ink, "a")])]
     calls = {"n": 0}
-    real = D.write_page_inks
+    real = dataset.write_page_inks
 
     def failing(r, page):
         calls["n"] += 1
         raise OSError("disk full")
 
-    monkeypatch.setattr(D, "write_page_inks", failing)
+    monkeypatch.setattr(dataset, "write_page_inks", failing)
     with pytest.raises(OSError):
         write_manifest(root, "x", "synth", "true ink", {}, pages)
     assert calls["n"] == 1 and not (root / "manifest.json").exists()
-    monkeypatch.setattr(D, "write_page_inks", real)
+    monkeypatch.setattr(dataset, "write_page_inks", real)
     write_manifest(root, "x", "synth", "true ink", {}, pages)
-    assert D.load_dataset(root).n_words == 1
+    assert dataset.load_dataset(root).n_words == 1
 
 
 def test_jsonl_torn_last_line_is_dropped_and_a_complete_one_kept(tmp_path):

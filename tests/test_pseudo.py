@@ -19,11 +19,11 @@ from inkground_lib.pseudo.ocr_filter import ocr_filter
 from inkground_lib.pseudo.raters import (
     RaterModel,
     RatingsError,
-    _ratings_frame,
     agreement,
     krippendorff_alpha_nominal,
     pair_defect,
     rater_filter,
+    ratings_frame as raters_frame,
     read_ratings,
     simulate_ratings,
 )
@@ -268,24 +268,24 @@ def test_read_ratings_missing_column(tmp_path):
         read_ratings(f)
 
 
-def ratings_frame(d: dict) -> pd.DataFrame:
+def ratings_by_rater(d: dict) -> pd.DataFrame:
     rows = [{"page": p, "rater": f"r{i}", "score": s, "source": "test"} for p, ss in d.items()
             for i, s in enumerate(ss)]
-    return _ratings_frame(rows)
+    return raters_frame(rows)
 
 
 def test_rater_filter_rules():
-    df = ratings_frame({"A": [10, 10], "B": [10, 9], "C": [10]})
+    df = ratings_by_rater({"A": [10, 10], "B": [10, 9], "C": [10]})
     assert rater_filter(df) == ["A", "C"]
     assert rater_filter(df, min_ratings=2) == ["A"]
     # a page with no rating is not kept; the given order is kept
     assert rater_filter(df, pages=["C", "D", "A"]) == ["C", "A"]
-    assert rater_filter(ratings_frame({"A": [0, 3]})) == []
+    assert rater_filter(ratings_by_rater({"A": [0, 3]})) == []
 
 
 def test_agreement_and_alpha_hand_computed():
     # decisions (1 = accept = 10): A [1,1] B [0,0] C [1,0] D [1,1,0]; E has one rating (left out)
-    df = ratings_frame({"A": [10, 10], "B": [3, 9], "C": [10, 5], "D": [10, 10, 0], "E": [10]})
+    df = ratings_by_rater({"A": [10, 10], "B": [3, 9], "C": [10, 5], "D": [10, 10, 0], "E": [10]})
     ag = agreement(df)
     assert ag["agreement"] == pytest.approx(0.5)
     # coincidences: o11 = 2 + 1 = 3, o00 = 2, o10 = o01 = 1 + 1 = 2; n1 = 5, n0 = 4, n = 9

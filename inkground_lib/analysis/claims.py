@@ -157,7 +157,7 @@ def _validate(node, clause, where):
             raise ClaimsError(f"{where}: field check: only min(...) / max(...) calls allowed in {clause!r}")
 
 
-def _fmt(v: float) -> str:
+def format_number(v: float) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     v = float(v)
@@ -192,9 +192,9 @@ def _show(node, values) -> str:
     src = ast.unparse(node)
     v = _arith(node, values)
     if isinstance(node, ast.Constant):
-        return _fmt(v)
+        return format_number(v)
     if isinstance(node, ast.Name):
-        return f"{src} = {_fmt(v)}"
+        return f"{src} = {format_number(v)}"
 
     class Sub(ast.NodeTransformer):
         def visit_Name(self, n):
@@ -203,8 +203,8 @@ def _show(node, values) -> str:
             return n
 
     filled = ast.unparse(Sub().visit(ast.parse(src, mode="eval")).body)
-    filled = re.sub(r"\d+\.\d+|\d+", lambda m: _fmt(float(m.group(0))), filled)
-    return f"{src} = {filled} = {_fmt(v)}"
+    filled = re.sub(r"\d+\.\d+|\d+", lambda m: format_number(float(m.group(0))), filled)
+    return f"{src} = {filled} = {format_number(v)}"
 
 
 def evaluate_check(check: str, values: Mapping[str, float]) -> CheckResult:
@@ -220,9 +220,9 @@ def evaluate_check(check: str, values: Mapping[str, float]) -> CheckResult:
             vals = {n: float(values[n]) for n in names}
             best = (max if m.group(1) == "max" else min)(vals.values())
             ok = m.group(3) in vals and math.isclose(vals[m.group(3)], best, rel_tol=1e-12, abs_tol=0)
-            listing = ", ".join(f"{n} {_fmt(v)}" for n, v in vals.items())
+            listing = ", ".join(f"{n} {format_number(v)}" for n, v in vals.items())
             winners = [n for n, v in vals.items() if v == best]
-            details.append(f"{m.group(1)} of {{{listing}}} is {', '.join(winners)} ({_fmt(best)})"
+            details.append(f"{m.group(1)} of {{{listing}}} is {', '.join(winners)} ({format_number(best)})"
                            + ("" if ok else f", not {m.group(3)}"))
             oks.append(ok)
             continue
@@ -454,8 +454,8 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
     for name, source, key in parse_measured_as(claim["measured_as"], f"claim {claim['claim_id']}"):
         paper_v = float(reported.loc[name, "value"]) if name in reported.index else float("nan")
         for where, v in _source_values(source, key, runs, pseudo, stats):
-            ptxt = f" (paper {_fmt(paper_v)})" if not math.isnan(paper_v) else ""
-            here.append(Measurement(STAND_IN, f"{name}: {_fmt(v)} on {where}{ptxt}", v, paper_v))
+            ptxt = f" (paper {format_number(paper_v)})" if not math.isnan(paper_v) else ""
+            here.append(Measurement(STAND_IN, f"{name}: {format_number(v)} on {where}{ptxt}", v, paper_v))
     reproduced = {m.text.split(":")[0] for m in here if m.status == REPRODUCED}
     if chk.ok is False:
         status = INCONSISTENT

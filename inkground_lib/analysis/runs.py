@@ -13,7 +13,7 @@ import pandas as pd
 from inkground_lib.core.defaults import N_BOOT
 from inkground_lib.evaluation.scores import scores_frame, summarize
 
-_STR_COLS = {c: "string" for c in ("system", "dataset", "page_id", "word_id", "text", "status", "ocr_text",
+STRING_COLUMNS = {c: "string" for c in ("system", "dataset", "page_id", "word_id", "text", "status", "ocr_text",
                                     "split", "label", "kind")}
 
 
@@ -55,7 +55,7 @@ def load_run(run_dir: str | Path, reference: str = "reference") -> EvalRun:
         if not p.is_file():
             raise FileNotFoundError(f"{p}: not found; section 03 (notebooks/03_model_evaluation) writes it "
                                     f"(run it first, or point eval_runs at its run folder)")
-    raw = pd.read_csv(sp, dtype=_STR_COLS, keep_default_na=True)
+    raw = pd.read_csv(sp, dtype=STRING_COLUMNS, keep_default_na=True)
     # a blank render is read as '' by the OCR; CSV stores it as an empty field: restore '' where the edit
     # counts exist (OCR ran) so "not run" (NA) and "read nothing" ('') stay apart
     if "ocr_text" in raw.columns:

@@ -1,8 +1,7 @@
 """A Sphinx extension that keeps the built book free of external references.
 
-Jupyter Book 1.x always loads sphinx-thebe, which writes the address of Thebe's CDN script into every page
-(even with launch buttons off). The companion's book must load nothing from outside, so this drops the
-Thebe scripts from every page. MathJax is served locally by sphinx-mathjax-offline.
+It drops the Thebe scripts that sphinx-thebe writes into every page (MathJax is served locally by
+sphinx-mathjax-offline). The design page of the book has the details.
 """
 
 

@@ -1,30 +1,7 @@
 """OCR engines behind one small interface (used for AR / CR readability and for the pseudo-label OCR filter).
 
-Every engine has a ``name`` and a ``read(images) -> list[str]`` method: ``images`` are uint8 word images,
-grayscale (rows, cols) or RGB (rows, cols, 3) (RGBA and single-channel 3-D arrays are accepted too), and
-the result holds one string per image, ``""`` when nothing is read. Engines are built with
-:func:`get_engine` by name:
-
-* ``"rapidocr"`` (the offline default): RapidOCR 3.10 (PP-OCRv6 small recogniser, ONNX Runtime, CPU),
-  recognition only: no text detection, no orientation classifier. The model file ships in the rapidocr
-  wheel; :func:`rapidocr_rec_model` checks that it is there (and that its SHA-256 is the one rapidocr
-  expects) and hands its path to RapidOCR explicitly, so RapidOCR never reaches its download code. A missing
-  or altered file raises :class:`OCRUnavailable` instead. The recogniser is loaded once per process and
-  shared by all ``"rapidocr"`` engines. Images are recognised in batches; a batch only ever holds images
-  that RapidOCR pads to the same width, so the text read from an image does not depend on which other
-  images are read with it (batched and one-by-one reads agree; tested).
-* ``"deepseek-ocr"``: DeepSeek-OCR through transformers (``trust_remote_code``; prompt ``"<image>\\nFree
-  OCR."``). It needs CUDA and the weights on disk (a local folder or the Hugging Face cache; the hub is
-  never contacted: ``local_files_only=True``); without either it raises :class:`OCRUnavailable` naming what
-  is missing.
-* ``"tesseract"``: the ``tesseract`` command-line program (optional, not a Python dependency), one
-  subprocess per image, PNG through stdin, single-word page segmentation (``--psm 8``) by default. Raises
-  :class:`OCRUnavailable` when the program is not on PATH.
-
-Text is returned raw, exactly as the engine produced it (surrounding whitespace stripped). RapidOCR's
-recogniser is multilingual (Chinese + Latin), so blank or garbage images can come back as CJK characters
-or stray punctuation; that text is kept, and normalisation (NFC, edge punctuation, case folding) is left to
-the readability metrics, so a stray character counts as the insertion or substitution it is.
+``get_engine`` builds an engine by name: "rapidocr" (the offline default), "deepseek-ocr" or "tesseract";
+each reads a list of word images into a list of raw strings. The design page of the book has the details.
 """
 
 from __future__ import annotations

@@ -1,30 +1,8 @@
 """Style: a ResNet-18 writer classifier over renders of inks, and the Style score of a prediction.
 
-Model: ``transformers.ResNetForImageClassification`` built from ``ResNetConfig(num_channels=1,
-embedding_size=64, hidden_sizes=[64, 128, 256, 512], depths=[2, 2, 2, 2], layer_type="basic",
-hidden_act="relu", downsample_in_first_stage=False, num_labels=K)`` - torchvision's resnet18 layout with one
-input channel (11,170,240 + 513 K parameters), randomly initialised from the seed; nothing is downloaded.
-Classes are writers (on inkGround: pages), sorted by label.
-
-Input image (:func:`ink_tensor`): the ink is drawn by the project's one renderer
-(:func:`inkground_lib.core.render.render_ink` with ``StyleParams.render``: 64 px tall, pen 3 px, padding 6 px by
-default, the same render as for OCR), then fitted into ``height x width`` pixels (default 48 x 192): a render wider than ``width`` (or
-taller than ``height``) is shrunk with its aspect ratio kept (area interpolation); the render is centred
-on a white canvas. Intensities are inverted and scaled to [0, 1]: 1 = black ink, 0 = white paper, so the
-padding is 0. An empty ink (invalid output) renders blank and gives an all-zero input, which the model
-scores like any other image.
-
-Training (:func:`train_style`): AdamW on cross-entropy with a one-cycle learning-rate schedule, mini-batches
-from a seeded permutation, optional augmentation (a random shift of up to ``shift`` px in each direction,
-seeded; slant, proportions and shape - the style - are untouched); at the end the BatchNorm running
-statistics are recomputed exactly over the training images (short trainings leave them near their initial
-values). Everything is seeded, run with ``torch.use_deterministic_algorithms``
-and ``torch.set_num_threads(params.threads)``: the same items and params give bit-identical weights on the
-same machine and torch build. The weights (safetensors) and a JSON record (params, classes, input hash,
-losses, versions, weights hash) are written atomically to ``out_dir`` (the weights are serialised with
-``safetensors.torch.save`` and written with :func:`inkground_lib.core.files.atomic_write_bytes`, the same bytes
-``save_file`` would write); a later call with the same
-items and params loads them instead of training.
+Holds the model, its input image (``ink_tensor``), seeded deterministic training (``train_style``), loading,
+the Style scores (``style_scores``) and the classifier's evaluation. The design page of the book has the
+details.
 """
 
 from __future__ import annotations

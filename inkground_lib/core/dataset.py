@@ -1,15 +1,7 @@
 """Datasets: words, pages, and a folder with a versioned JSON manifest, page photos and inks.
 
-A dataset is a folder::
-
-    manifest.json        schema "inkground-dataset", schema_version 1 (see MANIFEST_EXAMPLE below)
-    pages/<page>.jpg     the page photo (RGB)
-    inks/<page>.json     schema "inkground-inks": per word, the reference ink and (optional) true ink
-
-All coordinates are page pixels of the page photo (origin top-left, y down). Every path in a manifest is
-relative to the folder and may not leave it. Loading validates everything and raises
-:class:`DatasetError` naming the file, the record (page / word id) and the field at fault. The manifest is
-written last (atomically), so an interrupted generation never leaves a dataset that loads.
+Loading validates everything and raises ``DatasetError`` naming the file, record and field at fault. The
+folder layout and the manifest schema (see MANIFEST_EXAMPLE below) are on the design page of the book.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Safe file writing and path confinement.
+"""Safe file writing and path confinement: atomic writes (bytes, text, JSON), JSONL append and read, paths
+kept inside a folder, file hashes.
 
-Every file inkground writes goes through :func:`atomic_write_bytes` (or its text / JSON forms): the data is
-written to a temporary file in the same folder, flushed and fsynced, then moved over the target with
-``os.replace``. A crash leaves either the old file or the new one, never half of one.
+A crash leaves either the old file or the new one, never half of one; the design page of the book has the
+details.
 """
 
 from __future__ import annotations
@@ -121,6 +121,15 @@ def confined(root: str | os.PathLike, rel: str, what: str = "path") -> Path:
     if p != root and root not in p.parents:
         raise PathError(f"{what}: {rel!r} leaves the folder {root}")
     return p
+
+
+def sha256_json(obj) -> str:
+    """sha256 (hex) of an object's canonical JSON (keys sorted; other types as ``str``): a cache key.
+
+    >>> sha256_json({"b": 1, "a": [1, 2]}) == sha256_json({"a": [1, 2], "b": 1})
+    True
+    """
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:

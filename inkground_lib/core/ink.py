@@ -1,14 +1,9 @@
-"""Digital ink: strokes as numpy arrays.
+"""Digital ink: strokes as numpy arrays (the ``Ink`` type and ``InkError``, conversion to and from lists,
+resampling, concatenation).
 
-Conventions used everywhere in inkground:
-
-* Coordinates are **page pixels**, origin at the top-left of the page photo, **y down**.
-* An ink is a sequence of strokes; a stroke is a float64 array of shape (n, 3) holding x, y, t
-  (t in milliseconds from the start of the ink, NaN where unknown). Pen-up between strokes is implicit.
-* Functions accept an :class:`Ink` or any sequence of (n, 2) / (n, 3) array-likes; (n, 2) strokes get
-  t = NaN.
-* NaN or infinite x / y are rejected with :class:`InkError` when an ink is built, so no metric ever sees
-  them.
+Conventions used everywhere: page pixels, origin top-left, y down; a stroke is a float64 (n, 3) array of
+x, y, t (t in ms, NaN where unknown); NaN or infinite x / y are refused when an ink is built. The design
+page of the book has the details.
 """
 
 from __future__ import annotations

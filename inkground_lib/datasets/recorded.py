@@ -1,41 +1,8 @@
 """The recorded dataset: photographed pages composed from real recorded handwriting, one writer per page.
 
-Sources (either or both):
-
-* a UNIPEN-derived JSON file (:func:`inkground_lib.formats.unipen.read_unipen_json`), e.g. the CC BY 4.0 subset in
-  ``../shared/data/unipen_cursive/`` used in development and CI;
-* an IAM-OnDB copy (:func:`inkground_lib.formats.iamondb.read_iamondb`; non-commercial licence, read from the user's
-  path, never bundled). IAM-OnDB is recorded line by line, without word boundaries, so its words are cut out
-  of the lines by pen-up gaps (:func:`inkground_lib.datasets.segmentation.segment_line_words`): a line is used only when
-  the gap segmentation yields exactly the transcription's number of words; other lines are skipped and
-  counted in the manifest's meta. Lines without a writer id (forms of original-xml-all that have none) are
-  grouped by form (writer ``iamondb-form-<form>``): one form is always one writer.
-
-Composition (all seeded; see :func:`compose_page`):
-
-1. Words are grouped by writer. Writers are taken in a seeded order; each page gets a seeded number of one
-   writer's words (``words_per_page`` = (min, max); writers with fewer than min unused words are skipped).
-   ``pages=None`` makes one page per eligible writer; ``pages=N`` goes round the writers again (disjoint
-   words) until N pages are planned or no writer has enough words left.
-2. Each writer's words are scaled by one factor so that the writer's median *core height*
-   (:func:`inkground_lib.datasets.segmentation.core_band`, a robust x-height) becomes ``core_px`` page pixels (source units
-   differ between contributors and tablets). A word is only scaled and translated: its recorded trajectory is
-   kept exactly up to that similarity transform (stroke order, direction and timing too).
-3. The words are laid out like a handwritten note: left to right on lines, each word's baseline (bottom of
-   its core band) on the line, writer-specific word gap, line spacing and margins, small baseline jitter; a
-   word that does not fit starts a new line. A line moves further down where its tallest letters would come
-   closer than ``line_gap`` to the previous line's lowest ink, so no two words' inks touch. The page is as
-   tall as its lines need (at least ``min_aspect`` times its width).
-4. The page is drawn as synth draws its pages (:func:`inkground_lib.datasets.synth.page_layout.clean_page`: black on white,
-   anti-aliased, writer-specific pen width) and photographed with :func:`inkground_lib.datasets.synth.photo.photograph`; the
-   inks are mapped into the photo by its homography (:func:`inkground_lib.datasets.synth.photo.apply_homography`, 2
-   decimals, as stored).
-
-Each word's reference ink and true ink are both that recorded trajectory in photo pixels (the dataset's
-reference is "true ink"); its box is the bounding box of that ink. Words are split 75 % train / 25 % test per
-page as synth splits them (:func:`inkground_lib.datasets.synth.texts.split_words`). ``sources.json`` maps each page word to
-its source word id. The manifest's meta records the sources with their sha256, the seed, every
-parameter and the photo effects; a folder whose manifest has the same meta is reused, not rebuilt.
+``build_recorded`` writes the dataset from a UNIPEN-derived JSON file and / or an IAM-OnDB copy;
+``compose_page`` lays one writer's words out on a page, drawn and photographed as synth does. The design
+page of the book has the details.
 """
 
 from __future__ import annotations

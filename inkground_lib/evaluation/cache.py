@@ -1,36 +1,7 @@
 """The prediction cache: append-only JSONL, one record per answered request, resumable.
 
-Layout in a run folder::
-
-    <run_dir>/predictions/<system>.jsonl           model outputs (the cache; read back as predictions)
-    <run_dir>/predictions/<system>.failures.jsonl  failed attempts (diagnosis only; never read as predictions)
-    <run_dir>/predictions/<system>.lock            held (flock) while a run writes, so two runs cannot interleave
-
-A record (schema "inkground-prediction", version 1) holds: ``request_hash`` (the system's
-:meth:`request_key`: a hash of everything that changes the answer), ``word_id``, ``page_id``, ``system``,
-``adapter``, ``model``, ``served_model``, ``raw_text`` (API / replay systems) or ``strokes`` (local systems:
-[[[x, y, t], ...], ...] page pixels, t null where unknown, 2 decimals), ``status`` ("ok", "truncated",
-"refusal"), ``finish_reason``, ``usage``, ``error``, ``attempts``, ``latency_s``, ``timestamp`` (UTC, ISO
-8601), ``prompt_version``, ``library_version``. No key or base URL is ever part of a record.
-
-Rules:
-
-* Only model outputs are stored (status ok / truncated / refusal). A request that ends in status "error"
-  (transport failure after the retries, a non-retryable HTTP error, a missing replay record) is written to
-  the failures log, which is never read as predictions; a rerun asks it again. So every record in the
-  cache is a *successful* record, and a rerun skips exactly the requests that have one.
-* Each record is one line written with one ``write`` of the whole line, then ``flush`` and ``os.fsync``:
-  a kill loses at most the record being written.
-* Loading: a last line without its newline (a process killed mid-write) is *torn*: if it still parses as a
-  complete, valid record it is kept (and its newline added), otherwise it is dropped and the file is
-  truncated back to the last complete line before anything is appended (with ``repair=True``, the default
-  in :func:`run_predictions`). A malformed line anywhere else is corruption: :class:`CacheError` names the
-  file and line. A record of another system raises CacheError (wrong file).
-* Duplicates (the same request hash twice, e.g. two runs racing before the lock existed) resolve
-  deterministically: the first record in the file wins.
-* The records returned by :func:`run_predictions` are in item order (one per item; a failed item gets an
-  unsaved record with status "error"), so the final table is the same after a kill and resume as after
-  one uninterrupted run (up to ``timestamp``, ``latency_s`` and ``attempts``).
+``run_predictions`` asks a system for every item not answered yet; only model outputs are stored, failures
+go to a separate log. The layout, the record schema and the rules are on the design page of the book.
 """
 
 from __future__ import annotations

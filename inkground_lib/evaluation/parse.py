@@ -1,71 +1,8 @@
 """Parse (and write) answers in SketchAgent's numbered-grid stroke format.
 
-Grid convention (the same as the prompt, :mod:`inkground_lib.evaluation.prompt`)
---------------------------------------------------------------------
-A ``G x G`` grid spans the page photo of size ``W x H`` page pixels. Cells are numbered from 1; column
-``J`` counts left to right, row ``I`` counts **bottom to top** (origin bottom-left, y up, as in SketchAgent).
-A point is written ``x<J>y<I>``; decimals are allowed (``x12.5y30.25``). Cell ``xJyI`` maps to page pixels
-(origin top-left, y down)::
-
-    x = (J - 0.5) * W / G            y = (G - I + 0.5) * H / G
-
-so ``x1y1`` is the centre of the bottom-left cell and ``xGyG`` the centre of the top-right cell.
-
-**Valid range and clamping.** ``J`` and ``I`` must lie in ``[0.5, G + 0.5]``, i.e. on the photo
-(page x in ``[0, W]``, y in ``[0, H]``). A coordinate outside that range is clamped to the nearest bound and
-the point is counted once in ``ParseResult.n_clamped`` (whether one or both of its coordinates moved).
-Likewise t values outside ``[0, 1]`` are clipped and counted in ``n_t_clamped``.
-
-Answer format
--------------
-::
-
-    <answer><strokes>
-    <s1><points>'x12y30', 'x13.5y31', ...</points><t_values>0, 0.3, ...</t_values></s1>
-    <s2>...</s2>
-    </strokes></answer>
-
-Parsing never evaluates the text (no eval, literal_eval or JSON). It scans the text once for tags
-(``<strokes>``, ``<sK>`` / ``<s>``, ``<points>``, ``<t_values>``, ``<answer>``, their closing forms; case
-and inner spaces ignored) with regular expressions built only from possessive quantifiers, so nothing can
-backtrack: time is linear in the length of the text. Rules:
-
-* **Blocks.** Each ``<strokes>`` tag opens a block that ends at its ``</strokes>``, at ``</answer>``, at the
-  next ``<strokes>`` or at the end of the text. Models often echo the format before answering, so the **last
-  block holding at least one valid stroke** is used (or the last block when none has one). When the text has
-  no ``<strokes>`` tag at all, the whole text is one block (bare ``<sK>`` strokes are accepted).
-* **Strokes.** A stroke opens at ``<sK>`` and ends at ``</sK>`` (any K), at the next ``<sK>``, at the end of
-  its block or at the end of the text. ``<points>`` outside any stroke opens an implicit stroke. Other tags
-  inside a stroke (SketchAgent's ``<id>``) and all text between tags are ignored.
-* **Points.** The ``<points>`` region runs to the next tag (normally ``</points>``). It is split into tokens
-  on whitespace, ``, ; ' " ` ( ) [ ] { }``; a token is a point when it is ``x<num>y<num>`` (case-insensitive;
-  spaces or one comma allowed between the x and y parts; ``num`` is an optionally signed decimal without
-  exponent, at most 40 characters), otherwise it is a **bad point** (counted in ``n_bad_points``, dropped).
-  Quotes are optional. When the text ends inside a ``<points>`` region, its last token is dropped (and
-  counted bad) unless a separator follows it, since it may be cut short (``x12y3`` of ``x12y30``).
-* **t values** (optional) are parsed from ``<t_values>`` the same way (numbers only). They are kept when
-  every token is a number and their count equals the stroke's valid points (or all its point tokens,
-  in which case the values of the bad points are dropped); otherwise the stroke's t values are None.
-* **A stroke is valid** when it has at least one valid point (a single point is a dot). Invalid strokes
-  are dropped.
-
-Statuses (``ParseResult.status``)
----------------------------------
-* ``"ok"``: at least one valid stroke and nothing was dropped, changed or missing: every stroke and region
-  closed, no bad point, no invalid stroke, no clamped coordinate or t value, t values (where given)
-  well-formed. The ``<strokes>`` wrapper may be absent (nothing is lost without it).
-* ``"partial"``: at least one valid stroke, the text is complete, but something above went wrong (the
-  ``message`` says what); the valid strokes are kept.
-* ``"truncated"``: at least one valid stroke and the text ends inside the answer (an unclosed
-  ``<strokes>`` block, the last stroke or a region unclosed at the end of the text); what was complete is
-  kept.
-* ``"no_strokes"``: stroke tags are present but no stroke has a valid point.
-* ``"unparseable"``: no ``<strokes>``, ``<sK>``, ``<points>`` or ``<t_values>`` tag at all (prose, a
-  refusal written as text, an empty answer).
-* ``"error"``: set by the caller for a transport error or refusal, see :func:`error_result`; never produced
-  by :func:`parse_strokes`.
-
-Strokes with ``ok``, ``partial`` and ``truncated`` are usable; the others have none.
+``parse_strokes`` turns a model's answer into strokes in page pixels with a status (ok, partial, truncated,
+no_strokes, unparseable) without ever evaluating the text; ``format_strokes`` writes strokes as an answer.
+The grid convention, the answer format and the parsing rules are on the design page of the book.
 """
 
 from __future__ import annotations

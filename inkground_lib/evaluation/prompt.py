@@ -1,39 +1,8 @@
 """The request sent to every vision-language model: page photos with a numbered grid, instructions and one
-in-context example, in SketchAgent's numbered-grid stroke format (see :mod:`inkground_lib.evaluation.parse`).
+in-context example, in SketchAgent's numbered-grid stroke format (answers are parsed by ``parse``).
 
-Grid image (:func:`grid_image`)
--------------------------------
-The page photo is drawn unchanged (after an optional downscale) on a white canvas; a ``G x G`` grid is
-drawn **only in the margins outside the photo**, so no ink is hidden:
-
-* column labels 1..G along the bottom margin, row labels G..1 (top to bottom) down the left margin;
-  row 1 is the bottom row (origin bottom-left, y up, as in SketchAgent);
-* a short tick at every cell centre on the bottom and left edges, a longer tick at every labelled cell,
-  and a one-pixel frame around the photo (in the margin, one pixel outside it);
-* the grid spans the photo itself: column ``J`` covers photo x in ``[(J-1) W/G, J W/G]`` and row ``I``
-  covers photo y in ``[(G-I) H/G, (G-I+1) H/G]``;
-* when labels would not fit in one cell (their text is wider / taller than the cell less a 3 px gap), only
-  every k-th cell is labelled, k the smallest of 1, 2, 5, 10, 20, 25, 50, ... that fits (separately for
-  columns and rows); cells 1 and G are always labelled and multiples of k too close to them are left out
-  (only G when 1 and G themselves would collide); ticks stay on every cell (on labelled cells only where
-  cells are under 2 px, which would merge the ticks into a bar);
-* labels use PIL's built-in font (``ImageFont.load_default(size=font_size)``; nothing is downloaded).
-
-Photos larger than ``max_side`` pixels on their long side are downscaled (Lanczos) before the grid is
-drawn. Answers are given in cells and cells always span the whole photo, so downscaling does not change the
-cell -> page-pixel mapping (the page size, not the image size, is used to parse).
-
-Images are PNG-encoded with fixed settings (no metadata, zlib level 6), so the same inputs give the same
-bytes. :func:`request_hash` hashes the decoded pixels of each image (plus mode and size) rather than its
-PNG bytes, so a different zlib build cannot change a hash.
-
-Variants
---------
-* ``"two-image"``: instructions, the example page image, its word and answer, then the target page image
-  and its word.
-* ``"one-image"``: example and target pages side by side in ONE image, each with its own grid and a caption
-  ("EXAMPLE" left, "YOUR PAGE" right), for models that handle several images poorly (e.g. Molmo); the text
-  says so.
+Holds the grid image (``grid_image``), the request and its variants ("two-image", "one-image",
+``build_request``) and its hash (``request_hash``). The design page of the book has the details.
 """
 
 from __future__ import annotations

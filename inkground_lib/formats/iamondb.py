@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from inkground_lib.core.ink import Ink
-from inkground_lib.formats.xmlsafe import FormatError, _local, _parse_xml
+from inkground_lib.formats.xmlsafe import FormatError, local_name, parse_xml
 
 
 @dataclass
@@ -50,17 +50,17 @@ def read_iamondb_strokes(path: str | os.PathLike) -> Ink:
     x, y in whiteboard units as in the file (sensor corner top-left, y down); t = (time - first time) in ms.
     """
     path = Path(path)
-    root = _parse_xml(path)
-    if _local(root.tag) != "WhiteboardCaptureSession":
-        raise FormatError(f"{path}: root element is <{_local(root.tag)}>, expected <WhiteboardCaptureSession>")
-    sets = [el for el in root if _local(el.tag) == "StrokeSet"]
+    root = parse_xml(path)
+    if local_name(root.tag) != "WhiteboardCaptureSession":
+        raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
+    sets = [el for el in root if local_name(el.tag) == "StrokeSet"]
     if not sets:
         raise FormatError(f"{path}: <WhiteboardCaptureSession>: no <StrokeSet> element")
     strokes = []
-    for si, st in enumerate(el for el in sets[0] if _local(el.tag) == "Stroke"):
+    for si, st in enumerate(el for el in sets[0] if local_name(el.tag) == "Stroke"):
         where_s = f"{path}: <Stroke> #{si}"
         pts = []
-        for pi, p in enumerate(el for el in st if _local(el.tag) == "Point"):
+        for pi, p in enumerate(el for el in st if local_name(el.tag) == "Point"):
             where = f"{where_s} <Point> #{pi}"
             pts.append((_num(p, "x", where), _num(p, "y", where),
                         _num(p, "time", where) if p.get("time") is not None else math.nan))
@@ -89,17 +89,17 @@ def read_iamondb_original(path: str | os.PathLike) -> IamForm:
     """Read an IAM-OnDB original-xml file: ``General/Form(id, writerID)`` and ``Transcription/TextLine(id,
     text)``. Files of original-xml-all without a transcription or writer give an empty ``lines`` / None."""
     path = Path(path)
-    root = _parse_xml(path)
-    if _local(root.tag) != "WhiteboardCaptureSession":
-        raise FormatError(f"{path}: root element is <{_local(root.tag)}>, expected <WhiteboardCaptureSession>")
+    root = parse_xml(path)
+    if local_name(root.tag) != "WhiteboardCaptureSession":
+        raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
     form_id = writer = None
-    for gen in (el for el in root if _local(el.tag) == "General"):
-        for form in (el for el in gen if _local(el.tag) == "Form"):
+    for gen in (el for el in root if local_name(el.tag) == "General"):
+        for form in (el for el in gen if local_name(el.tag) == "Form"):
             form_id = form.get("id")
             writer = form.get("writerID")
     lines = {}
-    for tr in (el for el in root if _local(el.tag) == "Transcription"):
-        for i, tl in enumerate(el for el in tr if _local(el.tag) == "TextLine"):
+    for tr in (el for el in root if local_name(el.tag) == "Transcription"):
+        for i, tl in enumerate(el for el in tr if local_name(el.tag) == "TextLine"):
             lid, text = tl.get("id"), tl.get("text")
             if lid is None or text is None:
                 raise FormatError(f"{path}: <Transcription> <TextLine> #{i}: attribute "

@@ -16,10 +16,10 @@ from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.ink import Ink, InkError, as_ink
 from inkground_lib.formats.xmlsafe import (
     FormatError,
-    _describe,
-    _local,
-    _parse_xml,
-    _xml_id,
+    describe_element,
+    local_name,
+    parse_xml,
+    xml_id,
 )
 
 INKML_NS = "http://www.w3.org/2003/InkML"
@@ -57,28 +57,28 @@ def _channels_of(tf: ET.Element, where: str) -> _Channels:
         nonlocal t_scale
         name = ch.get("name")
         if not name:
-            raise FormatError(f"{where}: {_describe(ch)}: channel without a name attribute")
+            raise FormatError(f"{where}: {describe_element(ch)}: channel without a name attribute")
         into.append(name)
         if name == "T":
             units = (ch.get("units") or "ms").strip()
             if units not in _T_UNITS:
-                raise FormatError(f"{where}: {_describe(ch)}: T units {units!r} not understood "
+                raise FormatError(f"{where}: {describe_element(ch)}: T units {units!r} not understood "
                                   f"(expected one of {sorted(_T_UNITS)})")
             t_scale = _T_UNITS[units]
 
     for child in tf:
-        n = _local(child.tag)
+        n = local_name(child.tag)
         if n == "channel":
             add(child, regular)
         elif n in ("regularChannels", "intermittentChannels"):
             for ch in child:
-                if _local(ch.tag) == "channel":
+                if local_name(ch.tag) == "channel":
                     add(ch, regular if n == "regularChannels" else inter)
     if not regular:
-        raise FormatError(f"{where}: {_describe(tf)}: traceFormat declares no channel")
+        raise FormatError(f"{where}: {describe_element(tf)}: traceFormat declares no channel")
     for need in ("X", "Y"):
         if need not in regular:
-            raise FormatError(f"{where}: {_describe(tf)}: traceFormat has no regular channel {need} "
+            raise FormatError(f"{where}: {describe_element(tf)}: traceFormat has no regular channel {need} "
                               f"(channels: {regular + inter})")
     return _Channels(tuple(regular), tuple(inter), t_scale)
 
@@ -149,42 +149,42 @@ def _parse_trace(text: str, ch: _Channels, where: str) -> np.ndarray:
 def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
     """Read an InkML file into groups of strokes (see the module doc). Raises FormatError naming the element."""
     path = Path(path)
-    root = _parse_xml(path)
-    if _local(root.tag) != "ink":
-        raise FormatError(f"{path}: root element is <{_local(root.tag)}>, expected <ink>")
+    root = parse_xml(path)
+    if local_name(root.tag) != "ink":
+        raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <ink>")
 
     formats: dict[str, _Channels] = {}
     contexts: dict[str, _Channels] = {}
-    all_tf = [el for el in root.iter() if _local(el.tag) == "traceFormat"]
+    all_tf = [el for el in root.iter() if local_name(el.tag) == "traceFormat"]
     for tf in all_tf:
-        if _xml_id(tf):
-            formats[_xml_id(tf)] = _channels_of(tf, str(path))
+        if xml_id(tf):
+            formats[xml_id(tf)] = _channels_of(tf, str(path))
 
     def ref(v: Optional[str]) -> Optional[str]:
         return v[1:] if v and v.startswith("#") else v
 
     def context_channels(ctx: ET.Element, seen=()) -> Optional[_Channels]:
         for child in ctx:
-            if _local(child.tag) == "traceFormat":
+            if local_name(child.tag) == "traceFormat":
                 return _channels_of(child, str(path))
         r = ref(ctx.get("traceFormatRef"))
         if r:
             if r not in formats:
-                raise FormatError(f"{path}: {_describe(ctx)}: traceFormatRef {r!r} names no traceFormat")
+                raise FormatError(f"{path}: {describe_element(ctx)}: traceFormatRef {r!r} names no traceFormat")
             return formats[r]
         r = ref(ctx.get("contextRef"))
         if r and r not in seen:
-            target = next((c for c in root.iter() if _local(c.tag) == "context" and _xml_id(c) == r), None)
+            target = next((c for c in root.iter() if local_name(c.tag) == "context" and xml_id(c) == r), None)
             if target is None:
-                raise FormatError(f"{path}: {_describe(ctx)}: contextRef {r!r} names no context")
+                raise FormatError(f"{path}: {describe_element(ctx)}: contextRef {r!r} names no context")
             return context_channels(target, seen + (r,))
         return None
 
     for ctx in root.iter():
-        if _local(ctx.tag) == "context" and _xml_id(ctx):
+        if local_name(ctx.tag) == "context" and xml_id(ctx):
             chans = context_channels(ctx)
             if chans is not None:
-                contexts[_xml_id(ctx)] = chans
+                contexts[xml_id(ctx)] = chans
 
     # as in the spec: X Y until a <traceFormat> or <context> child of <ink> (or of a traceGroup) sets another;
     # formats inside <definitions> apply only to traces / groups that name them through contextRef
@@ -200,24 +200,24 @@ def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
         r = ref(el.get("contextRef"))
         if r:
             if r not in contexts:
-                raise FormatError(f"{path}: {_describe(el)}: contextRef {r!r} names no context with a traceFormat")
+                raise FormatError(f"{path}: {describe_element(el)}: contextRef {r!r} names no context with a traceFormat")
             return contexts[r]
         return current
 
     def read_trace(el: ET.Element, current: _Channels) -> np.ndarray:
         i = counter["trace"]
         counter["trace"] += 1
-        where = f"{path}: {_describe(el, i)}"
+        where = f"{path}: {describe_element(el, i)}"
         arr = _parse_trace(el.text or "", trace_channels(el, current), where)
-        if _xml_id(el):
-            traces[_xml_id(el)] = arr
+        if xml_id(el):
+            traces[xml_id(el)] = arr
         return arr
 
     def walk_group(el: ET.Element, current: _Channels) -> None:
         current = trace_channels(el, current)
         items = []
         for child in el:
-            n = _local(child.tag)
+            n = local_name(child.tag)
             if n == "trace":
                 items.append(read_trace(child, current))
             elif n == "traceView":
@@ -227,7 +227,7 @@ def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
                     walk_group(child, current)
                     continue
                 if child.get("from") or child.get("to"):
-                    raise FormatError(f"{path}: {_describe(child)}: traceView from/to ranges are not supported")
+                    raise FormatError(f"{path}: {describe_element(child)}: traceView from/to ranges are not supported")
                 items.append(("ref", r, child))
             elif n == "traceGroup":
                 walk_group(child, current)
@@ -241,7 +241,7 @@ def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
     current = default
     doc_annotations = {}
     for child in root:
-        n = _local(child.tag)
+        n = local_name(child.tag)
         if n == "trace":
             bare.append((read_trace(child, current), child))
         elif n == "traceGroup":
@@ -266,21 +266,21 @@ def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
             if isinstance(it, tuple):
                 _, r, view = it
                 if r not in traces:
-                    raise FormatError(f"{path}: {_describe(view)}: traceDataRef {r!r} names no trace")
+                    raise FormatError(f"{path}: {describe_element(view)}: traceDataRef {r!r} names no trace")
                 referenced.add(r)
                 strokes.append(traces[r])
             else:
                 strokes.append(it)
         ann = {}
         for a in el:
-            if _local(a.tag) == "annotation":
+            if local_name(a.tag) == "annotation":
                 ann.setdefault(a.get("type") or "", (a.text or "").strip())
         try:
-            ink = as_ink(strokes, f"{path}: {_describe(el)}")
+            ink = as_ink(strokes, f"{path}: {describe_element(el)}")
         except InkError as e:
             raise FormatError(str(e)) from None
-        out.append(InkMLGroup(_xml_id(el), ann.get("truth"), ink, ann))
-    loose = [arr for arr, el in bare if not (_xml_id(el) and _xml_id(el) in referenced)]
+        out.append(InkMLGroup(xml_id(el), ann.get("truth"), ink, ann))
+    loose = [arr for arr, el in bare if not (xml_id(el) and xml_id(el) in referenced)]
     if loose:
         out.insert(0, InkMLGroup(None, doc_annotations.get("truth"), as_ink(loose, f"{path}: bare traces"),
                                  dict(doc_annotations)))

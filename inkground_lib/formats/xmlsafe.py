@@ -14,7 +14,7 @@ class FormatError(ValueError):
     """A file that cannot be read in the format it claims; the message names file and element / field."""
 
 
-def _parse_xml(path: Path) -> ET.Element:
+def parse_xml(path: Path) -> ET.Element:
     """Parse an XML file safely: DOCTYPE / ENTITY declarations are refused (or defusedxml is used)."""
     try:
         data = Path(path).read_bytes()
@@ -47,20 +47,20 @@ def _parse_xml(path: Path) -> ET.Element:
         raise FormatError(f"{path}: not well-formed XML ({e})") from None
 
 
-def _local(tag) -> str:
+def local_name(tag) -> str:
     """Tag name without namespace ('{ns}trace' -> 'trace'); comments / PIs give ''."""
     if not isinstance(tag, str):
         return ""
     return tag.rsplit("}", 1)[-1]
 
 
-def _xml_id(el: ET.Element) -> Optional[str]:
+def xml_id(el: ET.Element) -> Optional[str]:
     return el.get(XML_ID) or el.get("id")
 
 
-def _describe(el: ET.Element, index: Optional[int] = None) -> str:
-    name = _local(el.tag)
-    i = _xml_id(el)
+def describe_element(el: ET.Element, index: Optional[int] = None) -> str:
+    name = local_name(el.tag)
+    i = xml_id(el)
     s = f"<{name}"
     if i is not None:
         s += f' id="{i}"'

@@ -7,16 +7,15 @@ from pathlib import Path
 
 from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.dataset import Dataset
-from inkground_lib.core.files import append_jsonl
+from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_from_lists, ink_to_lists
 from inkground_lib.pseudo.keys import (
     CROP_GROW,
     DERENDER_SCHEMA,
-    _page_base_key,
-    _safe_name,
-    _sha,
     derenderer_config,
+    page_base_key,
     read_jsonl,
+    safe_name,
 )
 
 
@@ -36,12 +35,12 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True) ->
 
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)
-    path = Path(run_dir) / f"derender-{_safe_name(dcfg['name'])}.jsonl"
+    path = Path(run_dir) / f"derender-{safe_name(dcfg['name'])}.jsonl"
     done = {r["key"]: r for r in read_jsonl(path, DERENDER_SCHEMA)}
     out: dict[str, Ink] = {}
     with tqdm(total=ds.n_words, desc=f"derender ({dcfg['name']})", unit="word", disable=not progress) as bar:
         for page in ds.pages:
-            key = _sha({"base": _page_base_key(page), "derenderer": dcfg})
+            key = sha256_json({"base": page_base_key(page), "derenderer": dcfg})
             rec = done.get(key)
             if rec is None:
                 t0 = time.perf_counter()
@@ -64,8 +63,8 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True) ->
     return out
 
 
-def _derender_errors(run_dir, derenderer) -> dict[str, str]:
-    path = Path(run_dir) / f"derender-{_safe_name(derenderer_config(derenderer)['name'])}.jsonl"
+def derender_errors(run_dir, derenderer) -> dict[str, str]:
+    path = Path(run_dir) / f"derender-{safe_name(derenderer_config(derenderer)['name'])}.jsonl"
     errs: dict[str, str] = {}
     for r in read_jsonl(path, DERENDER_SCHEMA):
         errs.update(r.get("errors", {}))

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import inspect
-import json
 import os
 import re
 from pathlib import Path
@@ -27,11 +25,9 @@ class PseudoError(ValueError):
     """Bad input to the pseudo-label pipeline, or a run folder that cannot be used."""
 
 
-def _sha(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _source_hash(obj) -> str:
+def source_hash(obj) -> str:
     """sha256 of the source file defining ``obj``'s class (so a code change invalidates cached results)."""
     try:
         path = inspect.getsourcefile(type(obj))
@@ -40,7 +36,7 @@ def _source_hash(obj) -> str:
     return sha256_file(path)[:16] if path and os.path.isfile(path) else "unknown"
 
 
-def _simple_attrs(obj) -> dict:
+def simple_attrs(obj) -> dict:
     out = {}
     for k, v in sorted(vars(obj).items()):
         if k.startswith("_") or k in ("last_text", "progress"):
@@ -55,14 +51,14 @@ def _simple_attrs(obj) -> dict:
 def derenderer_config(der) -> dict:
     """What identifies a derenderer's output: name, settings (public simple attributes, dataclass params),
     and a hash of the source file of its class."""
-    return {"name": getattr(der, "name", type(der).__name__), "settings": _simple_attrs(der),
-            "source": _source_hash(der)}
+    return {"name": getattr(der, "name", type(der).__name__), "settings": simple_attrs(der),
+            "source": source_hash(der)}
 
 
 def engine_config(engine) -> dict:
     """What identifies an OCR engine's output: its name and the source file of its class (batch size,
     threads and progress do not change what it reads)."""
-    return {"name": getattr(engine, "name", type(engine).__name__), "source": _source_hash(engine)}
+    return {"name": getattr(engine, "name", type(engine).__name__), "source": source_hash(engine)}
 
 
 def make_engine(spec="rapidocr", progress: bool = False):
@@ -75,7 +71,7 @@ def make_engine(spec="rapidocr", progress: bool = False):
     return get_engine(spec, progress=progress)
 
 
-def _page_base_key(page: Page) -> dict:
+def page_base_key(page: Page) -> dict:
     return {"page": page.id, "image": sha256_file(page.image),
             "words": [[w.id, w.text, [round(float(v), 2) for v in w.box]] for w in page.words],
             "grow": CROP_GROW}
@@ -93,5 +89,5 @@ def read_jsonl(path: Path, schema: str) -> list[dict]:
         raise PseudoError(f"{err}; the file is corrupt (delete it to recompute)") from None
 
 
-def _safe_name(name: str) -> str:
+def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "x"

@@ -15,18 +15,17 @@ import pandas as pd
 
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.defaults import OCR_THRESHOLD
-from inkground_lib.core.files import append_jsonl, sha256_file
+from inkground_lib.core.files import append_jsonl, sha256_file, sha256_json
 from inkground_lib.core.ink import Ink, ink_to_lists
 from inkground_lib.pseudo.keys import (
     CROP_GROW,
     OCR_SCHEMA,
     PseudoError,
-    _page_base_key,
-    _safe_name,
-    _sha,
     engine_config,
     make_engine,
+    page_base_key,
     read_jsonl,
+    safe_name,
 )
 
 
@@ -64,13 +63,13 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     path = None
     done: dict[str, dict] = {}
     if run_dir is not None:
-        path = Path(run_dir) / f"ocr-{_safe_name(ecfg['name'])}.jsonl"
+        path = Path(run_dir) / f"ocr-{safe_name(ecfg['name'])}.jsonl"
         done = {r["key"]: r for r in read_jsonl(path, OCR_SCHEMA)}
     page_rows, word_rows = [], []
     with tqdm(total=ds.n_words, desc=f"OCR filter ({ecfg['name']})", unit="word", disable=not progress) as bar:
         for page in ds.pages:
             inks = [pseudo[w.id] for w in page.words]
-            key = _sha({"base": _page_base_key(page), "engine": ecfg, "render": rcfg,
+            key = sha256_json({"base": page_base_key(page), "engine": ecfg, "render": rcfg,
                         "inks": hashlib.sha256(json.dumps([ink_to_lists(k) for k in inks]).encode()).hexdigest()})
             rec = done.get(key)
             if rec is None:

@@ -73,10 +73,10 @@ def read_ratings(path) -> pd.DataFrame:
         seen[k] = n
         src = row[isrc].strip() if isrc is not None and isrc < len(row) and row[isrc].strip() else f"file: {path.name}"
         out.append({"page": vals["page"], "rater": vals["rater"], "score": score, "source": src})
-    return _ratings_frame(out)
+    return ratings_frame(out)
 
 
-def _ratings_frame(rows) -> pd.DataFrame:
+def ratings_frame(rows) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["page", "rater", "score", "source"])
     df["page"] = df["page"].astype(str)
     df["rater"] = df["rater"].astype(str)
@@ -90,7 +90,7 @@ def write_ratings(df: pd.DataFrame, path) -> Path:
     return atomic_write_text(path, df[["page", "rater", "score", "source"]].to_csv(index=False))
 
 
-def _check_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
+def check_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
     for c in ("page", "rater", "score"):
         if c not in ratings.columns:
             raise RatingsError(f"ratings: column {c} missing")
@@ -104,7 +104,7 @@ def rater_filter(ratings: pd.DataFrame, pages: Optional[Iterable[str]] = None, m
     """Pages kept by the raters: every rating of the page is 10 (:data:`KEEP_SCORE`) and it has at least
     ``min_ratings`` ratings. **A page with no rating is not kept.** ``pages`` (e.g. the pages that passed
     the OCR filter) restricts and orders the result; by default, pages in order of first appearance."""
-    _check_ratings(ratings)
+    check_ratings(ratings)
     g = ratings.groupby("page", sort=False)["score"]
     ok = (g.min() == KEEP_SCORE) & (g.size() >= max(int(min_ratings), 1))
     kept = set(ok.index[ok.to_numpy()])
@@ -150,7 +150,7 @@ def agreement(ratings: pd.DataFrame) -> dict:
     Krippendorff's alpha (nominal) on the accept/reject decisions (NaN when every decision is the same);
     also ``pages`` (pages used), ``single_rated_pages``, ``ratings``, ``accept_share`` (share of accept
     decisions among all ratings used)."""
-    _check_ratings(ratings)
+    check_ratings(ratings)
     if ratings.empty:
         return {"agreement": float("nan"), "alpha": float("nan"), "pages": 0, "single_rated_pages": 0,
                 "ratings": 0, "accept_share": float("nan")}
@@ -212,7 +212,7 @@ def pair_defect(words: pd.DataFrame, chamfer_tol: float = 0.1) -> pd.Series:
     return bad.astype(float).groupby(words["page"], sort=False).mean()
 
 
-def _per_pair(per_pair) -> tuple[int, int]:
+def per_pair_range(per_pair) -> tuple[int, int]:
     lo, hi = (per_pair, per_pair) if isinstance(per_pair, (int, np.integer)) else tuple(per_pair)
     lo, hi = int(lo), int(hi)
     if not 1 <= lo <= hi:
@@ -228,7 +228,7 @@ def simulate_ratings(pages: Sequence[str], quality, n_raters: int = 85, per_pair
     ``quality``: the visible defect d_p in [0, 1] per page (0 = perfect; a mapping or Series page -> d_p,
     e.g. from :func:`pair_defect`). ``per_pair``: raters per pair, an int or an inclusive (min, max).
     Raters are named r01..rNN. Deterministic in ``seed``."""
-    lo, hi = _per_pair(per_pair)
+    lo, hi = per_pair_range(per_pair)
     if int(n_raters) < hi:
         raise PseudoError(f"simulate_ratings: {n_raters} raters cannot give {hi} ratings per pair")
     q = dict(quality.items()) if hasattr(quality, "items") else dict(quality)
@@ -250,4 +250,4 @@ def simulate_ratings(pages: Sequence[str], quality, n_raters: int = 85, per_pair
         scores = np.where(x < model.tau, KEEP_SCORE,
                           np.clip(9 - np.floor((x - model.tau) / model.score_step), 0, 9)).astype(int)
         rows += [{"page": p, "rater": names[i], "score": int(s), "source": "simulated"} for i, s in zip(who, scores)]
-    return _ratings_frame(rows)
+    return ratings_frame(rows)

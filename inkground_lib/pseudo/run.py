@@ -18,8 +18,8 @@ from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.pseudo.benchmark import build_benchmark
 from inkground_lib.pseudo.derender_stage import (
-    _derender_errors,
     derender_dataset,
+    derender_errors,
     make_derenderer,
 )
 from inkground_lib.pseudo.keys import (
@@ -32,9 +32,9 @@ from inkground_lib.pseudo.ocr_filter import ocr_filter
 from inkground_lib.pseudo.raters import (
     KEEP_SCORE,
     RaterModel,
-    _per_pair,
     agreement,
     pair_defect,
+    per_pair_range,
     rater_filter,
     read_ratings,
     simulate_ratings,
@@ -120,7 +120,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     t = time.perf_counter()
     truth = truth_metrics(ds, pseudo)
     has_truth = len(truth) > 0
-    errors = _derender_errors(run, der)
+    errors = derender_errors(run, der)
     words = o.words.copy()
     words["strokes"] = [len(pseudo[w]) for w in words["word_id"]]
     words["points"] = [pseudo[w].n_points for w in words["word_id"]]
@@ -134,7 +134,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     passed = pages.loc[pages["ocr_pass"], "page"].tolist()
     defect = pair_defect(words, model.chamfer_tol)
     if ratings is None:
-        lo, hi = _per_pair(raters_per_pair)
+        lo, hi = per_pair_range(raters_per_pair)
         rt = simulate_ratings(passed, defect, n_raters=n_raters, per_pair=(lo, hi), seed=seed, model=model)
         ratings_source = "simulated"
         write_ratings(rt, run / "ratings.csv")
@@ -174,7 +174,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     params = {"candidates": str(cand), "run_dir": str(run), "derenderer": dcfg["name"], "ocr": ecfg["name"],
               "ocr_threshold": float(ocr_threshold), "ratings": None if ratings is None else str(ratings),
               "n_raters": int(n_raters) if ratings is None else None,
-              "raters_per_pair": list(_per_pair(raters_per_pair)) if ratings is None else None,
+              "raters_per_pair": list(per_pair_range(raters_per_pair)) if ratings is None else None,
               "rater_model": dataclasses.asdict(model) if ratings is None else None,
               "n_candidates": n_candidates, "seed": int(seed)}
     t = time.perf_counter()

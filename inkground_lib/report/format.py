@@ -9,7 +9,7 @@ import numpy as np
 from inkground_lib.core.paper import paper_numbers
 
 
-def _num(v, decimals: int):
+def count_or_rounded(v, decimals: int):
     """Integral values as int (a count reads 537, not 537.000), others rounded to ``decimals``."""
     v = float(v)
     if math.isnan(v):
@@ -17,7 +17,7 @@ def _num(v, decimals: int):
     return int(v) if v.is_integer() else round(v, decimals)
 
 
-def plain(v):
+def python_scalar(v):
     """numpy scalars to Python numbers (numpy 2 would glue ``np.float64(2.0)`` as text)."""
     if isinstance(v, np.generic):
         return v.item()
@@ -29,7 +29,7 @@ def glue_all(values: dict, prefix: str = "") -> None:
     from myst_nb import glue
 
     for k, v in values.items():
-        glue(prefix + k, plain(v), display=False)
+        glue(prefix + k, python_scalar(v), display=False)
 
 
 def paper_glue(ids: list[str], prefix: str = "paper_") -> None:
@@ -38,7 +38,7 @@ def paper_glue(ids: list[str], prefix: str = "paper_") -> None:
     glue_all({k: float(p.loc[k, "value"]) for k in ids}, prefix=prefix)
 
 
-def _ci(row, key: str, decimals: int = 3) -> str:
+def value_with_interval(row, key: str, decimals: int = 3) -> str:
     v = row.get(key, float("nan"))
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"

@@ -17,8 +17,8 @@ from inkground_lib.analysis.claims import (
     STAND_IN,
     STATUSES,
     RunInfo,
-    _fmt,
     claim_status,
+    format_number,
     load_claims,
     load_run_infos,
     paper_system_names,
@@ -117,7 +117,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
         refs = str(c.refs).split()
         if refs:
             L.append("* **Paper's numbers:** " + ", ".join(
-                f"`{i}` = {_fmt(float(reported.loc[i, 'value']))}" for i in refs))
+                f"`{i}` = {format_number(float(reported.loc[i, 'value']))}" for i in refs))
         if r.check.ok is not None:
             L.append(f"* **Check against the paper's own numbers** (`{c.check}`): "
                      f"{'holds' if r.check.ok else 'FAILS'}: {md_escape(r.check.detail)}")

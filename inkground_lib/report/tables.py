@@ -9,7 +9,7 @@ import pandas as pd
 from inkground_lib.core.defaults import METRIC_LABELS
 from inkground_lib.core.paper import paper_numbers
 from inkground_lib.core.text import short_reason
-from inkground_lib.report.format import _ci, _num
+from inkground_lib.report.format import count_or_rounded, value_with_interval
 
 
 def beside_paper(ours: dict, rows: list[tuple[str, str, str | None]], *, paper: pd.DataFrame | None = None,
@@ -24,7 +24,7 @@ def beside_paper(ours: dict, rows: list[tuple[str, str, str | None]], *, paper: 
     for label, key, pid in rows:
         v = ours.get(key, float("nan"))
         p = float(paper.loc[pid, "value"]) if pid is not None else float("nan")
-        out.append({"quantity": label, "ours (measured)": _num(v, decimals), "paper (reported)": _num(p, decimals),
+        out.append({"quantity": label, "ours (measured)": count_or_rounded(v, decimals), "paper (reported)": count_or_rounded(p, decimals),
                     "ours / paper": round(float(v) / p, 2) if p and not math.isnan(p) else float("nan")})
     return pd.DataFrame(out, dtype=object).set_index("quantity")
 
@@ -50,7 +50,7 @@ def results_table(summary: pd.DataFrame, paper_dataset: str | None, *, paper: pd
     for _, r in summary.iterrows():
         rec = {"system": r.get("label", r["system"]), "source": "ours (measured)"}
         for col, key in _METRICS:
-            rec[col] = _ci(r, key)
+            rec[col] = value_with_interval(r, key)
         rec["valid rate"] = f"{r['valid_rate']:.2f}"
         rows.append(rec)
     for label, prefix in PAPER_ROWS.get(paper_dataset, []):

@@ -27,7 +27,7 @@ class Derenderer(Protocol):
         ...
 
 
-def _check_box(box, where: str = "crop_box") -> Box:
+def check_box(box, where: str = "crop_box") -> Box:
     try:
         vals = tuple(float(v) for v in box)
     except (TypeError, ValueError):
@@ -39,7 +39,7 @@ def _check_box(box, where: str = "crop_box") -> Box:
     return vals  # type: ignore[return-value]
 
 
-def _as_gray(crop, where: str = "crop") -> np.ndarray:
+def as_gray(crop, where: str = "crop") -> np.ndarray:
     a = np.asarray(crop)
     if a.ndim == 3 and a.shape[2] == 4:
         a = a[:, :, :3]
@@ -69,7 +69,7 @@ def crop_word(photo: np.ndarray, box: Sequence[float], grow: float = 0.1,
         raise DerenderError(f"photo: expected an (H, W) or (H, W, 3) image, got shape {photo.shape}")
     if grow < 0 or min_margin < 0:
         raise DerenderError(f"crop_word: grow and min_margin must be >= 0, got {grow}, {min_margin}")
-    x0, y0, x1, y1 = _check_box(box, "box")
+    x0, y0, x1, y1 = check_box(box, "box")
     H, W = photo.shape[:2]
     mx = max((x1 - x0) * grow / 2, min_margin)
     my = max((y1 - y0) * grow / 2, min_margin)

@@ -13,8 +13,8 @@ import numpy as np
 from inkground_lib.components.derenderers.base import (
     Box,
     DerenderError,
-    _as_gray,
-    _check_box,
+    as_gray,
+    check_box,
 )
 from inkground_lib.core.ink import Ink, as_ink
 
@@ -70,7 +70,7 @@ def prepare_inksight_crop(crop: np.ndarray, jpeg_quality: int = 95) -> InkSightI
     from PIL import Image
 
     a = np.asarray(crop)
-    gray = _as_gray(a)  # validates
+    gray = as_gray(a)  # validates
     rgb = np.repeat(gray[:, :, None], 3, axis=2) if a.ndim == 2 else np.ascontiguousarray(a[:, :, :3])
     h, w = gray.shape
     ratio = min(INKSIGHT_SIZE / w, INKSIGHT_SIZE / h)
@@ -125,7 +125,7 @@ def decode_ink_tokens(text: str) -> list[np.ndarray]:
 def inksight_to_page(strokes224: Sequence[np.ndarray], prep: InkSightInput, crop_box: Box) -> Ink:
     """Map 224-canvas strokes back to page pixels: u = (x224 - dx) / ratio (crop pixels), then
     x = x0 + u * (x1 - x0) / w; likewise for y. t is NaN (InkSight gives no times)."""
-    x0, y0, x1, y1 = _check_box(crop_box)
+    x0, y0, x1, y1 = check_box(crop_box)
     w, h = prep.crop_size
     out = []
     for s in strokes224:
@@ -185,7 +185,7 @@ class InkSightDerenderer:
         return val.decode("utf-8") if isinstance(val, bytes) else str(val)
 
     def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
-        box = _check_box(crop_box)
+        box = check_box(crop_box)
         prep = prepare_inksight_crop(crop, self.jpeg_quality)
         prompt = inksight_prompt("derender", text) if (text is not None and self.prompt_task == "derender") \
             else inksight_prompt(self.prompt_task)

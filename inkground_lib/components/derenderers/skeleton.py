@@ -12,8 +12,8 @@ from scipy import ndimage
 from inkground_lib.components.derenderers.base import (
     Box,
     DerenderError,
-    _as_gray,
-    _check_box,
+    as_gray,
+    check_box,
 )
 from inkground_lib.core.ink import Ink, as_ink
 
@@ -513,7 +513,7 @@ class SkeletonDerenderer:
     def trace(self, crop: np.ndarray) -> list[np.ndarray]:
         """Strokes in crop pixels (u, v), writer-ordered, before timing; an empty list for a blank crop."""
         prm = self.params
-        gray = _as_gray(crop)
+        gray = as_gray(crop)
         h, w = gray.shape
         s = prm.work_height / h
         ww = max(int(round(w * s)), 2)
@@ -558,8 +558,8 @@ class SkeletonDerenderer:
 
     def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
         """Ink in page pixels (see module doc); ``text`` is ignored. A blank crop gives an empty ink."""
-        box = _check_box(crop_box)
-        gray = _as_gray(crop)
+        box = check_box(crop_box)
+        gray = as_gray(crop)
         h, w = gray.shape
         strokes = self.trace(gray)
         kx, ky = (box[2] - box[0]) / w, (box[3] - box[1]) / h

@@ -1,4 +1,11 @@
-"""Trajectory fidelity: DTW and Chamfer distance between inks, in word heights."""
+"""Trajectory fidelity: DTW and Chamfer distance between a predicted and a reference ink, in word heights.
+
+Inks are strokes of x, y, t in page pixels (origin top-left, y down; t is not used here). Both inks are
+put in units of the reference word height (:func:`word_height`, :func:`normalise`), resampled along arc
+length, and scored by :func:`dtw` and :func:`chamfer` (one pair) or :func:`geometry_batch` (many pairs).
+:func:`dtw_points` and :func:`chamfer_points` score already-normalised points; :func:`subsequence_dtw`
+aligns a query sequence inside a reference. The numba kernels (names starting with ``_``) are private.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,18 @@ from scipy.spatial import cKDTree
 
 from inkground_lib.core.defaults import SPACING as DEFAULT_SPACING
 from inkground_lib.core.ink import Ink, InkLike, as_ink
+
+__all__ = [
+    "chamfer",
+    "chamfer_points",
+    "dtw",
+    "dtw_points",
+    "geometry_batch",
+    "invalid_prediction",
+    "normalise",
+    "subsequence_dtw",
+    "word_height",
+]
 
 PageSize = tuple[float, float]
 
@@ -192,9 +211,32 @@ def _batch_kernel(xy, starts, inks, spacing, out):
 
 
 def invalid_prediction(page_size: PageSize) -> Ink:
-    """The design's stand-in for a missing / invalid output: one dot at the page centre.
+    """The design's stand-in for a missing or invalid prediction: one dot at the page centre.
 
-    ``page_size`` = (width, height) in page pixels; the dot is at (width / 2, height / 2), t = NaN.
+    :func:`dtw`, :func:`chamfer`, :func:`normalise` and :func:`geometry_batch` score an empty prediction
+    (``None`` or an ink with no points) as this ink when they are given ``page_size``.
+
+    Parameters
+    ----------
+    page_size : (float, float)
+        ``(width, height)`` of the page in page pixels; both finite and positive.
+
+    Returns
+    -------
+    Ink
+        One stroke of one point ``(width / 2, height / 2)`` in page pixels, with t = NaN.
+
+    Raises
+    ------
+    ValueError
+        If ``page_size`` is not two finite positive numbers.
+
+    Examples
+    --------
+    >>> from inkground_lib.components.metrics.trajectory import invalid_prediction
+    >>> ink = invalid_prediction((200, 100))
+    >>> len(ink), ink[0].tolist()
+    (1, [[100.0, 50.0, nan]])
     """
     try:
         w, hgt = (float(v) for v in page_size)
@@ -246,7 +288,49 @@ def _pack(pairs: Sequence[tuple[Ink, Ink]]):
 
 
 def word_height(ref: InkLike) -> float:
-    """The normalising height h of a reference ink, in page pixels (flat-reference rule in the module doc)."""
+    r"""The normalising height h of a reference ink, in page pixels.
+
+    h is the height of the reference ink's bounding box (all strokes, x and y only). A flat reference
+    (all points at one y) uses the bounding-box width instead, and a reference that is a single point
+    (or several copies of one point) uses h = 1 pixel, so h is always positive.
+
+    Parameters
+    ----------
+    ref : Ink or sequence of (n, 2) / (n, 3) array-likes
+        The reference ink in page pixels (origin top-left, y down). Empty strokes are ignored.
+
+    Returns
+    -------
+    float
+        h in page pixels.
+
+    Raises
+    ------
+    ValueError
+        If the reference ink has no points (``InkError``, a ``ValueError``, for NaN or malformed points).
+
+    Notes
+    -----
+    With :math:`x_{\min}, y_{\min}, x_{\max}, y_{\max}` the bounding box of the reference points:
+
+    .. math::
+
+        h = \begin{cases}
+            y_{\max} - y_{\min} & \text{if } y_{\max} > y_{\min}, \\
+            x_{\max} - x_{\min} & \text{else if } x_{\max} > x_{\min}, \\
+            1 & \text{otherwise.}
+        \end{cases}
+
+    Examples
+    --------
+    >>> from inkground_lib.components.metrics.trajectory import word_height
+    >>> word_height([[[10, 20, 0], [10, 120, 100]]])  # a vertical stroke 100 px tall
+    100.0
+    >>> word_height([[[0, 5], [40, 5]]])  # flat: its width
+    40.0
+    >>> word_height([[[3, 4]]])  # a single point
+    1.0
+    """
     r = as_ink(ref, "reference")
     if r.n_points == 0:
         raise ValueError("reference: the reference ink is empty (no points)")
@@ -259,11 +343,66 @@ def word_height(ref: InkLike) -> float:
 
 def normalise(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAULT_SPACING,
               page_size: PageSize | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Normalised, resampled point sequences (P, R) of a prediction and its reference.
+    r"""Normalised, resampled point sequences (P, R) of a prediction and its reference.
 
-    Both are float64 (n, 2) arrays in units of the reference word height h, origin at the reference
-    bbox's top-left, strokes concatenated in order (see the module docstring for the full rule, the
-    flat-reference rule and the empty-prediction rule with ``page_size``).
+    Both inks are translated by the top-left corner of the reference's bounding box and divided by the
+    reference word height h (:func:`word_height`), so the reference spans [0, 1] vertically (y down) and
+    both are in units of h. Each stroke is then resampled along its arc length at ``spacing`` word heights,
+    keeping stroke order and direction; the strokes are concatenated (pen-ups are not marked). t is dropped.
+
+    Parameters
+    ----------
+    pred : Ink, sequence of (n, 2) / (n, 3) array-likes, or None
+        The predicted ink in page pixels. ``None`` or an ink with no points is an empty prediction.
+    ref : Ink or sequence of (n, 2) / (n, 3) array-likes
+        The reference ink in page pixels; must have at least one point.
+    spacing : float or None, optional
+        Resampling step in reference word heights (default ``inkground_lib.core.defaults.SPACING`` =
+        0.05). ``None``: no resampling, the original points are only normalised.
+    page_size : (float, float), optional
+        ``(width, height)`` of the page in pixels. Needed only for an empty prediction, which is then
+        replaced by :func:`invalid_prediction` (one dot at the page centre); without it an empty
+        prediction raises ``ValueError``.
+
+    Returns
+    -------
+    P, R : ndarray
+        float64 arrays of shape (n, 2) and (m, 2): the prediction's and the reference's points, x then y.
+
+    Raises
+    ------
+    ValueError
+        For an empty reference, an empty prediction without ``page_size``, a non-positive ``spacing``, or
+        NaN / malformed points.
+
+    Notes
+    -----
+    With :math:`(x_{\min}, y_{\min})` the top-left of the reference bounding box, every point becomes
+
+    .. math::
+
+        (x', y') = \left( \frac{x - x_{\min}}{h}, \frac{y - y_{\min}}{h} \right).
+
+    A stroke of arc length :math:`L > 0` (in word heights) becomes the
+    :math:`k + 1` points at arc lengths :math:`d_q = q L / k`, :math:`q = 0, \dots, k`, with
+    :math:`k = \max(\lceil L / s \rceil, 1)` for spacing :math:`s`, by linear interpolation between
+    the original points (so its first and last points are kept). A one-point stroke is kept as is; a
+    stroke of zero length (all points equal) becomes its first point.
+
+    Examples
+    --------
+    A vertical stroke 100 px tall and the same stroke shifted right by 50 px (half a word height):
+
+    >>> from inkground_lib.components.metrics.trajectory import normalise
+    >>> ref = [[[10, 20, 0], [10, 120, 100]]]
+    >>> pred = [[[60, 20, 0], [60, 120, 100]]]
+    >>> P, R = normalise(pred, ref)  # 1 / 0.05 = 20 steps: 21 points each
+    >>> P.shape, R.shape
+    ((21, 2), (21, 2))
+    >>> P[0].tolist(), P[-1].tolist(), R[10].tolist()
+    ([0.5, 0.0], [0.5, 1.0], [0.0, 0.5])
+    >>> normalise(pred, ref, spacing=None)[0].tolist()
+    [[0.5, 0.0], [0.5, 1.0]]
     """
     s = _check_spacing(spacing)
     p, r = _checked(pred, ref, page_size, "normalise")
@@ -272,16 +411,96 @@ def normalise(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEF
 
 
 def dtw_points(P: np.ndarray, R: np.ndarray) -> float:
-    """DTW of two already-normalised point sequences: accumulated Euclidean cost / len(R).
+    r"""Dynamic time warping distance of two point sequences, divided by the length of the reference.
 
-    Steps (1, 0), (0, 1), (1, 1), each cell's cost counted once. Both arrays (n, 2), non-empty.
+    The points are used as given (no normalisation or resampling; :func:`dtw` does both first), so the
+    result is in the units of the points. Not symmetric: the divisor is the number of reference points.
+
+    Parameters
+    ----------
+    P : (n, 2) array_like
+        The predicted points, x then y; non-empty and finite.
+    R : (m, 2) array_like
+        The reference points, x then y; non-empty and finite.
+
+    Returns
+    -------
+    float
+        The accumulated cost of the cheapest warping path divided by m.
+
+    Raises
+    ------
+    ValueError
+        If an array is empty, not of shape (k, 2), or has NaN / infinite values.
+
+    Notes
+    -----
+    With the Euclidean local cost :math:`c_{ij} = \lVert p_i - r_j \rVert_2` (:math:`i = 1, \dots, n`,
+    :math:`j = 1, \dots, m`), steps (1, 0), (0, 1), (1, 1) and every cell on the path counted once
+    (no step weights):
+
+    .. math::
+
+        D_{0,0} = 0, \qquad D_{i,0} = D_{0,j} = \infty \quad (i, j \ge 1),
+
+        D_{i,j} = c_{ij} + \min(D_{i-1,j-1}, D_{i-1,j}, D_{i,j-1}),
+
+        \mathrm{DTW}(P, R) = \frac{D_{n,m}}{m}.
+
+    Examples
+    --------
+    >>> from inkground_lib.components.metrics.trajectory import dtw_points
+    >>> P = [[0, 0], [1, 0], [2, 0]]
+    >>> R = [[0, 0], [2, 0]]
+    >>> round(dtw_points(P, R), 4)  # best path (0,0) (1,0 or 1,1) (2,1): cost 0 + 1 + 0, divided by m = 2
+    0.5
+    >>> round(dtw_points(R, P), 4)  # the same path cost, divided by m = 3
+    0.3333
     """
     P, R = _points(P, "P"), _points(R, "R")
     return float(_dtw_chamfer(P, R)[0] / len(R))
 
 
 def chamfer_points(P: np.ndarray, R: np.ndarray) -> float:
-    """Chamfer of two already-normalised point sequences (cKDTree nearest neighbours)."""
+    r"""Chamfer distance of two point sequences: the mean of the two mean nearest-neighbour distances.
+
+    The points are used as given (no normalisation or resampling; :func:`chamfer` does both first), so the
+    result is in the units of the points. Symmetric in P and R; the point order does not matter. Nearest
+    neighbours come from ``scipy.spatial.cKDTree`` (exact).
+
+    Parameters
+    ----------
+    P : (n, 2) array_like
+        The predicted points, x then y; non-empty and finite.
+    R : (m, 2) array_like
+        The reference points, x then y; non-empty and finite.
+
+    Returns
+    -------
+    float
+        The Chamfer distance.
+
+    Raises
+    ------
+    ValueError
+        If an array is empty, not of shape (k, 2), or has NaN / infinite values.
+
+    Notes
+    -----
+    .. math::
+
+        \mathrm{CD}(P, R) = \frac{1}{2} \left(
+            \frac{1}{n} \sum_{i=1}^{n} \min_{j} \lVert p_i - r_j \rVert_2
+            + \frac{1}{m} \sum_{j=1}^{m} \min_{i} \lVert p_i - r_j \rVert_2 \right)
+
+    Examples
+    --------
+    >>> from inkground_lib.components.metrics.trajectory import chamfer_points
+    >>> P = [[0, 0], [1, 0], [2, 0]]
+    >>> R = [[0, 0], [2, 0]]
+    >>> round(chamfer_points(P, R), 4)  # 0.5 * ((0 + 1 + 0) / 3 + (0 + 0) / 2)
+    0.1667
+    """
     P, R = _points(P, "P"), _points(R, "R")
     dp, _ = cKDTree(R).query(P, k=1)
     dr, _ = cKDTree(P).query(R, k=1)
@@ -299,10 +518,55 @@ def _points(a, name: str) -> np.ndarray:
 
 def dtw(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAULT_SPACING,
         page_size: PageSize | None = None) -> float:
-    """DTW between a predicted and a reference ink, in units of reference word height.
+    r"""DTW distance between a predicted and a reference ink, in reference word heights.
 
-    Inks in page pixels; normalised and resampled by :func:`normalise`; see the module docstring for the
-    definition and for ``page_size`` (required to score an empty prediction).
+    Both inks (page pixels, origin top-left, y down) are normalised and resampled by :func:`normalise`
+    (translated by the reference bounding box's top-left, divided by the reference word height h,
+    resampled along arc length within each stroke, stroke order kept); the point sequences P (n points)
+    and R (m points) are then scored by :func:`dtw_points`. Not symmetric: the divisor is m. Stroke
+    direction and order matter (compare :func:`chamfer`).
+
+    Parameters
+    ----------
+    pred : Ink, sequence of (n, 2) / (n, 3) array-likes, or None
+        The predicted ink in page pixels; ``None`` or no points is an empty prediction (see ``page_size``).
+    ref : Ink or sequence of (n, 2) / (n, 3) array-likes
+        The reference ink in page pixels; must have at least one point.
+    spacing : float or None, optional
+        Resampling step in word heights (default 0.05); ``None`` = no resampling.
+    page_size : (float, float), optional
+        ``(width, height)`` in page pixels; needed only to score an empty prediction, which is then
+        replaced by :func:`invalid_prediction`. Without it an empty prediction raises ``ValueError``.
+
+    Returns
+    -------
+    float
+        The DTW distance in reference word heights (0 for identical inks).
+
+    Notes
+    -----
+    With :math:`c_{ij} = \lVert p_i - r_j \rVert_2` between the normalised points and steps (1, 0), (0, 1),
+    (1, 1):
+
+    .. math::
+
+        D_{i,j} = c_{ij} + \min(D_{i-1,j-1}, D_{i-1,j}, D_{i,j-1}), \quad D_{0,0} = 0, \quad
+        D_{i,0} = D_{0,j} = \infty, \qquad
+        \mathrm{DTW} = \frac{D_{n,m}}{m}.
+
+    Examples
+    --------
+    A vertical stroke 100 px tall (h = 100 px) and the same stroke shifted by half a word height: all
+    21 resampled points pair up diagonally at distance 0.5, so DTW = 21 * 0.5 / 21.
+
+    >>> from inkground_lib.components.metrics.trajectory import dtw
+    >>> ref = [[[10, 20, 0], [10, 120, 100]]]
+    >>> round(dtw([[[60, 20, 0], [60, 120, 100]]], ref), 4)
+    0.5
+    >>> round(dtw(ref, ref), 4)
+    0.0
+    >>> round(dtw([[[10, 120, 0], [10, 20, 100]]], ref), 4)  # the same stroke drawn backwards: 11 / 21
+    0.5238
     """
     P, R = normalise(pred, ref, spacing=spacing, page_size=page_size)
     return float(_dtw_chamfer(P, R)[0] / len(R))
@@ -310,10 +574,46 @@ def dtw(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAULT_S
 
 def chamfer(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAULT_SPACING,
             page_size: PageSize | None = None) -> float:
-    """Chamfer distance between a predicted and a reference ink, in units of reference word height.
+    r"""Chamfer distance between a predicted and a reference ink, in reference word heights.
 
-    0.5 * (mean nearest-reference distance of the predicted points + mean nearest-prediction distance of
-    the reference points), nearest neighbours by scipy.spatial.cKDTree.
+    Both inks (page pixels, origin top-left, y down) are normalised and resampled by :func:`normalise`
+    (as for :func:`dtw`); the point sets P (n points) and R (m points) are then scored by
+    :func:`chamfer_points` (nearest neighbours by ``scipy.spatial.cKDTree``). Unlike DTW it ignores
+    stroke order and direction.
+
+    Parameters
+    ----------
+    pred : Ink, sequence of (n, 2) / (n, 3) array-likes, or None
+        The predicted ink in page pixels; ``None`` or no points is an empty prediction (see ``page_size``).
+    ref : Ink or sequence of (n, 2) / (n, 3) array-likes
+        The reference ink in page pixels; must have at least one point.
+    spacing : float or None, optional
+        Resampling step in word heights (default 0.05); ``None`` = no resampling.
+    page_size : (float, float), optional
+        ``(width, height)`` in page pixels; needed only to score an empty prediction, which is then
+        replaced by :func:`invalid_prediction`. Without it an empty prediction raises ``ValueError``.
+
+    Returns
+    -------
+    float
+        The Chamfer distance in reference word heights (0 for identical inks).
+
+    Notes
+    -----
+    .. math::
+
+        \mathrm{CD}(P, R) = \frac{1}{2} \left(
+            \frac{1}{n} \sum_{i=1}^{n} \min_{j} \lVert p_i - r_j \rVert_2
+            + \frac{1}{m} \sum_{j=1}^{m} \min_{i} \lVert p_i - r_j \rVert_2 \right)
+
+    Examples
+    --------
+    >>> from inkground_lib.components.metrics.trajectory import chamfer
+    >>> ref = [[[10, 20, 0], [10, 120, 100]]]
+    >>> round(chamfer([[[60, 20, 0], [60, 120, 100]]], ref), 4)  # shifted by half a word height
+    0.5
+    >>> round(chamfer([[[10, 120, 0], [10, 20, 100]]], ref), 4)  # drawn backwards: the same points
+    0.0
     """
     P, R = normalise(pred, ref, spacing=spacing, page_size=page_size)
     return chamfer_points(P, R)
@@ -321,18 +621,56 @@ def chamfer(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAU
 
 def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, workers: int | None = None,
                    chunk_size: int = 4096, progress: bool | None = None) -> np.ndarray:
-    """DTW and Chamfer of many (prediction, reference) pairs: a (k, 2) float64 array [dtw, chamfer].
+    r"""DTW and Chamfer of many (prediction, reference) pairs: a (k, 2) float64 array [dtw, chamfer].
 
-    Each item is ``(pred, ref)`` or ``(pred, ref, page_size)`` (page_size is needed only for an empty
-    prediction, see the module docstring). Pairs are packed in chunks of ``chunk_size`` and scored by a
-    numba ``prange`` kernel on ``workers`` threads (default: all of numba's threads, i.e. all cores).
-    Chamfer's nearest distances come from the DTW kernel's own distance computations (exact, no KD-tree).
-    ``progress``: tqdm bar (None = only for more than 20,000 pairs).
+    Row p equals ``[dtw(pred, ref), chamfer(pred, ref)]`` for pair p (same normalisation, resampling and
+    formulas, in reference word heights), up to floating-point summation order: Chamfer's nearest
+    distances come from the DTW kernel's own distance computations (exact, no KD-tree).
 
+    Parameters
+    ----------
+    pairs : iterable
+        Items ``(pred, ref)`` or ``(pred, ref, page_size)``, inks in page pixels. ``page_size`` =
+        ``(width, height)`` is needed only for an empty prediction, which is then scored as
+        :func:`invalid_prediction`.
+    spacing : float or None, optional
+        Resampling step in word heights (default 0.05); ``None`` = no resampling.
+    workers : int, optional
+        numba threads (default: all of numba's threads, i.e. all cores).
+    chunk_size : int, optional
+        Pairs are packed and scored in chunks of this many pairs by a numba ``prange`` kernel.
+    progress : bool, optional
+        Show a tqdm bar; ``None`` (default) = only for more than 20,000 pairs.
+
+    Returns
+    -------
+    ndarray
+        float64 array of shape (k, 2): column 0 DTW, column 1 Chamfer (k = 0 gives shape (0, 2)).
+
+    Raises
+    ------
+    ValueError
+        For a malformed item, an empty reference, an empty prediction without ``page_size``, a
+        non-positive ``spacing`` or ``workers`` out of range.
+
+    Notes
+    -----
     Cost: O(n m) per pair for n predicted and m reference points after resampling (~0.4 ms for 400 x 400
-    on one core); a wild prediction that wanders across the page has a long arc length in word heights and
-    so many points. Do not call it from several Python threads at once (numba's default threading layer
-    is not re-entrant).
+    on one core); a wild prediction that wanders across the page has a long arc length in word heights
+    and so many points. Do not call it from several Python threads at once (numba's default threading
+    layer is not re-entrant).
+
+    Examples
+    --------
+    >>> from inkground_lib.components.metrics.trajectory import geometry_batch
+    >>> ref = [[[10, 20, 0], [10, 120, 100]]]
+    >>> shifted = [[[60, 20, 0], [60, 120, 100]]]
+    >>> backwards = [[[10, 120, 0], [10, 20, 100]]]
+    >>> out = geometry_batch([(shifted, ref), (backwards, ref), (ref, ref)])
+    >>> out.shape
+    (3, 2)
+    >>> out.round(4).tolist()
+    [[0.5, 0.5], [0.5238, 0.0], [0.0, 0.0]]
     """
     s = _check_spacing(spacing)
     items = list(pairs)
@@ -419,10 +757,60 @@ def _subseq_dtw(Q, R):
 
 
 def subsequence_dtw(Q: np.ndarray, R: np.ndarray) -> tuple[float, np.ndarray]:
-    """Open-begin, open-end DTW of a query sequence Q (n, 2) inside a reference sequence R (m, 2):
-    (accumulated Euclidean cost of the best path from Q's first to Q's last point, starting and ending
-    anywhere in R; steps (1, 0), (0, 1), (1, 1); a first-row horizontal run costs only its last cell),
-    and for each query point the index of the reference point it is aligned to (non-decreasing)."""
+    r"""Subsequence DTW: the best alignment of a whole query Q inside any stretch of a reference R.
+
+    Open begin and open end in the reference: the path runs from Q's first to Q's last point but may
+    start and end at any point of R. Same Euclidean local cost and steps (1, 0), (0, 1), (1, 1) as
+    :func:`dtw_points`, but the cost is not divided by anything. The points are used as given (no
+    normalisation), so the cost is in their units.
+
+    Parameters
+    ----------
+    Q : (n, 2) array_like
+        The query points, x then y; non-empty.
+    R : (m, 2) array_like
+        The reference points, x then y; non-empty.
+
+    Returns
+    -------
+    cost : float
+        The accumulated cost of the best path, :math:`\min_j D_{n,j}`.
+    idx : ndarray of int64, shape (n,)
+        For each query point, the index in R of the point it is aligned to (non-decreasing). Where the
+        path stays on one query point over several reference points, the first of them.
+
+    Raises
+    ------
+    ValueError
+        If an array is empty or not of shape (k, 2).
+
+    Notes
+    -----
+    With :math:`c_{ij} = \lVert q_i - r_j \rVert_2` (:math:`i = 1, \dots, n`, :math:`j = 1, \dots, m`):
+
+    .. math::
+
+        D_{1,j} = c_{1j}, \qquad D_{i,1} = c_{i1} + D_{i-1,1} \quad (i > 1),
+
+        D_{i,j} = c_{ij} + \min(D_{i-1,j-1}, D_{i-1,j}, D_{i,j-1}) \quad (i, j > 1),
+
+        \mathrm{cost} = \min_{j} D_{n,j}.
+
+    So a horizontal run in the first row costs only its last cell. The path ends at the first j that
+    attains the minimum and is traced back preferring the diagonal, then (i - 1, j), then (i, j - 1).
+
+    Examples
+    --------
+    A two-point query half a unit above the middle of a four-point reference:
+
+    >>> import numpy as np
+    >>> from inkground_lib.components.metrics.trajectory import subsequence_dtw
+    >>> Q = np.array([[1.0, 0.5], [2.0, 0.5]])
+    >>> R = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
+    >>> cost, idx = subsequence_dtw(Q, R)
+    >>> round(cost, 4), idx.tolist()
+    (1.0, [1, 2])
+    """
     Q = np.ascontiguousarray(Q, dtype=np.float64)
     R = np.ascontiguousarray(R, dtype=np.float64)
     if Q.ndim != 2 or R.ndim != 2 or Q.shape[1] != 2 or R.shape[1] != 2 or not len(Q) or not len(R):

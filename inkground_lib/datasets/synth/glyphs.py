@@ -7,27 +7,27 @@ from functools import lru_cache
 
 import numpy as np
 
-_FONT = "scripts"
+FONT = "scripts"
 
 
-_BASE = 9.0          # font baseline (font units, y down)
+BASE = 9.0          # font baseline (font units, y down)
 
 
-_XH = 9.0            # font x-height in font units (baseline 9, x-height line 0)
+XH = 9.0            # font x-height in font units (baseline 9, x-height line 0)
 
 
 # strokes that are marks (written after the word body): char -> stroke indices in the Hershey glyph
-_MARKS = {"i": (0,), "j": (0,), "t": (2,), "x": (1,), "F": (2,)}
+MARKS = {"i": (0,), "j": (0,), "t": (2,), "x": (1,), "F": (2,)}
 
 
 # lower-case letters whose font stroke starts inside the bowl: the connection goes over the bowl's top
-_OVER_TOP = set("acdgq")
+OVER_TOP = set("acdgq")
 
 
 PUNCTUATION = ",.!?"
 
 
-_CAP_JOIN = 8.0 / _XH    # a capital joins the next piece when the gap is below this (x-heights)
+CAP_JOIN = 8.0 / XH    # a capital joins the next piece when the gap is below this (x-heights)
 
 
 @dataclass(frozen=True)
@@ -37,17 +37,17 @@ class _Glyph:
 
 
 @lru_cache(maxsize=1)
-def _glyphs() -> dict:
+def glyphs() -> dict:
     """Hershey ``scripts`` glyphs in x-height units (baseline at y = 0, x-height line at y = -1, y down)."""
     from HersheyFonts import HersheyFonts
 
     f = HersheyFonts()
-    f.load_default_font(_FONT)
+    f.load_default_font(FONT)
     out = {}
     for ch, g in f.all_glyphs.items():
-        pieces = tuple(np.asarray([(x - g.left_offset, y - _BASE) for x, y in s], float) / _XH
+        pieces = tuple(np.asarray([(x - g.left_offset, y - BASE) for x, y in s], float) / XH
                        for s in g.strokes if len(s))
-        out[ch] = _Glyph(float(g.char_width) / _XH, pieces)
+        out[ch] = _Glyph(float(g.char_width) / XH, pieces)
     return out
 
 

@@ -10,11 +10,11 @@ from scipy.ndimage import gaussian_filter1d
 
 from inkground_lib.core.ink import Ink
 from inkground_lib.datasets.synth.glyphs import (
-    _CAP_JOIN,
-    _MARKS,
-    _OVER_TOP,
+    CAP_JOIN,
+    MARKS,
+    OVER_TOP,
     PUNCTUATION,
-    _glyphs,
+    glyphs,
     supported_text,
 )
 
@@ -155,7 +155,7 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
     (i/j dots, t/F bars, x crosses) and punctuation in letter order."""
     if not supported_text(text):
         raise ValueError(f"write_word: {text!r} has characters other than ASCII letters and {PUNCTUATION!r}")
-    G = _glyphs()
+    G = glyphs()
     jit = style.jitter
     shear = math.tan(math.radians(style.slant_deg))
     # smooth word-level displacement (low-frequency), in x-heights
@@ -186,14 +186,14 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
             q[:, 0] = q[:, 0] * style.x_stretch + cursor
             pieces.append((j, q))
         cursor += g.width * style.x_stretch + style.letter_spacing + rng.normal(0, 0.02 * jit)
-        is_mark = set(_MARKS.get(ch, ()))
+        is_mark = set(MARKS.get(ch, ()))
         for j, q in pieces:
             if ch in PUNCTUATION:
                 punct.append(q)
             elif j in is_mark:
                 marks.append(q)
             else:
-                body.append((q, ch.islower(), ch in _OVER_TOP and j == 0))
+                body.append((q, ch.islower(), ch in OVER_TOP and j == 0))
     # join the body: pieces sharing an end point, retrace gaps and lower-case connections pen-down
     strokes: list[np.ndarray] = []
     prev_lower = False
@@ -209,7 +209,7 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
                 strokes[-1] = np.vstack([strokes[-1], q[1:]])
                 prev_lower = lower
                 continue
-            if (lower and prev_lower) or gap < _CAP_JOIN:
+            if (lower and prev_lower) or gap < CAP_JOIN:
                 strokes[-1] = np.vstack([strokes[-1], _connector(end, q[0], over and lower), q])
                 prev_lower = lower
                 continue

@@ -9,15 +9,14 @@ import time
 from typing import Optional
 
 from inkground_lib.evaluation.systems.base import (
+    BaseSystem,
     Item,
     RawOutput,
     SystemConfigError,
-    _Base,
 )
 from inkground_lib.evaluation.systems.retry import (
     RETRY_STATUS,
     RetryPolicy,
-    _retry_after,
 )
 from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
@@ -46,7 +45,7 @@ def _png_b64(data: bytes) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
 
-class ApiSystem(_Base):
+class ApiSystem(BaseSystem):
     """Common part of the OpenAI-compatible and Anthropic adapters: config, secrets, retries."""
 
     kind = "api"
@@ -155,7 +154,7 @@ class ApiSystem(_Base):
                 code = getattr(e, "status_code", None)
                 last_error = f"{type(e).__name__}: HTTP {code}: {self.scrub(_message(e))}"
                 retryable = code in RETRY_STATUS or (code is not None and code >= 500)
-                retry_after = _retry_after(getattr(getattr(e, "response", None), "headers", None))
+                retry_after = retry_after(getattr(getattr(e, "response", None), "headers", None))
             except timeout_err as e:
                 last_error = f"{type(e).__name__}: request timed out after {self.timeout:g} s"
                 retryable = True

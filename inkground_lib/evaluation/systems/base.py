@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
+from inkground_lib.core.files import sha256_json
 from inkground_lib.core.ink import Ink
 from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
@@ -113,7 +112,7 @@ def _read_rgb(path: str) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _file_sha(path: str) -> str:
+def file_sha(path: str) -> str:
     from inkground_lib.core.files import sha256_file
 
     return sha256_file(path)
@@ -164,11 +163,9 @@ class System(Protocol):
     def describe(self) -> dict: ...
 
 
-def _sha(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-class _Base:
+class BaseSystem:
     adapter = "?"
     kind = "local"
     version = 1  # bump when a local system's output changes
@@ -192,7 +189,7 @@ class _Base:
                 "word": item.word_id, "page": item.page_id, "text": item.text,
                 "box": [round(float(v), 3) for v in item.box], "size": list(item.page_size)}
         base.update(self._key_extra(item))
-        return _sha(base)
+        return sha256_json(base)
 
     def _key_extra(self, item: Item) -> dict:
         return {}

@@ -10,15 +10,15 @@ import numpy as np
 
 from inkground_lib.components.derenderers.base import DerenderError, crop_word
 from inkground_lib.components.derenderers.factory import make_derenderer
+from inkground_lib.core.files import sha256_json
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.evaluation.systems.base import (
+    BaseSystem,
     Item,
     RawOutput,
     SystemConfigError,
     SystemUnavailable,
-    _Base,
-    _file_sha,
-    _sha,
+    file_sha,
 )
 
 
@@ -29,14 +29,14 @@ def _box_of(item: Item, where: str) -> tuple[float, float, float, float]:
     return x0, y0, x1, y1
 
 
-class ReferenceSystem(_Base):
+class ReferenceSystem(BaseSystem):
     """The reference ink itself (sanity check: scores DTW 0)."""
 
     adapter = "reference"
 
     def _key_extra(self, item):
         ref = item.reference
-        return {"ink": None if ref is None else _sha([np.round(s, 3).tolist() for s in as_ink(ref).strokes])}
+        return {"ink": None if ref is None else sha256_json([np.round(s, 3).tolist() for s in as_ink(ref).strokes])}
 
     def predict(self, item: Item) -> RawOutput:
         if item.reference is None:
@@ -44,7 +44,7 @@ class ReferenceSystem(_Base):
         return RawOutput(strokes=as_ink(item.reference), status="ok")
 
 
-class BoxSystem(_Base):
+class BoxSystem(BaseSystem):
     """Knows where, not what: a line (default) or a zig-zag through the word box (see module doc)."""
 
     adapter = "box"
@@ -79,7 +79,7 @@ def box_ink(box, shape: str = "line") -> Ink:
     return as_ink([np.asarray(pts, float)], "box baseline")
 
 
-class FontSystem(_Base):
+class FontSystem(BaseSystem):
     """The word typed in a Hershey font, fitted into the word box (readable, no style)."""
 
     adapter = "font"
@@ -131,7 +131,7 @@ def font_ink(text: str, box, font: str = "futural") -> Ink:
     return as_ink([(s - lo) * scale + off for s in strokes], "font baseline")
 
 
-class DerenderSystem(_Base):
+class DerenderSystem(BaseSystem):
     """A derenderer (:mod:`inkground_lib.components.derenderers`) applied to the word crop cut by
     :func:`inkground_lib.components.derenderers.base.crop_word` (box grown by ``grow``, default 0.1 = +10% width and height, as
     InkSight's full-page use does); ``derender(crop, crop_box, text)`` returns the ink in page pixels."""
@@ -154,9 +154,9 @@ class DerenderSystem(_Base):
         import inspect
 
         code = inspect.getsourcefile(type(self.derenderer))
-        extra = {"code": _file_sha(code) if code else None}
+        extra = {"code": file_sha(code) if code else None}
         if item.page_image is not None:
-            extra["photo"] = _file_sha(str(item.page_image))
+            extra["photo"] = file_sha(str(item.page_image))
         else:
             extra["photo"] = hashlib.sha256(np.ascontiguousarray(item.image).tobytes()).hexdigest()
         return extra
@@ -169,7 +169,7 @@ class DerenderSystem(_Base):
         return RawOutput(strokes=ink, status="ok")
 
 
-def _skeleton(name, cfg):
+def build_skeleton(name, cfg):
     return DerenderSystem(name, cfg, make_derenderer("skeleton"), "skeleton")
 
 
@@ -178,7 +178,7 @@ INKSIGHT_NEEDS = ("TensorFlow 2.15-2.17 with tensorflow-text and the InkSight-Sm
                   "in model_dir_env; use the 'skeleton' system as the offline stand-in")
 
 
-def _inksight(name, cfg):
+def build_inksight(name, cfg):
     var = cfg.get("model_dir_env") or "INKSIGHT_MODEL_DIR"
     model_dir = os.environ.get(var)
     if not model_dir:

@@ -13,8 +13,8 @@ from inkground_lib.evaluation.systems.local import (
     BoxSystem,
     FontSystem,
     ReferenceSystem,
-    _inksight,
-    _skeleton,
+    build_inksight,
+    build_skeleton,
 )
 from inkground_lib.evaluation.systems.replay import ReplaySystem
 from inkground_lib.evaluation.systems.retry import RetryPolicy
@@ -51,8 +51,8 @@ def _plain(cls):
 ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
     "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API)),
-    "skeleton": Adapter(lambda n, c, r: _skeleton(n, c), "specialist", frozenset({"grow"})),
-    "inksight": Adapter(lambda n, c, r: _inksight(n, c), "specialist", frozenset({"grow", "model_dir_env", "model"})),
+    "skeleton": Adapter(lambda n, c, r: build_skeleton(n, c), "specialist", frozenset({"grow"})),
+    "inksight": Adapter(lambda n, c, r: build_inksight(n, c), "specialist", frozenset({"grow", "model_dir_env", "model"})),
     "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
     "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
     "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),

@@ -9,15 +9,15 @@ from pathlib import Path
 from inkground_lib.core.ink import InkError, ink_from_lists
 from inkground_lib.evaluation.systems.base import (
     MODEL_OUTPUT_STATUSES,
+    BaseSystem,
     Item,
     RawOutput,
     SystemConfigError,
-    _Base,
-    _file_sha,
+    file_sha,
 )
 
 
-class ReplaySystem(_Base):
+class ReplaySystem(BaseSystem):
     """Recorded raw outputs from a JSONL file (see module doc)."""
 
     adapter = "replay"
@@ -38,7 +38,7 @@ class ReplaySystem(_Base):
             raise SystemConfigError(f"system {name}: replay file {self.path} does not exist")
         self.source = cfg.get("source")
         self.records = self._load()
-        self.file_sha = _file_sha(str(self.path.resolve()))
+        self.file_sha = file_sha(str(self.path.resolve()))
 
     def _load(self) -> dict:
         out = {}
