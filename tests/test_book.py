@@ -46,7 +46,8 @@ def built_book(tmp_path_factory):
         shutil.copy(ROOT / f, tmp / f)
     shutil.copytree(ROOT / "book" / "_static", tmp / "book" / "_static")
     (tmp / "book").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "book" / "intro.md", tmp / "book" / "intro.md")
+    for page in ("intro.md", "design.md"):
+        shutil.copy(ROOT / "book" / page, tmp / "book" / page)
     sections = tmp / "book" / "sections"
     executed = []
     params = section_parameters(tmp, ds_dir)

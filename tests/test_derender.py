@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import cv2
@@ -42,6 +43,11 @@ from inkground_lib.components.derenderers.skeleton import (
 from inkground_lib.components.metrics.trajectory import dtw, normalise
 from inkground_lib.core.ink import Ink, as_ink
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # tests/inks.py, also when a benchmark loads this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from inks import hershey_ink as _hershey_ink  # noqa: E402
+
 UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive" / "unipen_cursive_dev.json"
 
 WORDS = ("hello dear happy birthday with love thank you so much for the lovely gift wishing all best merry "
@@ -52,40 +58,9 @@ WORDS = ("hello dear happy birthday with love thank you so much for the lovely g
 
 # ------------------------------------------------------------------------------------------- helpers
 
-_FONT = None
-
-
-def hershey_ink(text: str) -> Ink:
-    """The true trajectory of ``text`` in the Hershey 'scripts' font (font units, y down), in a writer's
-    order: segments that continue one another are chained pen-down; small chains (dots, crosses: height
-    < 0.3 and length < 0.6 word heights) go after the chain they overlap most horizontally."""
-    global _FONT
-    if _FONT is None:
-        from HersheyFonts import HersheyFonts
-
-        _FONT = HersheyFonts()
-        _FONT.load_default_font("scripts")
-        _FONT.normalize_rendering(100)
-    chains: list[list] = []
-    for seg in _FONT.strokes_for_text(text):
-        seg = [(x, -y) for x, y in seg]  # the font is y up
-        for c in reversed(chains):
-            if np.hypot(c[-1][0] - seg[0][0], c[-1][1] - seg[0][1]) < 1e-6:
-                c.extend(seg[1:])
-                break
-        else:
-            chains.append(list(seg))
-    arr = [np.asarray(c, float) for c in chains]
-    H = np.ptp(np.vstack(arr)[:, 1])
-    mark = [np.ptp(c[:, 1]) < 0.3 * H and np.hypot(*np.diff(c, axis=0).T).sum() < 0.6 * H for c in arr]
-    main = [i for i in range(len(arr)) if not mark[i]]
-    after: dict[int, list[int]] = {i: [] for i in main}
-    for i in range(len(arr)):
-        if mark[i]:
-            c = arr[i]
-            after[max(main, key=lambda j: min(c[:, 0].max(), arr[j][:, 0].max())
-                      - max(c[:, 0].min(), arr[j][:, 0].min()))].append(i)
-    return as_ink([arr[k] for i in main for k in [i] + after[i]])
+# the true trajectory of a word in Hershey 'scripts' (font units, y down), in a writer's order (pen-down
+# continuations chained, dots and crosses after the stroke they overlap); benchmarks/bench_derender.py uses it too
+hershey_ink = partial(_hershey_ink, writer_order=True)
 
 
 def draw_word(ink: Ink, height_px: float, pen: int, pad: int = 20) -> tuple[np.ndarray, Ink]:

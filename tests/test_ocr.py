@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import stat
 from pathlib import Path
 
 import numpy as np
 import pytest
-from HersheyFonts import HersheyFonts
+from inks import hershey_ink
 
 from inkground_lib.components import ocr
-from inkground_lib.core.ink import as_ink
 from inkground_lib.core.render import render_ink
-
-_FONT = HersheyFonts()
-_FONT.load_default_font("scripts")
-_FONT.normalize_rendering(100)
-
-
-def hershey_ink(text: str):
-    """The word in Hershey 'scripts' as an ink (y flipped to point down, as page pixels do)."""
-    strokes = []
-    for seg in _FONT.strokes_for_text(text):
-        a = np.array(seg, float)
-        a[:, 1] *= -1
-        strokes.append(a)
-    return as_ink(strokes)
-
 
 WORDS = ["hello", "world", "the", "quick", "brown", "garden", "morning", "letter", "sunday", "thanks",
          "friend", "happy"]
@@ -238,4 +221,3 @@ def test_tesseract_engine_runs_the_program(tmp_path, word_images):
     bad = _fake_program(tmp_path / "tess-bad", "echo 'Error: no language' >&2\nexit 1\n")
     with pytest.raises(ocr.OCRError, match="image 0 .exit 1.: Error: no language"):
         ocr.TesseractEngine(binary=str(bad), progress=False).read(word_images[:1])
-    assert os.access(prog, os.X_OK)

@@ -190,22 +190,25 @@ def test_to_ink_and_summary():
 
 # ------------------------------------------------------------------------------------ adversarial size
 
-@pytest.mark.parametrize("unit,n", [("<s1><points>x1y", 80_000), ("x1", 500_000), ("<", 1_000_000),
-                                    ("<strokes>", 100_000), ("<s1><points>", 80_000), ("'x1.", 250_000),
-                                    ("x1 y", 250_000), ("<s1><points>x" + "9" * 50 + "y", 15_000),
-                                    ("<strokes><s1><points>x1y1,", 40_000), ("< / s 1 >", 100_000)])
-def test_large_adversarial_inputs_finish(unit, n):
+@pytest.mark.parametrize("unit,n,status", [
+    ("<s1><points>x1y", 80_000, "no_strokes"), ("x1", 500_000, "unparseable"), ("<", 1_000_000, "unparseable"),
+    ("<strokes>", 100_000, "no_strokes"), ("<s1><points>", 80_000, "no_strokes"), ("'x1.", 250_000, "unparseable"),
+    ("x1 y", 250_000, "unparseable"), ("<s1><points>x" + "9" * 50 + "y", 15_000, "no_strokes"),
+    ("<strokes><s1><points>x1y1,", 40_000, "truncated"), ("< / s 1 >", 100_000, "no_strokes")])
+def test_large_adversarial_inputs_finish(unit, n, status):
     text = unit * n
     t0 = time.perf_counter()
     r = parse_strokes(text, G, SIZE)
     took = time.perf_counter() - t0
-    assert r.status in STATUSES
     print(f"{len(text)} chars of {unit!r}: {r.status}, {took:.3f} s")
+    # about 1 s or less each (2026-11); a super-linear blow-up on ~1 MB would take minutes
+    assert took < 30, f"{took:.1f} s"
+    assert r.status == status, r.message
     if unit == "<s1><points>x1y":
-        assert r.status == "no_strokes" and r.n_bad_points == n
+        assert r.n_bad_points == n
     if unit == "<strokes><s1><points>x1y1,":
         # every block's only point is valid, the last block is used; each block is unclosed
-        assert r.status == "truncated" and r.n_points == 1
+        assert r.n_points == 1
 
 
 def test_huge_number_is_a_bad_point_and_long_valid_answer_parses():
@@ -323,8 +326,11 @@ def test_property_inserted_junk_and_dropped_quotes(cells, data):
     pos = data.draw(st.integers(0, len(text)))
     junk = data.draw(st.text(max_size=30) | _alphabet)
     r = parse_strokes(text[:pos] + junk + text[pos:], G, SIZE)
-    assert r.status in STATUSES
-    assert len(r.strokes) == len(r.t_values)
+    # (status and one t_values entry per stroke are checked by ParseResult itself)
+    assert r.status != "error" and (r.status in USABLE_STATUSES) == bool(r.strokes)
+    assert r.n_points == sum(len(s) for s in r.strokes)
+    for s in r.strokes:
+        assert s.ndim == 2 and s.shape[1] == 2 and len(s) >= 1 and np.isfinite(s).all()
 
 
 @FAST

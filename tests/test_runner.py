@@ -102,11 +102,22 @@ def test_section_fingerprint_inputs_are_earlier_outputs_only(tmp_path, monkeypat
     assert earlier_outputs_hash("03") != h03 and earlier_outputs_hash("02") == h02
 
 
-def test_without_recorded_data_sections_03_and_04_use_the_benchmark_alone(monkeypatch):
+def test_without_recorded_data_sections_03_and_04_use_the_benchmark_alone(monkeypatch, tmp_path):
+    import ast
 
     s03, s04 = find_section("03"), find_section("04")
     assert fit_to_available_data(s03, {}, {"synth": 1}) == {"recorded": ""}
     assert fit_to_available_data(s03, {"recorded": "mine"}, {"synth": 1}) == {"recorded": "mine"}
     assert fit_to_available_data(s03, {}, {"synth": 1, "recorded": 1}) == {}
-    runs = fit_to_available_data(s04, {}, {"synth": 1})["eval_runs"]
-    assert all((ROOT / r / "summary-reference.csv").is_file() for r in runs)
+    # section 04 keeps exactly the default run folders that exist (in a scratch repository root, so the
+    # result does not depend on which runs this checkout happens to hold)
+    monkeypatch.setattr(make_book, "ROOT", tmp_path)
+    defaults = ast.literal_eval(notebook_parameters(s04)["eval_runs"])
+    assert len(defaults) >= 2
+    assert fit_to_available_data(s04, {}, {"synth": 1}) == {"eval_runs": []}
+    (tmp_path / defaults[1]).mkdir(parents=True)
+    (tmp_path / defaults[1] / "summary-reference.csv").write_text("system\nfont\n")
+    (tmp_path / defaults[0]).mkdir(parents=True)  # a run folder without its summary does not count
+    assert fit_to_available_data(s04, {}, {"synth": 1}) == {"eval_runs": [defaults[1]]}
+    assert fit_to_available_data(s04, {"eval_runs": ["mine"]}, {"synth": 1}) == {"eval_runs": ["mine"]}
+    assert fit_to_available_data(s04, {}, {"synth": 1, "recorded": 1}) == {}

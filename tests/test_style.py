@@ -8,15 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from HersheyFonts import HersheyFonts
+from inks import hershey_ink
 
 from inkground_lib.components import style
 from inkground_lib.core.ink import as_ink
 from inkground_lib.core.render import RenderSpec, render_ink
-
-_FONT = HersheyFonts()
-_FONT.load_default_font("scripts")
-_FONT.normalize_rendering(100)
 
 WORDS = ("the and you that was for are with his they one have this from had not but what all were when your "
          "can said there use each which she how their will other about out many then them these some her would "
@@ -28,18 +24,6 @@ WRITERS = {"lean": (0.6, 1.0), "back": (-0.6, 1.0), "wide": (0.0, 1.8)}
 # small and quick: 32 x 128 input from a 32 px render
 FAST = style.StyleParams(height=32, width=128, epochs=6, batch_size=12, augment=False, seed=3,
                          render=RenderSpec(height=32, pen_width=2.0, padding=3))
-
-
-def hershey_ink(text, slant=0.0, sx=1.0, rng=None):
-    strokes = []
-    for seg in _FONT.strokes_for_text(text):
-        a = np.array(seg, float)
-        a[:, 1] *= -1
-        a[:, 0] = a[:, 0] * sx - slant * a[:, 1]
-        if rng is not None:
-            a = a + rng.normal(0.0, 1.0, a.shape)
-        strokes.append(a)
-    return as_ink(strokes)
 
 
 def writer_items(n_per_writer=16, seed=0):

@@ -31,7 +31,7 @@ from inkground_lib.evaluation.systems.registry import (
     load_registry,
     system_kind,
 )
-from inkground_lib.evaluation.systems.retry import RetryPolicy, retry_after
+from inkground_lib.evaluation.systems.retry import RetryPolicy, retry_after_seconds
 from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
 KEY = "sk-test-SECRET-123"
@@ -193,7 +193,7 @@ def test_retry_after_is_honoured():
     d1 = [pol.delay(k, "k") for k in (1, 2, 3)]
     assert d1 == [pol.delay(k, "k") for k in (1, 2, 3)]  # seeded: reproducible
     assert 1.0 <= d1[0] < 1.25 and 2.0 <= d1[1] < 2.5 and 4.0 <= d1[2] < 5.0
-    assert retry_after({"retry-after-ms": "1500"}) == 1.5 and retry_after({"retry-after": "3"}) == 3.0
+    assert retry_after_seconds({"retry-after-ms": "1500"}) == 1.5 and retry_after_seconds({"retry-after": "3"}) == 3.0
 
 
 def test_missing_env_fails_before_any_request(server, monkeypatch):

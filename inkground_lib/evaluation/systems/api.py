@@ -17,6 +17,7 @@ from inkground_lib.evaluation.systems.base import (
 from inkground_lib.evaluation.systems.retry import (
     RETRY_STATUS,
     RetryPolicy,
+    retry_after_seconds,
 )
 from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
@@ -154,7 +155,7 @@ class ApiSystem(BaseSystem):
                 code = getattr(e, "status_code", None)
                 last_error = f"{type(e).__name__}: HTTP {code}: {self.scrub(_message(e))}"
                 retryable = code in RETRY_STATUS or (code is not None and code >= 500)
-                retry_after = retry_after(getattr(getattr(e, "response", None), "headers", None))
+                retry_after = retry_after_seconds(getattr(getattr(e, "response", None), "headers", None))
             except timeout_err as e:
                 last_error = f"{type(e).__name__}: request timed out after {self.timeout:g} s"
                 retryable = True

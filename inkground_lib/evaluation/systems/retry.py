@@ -35,7 +35,7 @@ class RetryPolicy:
 RETRY_STATUS = frozenset({408, 409, 429})
 
 
-def retry_after(headers) -> Optional[float]:
+def retry_after_seconds(headers) -> Optional[float]:
     if headers is None:
         return None
     try:
