@@ -23,9 +23,11 @@ from inkground_lib.pseudo.raters import (
     krippendorff_alpha_nominal,
     pair_defect,
     rater_filter,
-    ratings_frame as raters_frame,
     read_ratings,
     simulate_ratings,
+)
+from inkground_lib.pseudo.raters import (
+    ratings_frame as raters_frame,
 )
 from inkground_lib.pseudo.run import PAGE_COLUMNS, run_pseudo_labels
 from inkground_lib.pseudo.truth import stroke_order_check

@@ -11,9 +11,9 @@ from inkground_lib.core.layout import (
     DATA,
     RECORDED_DATASET,
     ROOT,
-    SHARED_UNIPEN,
     SYNTH_DATASET,
 )
+from inkground_lib.datasets.recorded import default_unipen_path
 
 
 def earlier_outputs_hash(key: str) -> str:
@@ -50,7 +50,7 @@ def unipen_path() -> Path | None:
     env = os.environ.get("INKGROUND_UNIPEN")
     if env:
         return Path(env)
-    return SHARED_UNIPEN if SHARED_UNIPEN.is_file() else None
+    return default_unipen_path()
 
 
 def ensure_datasets(progress: bool = True) -> dict[str, Path]:

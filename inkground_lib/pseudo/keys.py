@@ -61,16 +61,6 @@ def engine_config(engine) -> dict:
     return {"name": getattr(engine, "name", type(engine).__name__), "source": source_hash(engine)}
 
 
-def make_engine(spec="rapidocr", progress: bool = False):
-    from inkground_lib.components.ocr import get_engine
-
-    if not isinstance(spec, str):
-        if not callable(getattr(spec, "read", None)):
-            raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
-        return spec
-    return get_engine(spec, progress=progress)
-
-
 def page_base_key(page: Page) -> dict:
     return {"page": page.id, "image": sha256_file(page.image),
             "words": [[w.id, w.text, [round(float(v), 2) for v in w.box]] for w in page.words],

@@ -22,11 +22,22 @@ from inkground_lib.pseudo.keys import (
     OCR_SCHEMA,
     PseudoError,
     engine_config,
-    make_engine,
     page_base_key,
     read_jsonl,
     safe_name,
 )
+
+
+def make_engine(spec="rapidocr", progress: bool = False):
+    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.get_engine`) or an object with
+    ``read(images)``; PseudoError for an object without it."""
+    from inkground_lib.components.ocr import get_engine
+
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "read", None)):
+            raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
+        return spec
+    return get_engine(spec, progress=progress)
 
 
 @dataclass

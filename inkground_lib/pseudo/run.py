@@ -26,9 +26,8 @@ from inkground_lib.pseudo.keys import (
     PseudoError,
     derenderer_config,
     engine_config,
-    make_engine,
 )
-from inkground_lib.pseudo.ocr_filter import ocr_filter
+from inkground_lib.pseudo.ocr_filter import make_engine, ocr_filter
 from inkground_lib.pseudo.raters import (
     KEEP_SCORE,
     RaterModel,

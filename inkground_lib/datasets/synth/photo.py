@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from inkground_lib.core.ink import Ink, InkLike, as_ink
-from inkground_lib.datasets.synth.writers import _INK_P, INK_COLOURS
+from inkground_lib.datasets.synth.writers import INK_COLOUR_SHARES, INK_COLOURS
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
     e = effects
     if ink_rgb is None:
         names = list(INK_COLOURS)
-        ink_rgb = INK_COLOURS[names[int(rng.choice(len(names), p=_INK_P))]]
+        ink_rgb = INK_COLOURS[names[int(rng.choice(len(names), p=INK_COLOUR_SHARES))]]
     ink = np.asarray(ink_rgb, np.float32) * np.float32(e.ink_colour)
     paper = np.float32(255.0) - np.float32(e.paper) * np.array(
         [rng.uniform(3, 12), rng.uniform(5, 15), rng.uniform(8, 28)], np.float32)

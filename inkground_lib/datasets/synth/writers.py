@@ -24,7 +24,7 @@ INK_COLOURS = {  # RGB of common pens
 }
 
 
-_INK_P = np.array([0.32, 0.26, 0.14, 0.12, 0.08, 0.04, 0.04])
+INK_COLOUR_SHARES = np.array([0.32, 0.26, 0.14, 0.12, 0.08, 0.04, 0.04])
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def sample_writer(rng: np.random.Generator, page_width: int = 1000, jitter: floa
     """Draw a writer's style. ``jitter`` scales the per-letter jitter; ``size`` the x-height (default 1.9% of
     the page width times a random factor)."""
     names = list(INK_COLOURS)
-    ink = INK_COLOURS[names[int(rng.choice(len(names), p=_INK_P))]]
+    ink = INK_COLOURS[names[int(rng.choice(len(names), p=INK_COLOUR_SHARES))]]
     ink = tuple(int(np.clip(c + rng.normal(0, 6), 0, 255)) for c in ink)
     xh = page_width * 0.019 * size * float(np.clip(rng.lognormal(0.0, 0.13), 0.75, 1.35))
     return WriterStyle(

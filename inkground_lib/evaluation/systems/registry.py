@@ -18,7 +18,7 @@ from inkground_lib.evaluation.systems.local import (
 )
 from inkground_lib.evaluation.systems.replay import ReplaySystem
 from inkground_lib.evaluation.systems.retry import RetryPolicy
-from inkground_lib.evaluation.systems.secrets import _ENV_NAME
+from inkground_lib.evaluation.systems.secrets import ENV_NAME
 
 REGISTRY_FILE = Path(__file__).with_name("systems.yaml")
 
@@ -44,15 +44,15 @@ class Adapter:
 
 
 def _plain(cls):
-    """A builder for adapters whose systems take no retry policy."""
+    """A builder for adapters whose systems (or factories) take no retry policy."""
     return lambda name, cfg, retry: cls(name, cfg)
 
 
 ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
     "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API)),
-    "skeleton": Adapter(lambda n, c, r: build_skeleton(n, c), "specialist", frozenset({"grow"})),
-    "inksight": Adapter(lambda n, c, r: build_inksight(n, c), "specialist", frozenset({"grow", "model_dir_env", "model"})),
+    "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
+    "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model"})),
     "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
     "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
     "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),
@@ -85,7 +85,7 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
                                 f"{sorted(_COMMON | ADAPTERS[adapter].fields)})")
     for k in ("api_key_env", "base_url_env", "path_env", "model_dir_env"):
         v = cfg.get(k)
-        if v is not None and not (isinstance(v, str) and _ENV_NAME.match(v)):
+        if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
             raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
     for k in ("max_tokens", "concurrency", "max_attempts"):
         v = cfg.get(k)

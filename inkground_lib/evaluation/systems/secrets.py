@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 _KEYLIKE = re.compile(r"(?:\bsk-[A-Za-z0-9_\-\*\.]{6,}|\bAIza[A-Za-z0-9_\-]{10,}|(?i:bearer)\s+[A-Za-z0-9_\-\.\*~+/=]{6,})")

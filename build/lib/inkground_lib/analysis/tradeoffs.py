@@ -1,0 +1,471 @@
+"""Section 04: Pareto fronts, definition variants, ranking stability, correlations, Style chance."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from inkground_lib.analysis.runs import EvalRun, load_runs, summary_table
+from inkground_lib.core.defaults import (
+    BETTER,
+    GRID,
+    METRIC_LABELS,
+    N_BOOT,
+    PAPER_METRIC,
+)
+from inkground_lib.core.text import short_reason
+from inkground_lib.evaluation.run import predict_system, record_ink, reference_inks
+
+
+def paper_points(reported: pd.DataFrame) -> pd.DataFrame:
+    """The paper's per-system scores (reported.csv rows with metric DTW / Chamfer / AR / Style and a named
+    system), one row per (dataset, system) with columns dtw, chamfer, ar, style (NaN where the summary gives
+    no number) and the reported ids they come from."""
+    p = reported.reset_index() if "id" not in reported.columns else reported
+    p = p[p["metric"].isin(PAPER_METRIC) & p["system"].notna() & ~p["system"].astype(str).str.contains("VLMs")]
+    rows = {}
+    for _, r in p.iterrows():
+        key = (r["dataset"], r["system"])
+        row = rows.setdefault(key, {"dataset": r["dataset"], "system": r["system"], "ids": []})
+        row[PAPER_METRIC[r["metric"]]] = float(r["value"])
+        row["ids"].append(r["id"])
+    out = pd.DataFrame(list(rows.values()))
+    for m in PAPER_METRIC.values():
+        if m not in out.columns:
+            out[m] = np.nan
+    return out[["dataset", "system", "dtw", "chamfer", "ar", "style", "ids"]]
+
+
+def pareto_front(x, y, x_better: str = "max", y_better: str = "max") -> np.ndarray:
+    """Boolean mask of the non-dominated points.
+
+    A point dominates another when it is at least as good on both coordinates and strictly better on one
+    (``"max"``: higher is better, ``"min"``: lower is better). Points with a NaN coordinate are never on
+    the front and dominate nothing. Equal points do not dominate each other (both stay on the front)."""
+    for b in (x_better, y_better):
+        if b not in ("max", "min"):
+            raise ValueError(f"pareto_front: better must be 'max' or 'min', got {b!r}")
+    x = np.asarray(x, float) * (1 if x_better == "max" else -1)
+    y = np.asarray(y, float) * (1 if y_better == "max" else -1)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError("pareto_front: x and y must be 1-D arrays of the same length")
+    ok = ~(np.isnan(x) | np.isnan(y))
+    front = ok.copy()
+    for i in np.flatnonzero(ok):
+        ge = (x[ok] >= x[i]) & (y[ok] >= y[i])
+        gt = (x[ok] > x[i]) | (y[ok] > y[i])
+        if (ge & gt).any():
+            front[i] = False
+    return front
+
+
+def _grid(run: EvalRun) -> int:
+    return int(run.settings.get("grid", GRID))
+
+
+def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) -> list:
+    """The inks (page pixels; None where unusable) of ``system`` for every word of ``ds`` (dataset order),
+    from the run's prediction cache, never asking a model again.
+
+    Local and specialist systems go through :func:`inkground_lib.evaluation.run.predict_system` (cache hits; a
+    missing local prediction is recomputed locally). API and replay systems are read straight from the
+    cache file (no client is built, so no request can be sent): the record of each word (the last one in
+    the file when a word was asked more than once, e.g. after a prompt change) parsed by
+    :func:`inkground_lib.evaluation.run.record_ink`; a word without a record is a missing output (None)."""
+    kind = run.scores.loc[run.scores["system"] == system, "kind"]
+    kind = str(kind.iloc[0]) if len(kind) and pd.notna(kind.iloc[0]) else "api"
+    if kind in ("local", "specialist"):
+        return predict_system(system, ds, run.run_dir, grid=_grid(run), progress=progress).inks
+    from inkground_lib.evaluation.cache import cache_path, load_cache
+
+    path = cache_path(Path(run.run_dir), system)
+    by_word = {}
+    for rec in load_cache(path, system=system).values():
+        by_word[rec.get("word_id")] = rec
+    out = []
+    for p in ds.pages:
+        for w in p.words:
+            rec = by_word.get(w.id)
+            out.append(None if rec is None else record_ink(rec, (p.width, p.height), _grid(run))[0])
+    return out
+
+
+def _dataset(run: EvalRun, dataset_dir):
+    from inkground_lib.core.dataset import load_dataset
+
+    d = dataset_dir or run.dataset_dir
+    if d is None:
+        raise FileNotFoundError(f"{run.run_dir}: facts-{run.reference}.json names no dataset_dir; pass the dataset folder")
+    ds = load_dataset(d, check_images=False)
+    if ds.name != run.dataset:
+        raise ValueError(f"{d}: dataset {ds.name!r} is not the one scored in {run.run_dir} ({run.dataset!r})")
+    return ds
+
+
+def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, progress: bool = False) -> pd.DataFrame:
+    """Per-word DTW and Chamfer of every system of ``run`` re-scored with resampling ``spacing`` (word
+    heights) from the cached predictions; invalid outputs scored by the same rule (a dot at the page centre).
+    Columns: system, word_id, valid, dtw, chamfer."""
+    from inkground_lib.components.metrics.trajectory import (
+        geometry_batch,
+        invalid_prediction,
+    )
+
+    ds = _dataset(run, dataset_dir)
+    words = [(p, w) for p in ds.pages for w in p.words]
+    refs = list(reference_inks(ds, run.reference))
+    rows = []
+    for system in run.scores["system"].unique():
+        inks = prediction_inks(run, str(system), ds, progress=progress)
+        preds = [ink if ink is not None else invalid_prediction((p.width, p.height)) for ink, (p, w) in zip(inks, words)]
+        geo = geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
+                             spacing=spacing, progress=progress)
+        rows.append(pd.DataFrame({"system": str(system), "word_id": [w.id for p, w in words],
+                                  "valid": [ink is not None for ink in inks], "dtw": geo[:, 0], "chamfer": geo[:, 1]}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def reocr_counts(run: EvalRun, engine, dataset_dir=None, *, casefold: bool = True, progress: bool = False) -> pd.DataFrame:
+    """Edit counts of every word when the renders of the cached predictions are read by another OCR
+    ``engine`` (an object with ``read(images)``). Columns: system, word_id, valid, S, D, I, N."""
+    from inkground_lib.components.metrics.readability import edit_counts
+    from inkground_lib.core.render import render_ink
+
+    ds = _dataset(run, dataset_dir)
+    words = [(p, w) for p in ds.pages for w in p.words]
+    rows = []
+    for system in run.scores["system"].unique():
+        inks = prediction_inks(run, str(system), ds, progress=progress)
+        texts = engine.read([render_ink(ink if ink is not None else []) for ink in inks])
+        for (p, w), ink, t in zip(words, inks, texts):
+            c = edit_counts(t, w.text, casefold=casefold)
+            rows.append({"system": str(system), "word_id": w.id, "valid": ink is not None,
+                         "S": c.S, "D": c.D, "I": c.I, "N": c.N})
+    return pd.DataFrame(rows)
+
+
+def casefold_counts(scores: pd.DataFrame, casefold: bool) -> pd.DataFrame:
+    """The scores with S, D, I, N, ar, cr recomputed from the stored ``ocr_text`` with ``casefold`` (words
+    without OCR keep NA)."""
+    from inkground_lib.components.metrics.readability import edit_counts
+
+    out = scores.copy()
+    has = out["N"].notna()
+    recs = [edit_counts("" if pd.isna(t) else str(t), str(ref), casefold=casefold)
+            for t, ref in zip(out.loc[has, "ocr_text"], out.loc[has, "text"])]
+    for c in ("S", "D", "I", "N"):
+        out.loc[has, c] = [getattr(r, c) for r in recs]
+    out.loc[has, "ar"] = [r.ar for r in recs]
+    out.loc[has, "cr"] = [r.cr for r in recs]
+    return out
+
+
+def _corpus(df: pd.DataFrame) -> pd.DataFrame:
+    """Corpus AR, CR per system from S, D, I, N."""
+    g = df.dropna(subset=["N"]).groupby("system")[["S", "D", "I", "N"]].sum().astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ar = (g["N"] - g["S"] - g["D"] - g["I"]) / g["N"].where(g["N"] > 0)
+        cr = (g["N"] - g["S"] - g["D"]) / g["N"].where(g["N"] > 0)
+    return pd.DataFrame({"ar": ar, "cr": cr})
+
+
+def point_values(scores: pd.DataFrame, metric: str, *, valid_only: bool = False, style_column: str = "style") -> pd.Series:
+    """Per-system value of ``metric`` (dtw, chamfer: mean; ar, cr: corpus rate; style: mean over the words
+    that have a value in ``style_column``), over all words (invalid ones scored by the centre-dot / blank
+    rule) or, with ``valid_only``, over valid outputs only. Index: system (sorted)."""
+    if metric not in BETTER:
+        raise ValueError(f"point_values: unknown metric {metric!r}; known: {', '.join(BETTER)}")
+    df = scores[scores["valid"].astype(bool)] if valid_only else scores
+    systems = sorted(scores["system"].astype(str).unique())
+    if metric in ("ar", "cr"):
+        v = _corpus(df)[metric] if len(df) else pd.Series(dtype=float)
+    else:
+        col = style_column if metric == "style" else metric
+        v = df.groupby("system")[col].mean() if len(df) else pd.Series(dtype=float)
+    v.index = v.index.astype(str)
+    return v.reindex(systems).astype(float)
+
+
+@dataclass
+class Variant:
+    """One definition of one metric: per-system values, or the reason it cannot be computed here."""
+
+    metric: str
+    name: str
+    values: pd.Series | None = None
+    reason: str = ""
+    default: bool = False
+    description: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.values is not None
+
+
+def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1),
+                        ocr_engines: Sequence[str] = ("tesseract", "deepseek-ocr"), dataset_dir=None,
+                        progress: bool = False) -> list[Variant]:
+    """Every metric under the run's default definitions and under each variant:
+
+    * invalid-output rule: all words with the centre-dot / blank rule (default) vs valid outputs only;
+    * resample spacing (DTW, Chamfer): each of ``spacings`` (word heights) re-scored from the cached
+      predictions (needs the dataset folder: ``dataset_dir`` or the run's facts);
+    * OCR engine (AR, CR): each of ``ocr_engines`` other than the run's; an engine that cannot run here
+      (:class:`inkground_lib.components.ocr.OCRUnavailable`) gives a variant with the reason instead of values;
+    * casefolding (AR, CR): the stored OCR texts compared with the other casefold setting;
+    * Style over the classifier's held-out words (default) vs all words (column style_any).
+    """
+    from inkground_lib.components.ocr import OCRUnavailable, get_engine
+
+    st = run.settings
+    spacing0 = st.get("spacing", 0.05)
+    engine0 = st.get("ocr_engine", "rapidocr")
+    casefold0 = bool(st.get("casefold", True))
+    s = run.scores
+    out: list[Variant] = []
+    geo_alt = {}
+    for sp in spacings:
+        if spacing0 is not None and math.isclose(float(sp), float(spacing0)):
+            continue
+        try:
+            geo_alt[sp] = rescore_geometry(run, sp, dataset_dir, progress=progress)
+        except (FileNotFoundError, ValueError) as e:
+            geo_alt[sp] = f"not available here: {e}"
+    for m in ("dtw", "chamfer"):
+        out.append(Variant(m, f"default (spacing {spacing0}, all words)", point_values(s, m), default=True,
+                           description="centre-dot rule for invalid outputs"))
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
+        for sp, g in geo_alt.items():
+            if isinstance(g, str):
+                out.append(Variant(m, f"spacing {sp}", reason=g))
+            else:
+                out.append(Variant(m, f"spacing {sp}", point_values(g, m)))
+    engines = {}
+    for name in ocr_engines:
+        if name == engine0:
+            continue
+        try:
+            eng = get_engine(name)
+        except OCRUnavailable as e:
+            engines[name] = f"not available here: {e}"
+            continue
+        try:
+            engines[name] = reocr_counts(run, eng, dataset_dir, casefold=casefold0, progress=progress)
+        except (FileNotFoundError, ValueError) as e:
+            engines[name] = f"not available here: {e}"
+    cf = casefold_counts(s, not casefold0)
+    for m in ("ar", "cr"):
+        out.append(Variant(m, f"default ({engine0}, {'casefolded' if casefold0 else 'case-sensitive'}, all words)",
+                           point_values(s, m), default=True, description="blank render for invalid outputs"))
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
+        out.append(Variant(m, "case-sensitive" if casefold0 else "casefolded", point_values(cf, m)))
+        for name, c in engines.items():
+            if isinstance(c, str):
+                out.append(Variant(m, f"OCR {name}", reason=c))
+            else:
+                out.append(Variant(m, f"OCR {name}", _corpus(c)[m].reindex(sorted(s["system"].astype(str).unique()))))
+    out.append(Variant("style", "default (held-out words, all outputs)", point_values(s, "style"), default=True))
+    out.append(Variant("style", "valid outputs only", point_values(s, "style", valid_only=True)))
+    if "style_any" in s.columns:
+        out.append(Variant("style", "all words (incl. classifier training words)",
+                           point_values(s, "style", style_column="style_any")))
+    else:
+        out.append(Variant("style", "all words (incl. classifier training words)",
+                           reason="not available here: the scores have no style_any column"))
+    return out
+
+
+def _ranks(values: pd.Series, metric: str) -> pd.Series:
+    return values.rank(ascending=BETTER[metric] == "min", method="min", na_option="keep")
+
+
+def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None, *, with_values: bool = False) -> pd.DataFrame:
+    """Ranks of every system under every variant: one row per (metric, variant), one column per system,
+    plus Kendall's tau (and its p-value) between the metric's default ranking and the variant's
+    (scipy.stats.kendalltau over the systems ranked by both; NaN with fewer than 2). A variant that cannot
+    be computed here has its reason in every system's cell. ``with_values``: cells "rank (value)"."""
+    from scipy.stats import kendalltau
+
+    systems = list(systems) if systems is not None else sorted({s for v in variants if v.available
+                                                                 for s in v.values.index})
+    defaults = {v.metric: v for v in variants if v.default}
+    rows = []
+    for v in variants:
+        row = {"metric": METRIC_LABELS.get(v.metric, v.metric), "variant": v.name}
+        if not v.available:
+            for s in systems:
+                row[s] = short_reason(v.reason)
+            row["Kendall tau vs default"] = np.nan
+            row["p"] = np.nan
+        else:
+            r = _ranks(v.values.reindex(systems), v.metric)
+            for s in systems:
+                if pd.isna(r[s]):
+                    row[s] = "n/a"
+                elif with_values:
+                    row[s] = f"{int(r[s])} ({v.values[s]:.3f})"
+                else:
+                    row[s] = int(r[s])
+            d = defaults.get(v.metric)
+            tau = p = np.nan
+            if d is not None:
+                r0 = _ranks(d.values.reindex(systems), v.metric)
+                both = r0.notna() & r.notna()
+                if both.sum() >= 2:
+                    if v is d:
+                        tau, p = 1.0, np.nan
+                    else:
+                        res = kendalltau(r0[both].to_numpy(), r[both].to_numpy())
+                        tau, p = float(res.statistic), float(res.pvalue)
+            row["Kendall tau vs default"] = tau
+            row["p"] = p
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["metric", "variant"])
+
+
+def kendall_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per dataset: the smallest Kendall tau over the non-default variants and which variant it is."""
+    rows = []
+    for ds, t in tables.items():
+        tau = t["Kendall tau vs default"].drop(index=[i for i in t.index if i[1].startswith("default")])
+        tau = tau.dropna()
+        if len(tau):
+            i = tau.idxmin()
+            rows.append({"dataset": ds, "variants compared": int(len(tau)), "lowest tau": float(tau.min()),
+                         "at": f"{i[0]}: {i[1]}", "variants with tau = 1": int((tau >= 1 - 1e-12).sum())})
+        else:
+            rows.append({"dataset": ds, "variants compared": 0, "lowest tau": np.nan, "at": "",
+                         "variants with tau = 1": 0})
+    return pd.DataFrame(rows).set_index("dataset")
+
+
+def metric_correlations(scores: pd.DataFrame, metrics: Sequence[str] = ("dtw", "chamfer", "ar", "cr", "style")) -> pd.DataFrame:
+    """Spearman rank correlations between per-word metrics, pooled over the systems of one dataset
+    (pairwise complete words: Style exists only on held-out words, AR / CR where OCR ran and N > 0).
+    DTW and Chamfer are lower-is-better, the others higher-is-better: a negative correlation between DTW
+    and AR means the metrics agree."""
+    return scores[list(metrics)].astype(float).rename(columns=METRIC_LABELS).corr(method="spearman")
+
+
+def style_chance_table(summary: pd.DataFrame, reported: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Style beside its chance level: per (dataset, system) our Style with its CI, the classifier's chance
+    level 1 / n_classes and top-1 accuracy, Style / chance; then the paper's reported Style values beside
+    their chance level (1 / 537 pages on inkGround, 1 / 217 writers on IAM-OnDB: reported.csv ids
+    style_classes_inkground / style_classes_iamondb)."""
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append({"source": "ours (measured)", "dataset": r["dataset"], "system": r["system"],
+                     "Style": r["style"], "Style 95% CI": f"[{r['style_lo']:.3f}, {r['style_hi']:.3f}]",
+                     "writer classes": r.get("n_classes", np.nan), "chance": r.get("chance", np.nan),
+                     "classifier top-1": r.get("style_top1", np.nan),
+                     "Style / chance": r["style"] / r["chance"] if r.get("chance") else np.nan})
+    if reported is not None:
+        rp = reported.reset_index() if "id" not in reported.columns else reported
+        classes = {"inkGround": "style_classes_inkground", "IAM-OnDB": "style_classes_iamondb"}
+        pts = paper_points(rp)
+        vals = rp.set_index("id")["value"]
+        for _, r in pts[pts["style"].notna()].iterrows():
+            k = float(vals[classes[r["dataset"]]]) if r["dataset"] in classes and classes[r["dataset"]] in vals else np.nan
+            ch = 1.0 / k if k else np.nan
+            rows.append({"source": "paper (reported)", "dataset": r["dataset"], "system": r["system"],
+                         "Style": r["style"], "Style 95% CI": "", "writer classes": k, "chance": ch,
+                         "classifier top-1": np.nan, "Style / chance": r["style"] / ch if ch else np.nan})
+    out = pd.DataFrame(rows)
+    return out.set_index(["source", "dataset", "system"]) if len(out) else out
+
+
+def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.DataFrame, corr: dict,
+                  claim_tab: pd.DataFrame, reported: pd.DataFrame, n_boot: int) -> dict:
+    """Everything section 04's prose cites, as plain values keyed for glue (prefix added by the caller):
+    which systems form the Pareto fronts, whether any VLM was scored, how far the rankings move under the
+    definition variants, the Spearman correlations between metrics, and Style's chance levels."""
+    def names(mask, g):
+        return ", ".join(str(s) for s in g.loc[mask, "system"]) or "none"
+
+    front_style, front_dtw = [], []
+    for ds, g in summary.groupby("dataset", sort=False):
+        front_style.append(f"{ds}: {names(pareto_front(g['ar'], g['style'], 'max', 'max'), g)}")
+        front_dtw.append(f"{ds}: {names(pareto_front(g['ar'], g['dtw'], 'max', 'min'), g)}")
+    api = summary[summary["kind"].astype(str).isin(["api", "replay"])]
+    vlm_text = ("No VLM ran here (no API keys or model servers on this machine), so the paper's statements about "
+                "VLMs are checked against its own reported numbers only; the systems measured here are the offline "
+                "baselines of section 3." if not len(api) else
+                f"VLM outputs were scored here: {', '.join(sorted(set(api['system'])))}.")
+    unavailable = sorted({f"{v.name} ({short_reason(v.reason.removeprefix('not available here: '))})"
+                          for vs in variants.values() for v in vs if not v.available})
+    tau_all = taus["lowest tau"].dropna()
+    spearman = [f"{ds}: DTW-AR {c.loc['DTW', 'AR']:.2f}, DTW-Style {c.loc['DTW', 'Style']:.2f}, "
+                f"AR-Style {c.loc['AR', 'Style']:.2f}" for ds, c in corr.items()]
+    chance_text = "; ".join(f"{r.dataset}: {int(r.facts['style']['n_classes'])} writers, chance "
+                            f"{r.chance:.3f}, classifier top-1 {r.facts['style']['top1']:.3f}" for r in runs)
+    min_tau_at = "; ".join(f"{ds}: {row['at']} (tau {row['lowest tau']:.2f})" if row["lowest tau"] < 1 else
+                           f"{ds}: no variant changes the ranking" for ds, row in taus.dropna().iterrows())
+    return {
+        "vlm_text": vlm_text, "n_runs": len(runs), "datasets_text": ", ".join(r.dataset for r in runs),
+        "front_style_text": "; ".join(front_style), "front_dtw_text": "; ".join(front_dtw),
+        "n_boot": n_boot, "n_variants": int(taus["variants compared"].sum()),
+        "min_tau": float(tau_all.min()) if len(tau_all) else float("nan"),
+        "min_tau_at": min_tau_at or "none",
+        "unavailable_text": "; ".join(unavailable) or "none: every variant ran",
+        "spearman_text": "; ".join(spearman), "chance_text": chance_text,
+        "n_paper_checks": int(claim_tab["check_ok"].notna().sum()),
+        "n_paper_checks_ok": int((claim_tab["check_ok"] == True).sum()),  # noqa: E712
+        "paper_chance_inkground": 1.0 / float(reported.loc["style_classes_inkground", "value"]),
+        "paper_chance_iamondb": 1.0 / float(reported.loc["style_classes_iamondb", "value"]),
+    }
+
+
+TRADEOFF_CLAIMS = ["kimi_highest_style", "claude_readable_low_style", "gemini_best_fidelity_inkground",
+                   "gemini_best_readability_inkground", "gemini_best_iamondb", "inksight_beats_vlms", "open_ar_range"]
+
+
+@dataclass
+class Analysis:
+    """Everything section 04 shows: the runs of section 03, their summary with bootstrap intervals, the
+    paper's points, the definition variants with their rank tables and Kendall taus, Spearman correlations
+    between metrics over words, Style beside chance, and the paper's trade-off claims checked."""
+
+    runs: list
+    summary: pd.DataFrame
+    reported: pd.DataFrame
+    paper: pd.DataFrame
+    variants: dict
+    rank_tables: dict
+    taus: pd.DataFrame
+    corr: dict
+    chance: pd.DataFrame
+    claim_tab: pd.DataFrame
+    prose: dict
+
+
+def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int = N_BOOT, seed: int = 0,
+            spacings=(0.02, 0.1), ocr_engines=("tesseract", "deepseek-ocr")) -> Analysis:
+    """Section 04's analysis of section-03 run folders ``eval_runs`` (a folder or a list); ``datasets``
+    gives each run's dataset folder (None: as recorded in the run's facts json)."""
+    from inkground_lib.analysis.claims import check_claims, load_claims
+    from inkground_lib.core.paper import paper_numbers
+
+    if isinstance(eval_runs, (str, Path)):
+        eval_runs = [eval_runs]
+    if datasets is not None and len(datasets) != len(eval_runs):
+        raise ValueError(f"datasets: {len(datasets)} folders for {len(eval_runs)} eval_runs; give one per run (or None)")
+    if reference not in ("reference", "true"):
+        raise ValueError(f"reference must be 'reference' or 'true', got {reference!r}")
+    runs = load_runs(eval_runs, reference)
+    summary = summary_table(runs, n_boot=n_boot, seed=seed)
+    reported = paper_numbers()
+    variants = {r.dataset: definition_variants(r, spacings=spacings, ocr_engines=ocr_engines,
+                                               dataset_dir=None if datasets is None else datasets[i])
+                for i, r in enumerate(runs)}
+    rank_tables = {ds: rank_table(v) for ds, v in variants.items()}
+    taus = kendall_table(rank_tables)
+    corr = {r.dataset: metric_correlations(r.scores) for r in runs}
+    claim_tab = check_claims(load_claims(reported=reported), reported).set_index("claim_id").loc[TRADEOFF_CLAIMS]
+    prose = prose_numbers(summary, runs, variants, taus, corr, claim_tab, reported, n_boot)
+    return Analysis(runs, summary, reported, paper_points(reported), variants, rank_tables, taus, corr,
+                    style_chance_table(summary, reported), claim_tab, prose)

@@ -1,0 +1,195 @@
+"""The ``inkground`` command.
+
+    inkground synth --out DIR [--pages N --seed S ...]     synthetic photographed pages
+    inkground recorded --unipen PATH --out DIR [...]       pages of real recorded words
+    inkground pseudo --candidates DIR --run DIR [...]      the pseudo-label pipeline (section 02)
+    inkground predict --system NAME --dataset DIR          run or resume one system (cached predictions)
+    inkground eval --systems A B ... [--dataset DIR]       predict and score systems (section 03)
+    inkground run 01 -p NAME VALUE [-p NAME VALUE ...]     rerun one section with new parameters
+    inkground book                                          datasets -> sections -> the HTML book
+
+Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from inkground_lib.core.defaults import GRID, OCR_THRESHOLD
+from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
+
+
+def _synth(a) -> None:
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+
+    fields = {k: v for k, v in vars(a).items() if k in SynthParams.__dataclass_fields__ and v is not None}
+    params = SynthParams(**fields)
+    out = generate(Path(a.out), params, progress=not a.quiet, workers=a.workers)
+    print(out)
+
+
+def _recorded(a) -> None:
+    from inkground_lib.datasets.recorded import build_recorded
+
+    kw = {k: getattr(a, k) for k in ("unipen", "iamondb", "pages", "seed") if getattr(a, k) is not None}
+    out = build_recorded(Path(a.out), progress=not a.quiet, **kw)
+    print(out)
+
+
+def _pseudo(a) -> None:
+    from inkground_lib.pseudo.run import run_pseudo_labels
+    from inkground_lib.report.pseudo_labels import funnel_table
+
+    res = run_pseudo_labels(Path(a.candidates), Path(a.run), derenderer=a.derenderer, ocr=a.ocr,
+                                   ocr_threshold=a.ocr_threshold, ratings=a.ratings, n_raters=a.n_raters,
+                                   raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
+                                   progress=not a.quiet)
+    print(funnel_table(res).to_string())
+    print(f"benchmark set: {Path(a.run) / 'benchmark'}")
+
+
+def _predict(a) -> None:
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.run import predict_system
+
+    ds = load_dataset(a.dataset)
+    run = predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet)
+    counts = {}
+    for st in run.statuses:
+        counts[st] = counts.get(st, 0) + 1
+    print(f"{run.label}: {len(run.statuses)} words; statuses {counts}; cache {Path(a.run) / 'predictions'}")
+
+
+def _eval(a) -> None:
+    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
+
+    settings = EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
+    res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet)
+    cols = ["label", "n_words", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
+    if len(res.summary):
+        print(res.summary[cols].to_string(index=False))
+    for name, why in res.unavailable.items():
+        print(f"not run: {name}: {why}")
+    print(f"scores: {Path(a.run) / f'scores-{a.reference}.csv'}")
+
+
+def _run(a) -> None:
+    from inkground_lib.build.notebook_runner import parse_value, run_section
+
+    params = {}
+    for name, value in a.param or []:
+        params[name] = parse_value(value)
+    path, executed = run_section(a.section, params, force=a.force, log_output=a.verbose)
+    print(f"{'executed' if executed else 'unchanged, not re-executed'}: {path}")
+    print("rebuild the book with `make book` to see it.")
+
+
+def _book(a) -> None:
+    from inkground_lib.build.make_book import make_book
+
+    index = make_book(force=a.force, defaults=a.defaults)
+    print(f"The book is at {index}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="inkground", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    s = sub.add_parser("synth", help="generate a synthetic dataset of photographed cursive pages")
+    s.add_argument("--out", required=True, help="dataset folder to write")
+    s.add_argument("--pages", type=int)
+    s.add_argument("--seed", type=int)
+    s.add_argument("--words-min", dest="words_min", type=int)
+    s.add_argument("--words-max", dest="words_max", type=int)
+    s.add_argument("--words-mean", dest="words_mean", type=float)
+    s.add_argument("--width", type=int, help="page photo width in pixels")
+    s.add_argument("--height", type=int, help="page photo height in pixels")
+    s.add_argument("--workers", type=int)
+    s.add_argument("--quiet", action="store_true")
+    s.set_defaults(func=_synth)
+
+    r = sub.add_parser("recorded", help="compose photographed pages from real recorded words")
+    r.add_argument("--out", required=True)
+    r.add_argument("--unipen", help="a UNIPEN-format JSON file (e.g. ../shared/data/unipen_cursive/unipen_cursive_dev.json)")
+    r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
+    r.add_argument("--pages", type=int)
+    r.add_argument("--seed", type=int)
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=_recorded)
+
+    ps = sub.add_parser("pseudo", help="the pseudo-label pipeline: derender, OCR filter, rater filter, benchmark set")
+    ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
+    ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
+    ps.add_argument("--derenderer", default="skeleton", help="skeleton, or inksight-small-p:<SavedModel folder>")
+    ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
+    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
+    ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score); default: simulated raters")
+    ps.add_argument("--n-raters", dest="n_raters", type=int, default=85)
+    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=2)
+    ps.add_argument("--n-candidates", dest="n_candidates", type=int)
+    ps.add_argument("--seed", type=int, default=0)
+    ps.add_argument("--quiet", action="store_true")
+    ps.set_defaults(func=_pseudo)
+
+    pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
+    pr.add_argument("--system", required=True, help="a name from inkground_lib/evaluation/systems/systems.yaml or $INKGROUND_SYSTEMS")
+    pr.add_argument("--dataset", required=True)
+    pr.add_argument("--run", default=PREDICT_RUN, help="run folder (predictions/<system>.jsonl)")
+    pr.add_argument("--grid", type=int, default=GRID)
+    pr.add_argument("--quiet", action="store_true")
+    pr.set_defaults(func=_predict)
+
+    ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
+    ev.add_argument("--systems", nargs="+", required=True)
+    ev.add_argument("--dataset", default=BENCHMARK)
+    ev.add_argument("--run", default=EVAL_RUN,
+                    help="run folder (predictions cache, scores); the book's section 03 keeps its own")
+    ev.add_argument("--reference", default="reference", choices=["reference", "true"])
+    ev.add_argument("--ocr", default="rapidocr")
+    ev.add_argument("--spacing", type=float, default=0.05)
+    ev.add_argument("--grid", type=int, default=GRID)
+    ev.add_argument("--quiet", action="store_true")
+    ev.set_defaults(func=_eval)
+
+    u = sub.add_parser("run", help="execute one section notebook with papermill, with new parameters")
+    u.add_argument("section", help="01, 02, ... or the notebook name")
+    u.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    u.add_argument("--force", action="store_true", help="execute even if nothing changed")
+    u.add_argument("--verbose", action="store_true", help="stream the notebook's output")
+    u.set_defaults(func=_run)
+
+    b = sub.add_parser("book", help="build datasets, execute the sections, build the HTML book")
+    b.add_argument("--force", action="store_true", help="re-execute every section")
+    b.add_argument("--defaults", action="store_true",
+                   help="run every section with its default parameters (forget earlier `inkground run` parameters)")
+    b.set_defaults(func=_book)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from inkground_lib.build.notebook_runner import RunnerError
+    from inkground_lib.core.dataset import DatasetError
+    from inkground_lib.core.files import PathError
+    from inkground_lib.core.ink import InkError
+    from inkground_lib.evaluation.systems.base import (
+        SystemConfigError,
+        SystemUnavailable,
+    )
+
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (DatasetError, PathError, InkError, RunnerError, SystemConfigError, SystemUnavailable,
+            FileNotFoundError, ValueError) as e:
+        print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"inkground {args.cmd}: interrupted; finished work is kept, rerun to resume", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

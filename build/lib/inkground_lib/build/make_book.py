@@ -1,0 +1,135 @@
+"""What ``make book`` does: default datasets -> executed sections -> generated pages -> HTML book."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from inkground_lib.build import notebook_runner
+from inkground_lib.core.dataset import dataset_hash, load_dataset
+from inkground_lib.core.layout import (
+    DATA,
+    RECORDED_DATASET,
+    ROOT,
+    SYNTH_DATASET,
+)
+from inkground_lib.datasets.recorded import default_unipen_path
+
+
+def earlier_outputs_hash(key: str) -> str:
+    """sha256 of what earlier sections wrote (every CSV / JSON under data/runs/*/<NN>_*/ for NN < ``key``:
+    tables, summaries, the benchmark set's manifest and inks), so a section re-executes when an earlier one
+    produced different results, and only then (a section's own outputs never enter its fingerprint)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for run in sorted((DATA / "runs").glob("*/[0-9][0-9]_*")):
+        if run.is_dir() and run.name[:2] < key:
+            for f in sorted(list(run.rglob("*.csv")) + list(run.rglob("*.json"))):
+                h.update(f.relative_to(DATA).as_posix().encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def api_env_set() -> list[str]:
+    """Names (never values) of the registry's API environment variables that are set: a section that runs
+    API systems must re-execute when a key appears or disappears."""
+    from inkground_lib.evaluation.systems.registry import load_registry
+
+    names = set()
+    for cfg in load_registry().values():
+        for k in ("api_key_env", "base_url_env", "model_dir_env"):
+            if cfg.get(k):
+                names.add(cfg[k])
+    return sorted(n for n in names if os.environ.get(n))
+
+
+def unipen_path() -> Path | None:
+    """The UNIPEN-format JSON used to build the recorded dataset: $INKGROUND_UNIPEN, else the shared copy
+    beside the project (../shared/data/unipen_cursive/unipen_cursive_dev.json), else None."""
+    env = os.environ.get("INKGROUND_UNIPEN")
+    if env:
+        return Path(env)
+    return default_unipen_path()
+
+
+def ensure_datasets(progress: bool = True) -> dict[str, Path]:
+    """Generate (or reuse) the default datasets; returns {name: folder}."""
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+
+    out = {"synth": generate(ROOT / SYNTH_DATASET, SynthParams(), progress=progress)}
+    unipen = unipen_path()
+    if unipen is not None:
+        from inkground_lib.datasets.recorded import build_recorded
+
+        out["recorded"] = build_recorded(ROOT / RECORDED_DATASET, unipen=unipen, progress=progress)
+    else:
+        print("[inkground] no UNIPEN file found (set INKGROUND_UNIPEN): the recorded dataset is not built",
+              flush=True)
+    return out
+
+
+def section_parameters(section: notebook_runner.Section, defaults: bool) -> dict:
+    """The parameters the book runs a section with: those of its last run (``inkground run``) unless
+    ``defaults``; a user's rerun therefore shows up in the book and stays until they reset it."""
+    if defaults:
+        return {}
+    import json
+
+    try:
+        nb = json.loads(section.executed().read_text("utf-8"))
+        return dict(nb["metadata"]["inkground"]["parameters"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def fit_to_available_data(section: notebook_runner.Section, params: dict, datasets: dict) -> dict:
+    """Without recorded data (no UNIPEN file, no IAM-OnDB), sections 03 and 04 run on the benchmark set alone:
+    section 03 gets ``recorded=""`` and section 04 only the run folders that exist. Parameters a user set
+    explicitly are kept as they are."""
+    if "recorded" in datasets:
+        return params
+    params = dict(params)
+    defaults = notebook_runner.notebook_parameters(section)
+    if "recorded" in defaults and "recorded" not in params:
+        params["recorded"] = ""
+    if "eval_runs" in defaults and "eval_runs" not in params:
+        import ast
+
+        runs = ast.literal_eval(defaults["eval_runs"])
+        params["eval_runs"] = [r for r in runs if (ROOT / r / "summary-reference.csv").is_file()]
+    return params
+
+
+def make_book(force: bool = False, progress: bool = True, defaults: bool = False) -> Path:
+    timer = notebook_runner.Timer()
+    with timer("datasets"):
+        datasets = ensure_datasets(progress)
+    info = {}
+    with timer("dataset hashes"):
+        for name, path in datasets.items():
+            ds = load_dataset(path, check_images=False)
+            info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
+                          "hash": dataset_hash(path)}
+    executed = []
+    for section in notebook_runner.sections():
+        inputs = {name: d["hash"] for name, d in info.items()}
+        inputs["api_env_set"] = api_env_set()
+        inputs["earlier_sections"] = earlier_outputs_hash(section.key)
+        user = section_parameters(section, defaults)
+        params = fit_to_available_data(section, user, datasets)
+        with timer(f"section {section.key}"):
+            path, _ = notebook_runner.run_section(section.key, params, inputs=inputs, force=force, user_params=user)
+        executed.append(path)
+    from inkground_lib.report.reproducibility import write_reproducibility_page
+    from inkground_lib.report.reviewers import write_default_reviewers_page
+
+    with timer("reviewers page"):
+        write_default_reviewers_page(ROOT)
+
+    write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
+    with timer("jupyter-book build"):
+        index = notebook_runner.build_book()
+    total = sum(t for _, t in timer.stages)
+    print(f"[inkground] total: {total:.1f} s")
+    return index

@@ -1,0 +1,205 @@
+"""Running a section notebook with papermill: parameters checked, fingerprints, reuse; building the HTML."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from inkground_lib.core.files import atomic_write_bytes
+from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT, SECTIONS_DIR
+
+
+class RunnerError(ValueError):
+    """A section that cannot be run as asked (unknown section, unknown parameter, failed execution)."""
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str  # "01"
+    name: str  # "01_dataset_statistics"
+
+    @property
+    def source(self) -> Path:
+        return NOTEBOOKS / f"{self.name}.ipynb"
+
+    def executed(self, out_dir: Path | None = None) -> Path:
+        return Path(out_dir or SECTIONS_DIR) / f"{self.name}.ipynb"
+
+
+def sections() -> list[Section]:
+    """The section notebooks present under notebooks/, in order."""
+    out = []
+    for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        out.append(Section(p.stem[:2], p.stem))
+    return out
+
+
+def find_section(key: str) -> Section:
+    for s in sections():
+        if key in (s.key, s.name, s.name + ".ipynb"):
+            return s
+    raise RunnerError(f"no section {key!r}; sections are: {', '.join(s.key + ' (' + s.name + ')' for s in sections())}")
+
+
+def notebook_parameters(section: Section) -> dict:
+    """The defaults of the notebook's ``parameters`` cell, as papermill reads them: {name: default repr}."""
+    import papermill as pm
+
+    params = pm.inspect_notebook(str(section.source))
+    return {k: v.get("default") for k, v in params.items()}
+
+
+def parse_value(text: str):
+    """A command-line parameter value: YAML scalars (numbers, booleans, null, lists) else the string."""
+    import yaml
+
+    try:
+        v = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    if v is None:
+        return None if text.strip() in ("null", "~", "None") else text
+    return v if isinstance(v, (bool, int, float, str, list)) else text
+
+
+def check_parameters(section: Section, params: dict) -> None:
+    known = notebook_parameters(section)
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise RunnerError(
+            f"section {section.key} ({section.source.name}) has no parameter {', '.join(map(repr, unknown))}; "
+            f"valid parameters: {', '.join(f'{k} (default {v})' for k, v in known.items())}")
+
+
+def library_fingerprint() -> str:
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "inkground_lib").rglob("*")):
+        if p.is_file() and p.suffix in (".py", ".yaml", ".json"):
+            h.update(p.relative_to(ROOT).as_posix().encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def fingerprint(section: Section, params: dict, inputs: dict[str, str] | None = None) -> str:
+    h = hashlib.sha256()
+    h.update(section.source.read_bytes())
+    h.update(json.dumps(params, sort_keys=True, default=str).encode())
+    h.update(library_fingerprint().encode())
+    paper = PAPER_DIR
+    for p in sorted(paper.glob("*")):
+        h.update(p.read_bytes())
+    h.update(json.dumps(inputs or {}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def stored_fingerprint(path: Path) -> str | None:
+    try:
+        nb = json.loads(path.read_text("utf-8"))
+        return nb["metadata"]["inkground"]["fingerprint"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = None, inputs: dict | None = None,
+                force: bool = False, log_output: bool = False, user_params: dict | None = None) -> tuple[Path, bool]:
+    """Execute section ``key`` with ``params`` into ``out_dir`` (default book/sections/).
+
+    Returns (executed notebook path, whether it was executed now). Skips execution when the stored
+    fingerprint matches (unless ``force``). ``inputs`` maps input names to content hashes (e.g. dataset
+    hashes) that take part in the fingerprint. ``user_params`` (default: ``params``) is what the executed
+    notebook records as the user's choice, which ``make book`` keeps on later runs; parameters the book
+    pipeline derived itself (e.g. no recorded data here) are executed but not recorded as the user's.
+    """
+    import nbformat
+    import papermill as pm
+
+    section = find_section(key)
+    params = dict(params or {})
+    check_parameters(section, params)
+    target = section.executed(out_dir)
+    fp = fingerprint(section, params, inputs)
+    if not force and target.is_file() and stored_fingerprint(target) == fp:
+        return target, False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.stem}.running.ipynb")
+    failed = target.with_name(f"{target.stem}.failed.ipynb")
+    env_cwd = str(ROOT)
+    try:
+        pm.execute_notebook(str(section.source), str(tmp), parameters=params, cwd=env_cwd,
+                            kernel_name="python3", progress_bar=False, log_output=log_output,
+                            request_save_on_cell_execute=False)
+    except Exception as e:  # papermill raises PapermillExecutionError with the cell's traceback
+        if tmp.exists():
+            shutil.move(str(tmp), str(failed))
+        raise RunnerError(f"section {section.key} failed; the executed copy is kept at {failed}:\n{e}") from None
+    nb = nbformat.read(str(tmp), as_version=4)
+    _present_parameters(nb, section, params)
+    nb.metadata["inkground"] = {"fingerprint": fp, "parameters": params if user_params is None else user_params,
+                                "inputs": inputs or {},
+                                "section": section.name}
+    atomic_write_bytes(target, nbformat.writes(nb).encode("utf-8"))
+    tmp.unlink(missing_ok=True)
+    failed.unlink(missing_ok=True)
+    return target, True
+
+
+def _present_parameters(nb, section: Section, params: dict) -> None:
+    """Hide papermill's parameter cells and say, in a short markdown cell after the title, which
+    parameters this page was executed with and how to rerun it."""
+    import nbformat
+
+    first_code = None
+    for i, cell in enumerate(nb.cells):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            cell.metadata.setdefault("tags", [])
+            if "remove-cell" not in cell.metadata["tags"]:
+                cell.metadata["tags"].append("remove-cell")
+            first_code = i if first_code is None else first_code
+    shown = {**notebook_parameters(section), **{k: repr(v) for k, v in params.items()}}
+    text = ("**Parameters of this run** (`inkground run " + section.key + " -p NAME VALUE` reruns it): " +
+            ", ".join(f"`{k} = {v}`" for k, v in shown.items()) + ".")
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["tags"] = ["inkground-parameters"]
+    cell["id"] = "inkground-parameters"
+    nb.cells.insert(first_code if first_code is not None else 1, cell)
+
+
+def build_book(root: Path = ROOT, *, builder: str = "html", quiet: bool = True) -> Path:
+    """``jupyter-book build`` with warnings as errors (-W -n); returns the path of index.html."""
+    exe = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(root), "-W", "-n", "--keep-going",
+           "--builder", builder]
+    env = dict(os.environ)
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr)[-6000:]
+        raise RunnerError(f"jupyter-book build failed (exit {proc.returncode}):\n{tail}")
+    return Path(root) / "_build" / "html" / "index.html"
+
+
+class Timer:
+    """Collects wall times of named stages; printed by ``make book`` and the benchmarks."""
+
+    def __init__(self):
+        self.stages: list[tuple[str, float]] = []
+
+    def __call__(self, name: str):
+        timer = self
+
+        class _Stage:
+            def __enter__(self):
+                self.t = time.perf_counter()
+
+            def __exit__(self, *exc):
+                timer.stages.append((name, time.perf_counter() - self.t))
+                print(f"[inkground] {name}: {timer.stages[-1][1]:.1f} s", flush=True)
+
+        return _Stage()

@@ -1,0 +1,1 @@
+"""The paper's metrics: trajectory fidelity (DTW, Chamfer) and readability (AR, CR)."""

@@ -1,0 +1,1 @@
+"""Layer 1, the base every stage uses: inks, files, datasets, rendering, run-folder paths, defaults and the paper's numbers."""

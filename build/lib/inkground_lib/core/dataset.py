@@ -1,0 +1,318 @@
+"""Datasets: words, pages, and a folder with a versioned JSON manifest, page photos and inks.
+
+Loading validates everything and raises ``DatasetError`` naming the file, record and field at fault. The
+folder layout and the manifest schema (see MANIFEST_EXAMPLE below) are on the design page of the book.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+import numpy as np
+
+from inkground_lib.core.files import PathError, atomic_write_json, confined, sha256_file
+from inkground_lib.core.ink import Ink, InkError, ink_from_lists, ink_to_lists
+
+SCHEMA = "inkground-dataset"
+INKS_SCHEMA = "inkground-inks"
+SCHEMA_VERSION = 1
+KINDS = ("synth", "recorded", "inkground", "benchmark")
+SPLITS = ("train", "test")
+
+MANIFEST_EXAMPLE = {
+    "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "name": "synth", "kind": "synth",
+    "reference": "true ink",  # what the reference inks are: "true ink" or "pseudo-label: <derenderer>"
+    "meta": {"seed": 0},
+    "pages": [{"id": "p0000", "image": "pages/p0000.jpg", "inks": "inks/p0000.json", "writer": "w0000",
+               "width": 1200, "height": 1600,
+               "words": [{"id": "p0000-w000", "text": "Dear", "box": [10.0, 20.0, 110.0, 60.0],
+                          "split": "train"}]}],
+}
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be loaded or written; the message names file, record and field."""
+
+
+@dataclass
+class Word:
+    """One word of a page. ``box`` is (x0, y0, x1, y1) in page pixels; ``ink`` the reference trajectory;
+    ``true_ink`` the writer's real trajectory where known (synthetic and recorded data), else None;
+    ``split`` "train" or "test" (the Style classifier trains on "train" words)."""
+
+    id: str
+    text: str
+    box: tuple[float, float, float, float]
+    ink: Ink
+    page_id: str
+    split: str = "train"
+    true_ink: Optional[Ink] = None
+
+
+@dataclass
+class Page:
+    """A page photo. ``image`` is the absolute path after loading (relative in the manifest); width and
+    height are the photo's size in pixels; ``writer`` the writer id (on inkGround: the page itself)."""
+
+    id: str
+    image: Path
+    writer: str
+    width: int
+    height: int
+    words: list[Word] = field(default_factory=list)
+
+    def load_image(self) -> np.ndarray:
+        """The page photo as a uint8 (H, W, 3) RGB array."""
+        from PIL import Image
+
+        if not self.image.is_file():
+            raise DatasetError(f"{self.image}: page {self.id}: field image: file is missing")
+        try:
+            with Image.open(self.image) as im:
+                return np.asarray(im.convert("RGB"))
+        except OSError as e:
+            raise DatasetError(f"{self.image}: page {self.id}: field image: cannot be read ({e})") from None
+
+
+@dataclass
+class Dataset:
+    root: Path
+    name: str
+    kind: str
+    reference: str
+    meta: dict
+    pages: list[Page]
+
+    def words(self) -> Iterator[Word]:
+        for p in self.pages:
+            yield from p.words
+
+    def page(self, page_id: str) -> Page:
+        for p in self.pages:
+            if p.id == page_id:
+                return p
+        raise KeyError(page_id)
+
+    @property
+    def n_words(self) -> int:
+        return sum(len(p.words) for p in self.pages)
+
+
+# --------------------------------------------------------------------------------------------- writing
+
+def page_record(page: Page, root: Path) -> dict:
+    return {
+        "id": page.id,
+        "image": Path(page.image).resolve().relative_to(Path(root).resolve()).as_posix(),
+        "inks": f"inks/{page.id}.json",
+        "writer": page.writer,
+        "width": int(page.width),
+        "height": int(page.height),
+        "words": [{"id": w.id, "text": w.text, "box": [round(float(v), 2) for v in w.box], "split": w.split}
+                  for w in page.words],
+    }
+
+
+def write_page_inks(root: str | Path, page: Page) -> Path:
+    """Write ``inks/<page>.json`` (atomically)."""
+    data = {"schema": INKS_SCHEMA, "schema_version": SCHEMA_VERSION, "page": page.id,
+            "words": {w.id: {"reference": ink_to_lists(w.ink),
+                             "true": None if w.true_ink is None else ink_to_lists(w.true_ink)}
+                      for w in page.words}}
+    return atomic_write_json(Path(root) / "inks" / f"{page.id}.json", data, indent=None)
+
+
+def write_manifest(root: str | Path, name: str, kind: str, reference: str, meta: dict,
+                   pages: list[Page], write_inks: bool = True) -> Path:
+    """Write the inks of every page (unless already written) and then the manifest, atomically.
+
+    Page images must already exist inside ``root``."""
+    root = Path(root)
+    if kind not in KINDS:
+        raise DatasetError(f"{root / 'manifest.json'}: field kind: {kind!r} is not one of {KINDS}")
+    ids = [p.id for p in pages]
+    if len(set(ids)) != len(ids):
+        raise DatasetError(f"{root / 'manifest.json'}: field pages: duplicate page ids")
+    if write_inks:
+        for p in pages:
+            write_page_inks(root, p)
+    manifest = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "name": name, "kind": kind,
+                "reference": reference, "meta": meta, "pages": [page_record(p, root) for p in pages]}
+    return atomic_write_json(root / "manifest.json", manifest)
+
+
+# --------------------------------------------------------------------------------------------- loading
+
+def _need(rec: dict, key: str, typ, where: str):
+    if not isinstance(rec, dict):
+        raise DatasetError(f"{where}: expected an object, got {type(rec).__name__}")
+    if key not in rec:
+        raise DatasetError(f"{where}: field {key}: missing")
+    v = rec[key]
+    if typ is float:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    elif typ is int:
+        ok = isinstance(v, int) and not isinstance(v, bool)
+    else:
+        ok = isinstance(v, typ)
+    if not ok:
+        raise DatasetError(f"{where}: field {key}: expected {getattr(typ, '__name__', typ)}, got {v!r:.60}")
+    return v
+
+
+def _read_json(path: Path, what: str):
+    if not path.is_file():
+        raise DatasetError(f"{path}: {what} is missing")
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{path}: {what} is not valid JSON ({e})") from None
+
+
+def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
+    """Load and validate a dataset folder. Raises DatasetError naming file, record and field."""
+    root = Path(root)
+    mpath = root / "manifest.json"
+    m = _read_json(mpath, "manifest")
+    where = str(mpath)
+    if not isinstance(m, dict):
+        raise DatasetError(f"{where}: expected a JSON object")
+    if m.get("schema") != SCHEMA:
+        raise DatasetError(f"{where}: field schema: expected {SCHEMA!r}, got {m.get('schema')!r}")
+    version = _need(m, "schema_version", int, where)
+    if version != SCHEMA_VERSION:
+        raise DatasetError(f"{where}: field schema_version: {version} is not supported (this library reads "
+                           f"{SCHEMA_VERSION})")
+    name = _need(m, "name", str, where)
+    kind = _need(m, "kind", str, where)
+    if kind not in KINDS:
+        raise DatasetError(f"{where}: field kind: {kind!r} is not one of {KINDS}")
+    reference = _need(m, "reference", str, where)
+    meta = m.get("meta", {})
+    if not isinstance(meta, dict):
+        raise DatasetError(f"{where}: field meta: expected an object")
+    pages_raw = _need(m, "pages", list, where)
+    pages, seen_pages, seen_words = [], set(), set()
+    for i, pr in enumerate(pages_raw):
+        pw = f"{where}: pages[{i}]"
+        pid = _need(pr, "id", str, pw)
+        pw = f"{where}: page {pid}"
+        if pid in seen_pages:
+            raise DatasetError(f"{pw}: field id: duplicate page id")
+        seen_pages.add(pid)
+        try:
+            image = confined(root, _need(pr, "image", str, pw), f"{pw}: field image")
+            inks_path = confined(root, _need(pr, "inks", str, pw), f"{pw}: field inks")
+        except PathError as e:
+            raise DatasetError(str(e)) from None
+        if check_images and not image.is_file():
+            raise DatasetError(f"{pw}: field image: file {image} is missing")
+        writer = _need(pr, "writer", str, pw)
+        width, height = _need(pr, "width", int, pw), _need(pr, "height", int, pw)
+        if width <= 0 or height <= 0:
+            raise DatasetError(f"{pw}: field width/height: must be positive, got {width} x {height}")
+        inks = _read_json(inks_path, f"inks of page {pid}")
+        if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
+            raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
+        words = []
+        for j, wr in enumerate(_need(pr, "words", list, pw)):
+            ww = f"{pw} words[{j}]"
+            wid = _need(wr, "id", str, ww)
+            ww = f"{pw} word {wid}"
+            if wid in seen_words:
+                raise DatasetError(f"{ww}: field id: duplicate word id")
+            seen_words.add(wid)
+            text = _need(wr, "text", str, ww)
+            box = _need(wr, "box", list, ww)
+            if len(box) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                        and math.isfinite(v) for v in box):
+                raise DatasetError(f"{ww}: field box: expected 4 finite numbers, got {box!r:.80}")
+            if not (box[0] <= box[2] and box[1] <= box[3]):
+                raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
+            split = wr.get("split", "train")
+            if split not in SPLITS:
+                raise DatasetError(f"{ww}: field split: {split!r} is not one of {SPLITS}")
+            rec = inks["words"].get(wid)
+            if not isinstance(rec, dict) or "reference" not in rec:
+                raise DatasetError(f"{inks_path}: word {wid}: field reference: missing")
+            try:
+                ink = ink_from_lists(rec["reference"], f"{inks_path}: word {wid}: field reference")
+                true = rec.get("true")
+                true_ink = None if true is None else ink_from_lists(true, f"{inks_path}: word {wid}: field true")
+            except InkError as e:
+                raise DatasetError(str(e)) from None
+            words.append(Word(wid, text, tuple(float(v) for v in box), ink, pid, split, true_ink))
+        pages.append(Page(pid, image, writer, width, height, words))
+    return Dataset(root, name, kind, reference, meta, pages)
+
+
+def dataset_hash(root: str | Path) -> str:
+    """sha256 over the manifest and every file it references (images and inks), in manifest order."""
+    root = Path(root)
+    h = hashlib.sha256()
+    mpath = root / "manifest.json"
+    h.update(mpath.read_bytes())
+    m = json.loads(mpath.read_text("utf-8"))
+    for p in m.get("pages", []):
+        for key in ("image", "inks"):
+            h.update(sha256_file(confined(root, p[key], key)).encode())
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------- statistics
+
+def page_table(ds: Dataset):
+    """One row per page: page_id, writer, width, height (px), words, strokes, points (reference inks)."""
+    import pandas as pd
+
+    rows = []
+    for p in ds.pages:
+        strokes = sum(len(w.ink) for w in p.words)
+        points = sum(w.ink.n_points for w in p.words)
+        rows.append({"page_id": p.id, "writer": p.writer, "width": p.width, "height": p.height,
+                     "words": len(p.words), "strokes": strokes, "points": points})
+    return pd.DataFrame(rows, columns=["page_id", "writer", "width", "height", "words", "strokes", "points"])
+
+
+def word_table(ds: Dataset):
+    """One row per word: ids, text, split, box width / height as fractions of the page's width / height,
+    number of strokes and points of the reference ink."""
+    import pandas as pd
+
+    rows = []
+    for p in ds.pages:
+        for w in p.words:
+            x0, y0, x1, y1 = w.box
+            rows.append({"page_id": p.id, "word_id": w.id, "text": w.text, "split": w.split,
+                         "box_w": (x1 - x0) / p.width, "box_h": (y1 - y0) / p.height,
+                         "strokes": len(w.ink), "points": w.ink.n_points})
+    return pd.DataFrame(rows, columns=["page_id", "word_id", "text", "split", "box_w", "box_h", "strokes",
+                                       "points"])
+
+
+def statistics(ds: Dataset) -> dict:
+    """The paper's dataset statistics (Sec. 'How it works') for ``ds``.
+
+    Keys: pages, writers, words, words_per_page_mean/min/max, strokes_per_page_mean,
+    points_per_stroke_mean (points as stored: resolution-dependent), box_width_median and box_height_median
+    (median word-box size as a fraction of page width / height). Plain Python floats and ints.
+    """
+    pt, wt = page_table(ds), word_table(ds)
+    n_strokes = int(pt["strokes"].sum())
+    return {
+        "pages": int(len(pt)),
+        "writers": int(pt["writer"].nunique()),
+        "words": int(pt["words"].sum()),
+        "words_per_page_mean": float(pt["words"].mean()) if len(pt) else float("nan"),
+        "words_per_page_min": int(pt["words"].min()) if len(pt) else 0,
+        "words_per_page_max": int(pt["words"].max()) if len(pt) else 0,
+        "strokes_per_page_mean": float(pt["strokes"].mean()) if len(pt) else float("nan"),
+        "points_per_stroke_mean": float(pt["points"].sum() / n_strokes) if n_strokes else float("nan"),
+        "box_width_median": float(wt["box_w"].median()) if len(wt) else float("nan"),
+        "box_height_median": float(wt["box_h"].median()) if len(wt) else float("nan"),
+    }

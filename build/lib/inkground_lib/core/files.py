@@ -1,0 +1,143 @@
+"""Safe file writing and path confinement: atomic writes (bytes, text, JSON), JSONL append and read, paths
+kept inside a folder, file hashes.
+
+A crash leaves either the old file or the new one, never half of one; the design page of the book has the
+details.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+class PathError(ValueError):
+    """A path that leaves the folder it must stay in."""
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj, indent: int | None = 1) -> Path:
+    """JSON with sorted keys (stable bytes for hashing); NaN is refused (not valid JSON)."""
+    return atomic_write_text(path, json.dumps(obj, indent=indent, sort_keys=True, allow_nan=False) + "\n")
+
+
+def append_jsonl(path: str | os.PathLike, record) -> Path:
+    """Append ``record`` as one JSON line (one write: sorted keys, NaN refused), then flush and fsync, so an
+    append-only log loses at most the line being written when a run is killed (its readers drop a torn
+    last line)."""
+    line = json.dumps(record, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as f:
+        f.write(line.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+    return path
+
+
+class JSONLError(ValueError):
+    """An append-only JSONL file with an invalid line that is not a torn last line; names file and line."""
+
+
+def read_jsonl(path: str | os.PathLike, valid, *, repair: bool = True, what: str = "record") -> list[tuple[int, dict]]:
+    """The records of an append-only JSONL file written by :func:`append_jsonl`, as (line number, record).
+
+    ``valid(record) -> bool`` says whether a parsed line is a usable record. A record and its newline are
+    written in one write, so only the last line can be torn: a last line *without* its newline that does
+    not parse (or is not valid) is dropped, and a valid one is kept; with ``repair`` the file is fixed in
+    place (truncated before the torn line, or given its missing newline) so the next append starts on a
+    fresh line. Any other invalid line raises :class:`JSONLError` naming the file and the line. A missing
+    file has no records."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    out, pos, n = [], 0, 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        torn = end < 0
+        line = data[pos:] if torn else data[pos:end]
+        n += 1
+        rec = None
+        if line.strip():
+            try:
+                rec = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                rec = None
+            if rec is None or not valid(rec):
+                if torn:
+                    if repair:
+                        with open(path, "r+b") as f:
+                            f.truncate(pos)
+                            f.flush()
+                            os.fsync(f.fileno())
+                    break
+                raise JSONLError(f"{path}: line {n}: not a valid {what}")
+            out.append((n, rec))
+        if torn:
+            if repair and rec is not None:
+                with open(path, "ab") as f:
+                    f.write(b"\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+            break
+        pos = end + 1
+    return out
+
+
+def confined(root: str | os.PathLike, rel: str, what: str = "path") -> Path:
+    """Resolve ``rel`` inside ``root``; raise PathError if it is absolute or leaves ``root`` (.., links)."""
+    root = Path(root).resolve()
+    if not isinstance(rel, str) or not rel:
+        raise PathError(f"{what}: expected a relative path string, got {rel!r}")
+    if os.path.isabs(rel):
+        raise PathError(f"{what}: {rel!r} is absolute; paths must be relative to {root}")
+    p = (root / rel).resolve()
+    if p != root and root not in p.parents:
+        raise PathError(f"{what}: {rel!r} leaves the folder {root}")
+    return p
+
+
+def sha256_json(obj) -> str:
+    """sha256 (hex) of an object's canonical JSON (keys sorted; other types as ``str``): a cache key.
+
+    >>> sha256_json({"b": 1, "a": [1, 2]}) == sha256_json({"a": [1, 2], "b": 1})
+    True
+    """
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(chunk)
+            if not b:
+                break
+            h.update(b)
+    return h.hexdigest()

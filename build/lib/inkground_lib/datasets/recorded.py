@@ -1,0 +1,356 @@
+"""The recorded dataset: photographed pages composed from real recorded handwriting, one writer per page.
+
+``build_recorded`` writes the dataset from a UNIPEN-derived JSON file and / or an IAM-OnDB copy;
+``compose_page`` lays one writer's words out on a page, drawn and photographed as synth does. The design
+page of the book has the details.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from inkground_lib.core.dataset import (
+    DatasetError,
+    Page,
+    Word,
+    load_dataset,
+    write_manifest,
+)
+from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
+from inkground_lib.core.ink import Ink, as_ink
+from inkground_lib.core.layout import SHARED_UNIPEN
+from inkground_lib.datasets.segmentation import (
+    core_band,
+    core_height,
+    segment_line_words,
+)
+from inkground_lib.datasets.synth.page_layout import clean_page
+from inkground_lib.datasets.synth.photo import (
+    PhotoEffects,
+    apply_homography,
+    encode_jpeg,
+    photograph,
+)
+from inkground_lib.datasets.synth.texts import split_words
+from inkground_lib.formats.iamondb import read_iamondb
+from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
+
+BUILDER_VERSION = 1
+
+
+def default_unipen_path() -> Optional[Path]:
+    """The shared UNIPEN subset beside the project (``../shared/data/unipen_cursive/unipen_cursive_dev.json``
+    from the repository root), or None where it is absent."""
+    return SHARED_UNIPEN if SHARED_UNIPEN.is_file() else None
+
+
+# ============================================================================================ sources
+
+_IAM_DIRS = ("lineStrokes-all", "lineStrokes", "original-xml-part", "original-xml-all", "original",
+             "ascii-all", "ascii")
+
+
+def _tree_sha256(root: Path, extra: Sequence[Path] = ()) -> tuple[str, int]:
+    """sha256 over (relative path, file sha256) of every file in the IAM-OnDB folders used, sorted."""
+    files = []
+    for d in _IAM_DIRS:
+        p = root / d
+        if p.is_dir():
+            files.extend(f for f in p.rglob("*") if f.is_file())
+    files.extend(f for f in extra if f.is_file())
+    h = hashlib.sha256()
+    for f in sorted(set(files)):
+        h.update(f"{f.relative_to(root).as_posix()}\0{sha256_file(f)}\n".encode())
+    return h.hexdigest(), len(files)
+
+
+def iamondb_words(root: str | os.PathLike, split: Optional[str] = None, *, gap_factor: float = 0.6,
+                  progress: bool = False) -> tuple[list[RecordedWord], dict]:
+    """Words cut out of IAM-OnDB lines by :func:`segment_line_words`, and counts
+    {lines, lines_with_text, lines_segmented}. Word ids are ``<line id>-<k:02d>``; inks in whiteboard units."""
+    lines = read_iamondb(root, split, progress=progress)
+    words, with_text, ok = [], 0, 0
+    for ln in lines:
+        if not ln.text or not ln.text.split():
+            continue
+        with_text += 1
+        tokens = ln.text.split()
+        parts = segment_line_words(ln.ink, len(tokens), gap_factor=gap_factor)
+        if parts is None:
+            continue
+        ok += 1
+        writer = ln.writer or f"iamondb-form-{ln.form}"
+        for k, (tok, ink) in enumerate(zip(tokens, parts)):
+            words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok, ink,
+                                      {"source": "iamondb", "line": ln.id, "file": str(ln.path)}))
+    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok}
+
+
+# ============================================================================================ layout
+
+@dataclass(frozen=True)
+class Layout:
+    """Page layout parameters, in page pixels (``core_px``: the writers' common core height)."""
+
+    core_px: float = 24.0
+    page_width: int = 1000
+    margin_left: tuple[float, float] = (0.06, 0.12)     # fraction of the page width
+    margin_right: float = 0.05                          # fraction of the page width
+    margin_top: tuple[float, float] = (0.06, 0.10)      # fraction of the page width
+    word_gap: tuple[float, float] = (0.9, 1.5)          # times core_px
+    line_spacing: tuple[float, float] = (3.2, 4.0)      # times core_px
+    baseline_jitter: float = 0.12                       # std, times core_px
+    line_gap: float = 0.4                               # least gap between lines' inks, times core_px
+    pen_width: tuple[float, float] = (2.0, 3.4)         # page pixels
+    min_aspect: float = 0.55                            # page height >= this * width
+
+
+@dataclass
+class ComposedPage:
+    """A laid-out page before photographing: ``inks[i]`` = ``scale`` * source ink i + ``offsets[i]``."""
+
+    width: int
+    height: int
+    pen_width: float
+    scale: float
+    inks: list[Ink]
+    offsets: list[tuple[float, float]]
+
+
+def compose_page(words: Sequence[RecordedWord], scale: float, rng: np.random.Generator,
+                 layout: Layout = Layout()) -> ComposedPage:
+    """Lay out one writer's ``words`` (source units, y down) on a note page in page pixels.
+
+    Every word ink becomes ``scale * ink + (dx, dy)`` (a similarity transform, t unchanged); see the module
+    doc for the layout rules. Deterministic for a given ``rng`` state.
+    """
+    if not words:
+        raise ValueError("compose_page: no words")
+    L = layout
+    W = int(L.page_width)
+    pen = float(rng.uniform(*L.pen_width))
+    gap = float(rng.uniform(*L.word_gap)) * L.core_px
+    spacing = float(rng.uniform(*L.line_spacing)) * L.core_px
+    left = float(rng.uniform(*L.margin_left)) * W
+    top = float(rng.uniform(*L.margin_top)) * W
+    right_edge = W - L.margin_right * W
+    scaled = []
+    for w in words:
+        ink = as_ink(w.ink)
+        x0, _, x1, _ = ink.bbox()
+        base = core_band(ink)[1]
+        scaled.append((ink, x0 * scale, (x1 - x0) * scale, base * scale))
+    widest = max(s[2] for s in scaled)
+    if left + widest > right_edge:  # one word wider than a line: widen the page
+        W = int(np.ceil(left + widest + L.margin_right * W))
+        right_edge = W - L.margin_right * W
+    # 1. words to lines, left to right; 2. lines stacked: baseline k is line_spacing below baseline k-1,
+    # lower still where line k's tallest letters would come closer than line_gap to line k-1's lowest ink
+    lines: list[list[int]] = [[]]
+    xs, cursor = [], left
+    for i, (ink, x0s, ws, bs) in enumerate(scaled):
+        if cursor > left and cursor + ws > right_edge:
+            lines.append([])
+            cursor = left
+        lines[-1].append(i)
+        xs.append(cursor - x0s)
+        cursor += ws + gap
+    jitter = [float(rng.normal(0.0, L.baseline_jitter)) * L.core_px for _ in scaled]
+    dys = [0.0] * len(scaled)
+    baseline, prev_bottom = 0.0, None
+    for k, idx in enumerate(lines):
+        rel = [(ink.bbox()[1] * scale - bs + jitter[i], ink.bbox()[3] * scale - bs + jitter[i])
+               for i in idx for (ink, _, _, bs) in [scaled[i]]]
+        top_rel, bot_rel = min(r[0] for r in rel), max(r[1] for r in rel)
+        if k > 0:
+            baseline = max(baseline + spacing, prev_bottom + L.line_gap * L.core_px - top_rel)
+        for i in idx:
+            dys[i] = baseline + jitter[i] - scaled[i][3]
+        prev_bottom = baseline + bot_rel
+    offsets = list(zip(xs, dys))
+    inks = [ink.transformed(scale, dx, dy) for (ink, *_), (dx, dy) in zip(scaled, offsets)]
+    # shift so the ink's top lies at the top margin
+    y_top = min(k.bbox()[1] for k in inks)
+    y_bot = max(k.bbox()[3] for k in inks)
+    shift = top - y_top
+    inks = [k.transformed(1.0, 0.0, shift) for k in inks]
+    offsets = [(dx, dy + shift) for dx, dy in offsets]
+    H = int(np.ceil(max((y_bot - y_top) + 2 * top, L.min_aspect * W)))
+    return ComposedPage(W, H, pen, float(scale), inks, offsets)
+
+
+def plan_pages(words: Sequence[RecordedWord], pages: Optional[int], words_per_page: tuple[int, int],
+               rng: np.random.Generator) -> list[tuple[str, list[RecordedWord]]]:
+    """Which writer's which words go on each page (see the module doc); words with no letter are left out."""
+    lo, hi = words_per_page
+    by_writer: dict[str, list[RecordedWord]] = {}
+    for w in words:
+        if any(c.isalpha() for c in w.text):
+            by_writer.setdefault(w.writer, []).append(w)
+    writers = sorted(by_writer)
+    order = [writers[i] for i in rng.permutation(len(writers))]
+    pools = {wr: [by_writer[wr][i] for i in rng.permutation(len(by_writer[wr]))] for wr in order}
+    plan: list[tuple[str, list[RecordedWord]]] = []
+    while True:
+        added = False
+        for wr in order:
+            if pages is not None and len(plan) >= pages:
+                return plan
+            pool = pools[wr]
+            if len(pool) < lo:
+                continue
+            k = min(int(rng.integers(lo, hi + 1)), len(pool))
+            plan.append((wr, pool[:k]))
+            pools[wr] = pool[k:]
+            added = True
+        if pages is None or not added:
+            return plan
+
+
+# ============================================================================================ builder
+
+def _effects(effects):
+    if effects is None:
+        return PhotoEffects()
+    if isinstance(effects, str):
+        if effects == "none":
+            return PhotoEffects.none()
+        if effects == "default":
+            return PhotoEffects()
+        raise ValueError(f"effects: {effects!r} is not 'default', 'none', a dict or a PhotoEffects")
+    if isinstance(effects, dict):
+        return PhotoEffects(**effects)
+    return effects
+
+
+def _effects_record(eff) -> dict:
+    if dataclasses.is_dataclass(eff):
+        d = dataclasses.asdict(eff)
+    else:
+        d = dict(vars(eff))
+    return json.loads(json.dumps(d, default=str))
+
+
+def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | None = None,
+                   iamondb: str | os.PathLike | None = None, iamondb_split: Optional[str] = None,
+                   pages: Optional[int] = None, words_per_page: tuple[int, int] = (4, 8), seed: int = 0,
+                   effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
+                   jpeg_quality: int = 88, name: str = "recorded") -> Path:
+    """Build (or reuse) the recorded dataset in ``out_dir`` and return the folder.
+
+    ``unipen``: a UNIPEN-format JSON file; ``iamondb``: an IAM-OnDB root (``iamondb_split`` e.g.
+    ``"trainset"`` keeps one task split). With neither, the shared UNIPEN subset is used where present
+    (:func:`default_unipen_path`). ``pages``: number of pages (None: one per eligible writer);
+    ``words_per_page``: (min, max) words per page; ``effects``: a :class:`inkground_lib.datasets.synth.photo.PhotoEffects`,
+    a dict of its fields, ``"none"`` or None (defaults). Deterministic for a seed; a folder whose manifest
+    has identical meta is returned as it is. Raises DatasetError / FormatError naming the file at fault.
+    """
+    from tqdm.auto import tqdm
+
+    out = Path(out_dir)
+    lo, hi = (int(v) for v in words_per_page)
+    if not (1 <= lo <= hi):
+        raise ValueError(f"words_per_page: expected 1 <= min <= max, got {words_per_page!r}")
+    if pages is not None and int(pages) < 1:
+        raise ValueError(f"pages: expected a positive number or None, got {pages!r}")
+    if unipen is None and iamondb is None:
+        unipen = default_unipen_path()
+        if unipen is None:
+            raise DatasetError("build_recorded: no source: give unipen=PATH (UNIPEN-format JSON) and/or "
+                               "iamondb=PATH (IAM-OnDB root); the shared UNIPEN subset "
+                               "../shared/data/unipen_cursive/unipen_cursive_dev.json is absent")
+
+    words: list[RecordedWord] = []
+    sources = []
+    if unipen is not None:
+        up = Path(unipen)
+        if not up.is_file():
+            raise DatasetError(f"{up}: UNIPEN JSON file not found")
+        uw = read_unipen_json(up)
+        words += uw
+        sources.append({"kind": "unipen", "path": str(up.resolve()), "sha256": sha256_file(up), "words": len(uw)})
+    if iamondb is not None:
+        ip = Path(iamondb)
+        iw, counts = iamondb_words(ip, iamondb_split, gap_factor=gap_factor, progress=progress)
+        words += iw
+        extra = []
+        if iamondb_split:
+            extra = [p for p in (Path(iamondb_split), ip / f"{iamondb_split}.txt", ip / "task1" / f"{iamondb_split}.txt")]
+        digest, n_files = _tree_sha256(ip, extra)
+        sources.append({"kind": "iamondb", "path": str(ip.resolve()), "sha256": digest, "files": n_files,
+                        "split": iamondb_split, "words": len(iw), **counts,
+                        "note": "words cut from lines at pen-up gaps; only lines whose segmentation gives "
+                                "the transcription's word count are used"})
+    if not words:
+        raise DatasetError(f"build_recorded: the sources hold no words ({[s['path'] for s in sources]})")
+
+    rng = np.random.default_rng([int(seed), 0])
+    plan = plan_pages(words, None if pages is None else int(pages), (lo, hi), rng)
+    if not plan:
+        raise DatasetError(f"build_recorded: no writer has {lo} or more words with letters; lower "
+                           f"words_per_page (now {lo}-{hi})")
+    if pages is not None and len(plan) < int(pages):
+        warnings.warn(f"build_recorded: only {len(plan)} of the {pages} pages requested can be composed "
+                      f"(writers run out of words for {lo}+ words per page)")
+    by_writer: dict[str, list[RecordedWord]] = {}
+    for w in words:
+        by_writer.setdefault(w.writer, []).append(w)
+    scales = {wr: layout.core_px / float(np.median([core_height(w.ink) for w in ws]))
+              for wr, ws in by_writer.items()}
+
+    eff = _effects(effects)
+    meta = {"builder": "inkground_lib.datasets.recorded.build_recorded", "builder_version": BUILDER_VERSION,
+            "seed": int(seed), "sources": sources,
+            "params": {"pages": None if pages is None else int(pages), "words_per_page": [lo, hi],
+                       "layout": dataclasses.asdict(layout), "gap_factor": gap_factor,
+                       "jpeg_quality": int(jpeg_quality), "iamondb_split": iamondb_split},
+            "effects": _effects_record(eff), "pages_built": len(plan),
+            "writers": len({wr for wr, _ in plan})}
+    meta = json.loads(json.dumps(meta))
+
+    mpath = out / "manifest.json"
+    if mpath.is_file():
+        try:
+            old = json.loads(mpath.read_text("utf-8"))
+            if isinstance(old, dict) and old.get("meta") == meta and old.get("name") == name:
+                load_dataset(out)
+                return out
+        except (ValueError, OSError, DatasetError):
+            pass
+        mpath.unlink()  # an interrupted rebuild must not leave a manifest that loads
+
+    result_pages = []
+    for pi, (writer, ws) in enumerate(tqdm(plan, desc="recorded pages", disable=not progress)):
+        layout_rng, split_rng, photo_rng = np.random.default_rng([int(seed), 1, pi]).spawn(3)
+        comp = compose_page(ws, scales[writer], layout_rng, layout)
+        gray = clean_page(comp.inks, (comp.width, comp.height), comp.pen_width)
+        rgb, Hm = photograph(gray, photo_rng, eff)
+        pid = f"p{pi:04d}"
+        img_path = out / "pages" / f"{pid}.jpg"
+        atomic_write_bytes(img_path, encode_jpeg(rgb, jpeg_quality))
+        splits = split_words(split_rng, len(ws))
+        page_words = []
+        for j, (w, ink, sp) in enumerate(zip(ws, comp.inks, splits)):
+            photo_ink = apply_homography(ink, Hm, decimals=2)
+            page_words.append(Word(f"{pid}-w{j:03d}", w.text, photo_ink.bbox(), photo_ink, pid, sp, photo_ink))
+        result_pages.append(Page(pid, img_path, writer, int(rgb.shape[1]), int(rgb.shape[0]), page_words))
+    # provenance: which source word is each page word (not part of the manifest schema)
+    atomic_write_json(out / "sources.json",
+                      {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
+                                      for p, (_, ws) in zip(result_pages, plan)}})
+    write_manifest(out, name, "recorded", "true ink", meta, result_pages)
+    keep = {f"{p.id}.jpg" for p in result_pages} | {f"{p.id}.json" for p in result_pages}
+    for sub in ("pages", "inks"):
+        for f in (out / sub).glob("*"):
+            if f.is_file() and f.name not in keep and f.suffix in (".jpg", ".json"):
+                f.unlink()
+    return out

@@ -1,0 +1,1 @@
+"""Synthetic photographed pages of cursive: glyphs -> writers -> texts -> page layout -> photo -> dataset."""

@@ -1,0 +1,311 @@
+"""Section 03 end to end: each system's predictions on a dataset, scored with every metric."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass  # noqa: E402
+from dataclasses import field as _field
+from pathlib import Path  # noqa: E402
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from inkground_lib.core.defaults import GRID, N_BOOT, SPACING
+from inkground_lib.evaluation.scores import empty_scores, scores_frame, summarize
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """Definitions a scoring run depends on (each is a parameter of section 03 and varied in section 04).
+
+    spacing: arc-length resampling step in word heights (None: no resampling); reference: "reference"
+    (the dataset's reference inks: pseudo-labels on a benchmark set) or "true" (true / recorded
+    trajectories, where the dataset has them); ocr_engine: OCR for AR / CR (inkground_lib.components.ocr); casefold:
+    compare texts case-insensitively; style_words: "test" (Style over the classifier's held-out words, the
+    default) or "all"; grid: the prompt's grid size; variant default of the prompt; n_boot, seed, ci: the
+    page bootstrap; style: StyleParams fields as a dict (empty: defaults)."""
+
+    spacing: float | None = SPACING
+    reference: str = "reference"
+    ocr_engine: str = "rapidocr"
+    casefold: bool = True
+    style_words: str = "test"
+    grid: int = GRID
+    n_boot: int = N_BOOT
+    seed: int = 0
+    ci: float = 0.95
+    style: dict = _field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.reference not in ("reference", "true"):
+            raise ValueError(f"EvalSettings.reference must be 'reference' or 'true', got {self.reference!r}")
+        if self.style_words not in ("test", "all"):
+            raise ValueError(f"EvalSettings.style_words must be 'test' or 'all', got {self.style_words!r}")
+
+
+@dataclass
+class SystemRun:
+    """One system's run on one dataset: its records (one per word, dataset order), the inks scored (page
+    pixels; None where the output was not usable) and their statuses."""
+
+    name: str
+    label: str
+    kind: str
+    records: list
+    inks: list
+    statuses: list
+    ocr_texts: dict = _field(default_factory=dict)  # OCR engine name -> texts read from the renders
+
+
+@dataclass
+class EvalResult:
+    dataset: str
+    reference: str
+    scores: pd.DataFrame
+    summary: pd.DataFrame
+    runs: dict = _field(default_factory=dict)  # name -> SystemRun
+    unavailable: dict = _field(default_factory=dict)  # name -> reason it could not run here
+    style: dict = _field(default_factory=dict)  # classifier facts: classes, chance, top1, n_train, trained
+
+
+def choose_examples(ds):
+    """The in-context examples: the longest word (by letters) of the first page with at least 3 words, and
+    of the next such page; a word on the first example's page gets the second example, so no model sees
+    its own page as the example. Returns (example_a, example_b)."""
+    from inkground_lib.evaluation.prompt import example_from_page
+
+    picks = []
+    for page in ds.pages:
+        if len(page.words) >= 3:
+            w = max(page.words, key=lambda w: (sum(c.isalpha() for c in w.text), w.id))
+            picks.append(example_from_page(page, w))
+        if len(picks) == 2:
+            return picks[0], picks[1]
+    raise ValueError(f"{ds.root}: at least two pages with 3 or more words are needed to choose the prompt's "
+                     f"in-context examples")
+
+
+def make_items(ds, with_prompt: bool, grid: int = GRID) -> list:
+    """One systems.Item per word of ``ds`` in dataset order (requests built on demand for API systems)."""
+    from inkground_lib.evaluation.systems.base import Item
+
+    if not with_prompt:
+        return [Item.from_word(p, w) for p in ds.pages for w in p.words]
+    ex_a, ex_b = choose_examples(ds)
+    return [Item.with_prompt(p, w, ex_b if p.id == ex_a.page_id else ex_a, grid=grid)
+            for p in ds.pages for w in p.words]
+
+
+def record_ink(record: dict, page_size, grid: int = GRID):
+    """(ink or None, status) of one prediction record: local systems' strokes as they are; model text
+    through :func:`inkground_lib.evaluation.parse.parse_strokes` (usable: ok, partial, truncated)."""
+    from inkground_lib.core.ink import InkError, ink_from_lists
+    from inkground_lib.evaluation.parse import parse_strokes
+
+    status = record.get("status", "error")
+    if status == "error":
+        return None, "error"
+    if record.get("strokes") is not None:
+        try:
+            ink = ink_from_lists(record["strokes"], f"prediction {record.get('word_id')}")
+        except InkError:
+            return None, "invalid"
+        return (ink, "ok") if ink.n_points else (None, "no_strokes")
+    res = parse_strokes(record.get("raw_text") or "", grid=grid, page_size=tuple(page_size))
+    if res.status in ("ok", "partial", "truncated") and res.n_points:
+        return res.to_ink(), res.status
+    return None, ("refusal" if status == "refusal" and res.status == "unparseable" else res.status)
+
+
+def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None):
+    """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
+    ``run_dir/predictions/<name>.jsonl``. Returns a :class:`SystemRun`. Raises SystemConfigError /
+    SystemUnavailable (with the reason) when the system cannot run here."""
+    from inkground_lib.evaluation.cache import cache_path, run_predictions
+    from inkground_lib.evaluation.systems.registry import get_system
+
+    system = get_system(name, extra=registry_extra)
+    items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
+    records = run_predictions(system, items, cache_path(run_dir, name), progress=progress)
+    inks, statuses = [], []
+    for rec, it in zip(records, items):
+        ink, st = record_ink(rec, it.page_size, grid)
+        inks.append(ink)
+        statuses.append(st)
+    return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses)
+
+
+def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True):
+    """Train (or reuse, from ``run_dir/style-<reference>``) the writer classifier on renders of the
+    reference inks (or true inks, with reference="true") of each page's train-split words; classes are
+    the pages' writers. Returns (StyleModel, facts) where facts give n_classes, chance = 1 / n_classes
+    and top-1 accuracy on the held-out test-split reference inks."""
+    from inkground_lib.components.style import (
+        StyleParams,
+        evaluate_classifier,
+        train_style,
+    )
+
+    params = StyleParams.from_dict(settings.style) if settings.style else StyleParams()
+    refs = list(reference_inks(ds, settings.reference))
+    words = [(w, p.writer) for p in ds.pages for w in p.words]
+    train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
+    test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
+    writers = sorted({wr for _, wr in train})
+    if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
+        return None, {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
+                      "top1": float("nan"), "trained_now": False,
+                      "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
+                                      f"{len(writers)}"}
+    model = train_style(train, params, Path(run_dir) / f"style-{settings.reference}", progress=progress)
+    ev = evaluate_classifier(model, test) if test else None
+    facts = {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
+             "n_test": len(test), "top1": float(ev.top1) if ev is not None else float("nan"),
+             "trained_now": bool(model.trained)}
+    return model, facts
+
+
+def reference_inks(ds, reference: str = "reference"):
+    """The inks each word is scored against: ``word.ink`` or, with "true", ``word.true_ink`` (an error
+    naming the word when a dataset has no true ink for it)."""
+    for p in ds.pages:
+        for w in p.words:
+            if reference == "true":
+                if w.true_ink is None:
+                    raise ValueError(f"{ds.root}: word {w.id} has no true ink; score against reference='reference'")
+                yield w.true_ink
+            else:
+                yield w.ink
+
+
+def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True) -> pd.DataFrame:
+    """Per-word scores of one system run (see :data:`SCORE_COLUMNS`). Invalid outputs are scored by the
+    design's rule: a dot at the page centre for DTW / Chamfer, a blank render for AR, CR and Style."""
+    from inkground_lib.components.metrics.readability import edit_counts
+    from inkground_lib.components.metrics.trajectory import (
+        geometry_batch,
+        invalid_prediction,
+    )
+    from inkground_lib.core.render import render_ink
+
+    words = [(p, w) for p in ds.pages for w in p.words]
+    refs = list(reference_inks(ds, settings.reference))
+    preds = [ink if ink is not None else invalid_prediction((p.width, p.height))
+             for ink, (p, w) in zip(run.inks, words)]
+    geo = geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
+                         spacing=settings.spacing, progress=progress)
+    blank = [ink if ink is not None else [] for ink in run.inks]
+    if ocr is None:
+        texts = [None] * len(words)
+    else:  # the OCR of a render does not depend on the reference: read once per run and engine
+        if ocr.name not in run.ocr_texts:
+            run.ocr_texts[ocr.name] = ocr.read([render_ink(ink) for ink in blank])
+        texts = run.ocr_texts[ocr.name]
+    style_any = np.full(len(words), np.nan)
+    if style_model is not None and words:
+        from inkground_lib.components.style import style_scores
+
+        style_any = np.asarray(style_scores(style_model, blank, [p.writer for p, w in words]), dtype=float)
+    rows = []
+    for i, ((p, w), st) in enumerate(zip(words, run.statuses)):
+        held_out = settings.style_words == "all" or w.split == "test"
+        row = {"system": run.name, "dataset": ds.name, "page_id": p.id, "word_id": w.id, "text": w.text,
+               "status": st, "valid": run.inks[i] is not None, "dtw": float(geo[i, 0]), "chamfer": float(geo[i, 1]),
+               "style": float(style_any[i]) if held_out else float("nan"), "style_any": float(style_any[i]),
+               "split": w.split, "label": run.label, "kind": run.kind}
+        if texts[i] is not None:
+            c = edit_counts(texts[i], w.text, casefold=settings.casefold)
+            row.update(ocr_text=texts[i], S=c.S, D=c.D, I=c.I, N=c.N, ar=c.ar, cr=c.cr)
+        rows.append(row)
+    return scores_frame(rows)
+
+
+def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings = EvalSettings(), *,
+                     progress: bool = True, registry_extra=None, runs: dict | None = None) -> EvalResult:
+    """Run every system in ``systems`` on the dataset and score it (see module section doc).
+
+    A system that cannot run here (no API key, no TensorFlow, ...) is listed in ``unavailable`` with the
+    reason, never scored. ``runs`` reuses SystemRuns already made (e.g. scoring the same predictions
+    against true inks). Scores are written to ``run_dir/scores-<reference>.csv``."""
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.systems.base import (
+        SystemConfigError,
+        SystemUnavailable,
+    )
+
+    ds = load_dataset(dataset_dir)
+    run_dir = Path(run_dir)
+    runs = dict(runs or {})
+    unavailable = {}
+    for name in systems:
+        if name in runs:
+            continue
+        try:
+            runs[name] = predict_system(name, ds, run_dir, grid=settings.grid, progress=progress,
+                                        registry_extra=registry_extra)
+        except (SystemConfigError, SystemUnavailable) as e:
+            unavailable[name] = str(e)
+    ocr = get_engine(settings.ocr_engine, progress=progress)
+    model, facts = style_classifier(ds, run_dir, settings, progress)
+    frames = [score_run(runs[n], ds, settings, ocr, model, progress) for n in systems if n in runs]
+    scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
+    from inkground_lib.core.files import atomic_write_text
+
+    summary = summarize(scores, n_boot=settings.n_boot, seed=settings.seed, ci=settings.ci) if len(scores) else pd.DataFrame()
+    if len(summary):
+        labels = {n: r.label for n, r in runs.items()}
+        summary.insert(1, "label", summary["system"].map(labels))
+        summary.insert(2, "kind", summary["system"].map({n: r.kind for n, r in runs.items()}))
+    import json
+
+    atomic_write_text(run_dir / f"scores-{settings.reference}.csv", scores.to_csv(index=False))
+    atomic_write_text(run_dir / f"summary-{settings.reference}.csv", summary.to_csv(index=False))
+    atomic_write_text(run_dir / f"facts-{settings.reference}.json",
+                      json.dumps({"dataset": ds.name, "dataset_dir": str(dataset_dir), "dataset_kind": ds.kind,
+                                  "reference": settings.reference, "style": facts,
+                                  "unavailable": unavailable, "settings": _settings_dict(settings)},
+                                 indent=1, sort_keys=True))
+    return EvalResult(ds.name, settings.reference, scores, summary, runs, unavailable, facts)
+
+
+def _settings_dict(settings: EvalSettings) -> dict:
+    from dataclasses import asdict
+
+    return asdict(settings)
+
+
+def headline_numbers(bench: EvalResult, bench_true: EvalResult | None = None,
+                     recorded: EvalResult | None = None) -> dict:
+    """Numbers the section-03 prose cites, with keys that always exist (NaN where a system or dataset was
+    not run), so a rerun with other systems still builds: n_words / n_pages per dataset, systems run and
+    not run, the specialist's (skeleton derenderer's) DTW against the pseudo-labels and against the true
+    trajectories, the font and box baselines' AR, and each classifier's chance level and top-1 accuracy."""
+    def stat(res, system, col):
+        if res is None or not len(res.summary):
+            return float("nan")
+        row = res.summary[res.summary["system"] == system]
+        return float(row[col].iloc[0]) if len(row) else float("nan")
+
+    out = {
+        "bench_words": int(bench.scores["word_id"].nunique()) if len(bench.scores) else 0,
+        "bench_pages": int(bench.scores["page_id"].nunique()) if len(bench.scores) else 0,
+        "systems_run": len(bench.runs), "systems_not_run": len(bench.unavailable),
+        "skeleton_dtw_ref": stat(bench, "skeleton", "dtw"), "skeleton_dtw_true": stat(bench_true, "skeleton", "dtw"),
+        "reference_dtw_true": stat(bench_true, "reference", "dtw"),
+        "font_ar": stat(bench, "font", "ar"), "box_ar": stat(bench, "box", "ar"),
+        "skeleton_ar": stat(bench, "skeleton", "ar"), "reference_ar": stat(bench, "reference", "ar"),
+        "bench_style_chance": float(bench.style.get("chance", float("nan"))),
+        "bench_style_top1": float(bench.style.get("top1", float("nan"))),
+        "bench_style_classes": int(bench.style.get("n_classes", 0)),
+    }
+    rec = recorded
+    out.update({
+        "rec_words": int(rec.scores["word_id"].nunique()) if rec is not None and len(rec.scores) else 0,
+        "rec_pages": int(rec.scores["page_id"].nunique()) if rec is not None and len(rec.scores) else 0,
+        "rec_skeleton_dtw": stat(rec, "skeleton", "dtw"), "rec_font_ar": stat(rec, "font", "ar"),
+        "rec_style_chance": float(rec.style.get("chance", float("nan"))) if rec is not None else float("nan"),
+        "rec_style_top1": float(rec.style.get("top1", float("nan"))) if rec is not None else float("nan"),
+        "rec_style_classes": int(rec.style.get("n_classes", 0)) if rec is not None else 0,
+    })
+    return out

@@ -1,0 +1,213 @@
+"""The per-word scores table and its per-system summary with page-bootstrap intervals."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from inkground_lib.core.defaults import N_BOOT
+
+SCORE_DTYPES: dict[str, str] = {
+    "system": "string", "dataset": "string", "page_id": "string", "word_id": "string", "text": "string",
+    "status": "string", "valid": "bool", "dtw": "float64", "chamfer": "float64", "ocr_text": "string",
+    "S": "Int64", "D": "Int64", "I": "Int64", "N": "Int64", "ar": "float64", "cr": "float64",
+    "style": "float64",
+}
+
+
+SCORE_COLUMNS: tuple[str, ...] = tuple(SCORE_DTYPES)
+"""Columns of the per-word scores table, in order."""
+
+
+STATUSES: tuple[str, ...] = ("ok", "partial", "truncated", "no_strokes", "unparseable", "error", "invalid",
+                             "missing")
+"""Known status values (informational: other strings are accepted)."""
+
+
+_REQUIRED = ("system", "dataset", "page_id", "word_id", "valid", "dtw", "chamfer")
+
+
+_OPTIONAL_DEFAULTS = {"text": pd.NA, "status": pd.NA, "ocr_text": pd.NA, "S": pd.NA, "D": pd.NA, "I": pd.NA,
+                      "N": pd.NA, "ar": np.nan, "cr": np.nan, "style": np.nan}
+
+
+SUMMARY_METRICS: tuple[str, ...] = ("valid_rate", "dtw", "chamfer", "style", "dtw_valid", "chamfer_valid",
+                                    "style_valid", "ar", "cr")
+"""Summary statistics; each has ``<name>_lo`` and ``<name>_hi`` bootstrap bounds in the summary."""
+
+
+def empty_scores() -> pd.DataFrame:
+    """An empty scores table with the schema's columns and dtypes."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SCORE_DTYPES.items()})
+
+
+def scores_frame(records: Iterable[Mapping] | pd.DataFrame) -> pd.DataFrame:
+    """A scores table from dicts (or a DataFrame): schema order and dtypes, optional columns filled.
+
+    Required: system, dataset, page_id, word_id, valid, dtw, chamfer. Missing optional columns become NA
+    / NaN. Extra columns are kept after the schema's. Raises ValueError naming what is wrong (via
+    :func:`check_scores`).
+    """
+    df = records.copy() if isinstance(records, pd.DataFrame) else pd.DataFrame(list(records))
+    if len(df) == 0 and not len(df.columns):
+        return empty_scores()
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(f"scores: missing required column(s) {missing}")
+    for c, v in _OPTIONAL_DEFAULTS.items():
+        if c not in df.columns:
+            df[c] = v
+    for c, t in SCORE_DTYPES.items():
+        try:
+            if t == "bool":
+                bad = df[c].isna() | ~df[c].isin([True, False])
+                if bad.any():
+                    raise ValueError(f"row {int(np.flatnonzero(bad.to_numpy())[0])}: {df[c][bad].iloc[0]!r}")
+                df[c] = df[c].astype(bool)
+            elif t == "Int64":
+                df[c] = pd.to_numeric(df[c]).astype("Int64")
+            else:
+                df[c] = df[c].astype(t)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"scores: column {c!r} cannot be read as {t}: {e}") from None
+    extra = [c for c in df.columns if c not in SCORE_DTYPES]
+    df = df[list(SCORE_COLUMNS) + extra].reset_index(drop=True)
+    check_scores(df)
+    return df
+
+
+def check_scores(df: pd.DataFrame) -> None:
+    """Raise ValueError if ``df`` is not a usable scores table (columns, keys, counts, duplicates)."""
+    missing = [c for c in SCORE_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"scores: missing column(s) {missing}")
+    for c in ("system", "dataset", "page_id", "word_id"):
+        if df[c].isna().any():
+            i = int(np.flatnonzero(df[c].isna().to_numpy())[0])
+            raise ValueError(f"scores: row {i} has no {c}")
+    for c in ("S", "D", "I", "N"):
+        v = pd.to_numeric(df[c]).astype("Float64")
+        if (v < 0).any():
+            i = int(np.flatnonzero((v < 0).fillna(False).to_numpy())[0])
+            raise ValueError(f"scores: row {i} has a negative {c}")
+    sdin = df[["S", "D", "I", "N"]].isna()
+    part = sdin.any(axis=1) & ~sdin.all(axis=1)
+    if part.any():
+        raise ValueError(f"scores: row {int(np.flatnonzero(part.to_numpy())[0])} has some of S, D, I, N but not all")
+    dup = df.duplicated(["system", "dataset", "page_id", "word_id"])
+    if dup.any():
+        r = df[dup].iloc[0]
+        raise ValueError(f"scores: duplicate row for system {r['system']!r}, dataset {r['dataset']!r}, "
+                         f"page {r['page_id']!r}, word {r['word_id']!r}")
+
+
+def page_bootstrap_counts(n_pages: int, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, n_pages) int array: how often each page is drawn in each bootstrap replicate.
+
+    Drawing ``n_pages`` page ids with replacement, uniformly, is a multinomial draw of the counts;
+    ``np.random.default_rng(seed)`` makes it deterministic.
+    """
+    if n_pages < 1:
+        raise ValueError("page_bootstrap_counts: need at least one page")
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n_pages, np.full(n_pages, 1.0 / n_pages), size=n_boot)
+
+
+def _page_sums(g: pd.DataFrame, page_codes: np.ndarray, n_pages: int) -> dict[str, np.ndarray]:
+    """Per-page numerators and denominators of every summary statistic: name -> (n_pages, 2)."""
+    def sums(values: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        ok = weight & ~np.isnan(values)
+        num = np.bincount(page_codes, weights=np.where(ok, values, 0.0), minlength=n_pages)
+        den = np.bincount(page_codes, weights=ok.astype(float), minlength=n_pages)
+        return np.column_stack([num, den])
+
+    valid = g["valid"].to_numpy(dtype=bool)
+    every = np.ones(len(g), dtype=bool)
+    out = {"valid_rate": sums(valid.astype(float), every)}
+    for m in ("dtw", "chamfer", "style"):
+        v = g[m].to_numpy(dtype=float, na_value=np.nan)
+        out[m] = sums(v, every)
+        out[f"{m}_valid"] = sums(v, valid)
+    S, D, I, N = (g[c].to_numpy(dtype=float, na_value=np.nan) for c in ("S", "D", "I", "N"))
+    has = ~np.isnan(N)
+    n_sum = np.bincount(page_codes, weights=np.where(has, N, 0.0), minlength=n_pages)
+    sd = np.bincount(page_codes, weights=np.where(has, S + D, 0.0), minlength=n_pages)
+    sdi = np.bincount(page_codes, weights=np.where(has, S + D + I, 0.0), minlength=n_pages)
+    out["ar"] = np.column_stack([n_sum - sdi, n_sum])
+    out["cr"] = np.column_stack([n_sum - sd, n_sum])
+    return out
+
+
+def _ratio(num, den):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def summarize(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95,
+              by: str | Sequence[str] = "system") -> pd.DataFrame:
+    """One row per system (or per ``by`` group): means, rates and page-cluster bootstrap CIs.
+
+    Statistics (:data:`SUMMARY_METRICS`):
+
+    * ``valid_rate``: share of the group's words whose prediction was valid.
+    * ``dtw``, ``chamfer``, ``style``: means over **all** words (invalid ones already scored upstream by
+      the invalid-output rule). NaN values (a metric not computed for a word, e.g. Style on training
+      words) are left out; a statistic with no values at all is NaN.
+    * ``dtw_valid``, ``chamfer_valid``, ``style_valid``: the same means over valid words only.
+    * ``ar``, ``cr``: corpus rates from S, D, I, N summed over the words that have them:
+      AR = (N - S - D - I) / N, CR = (N - S - D) / N.
+
+    Each statistic X gets ``X_lo`` / ``X_hi``: a percentile bootstrap interval at level ``ci``. The
+    bootstrap resamples **pages** (clusters keyed by dataset and page_id) with replacement, ``n_boot``
+    times, and recomputes every statistic as a ratio of page sums (vectorised: replicate counts @ page
+    sums). Every group uses the same generator seed with its pages in sorted order, so groups scored on
+    the same pages are resampled identically (a paired bootstrap). Replicates where a statistic has no
+    values are ignored; ``n_boot=0`` gives NaN bounds.
+
+    Also: ``n_words``, ``n_pages``, ``n_valid``, ``n_style`` (words with a Style value) and ``n_ocr``
+    (words with S, D, I, N).
+    """
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci!r}")
+    if n_boot < 0:
+        raise ValueError(f"n_boot must be >= 0, got {n_boot!r}")
+    by = [by] if isinstance(by, str) else list(by)
+    check_scores(scores)
+    for c in by:
+        if c not in scores.columns:
+            raise ValueError(f"summarize: no column {c!r} to group by")
+    q = np.array([(1 - ci) / 2, 1 - (1 - ci) / 2])
+    rows = []
+    for key, g in scores.groupby(by, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        page_key = g["dataset"].astype(str) + "\x1f" + g["page_id"].astype(str)
+        codes, uniq = pd.factorize(page_key, sort=True)
+        n_pages = len(uniq)
+        sums = _page_sums(g, codes, n_pages)
+        row = dict(zip(by, key))
+        row.update(n_words=len(g), n_pages=n_pages, n_valid=int(g["valid"].sum()),
+                   n_style=int(g["style"].notna().sum()), n_ocr=int(g["N"].notna().sum()))
+        W = page_bootstrap_counts(n_pages, n_boot, seed).astype(float) if n_boot else None
+        for m in SUMMARY_METRICS:
+            num, den = sums[m][:, 0], sums[m][:, 1]
+            row[m] = float(_ratio(num.sum(), den.sum()))
+            if W is None:
+                lo = hi = np.nan
+            else:
+                reps = _ratio(W @ num, W @ den)
+                if np.isnan(reps).all():
+                    lo = hi = np.nan
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        lo, hi = np.nanquantile(reps, q)
+            row[f"{m}_lo"] = float(lo)
+            row[f"{m}_hi"] = float(hi)
+        rows.append(row)
+    cols = by + ["n_words", "n_pages", "n_valid", "n_style", "n_ocr"]
+    for m in SUMMARY_METRICS:
+        cols += [m, f"{m}_lo", f"{m}_hi"]
+    return pd.DataFrame(rows, columns=cols)

@@ -1,0 +1,297 @@
+"""Vision-language models behind an API: the OpenAI-compatible and the native Anthropic adapter."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from typing import Optional
+
+from inkground_lib.evaluation.systems.base import (
+    BaseSystem,
+    Item,
+    RawOutput,
+    SystemConfigError,
+)
+from inkground_lib.evaluation.systems.retry import (
+    RETRY_STATUS,
+    RetryPolicy,
+    retry_after_seconds,
+)
+from inkground_lib.evaluation.systems.secrets import scrub_secrets
+
+
+def _env(var: Optional[str], what: str, system: str, required: bool = True, default: Optional[str] = None):
+    if not var:
+        if required and default is None:
+            raise SystemConfigError(f"system {system}: field {what}_env: missing (name the environment variable "
+                                    f"that holds the {what.replace('_', ' ')})")
+        return default
+    value = os.environ.get(var)
+    if value:
+        return value
+    if default is not None:
+        return default
+    if required:
+        raise SystemConfigError(f"system {system}: environment variable {var} is not set (it must hold the "
+                                f"{what.replace('_', ' ')}); set it in the environment, never in a notebook "
+                                f"parameter or a config file")
+    return None
+
+
+def _png_b64(data: bytes) -> str:
+    if not isinstance(data, (bytes, bytearray)):
+        raise SystemConfigError(f"an image part must be PNG bytes, got {type(data).__name__}")
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+class ApiSystem(BaseSystem):
+    """Common part of the OpenAI-compatible and Anthropic adapters: config, secrets, retries."""
+
+    kind = "api"
+    hashed_fields = ("temperature", "max_tokens", "variant", "extra_body")
+    default_concurrency = 4
+    key_env_default = None
+    base_env_default = None
+
+    def __init__(self, name: str, cfg: dict, retry: Optional[RetryPolicy] = None, client=None):
+        super().__init__(name, cfg)
+        if not self.model:
+            raise SystemConfigError(f"system {name}: field model: missing")
+        self.temperature = cfg.get("temperature", 0) if "temperature" in cfg else 0
+        self.max_tokens = int(cfg.get("max_tokens") or 16384)
+        self.timeout = float(cfg.get("timeout") or 600.0)
+        self.variant = cfg.get("variant") or "two-image"
+        self.extra_body = dict(cfg.get("extra_body") or {})
+        self.api_key_env = cfg.get("api_key_env", self.key_env_default)
+        self.base_url_env = cfg.get("base_url_env", self.base_env_default)
+        # secrets: read now, so a missing variable fails before any request
+        api_key = _env(self.api_key_env, "api_key", name)
+        base_url = _env(self.base_url_env, "base_url", name, default=cfg.get("default_base_url"))
+        self._secrets = [(self.api_key_env, api_key)]
+        if base_url and self.base_url_env and os.environ.get(self.base_url_env):
+            self._secrets.append((self.base_url_env, base_url))
+            self._secrets.append((self.base_url_env, base_url.rstrip("/")))
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(base_url)
+            if parts.netloc:
+                self._secrets.append((self.base_url_env, parts.netloc))
+            if parts.hostname:
+                self._secrets.append((self.base_url_env, parts.hostname))
+        self.retry = retry or RetryPolicy(max_attempts=int(cfg.get("max_attempts") or 6),
+                                          base_delay=float(cfg.get("backoff_base") or 2.0),
+                                          max_delay=float(cfg.get("backoff_max") or 60.0))
+        self._client = client if client is not None else self._make_client(api_key, base_url)
+
+    def answer_params(self) -> dict:
+        return {"adapter": self.adapter, "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "variant": self.variant, "extra_body": self.extra_body}
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update({"api_key_env": self.api_key_env, "base_url_env": self.base_url_env,
+                  "concurrency": self.concurrency, "timeout": self.timeout,
+                  "max_attempts": self.retry.max_attempts})
+        return d
+
+    def scrub(self, text) -> str:
+        return scrub_secrets(text, self._secrets)
+
+    def request_key(self, item: Item) -> str:
+        return self._hash(self._request(item))
+
+    def _hash(self, req) -> str:
+        from inkground_lib.evaluation.prompt import request_hash
+
+        return request_hash(req, self.model, self.answer_params())
+
+    def _request(self, item: Item):
+        return item.request_for(self.variant, self.name)
+
+    def _parts(self, req) -> list:
+        parts = list(req.parts)
+        for i, p in enumerate(parts):
+            if not (isinstance(p, (tuple, list)) and len(p) == 2 and p[0] in ("text", "image")):
+                raise SystemConfigError(f"system {self.name}: request part {i} must be ('text', str) or "
+                                        f"('image', png_bytes)")
+        return parts
+
+    # --- subclass hooks
+    def _make_client(self, api_key: str, base_url: Optional[str]):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _call(self, req) -> RawOutput:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _status_error_types(self):  # (APIStatusError, APIConnectionError, APITimeoutError)
+        raise NotImplementedError
+
+    def predict(self, item: Item) -> RawOutput:
+        req = self._request(item)
+        pv = (getattr(req, "meta", None) or {}).get("prompt_version")
+        out = self._predict(req, item)
+        out.prompt_version = None if pv is None else str(pv)
+        return out
+
+    def _predict(self, req, item: Item) -> RawOutput:
+        status_err, conn_err, timeout_err = self._status_error_types()
+        key = self._hash(req)  # seeds the backoff jitter
+        attempt, last_error = 0, None
+        while attempt < self.retry.max_attempts:
+            attempt += 1
+            t0 = time.monotonic()
+            retry_after = None
+            try:
+                out = self._call(req)
+                out.attempts = attempt
+                out.latency = time.monotonic() - t0
+                out.error = self.scrub(out.error) if out.error else None
+                if out.text:  # a model echoing the key (or URL) must not carry it into the cache either
+                    out.text = scrub_secrets(out.text, self._secrets, patterns=False)
+                return out
+            except status_err as e:
+                code = getattr(e, "status_code", None)
+                last_error = f"{type(e).__name__}: HTTP {code}: {self.scrub(_message(e))}"
+                retryable = code in RETRY_STATUS or (code is not None and code >= 500)
+                retry_after = retry_after_seconds(getattr(getattr(e, "response", None), "headers", None))
+            except timeout_err as e:
+                last_error = f"{type(e).__name__}: request timed out after {self.timeout:g} s"
+                retryable = True
+            except conn_err as e:
+                last_error = f"{type(e).__name__}: {self.scrub(_message(e))}"
+                retryable = True
+            except SystemConfigError:
+                raise
+            except Exception as e:  # malformed response or a bug: not a model output, not retried
+                last_error = f"{type(e).__name__}: {self.scrub(_message(e))}"
+                retryable = False
+            if not retryable or attempt >= self.retry.max_attempts:
+                break
+            self.retry.sleep(self.retry.delay(attempt, key, retry_after))
+        return RawOutput(text=None, status="error", error=last_error, attempts=attempt,
+                         latency=time.monotonic() - t0)
+
+
+def _message(e: BaseException) -> str:
+    m = getattr(e, "message", None) or str(e) or type(e).__name__
+    return str(m)[:600]
+
+
+def _usage(u) -> dict:
+    if u is None:
+        return {}
+    try:
+        d = u.model_dump(exclude_none=True)
+    except AttributeError:
+        d = dict(u) if isinstance(u, dict) else {}
+    return json.loads(json.dumps(d, default=str))
+
+
+class OpenAISystem(ApiSystem):
+    """OpenAI-compatible chat.completions (Gemini, Kimi, vLLM) through the ``openai`` SDK."""
+
+    adapter = "openai"
+
+    def __init__(self, name, cfg, retry=None, client=None):
+        self.max_tokens_param = cfg.get("max_tokens_param") or "max_tokens"
+        if self.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
+            raise SystemConfigError(f"system {name}: field max_tokens_param: must be max_tokens or "
+                                    f"max_completion_tokens, got {self.max_tokens_param!r}")
+        super().__init__(name, cfg, retry, client)
+
+    def _make_client(self, api_key, base_url):
+        import openai
+
+        if not base_url:
+            raise SystemConfigError(f"system {self.name}: no base URL (set base_url_env, e.g. VLLM_BASE_URL)")
+        return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=self.timeout)
+
+    def _status_error_types(self):
+        import openai
+
+        return openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError
+
+    def messages(self, req) -> list[dict]:
+        content = []
+        for kind, value in self._parts(req):
+            if kind == "text":
+                content.append({"type": "text", "text": str(value)})
+            else:
+                content.append({"type": "image_url",
+                                "image_url": {"url": "data:image/png;base64," + _png_b64(value)}})
+        msgs = []
+        if req.system:
+            msgs.append({"role": "system", "content": req.system})
+        msgs.append({"role": "user", "content": content})
+        return msgs
+
+    def _call(self, req) -> RawOutput:
+        kwargs = {"model": self.model, "messages": self.messages(req), self.max_tokens_param: self.max_tokens}
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
+        resp = self._client.chat.completions.create(**kwargs)
+        if not getattr(resp, "choices", None):
+            raise ValueError("malformed response: no choices")
+        ch = resp.choices[0]
+        msg = ch.message
+        text, refusal = getattr(msg, "content", None), getattr(msg, "refusal", None)
+        finish = ch.finish_reason
+        if refusal or finish == "content_filter":
+            status, text = "refusal", (refusal or text or "")
+        elif finish == "length":
+            status = "truncated"
+        else:
+            status = "ok"
+        return RawOutput(text=text if text is not None else "", status=status, finish_reason=finish,
+                         usage=_usage(getattr(resp, "usage", None)), served_model=getattr(resp, "model", None))
+
+
+class AnthropicSystem(ApiSystem):
+    """Claude through the native Messages API (``anthropic`` SDK)."""
+
+    adapter = "anthropic"
+    key_env_default = "ANTHROPIC_API_KEY"
+
+    def _make_client(self, api_key, base_url):
+        import anthropic
+
+        return anthropic.Anthropic(api_key=api_key, base_url=base_url or "https://api.anthropic.com",
+                                   max_retries=0, timeout=self.timeout)
+
+    def _status_error_types(self):
+        import anthropic
+
+        return anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError
+
+    def messages(self, req) -> list[dict]:
+        content = []
+        for kind, value in self._parts(req):
+            if kind == "text":
+                content.append({"type": "text", "text": str(value)})
+            else:
+                content.append({"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                            "data": _png_b64(value)}})
+        return [{"role": "user", "content": content}]
+
+    def _call(self, req) -> RawOutput:
+        kwargs = {"model": self.model, "max_tokens": self.max_tokens, "messages": self.messages(req)}
+        if req.system:
+            kwargs["system"] = req.system
+        body = dict(self.extra_body)
+        if self.temperature is not None:
+            body["temperature"] = self.temperature  # not a typed SDK argument any more: sent in the body
+        if body:
+            kwargs["extra_body"] = body
+        resp = self._client.messages.create(**kwargs)
+        blocks = getattr(resp, "content", None)
+        if blocks is None:
+            raise ValueError("malformed response: no content")
+        text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+        stop = getattr(resp, "stop_reason", None)
+        status = {"refusal": "refusal", "max_tokens": "truncated"}.get(stop, "ok")
+        return RawOutput(text=text, status=status, finish_reason=stop, usage=_usage(getattr(resp, "usage", None)),
+                         served_model=getattr(resp, "model", None))

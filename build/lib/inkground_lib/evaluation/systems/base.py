@@ -1,0 +1,205 @@
+"""What every system shares: the item it answers, its raw output, the System protocol, errors."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Protocol, runtime_checkable
+
+import numpy as np
+
+from inkground_lib.core.files import sha256_json
+from inkground_lib.core.ink import Ink
+from inkground_lib.evaluation.systems.secrets import scrub_secrets
+
+KINDS = ("api", "local", "replay", "specialist")
+
+
+OUTPUT_STATUSES = ("ok", "truncated", "refusal", "error")
+
+
+MODEL_OUTPUT_STATUSES = ("ok", "truncated", "refusal")  # what the cache stores as predictions
+
+
+class SystemConfigError(ValueError):
+    """A registry entry or a system call that cannot work as configured (names the entry and field)."""
+
+
+class SystemUnavailable(RuntimeError):
+    """A system whose software, weights or hardware are missing here (e.g. InkSight without TensorFlow)."""
+
+
+@dataclass
+class Item:
+    """One request: the word ``text`` (id ``word_id``) inside ``box`` = (x0, y0, x1, y1) page pixels on page
+    ``page_id`` whose photo is ``page_image`` (a path; or ``image``, an (H, W, 3) uint8 RGB array) of size
+    ``page_size`` = (W, H) pixels. ``reference`` is the reference ink (page pixels); ``request`` the
+    :class:`inkground_lib.evaluation.prompt.PromptRequest` that API systems send."""
+
+    word_id: str
+    text: str
+    box: tuple[float, float, float, float]
+    page_id: str
+    page_size: tuple[int, int]
+    page_image: Optional[Path] = None
+    reference: Optional[Ink] = None
+    request: Any = None
+    image: Optional[np.ndarray] = None
+
+    @classmethod
+    def from_word(cls, page, word, request=None) -> "Item":
+        """An item from a :class:`~inkground_lib.core.dataset.Page` and one of its words."""
+        return cls(word_id=word.id, text=word.text, box=tuple(float(v) for v in word.box), page_id=page.id,
+                   page_size=(int(page.width), int(page.height)), page_image=Path(page.image),
+                   reference=word.ink, request=request)
+
+    def request_for(self, variant: str = "two-image", system: str = "?"):
+        """The PromptRequest to send for prompt ``variant``. ``request`` is either a PromptRequest (its
+        ``meta["variant"]``, when recorded, must be ``variant``) or a function ``variant -> PromptRequest``
+        (see :meth:`with_prompt`), called at each use and not kept (a request holds megabytes of PNG; a
+        run would otherwise hold every request in memory)."""
+        req = self.request
+        if req is None:
+            raise SystemConfigError(f"system {system}: word {self.word_id}: the item carries no PromptRequest "
+                                    f"(item.request); API systems need one")
+        if callable(req) and not hasattr(req, "parts"):
+            req = req(variant)  # built on demand and not kept: requests carry MBs of PNG
+        got = (getattr(req, "meta", None) or {}).get("variant")
+        if got is not None and got != variant:
+            raise SystemConfigError(f"system {system}: word {self.word_id}: the system needs a {variant!r} prompt "
+                                    f"but the item's request is {got!r}; build it with prompt.build_request(..., "
+                                    f"variant={variant!r}) or give Item.request as a function of the variant "
+                                    f"(Item.with_prompt)")
+        return req
+
+    @classmethod
+    def with_prompt(cls, page, word, example, **prompt_kwargs) -> "Item":
+        """An item whose request is built on demand by :func:`inkground_lib.evaluation.prompt.build_request` for the
+        variant each system asks for (``example``: a prompt.Example; ``prompt_kwargs``: grid, max_side,
+        font_size)."""
+        item = cls.from_word(page, word)
+
+        def build(variant: str):
+            from inkground_lib.evaluation.prompt import build_request
+
+            return build_request(item.load_image(), (float(page.width), float(page.height)), word.text, example,
+                                 variant=variant, page_id=page.id, word_id=word.id, **prompt_kwargs)
+
+        item.request = build
+        return item
+
+    def load_image(self) -> np.ndarray:
+        """The page photo as a uint8 (H, W, 3) RGB array."""
+        if self.image is not None:
+            return np.asarray(self.image)
+        if self.page_image is None:
+            raise SystemConfigError(f"word {self.word_id}: the item has neither a page image path nor an array")
+        return _read_rgb(str(self.page_image))
+
+
+@functools.lru_cache(maxsize=2)
+def _read_rgb(path: str) -> np.ndarray:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            a = np.asarray(im.convert("RGB"))
+    except OSError as e:
+        raise SystemConfigError(f"{path}: the page photo cannot be read ({e})") from None
+    a.setflags(write=False)
+    return a
+
+
+@functools.lru_cache(maxsize=256)
+def file_sha(path: str) -> str:
+    from inkground_lib.core.files import sha256_file
+
+    return sha256_file(path)
+
+
+@dataclass
+class RawOutput:
+    """What a system answered for one item. ``text`` is a model's raw answer (API and replay systems);
+    ``strokes`` an :class:`Ink` in page pixels (local systems); ``status`` one of OUTPUT_STATUSES (see module
+    doc); ``finish_reason`` as the API reported it; ``usage`` the token counts; ``error`` a scrubbed message
+    (never a key or base URL); ``attempts`` requests made (1 = no retry; 0 = none); ``latency`` seconds of
+    the last attempt; ``served_model`` the model name the server reported; ``prompt_version`` that of the
+    request sent (API systems)."""
+
+    text: Optional[str] = None
+    strokes: Optional[Ink] = None
+    status: str = "ok"
+    finish_reason: Optional[str] = None
+    usage: dict = field(default_factory=dict)
+    error: Optional[str] = None
+    attempts: int = 1
+    latency: float = 0.0
+    served_model: Optional[str] = None
+    prompt_version: Optional[str] = None
+
+    def __post_init__(self):
+        if self.status not in OUTPUT_STATUSES:
+            raise ValueError(f"RawOutput: status {self.status!r} is not one of {OUTPUT_STATUSES}")
+
+    @property
+    def is_model_output(self) -> bool:
+        return self.status in MODEL_OUTPUT_STATUSES
+
+
+@runtime_checkable
+class System(Protocol):
+    """What every system provides. ``request_key(item)`` is a hash of everything that changes the answer
+    (the cache key); ``describe()`` a JSON-ready public description (no secret values)."""
+
+    name: str
+    kind: str
+    label: str
+
+    def predict(self, item: Item) -> RawOutput: ...
+
+    def request_key(self, item: Item) -> str: ...
+
+    def describe(self) -> dict: ...
+
+
+
+
+class BaseSystem:
+    adapter = "?"
+    kind = "local"
+    version = 1  # bump when a local system's output changes
+    hashed_fields: tuple[str, ...] = ()
+    default_concurrency = 1
+
+    def __init__(self, name: str, cfg: dict):
+        self.name = name
+        self.cfg = dict(cfg)
+        self.label = str(cfg.get("label") or name)
+        self.reported_as = cfg.get("reported_as")
+        self.model = cfg.get("model")
+        self.concurrency = int(cfg.get("concurrency") or self.default_concurrency)
+
+    def answer_params(self) -> dict:
+        """Settings that change the answer (hashed into the request key)."""
+        return {k: self.cfg.get(k) for k in self.hashed_fields}
+
+    def request_key(self, item: Item) -> str:
+        base = {"adapter": self.adapter, "version": self.version, "params": self.answer_params(),
+                "word": item.word_id, "page": item.page_id, "text": item.text,
+                "box": [round(float(v), 3) for v in item.box], "size": list(item.page_size)}
+        base.update(self._key_extra(item))
+        return sha256_json(base)
+
+    def _key_extra(self, item: Item) -> dict:
+        return {}
+
+    def describe(self) -> dict:
+        return {"name": self.name, "adapter": self.adapter, "kind": self.kind, "label": self.label,
+                "reported_as": self.reported_as, "model": self.model, "params": self.answer_params()}
+
+    def scrub(self, text: str) -> str:
+        return scrub_secrets(text, ())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} ({self.adapter})>"

@@ -1,0 +1,191 @@
+"""Systems that always run here: the reference itself, the box and font baselines, a derenderer."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+import numpy as np
+
+from inkground_lib.components.derenderers.base import DerenderError, crop_word
+from inkground_lib.components.derenderers.factory import make_derenderer
+from inkground_lib.core.files import sha256_json
+from inkground_lib.core.ink import Ink, as_ink
+from inkground_lib.evaluation.systems.base import (
+    BaseSystem,
+    Item,
+    RawOutput,
+    SystemConfigError,
+    SystemUnavailable,
+    file_sha,
+)
+
+
+def _box_of(item: Item, where: str) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = (float(v) for v in item.box)
+    if not all(np.isfinite([x0, y0, x1, y1])) or x1 < x0 or y1 < y0:
+        raise SystemConfigError(f"{where}: word {item.word_id}: bad box {item.box}")
+    return x0, y0, x1, y1
+
+
+class ReferenceSystem(BaseSystem):
+    """The reference ink itself (sanity check: scores DTW 0)."""
+
+    adapter = "reference"
+
+    def _key_extra(self, item):
+        ref = item.reference
+        return {"ink": None if ref is None else sha256_json([np.round(s, 3).tolist() for s in as_ink(ref).strokes])}
+
+    def predict(self, item: Item) -> RawOutput:
+        if item.reference is None:
+            return RawOutput(status="error", error=f"word {item.word_id}: no reference ink", attempts=0)
+        return RawOutput(strokes=as_ink(item.reference), status="ok")
+
+
+class BoxSystem(BaseSystem):
+    """Knows where, not what: a line (default) or a zig-zag through the word box (see module doc)."""
+
+    adapter = "box"
+    hashed_fields = ("shape",)
+
+    def __init__(self, name, cfg):
+        super().__init__(name, cfg)
+        self.shape = cfg.get("shape") or "line"
+        if self.shape not in ("line", "zigzag"):
+            raise SystemConfigError(f"system {name}: field shape: must be line or zigzag, got {self.shape!r}")
+
+    def answer_params(self):
+        return {"shape": self.shape}
+
+    def predict(self, item: Item) -> RawOutput:
+        return RawOutput(strokes=box_ink(_box_of(item, self.name), self.shape), status="ok")
+
+
+def box_ink(box, shape: str = "line") -> Ink:
+    """The box baseline's ink for ``box`` = (x0, y0, x1, y1) page pixels (see module doc)."""
+    x0, y0, x1, y1 = box
+    cy, h = (y0 + y1) / 2, max(y1 - y0, 1e-9)
+    if shape == "line":
+        pts = [[x0, cy], [x1, cy]]
+    elif shape == "zigzag":
+        n = max(int(round((x1 - x0) / (0.5 * h))), 1)
+        xs = np.linspace(x0, x1, n + 1)
+        ys = np.where(np.arange(n + 1) % 2 == 0, y0 + 0.75 * h, y0 + 0.25 * h)
+        pts = np.column_stack([xs, ys])
+    else:
+        raise ValueError(f"box_ink: unknown shape {shape!r}")
+    return as_ink([np.asarray(pts, float)], "box baseline")
+
+
+class FontSystem(BaseSystem):
+    """The word typed in a Hershey font, fitted into the word box (readable, no style)."""
+
+    adapter = "font"
+    hashed_fields = ("font",)
+
+    def __init__(self, name, cfg):
+        super().__init__(name, cfg)
+        self.font = cfg.get("font") or "futural"
+        from HersheyFonts import HersheyFonts
+
+        if self.font not in HersheyFonts().default_font_names:
+            raise SystemConfigError(f"system {name}: field font: {self.font!r} is not a Hershey font")
+
+    def answer_params(self):
+        return {"font": self.font}
+
+    def predict(self, item: Item) -> RawOutput:
+        ink = font_ink(item.text, _box_of(item, self.name), self.font)
+        if ink.n_points == 0:
+            return RawOutput(status="error", error=f"word {item.word_id}: the font has no glyph for "
+                                                  f"{item.text!r}", attempts=0)
+        return RawOutput(strokes=ink, status="ok")
+
+
+@functools.lru_cache(maxsize=8)
+def _hershey(font: str):
+    from HersheyFonts import HersheyFonts
+
+    f = HersheyFonts()
+    f.load_default_font(font)
+    f.normalize_rendering(100)
+    return f
+
+
+def font_ink(text: str, box, font: str = "futural") -> Ink:
+    """``text`` typed in Hershey ``font``, scaled uniformly to fit inside ``box`` (page pixels) and centred.
+    Hershey y points up; it is flipped to page y down. Returns an empty Ink when no glyph draws."""
+    strokes = [np.asarray(s, float) for s in _hershey(font).strokes_for_text(text) if len(s)]
+    if not strokes:
+        return Ink(())
+    strokes = [np.column_stack([s[:, 0], -s[:, 1]]) for s in strokes]
+    allp = np.concatenate(strokes)
+    lo, hi = allp.min(axis=0), allp.max(axis=0)
+    ext = np.maximum(hi - lo, 1e-9)
+    x0, y0, x1, y1 = box
+    bw, bh = max(x1 - x0, 1e-9), max(y1 - y0, 1e-9)
+    scale = min(bw / ext[0], bh / ext[1])
+    off = np.array([x0 + (bw - ext[0] * scale) / 2, y0 + (bh - ext[1] * scale) / 2])
+    return as_ink([(s - lo) * scale + off for s in strokes], "font baseline")
+
+
+class DerenderSystem(BaseSystem):
+    """A derenderer (:mod:`inkground_lib.components.derenderers`) applied to the word crop cut by
+    :func:`inkground_lib.components.derenderers.base.crop_word` (box grown by ``grow``, default 0.1 = +10% width and height, as
+    InkSight's full-page use does); ``derender(crop, crop_box, text)`` returns the ink in page pixels."""
+
+    kind = "specialist"
+    hashed_fields = ("grow",)
+
+    def __init__(self, name, cfg, derenderer, adapter):
+        super().__init__(name, cfg)
+        self.adapter = adapter
+        self.grow = float(cfg.get("grow", 0.1))
+        self.derenderer = derenderer
+
+    def answer_params(self):
+        return {"grow": self.grow, "derenderer": type(self.derenderer).__name__,
+                "derenderer_params": repr(getattr(self.derenderer, "params", None))}
+
+    def _key_extra(self, item):
+        # the photo's bytes and the derenderer's source code: a changed derenderer is asked again
+        import inspect
+
+        code = inspect.getsourcefile(type(self.derenderer))
+        extra = {"code": file_sha(code) if code else None}
+        if item.page_image is not None:
+            extra["photo"] = file_sha(str(item.page_image))
+        else:
+            extra["photo"] = hashlib.sha256(np.ascontiguousarray(item.image).tobytes()).hexdigest()
+        return extra
+
+    def predict(self, item: Item) -> RawOutput:
+
+        crop, cb = crop_word(item.load_image(), _box_of(item, self.name), grow=self.grow)
+        ink = as_ink(self.derenderer.derender(np.ascontiguousarray(crop), cb, item.text),
+                     f"{self.name}: word {item.word_id}")
+        return RawOutput(strokes=ink, status="ok")
+
+
+def build_skeleton(name, cfg):
+    return DerenderSystem(name, cfg, make_derenderer("skeleton"), "skeleton")
+
+
+INKSIGHT_NEEDS = ("TensorFlow 2.15-2.17 with tensorflow-text and the InkSight-Small-p SavedModel on disk "
+                  "(Hugging Face Derendering/InkSight-Small-p), its folder named by the environment variable "
+                  "in model_dir_env; use the 'skeleton' system as the offline stand-in")
+
+
+def build_inksight(name, cfg):
+    var = cfg.get("model_dir_env") or "INKSIGHT_MODEL_DIR"
+    model_dir = os.environ.get(var)
+    if not model_dir:
+        raise SystemUnavailable(f"system {name}: environment variable {var} is not set; InkSight needs "
+                                f"{INKSIGHT_NEEDS}")
+    try:
+        d = make_derenderer(f"inksight-small-p:{model_dir}")
+    except (DerenderError, ImportError, OSError) as e:
+        raise SystemUnavailable(f"system {name}: InkSight cannot be loaded: {e}") from None
+    return DerenderSystem(name, cfg, d, "inksight")

@@ -1,0 +1,174 @@
+"""The systems registry: one table of adapters, the YAML entries, building a system by name."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from inkground_lib.evaluation.systems.api import AnthropicSystem, OpenAISystem
+from inkground_lib.evaluation.systems.base import System, SystemConfigError
+from inkground_lib.evaluation.systems.local import (
+    BoxSystem,
+    FontSystem,
+    ReferenceSystem,
+    build_inksight,
+    build_skeleton,
+)
+from inkground_lib.evaluation.systems.replay import ReplaySystem
+from inkground_lib.evaluation.systems.retry import RetryPolicy
+from inkground_lib.evaluation.systems.secrets import ENV_NAME
+
+REGISTRY_FILE = Path(__file__).with_name("systems.yaml")
+
+
+ENV_EXTRA = "INKGROUND_SYSTEMS"
+
+
+_COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
+
+
+_API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "timeout",
+        "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body"}
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One adapter family: how to build a system from its registry entry, its kind, and the fields its
+    entries may carry (besides the common ones)."""
+
+    build: Callable[..., System]  # (name, cfg, retry) -> System
+    kind: str
+    fields: frozenset
+
+
+def _plain(cls):
+    """A builder for adapters whose systems (or factories) take no retry policy."""
+    return lambda name, cfg, retry: cls(name, cfg)
+
+
+ADAPTERS: dict[str, Adapter] = {
+    "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
+    "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API)),
+    "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
+    "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model"})),
+    "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
+    "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
+    "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),
+    "replay": Adapter(_plain(ReplaySystem), "replay", frozenset({"path", "path_env", "source", "model"})),
+}
+"""Adapter name -> :class:`Adapter`. A new adapter family is one class plus one line here."""
+
+
+_LITERAL_SECRETS = {"api_key": "api_key_env", "key": "api_key_env", "base_url": "base_url_env",
+                    "token": "api_key_env", "url": "base_url_env"}
+
+
+def validate_entry(name: str, cfg, where: str = "registry") -> dict:
+    """Check one registry entry; raise SystemConfigError naming the file, the entry and the field."""
+    w = f"{where}: system {name}"
+    if not isinstance(name, str) or not name:
+        raise SystemConfigError(f"{where}: system names must be non-empty strings, got {name!r}")
+    if not isinstance(cfg, dict):
+        raise SystemConfigError(f"{w}: expected a mapping of fields, got {type(cfg).__name__}")
+    for k in cfg:
+        if k in _LITERAL_SECRETS:
+            raise SystemConfigError(f"{w}: field {k}: secrets and private URLs may not be written in a config "
+                                    f"file; name the environment variable in {_LITERAL_SECRETS[k]} instead")
+    adapter = cfg.get("adapter")
+    if adapter not in ADAPTERS:
+        raise SystemConfigError(f"{w}: field adapter: {adapter!r} is not one of {sorted(ADAPTERS)}")
+    unknown = set(cfg) - _COMMON - ADAPTERS[adapter].fields
+    if unknown:
+        raise SystemConfigError(f"{w}: unknown field(s) {sorted(unknown)} for adapter {adapter} (allowed: "
+                                f"{sorted(_COMMON | ADAPTERS[adapter].fields)})")
+    for k in ("api_key_env", "base_url_env", "path_env", "model_dir_env"):
+        v = cfg.get(k)
+        if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
+            raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
+    for k in ("max_tokens", "concurrency", "max_attempts"):
+        v = cfg.get(k)
+        if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
+            raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
+    for k in ("temperature", "timeout", "backoff_base", "backoff_max", "grow"):
+        v = cfg.get(k)
+        if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0):
+            raise SystemConfigError(f"{w}: field {k}: expected a non-negative number, got {v!r}")
+    if cfg.get("variant") not in (None, "two-image", "one-image"):
+        raise SystemConfigError(f"{w}: field variant: must be two-image (default) or one-image, got "
+                                f"{cfg.get('variant')!r}")
+    if cfg.get("extra_body") is not None and not isinstance(cfg["extra_body"], dict):
+        raise SystemConfigError(f"{w}: field extra_body: expected a mapping")
+    dbu = cfg.get("default_base_url")
+    if dbu is not None and not (isinstance(dbu, str) and dbu.startswith("https://")):
+        raise SystemConfigError(f"{w}: field default_base_url: must be a public https:// URL (private URLs "
+                                f"come from base_url_env)")
+    return dict(cfg)
+
+
+def _read_yaml(path: Path) -> dict:
+    import yaml
+
+    if not path.is_file():
+        raise SystemConfigError(f"{path}: systems registry file does not exist")
+    try:
+        data = yaml.safe_load(path.read_text("utf-8"))
+    except yaml.YAMLError as e:
+        raise SystemConfigError(f"{path}: not valid YAML ({e})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SystemConfigError(f"{path}: expected a mapping of system name -> fields")
+    return data
+
+
+def load_registry(extra: str | os.PathLike | Sequence | None = None, use_env: bool = True) -> dict[str, dict]:
+    """All system entries: the packaged ``systems.yaml``, then each file named by ``INKGROUND_SYSTEMS``
+    (``os.pathsep``-separated; when ``use_env``), then ``extra`` (a path or a list of paths). Later entries
+    replace earlier ones of the same name; an entry with ``extends: <name>`` is merged onto that entry.
+    Every entry is validated."""
+    files = [REGISTRY_FILE]
+    if use_env and os.environ.get(ENV_EXTRA):
+        files += [Path(p) for p in os.environ[ENV_EXTRA].split(os.pathsep) if p]
+    if extra is not None:
+        files += [Path(extra)] if isinstance(extra, (str, os.PathLike)) else [Path(p) for p in extra]
+    reg: dict[str, dict] = {}
+    for path in files:
+        for name, cfg in _read_yaml(Path(path)).items():
+            name = str(name)
+            if isinstance(cfg, dict) and cfg.get("extends") is not None:
+                base = cfg["extends"]
+                if base not in reg:
+                    raise SystemConfigError(f"{path}: system {name}: field extends: no system {base!r} defined "
+                                            f"before it")
+                own = {k: v for k, v in cfg.items() if k != "extends"}
+                # a derived entry is not the paper's system: its label is its own name unless given, and it
+                # is reported as nothing unless it says so
+                cfg = {**reg[base], "label": name, "reported_as": None, **own}
+            reg[name] = validate_entry(name, cfg, str(path))
+    return reg
+
+
+def list_systems(registry: Optional[dict] = None) -> list[str]:
+    return list((registry or load_registry()).keys())
+
+
+def system_kind(name: str, registry: Optional[dict] = None) -> str:
+    reg = registry or load_registry()
+    if name not in reg:
+        raise SystemConfigError(f"unknown system {name!r}; known: {', '.join(reg)}")
+    return ADAPTERS[reg[name]["adapter"]].kind
+
+
+def get_system(name: str, registry: Optional[dict] = None, extra=None, retry: Optional[RetryPolicy] = None,
+               **overrides) -> System:
+    """Build the system ``name`` from the registry (``load_registry(extra)`` unless ``registry`` is given),
+    with ``overrides`` (registry fields, e.g. ``path=`` for replay, ``concurrency=``) merged on top.
+    API systems read their key and base URL from the environment now: a missing variable raises
+    SystemConfigError naming it. ``retry`` replaces the retry policy (tests inject ``sleep``)."""
+    reg = registry if registry is not None else load_registry(extra)
+    if name not in reg:
+        raise SystemConfigError(f"unknown system {name!r}; known: {', '.join(reg)}")
+    cfg = validate_entry(name, {**reg[name], **overrides}, "registry + overrides")
+    return ADAPTERS[cfg["adapter"]].build(name, cfg, retry)

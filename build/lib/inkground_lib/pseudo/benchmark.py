@@ -1,0 +1,95 @@
+"""Writing the benchmark set: the kept pages with their pseudo-labels as reference inks."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable, Mapping, Optional
+
+from inkground_lib.core.dataset import (
+    Dataset,
+    DatasetError,
+    Page,
+    load_dataset,
+    write_manifest,
+)
+from inkground_lib.core.ink import Ink, ink_to_lists
+from inkground_lib.pseudo.keys import PseudoError
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable[str], out_dir, *,
+                    meta: Optional[dict] = None, name: Optional[str] = None) -> Path:
+    """Write the benchmark set: the kept pages of ``ds`` (in candidate order) as a dataset in ``out_dir``.
+
+    Kind "benchmark"; reference "pseudo-label: <derenderer>" (``meta["derenderer"]``); each word's
+    reference ink is its pseudo-label, its true ink is kept where ``ds`` had one. Words whose pseudo-label
+    is empty (nothing derendered) are left out (a reference must have ink); their number is recorded in
+    meta["dropped_empty_words"]. Page photos are hard-linked (copied across file systems). ``meta`` is
+    stored in the manifest (the pipeline records the candidates' name, path and hash, the OCR threshold,
+    the derenderer, the OCR engine and the ratings source). The dataset is built in a temporary folder
+    and moved into place, so ``out_dir`` always holds a complete dataset. If ``out_dir`` holds a benchmark
+    with the same meta and pages, it is left untouched.
+    """
+    out = Path(out_dir)
+    kept = set(kept_pages)
+    unknown = kept - {p.id for p in ds.pages}
+    if unknown:
+        raise PseudoError(f"build_benchmark: kept pages not in the candidates: {sorted(unknown)[:5]}")
+    meta = dict(meta or {})
+    meta.setdefault("derenderer", "unknown")
+    pages_in = [p for p in ds.pages if p.id in kept]
+    dropped = sum(1 for p in pages_in for w in p.words if pseudo[w.id].n_points == 0)
+    meta["dropped_empty_words"] = dropped
+    meta["pages_kept"] = [p.id for p in pages_in]
+    meta["pseudo_labels"] = hashlib.sha256(json.dumps(
+        [[w.id, ink_to_lists(pseudo[w.id])] for p in pages_in for w in p.words]).encode()).hexdigest()
+    meta = json.loads(json.dumps(meta))
+    mpath = out / "manifest.json"
+    if out.exists():
+        try:
+            m = json.loads(mpath.read_text("utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            m = None
+        if not isinstance(m, dict) or m.get("kind") != "benchmark":
+            if m is not None or any(out.iterdir()):
+                raise PseudoError(f"build_benchmark: {out} exists and is not a benchmark dataset; refusing to "
+                                  f"replace it (choose another folder or delete it)")
+        elif m.get("meta") == meta:
+            try:
+                load_dataset(out, check_images=True)
+                return out
+            except DatasetError:
+                pass  # damaged: rebuild
+    tmp = out.with_name(f".{out.name}.building")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    pages = []
+    for p in pages_in:
+        img = tmp / "pages" / f"{p.id}{Path(p.image).suffix.lower() or '.jpg'}"
+        _link_or_copy(Path(p.image), img)
+        words = [dataclasses.replace(w, ink=pseudo[w.id]) for w in p.words if pseudo[w.id].n_points]
+        pages.append(Page(p.id, img, p.writer, p.width, p.height, words))
+    write_manifest(tmp, name or f"{ds.name}-benchmark", "benchmark", f"pseudo-label: {meta['derenderer']}",
+                   meta, pages)
+    old = out.with_name(f".{out.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if out.exists():
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old.exists():
+        shutil.rmtree(old)
+    return out

@@ -1,0 +1,83 @@
+"""What identifies a cached stage result: component configs and source hashes, the append-only logs."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import re
+from pathlib import Path
+
+from inkground_lib.core.dataset import Page
+from inkground_lib.core.defaults import CROP_GROW
+from inkground_lib.core.files import JSONLError, sha256_file
+from inkground_lib.core.files import read_jsonl as files_read_jsonl
+
+DERENDER_SCHEMA = "inkground-pseudo-derender"
+
+
+OCR_SCHEMA = "inkground-pseudo-ocr"
+
+
+
+
+class PseudoError(ValueError):
+    """Bad input to the pseudo-label pipeline, or a run folder that cannot be used."""
+
+
+
+
+def source_hash(obj) -> str:
+    """sha256 of the source file defining ``obj``'s class (so a code change invalidates cached results)."""
+    try:
+        path = inspect.getsourcefile(type(obj))
+    except TypeError:
+        path = None
+    return sha256_file(path)[:16] if path and os.path.isfile(path) else "unknown"
+
+
+def simple_attrs(obj) -> dict:
+    out = {}
+    for k, v in sorted(vars(obj).items()):
+        if k.startswith("_") or k in ("last_text", "progress"):
+            continue
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            out[k] = dataclasses.asdict(v)
+        elif isinstance(v, (str, int, float, bool, type(None))):
+            out[k] = v
+    return out
+
+
+def derenderer_config(der) -> dict:
+    """What identifies a derenderer's output: name, settings (public simple attributes, dataclass params),
+    and a hash of the source file of its class."""
+    return {"name": getattr(der, "name", type(der).__name__), "settings": simple_attrs(der),
+            "source": source_hash(der)}
+
+
+def engine_config(engine) -> dict:
+    """What identifies an OCR engine's output: its name and the source file of its class (batch size,
+    threads and progress do not change what it reads)."""
+    return {"name": getattr(engine, "name", type(engine).__name__), "source": source_hash(engine)}
+
+
+def page_base_key(page: Page) -> dict:
+    return {"page": page.id, "image": sha256_file(page.image),
+            "words": [[w.id, w.text, [round(float(v), 2) for v in w.box]] for w in page.words],
+            "grow": CROP_GROW}
+
+
+def read_jsonl(path: Path, schema: str) -> list[dict]:
+    """Valid records of an append-only JSONL log (:func:`inkground_lib.core.files.read_jsonl`: a torn last line
+    from an interrupted run is dropped and cut off the file; any other invalid line raises PseudoError
+    naming the file and the line)."""
+    try:
+        return [rec for _, rec in files_read_jsonl(
+            path, lambda r: isinstance(r, dict) and r.get("schema") == schema and isinstance(r.get("key"), str),
+            what=f"{schema} record")]
+    except JSONLError as err:
+        raise PseudoError(f"{err}; the file is corrupt (delete it to recompute)") from None
+
+
+def safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "x"

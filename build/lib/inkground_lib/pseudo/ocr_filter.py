@@ -1,0 +1,121 @@
+"""Stage 2: the OCR filter (original crop vs render of its pseudo-label; a page passes above a threshold)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from inkground_lib.core.dataset import Dataset
+from inkground_lib.core.defaults import OCR_THRESHOLD
+from inkground_lib.core.files import append_jsonl, sha256_file, sha256_json
+from inkground_lib.core.ink import Ink, ink_to_lists
+from inkground_lib.pseudo.keys import (
+    CROP_GROW,
+    OCR_SCHEMA,
+    PseudoError,
+    engine_config,
+    page_base_key,
+    read_jsonl,
+    safe_name,
+)
+
+
+def make_engine(spec="rapidocr", progress: bool = False):
+    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.get_engine`) or an object with
+    ``read(images)``; PseudoError for an object without it."""
+    from inkground_lib.components.ocr import get_engine
+
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "read", None)):
+            raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
+        return spec
+    return get_engine(spec, progress=progress)
+
+
+@dataclass
+class OCRFilterResult:
+    """``pages``: page, words, matched, match_rate (NaN without words), ocr_pass. ``words``: page, word_id,
+    text, ocr_original, ocr_rendered, match. ``threshold``: the pass threshold (share of words)."""
+
+    pages: pd.DataFrame
+    words: pd.DataFrame
+    threshold: float
+
+
+def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = OCR_THRESHOLD,
+               run_dir=None, progress: bool = True) -> OCRFilterResult:
+    """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
+    pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;
+    a page with no words never passes. With ``run_dir``, the OCR texts are cached per page in
+    ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`)."""
+    from tqdm.auto import tqdm
+
+    from inkground_lib.components.derenderers.base import DerenderError, crop_word
+    from inkground_lib.components.metrics.readability import normalise_text
+    from inkground_lib.core.render import DEFAULT_RENDER, render_ink
+
+    if not (isinstance(threshold, (int, float)) and 0.0 <= float(threshold) <= 1.0):
+        raise PseudoError(f"ocr_filter: threshold must be a share in [0, 1], got {threshold!r}")
+    eng = make_engine(engine)
+    ecfg = engine_config(eng)
+    import inkground_lib.core.render as render_module
+    rcfg = {"spec": dataclasses.asdict(DEFAULT_RENDER), "source": sha256_file(render_module.__file__)[:16]}
+    missing = [w.id for w in ds.words() if w.id not in pseudo]
+    if missing:
+        raise PseudoError(f"ocr_filter: no pseudo-label for {len(missing)} word(s), e.g. {missing[:3]}")
+    path = None
+    done: dict[str, dict] = {}
+    if run_dir is not None:
+        path = Path(run_dir) / f"ocr-{safe_name(ecfg['name'])}.jsonl"
+        done = {r["key"]: r for r in read_jsonl(path, OCR_SCHEMA)}
+    page_rows, word_rows = [], []
+    with tqdm(total=ds.n_words, desc=f"OCR filter ({ecfg['name']})", unit="word", disable=not progress) as bar:
+        for page in ds.pages:
+            inks = [pseudo[w.id] for w in page.words]
+            key = sha256_json({"base": page_base_key(page), "engine": ecfg, "render": rcfg,
+                        "inks": hashlib.sha256(json.dumps([ink_to_lists(k) for k in inks]).encode()).hexdigest()})
+            rec = done.get(key)
+            if rec is None:
+                t0 = time.perf_counter()
+                originals, renders = [], []
+                if page.words:
+                    photo = page.load_image()
+                    for w, ink in zip(page.words, inks):
+                        try:
+                            crop, _ = crop_word(photo, w.box, grow=CROP_GROW)
+                            originals.append(np.ascontiguousarray(crop))
+                        except DerenderError:
+                            originals.append(np.full((8, 8), 255, np.uint8))  # a box off the page: blank
+                        renders.append(render_ink(ink))
+                texts_o = list(eng.read(originals)) if originals else []
+                texts_r = list(eng.read(renders)) if renders else []
+                if len(texts_o) != len(originals) or len(texts_r) != len(renders):
+                    raise PseudoError(f"OCR engine {ecfg['name']}: returned a wrong number of texts")
+                rec = {"schema": OCR_SCHEMA, "key": key, "page": page.id, "engine": ecfg["name"],
+                       "original": [str(t) for t in texts_o], "rendered": [str(t) for t in texts_r],
+                       "seconds": round(time.perf_counter() - t0, 4)}
+                if path is not None:
+                    append_jsonl(path, rec)
+                done[key] = rec
+            matched = 0
+            for w, a, b in zip(page.words, rec["original"], rec["rendered"]):
+                m = normalise_text(a) == normalise_text(b)
+                matched += m
+                word_rows.append({"page": page.id, "word_id": w.id, "text": w.text, "ocr_original": a,
+                                  "ocr_rendered": b, "match": bool(m)})
+            n = len(page.words)
+            rate = matched / n if n else float("nan")
+            page_rows.append({"page": page.id, "words": n, "matched": int(matched), "match_rate": rate,
+                              "ocr_pass": bool(n > 0 and rate >= threshold)})
+            bar.update(n)
+    pages = pd.DataFrame(page_rows, columns=["page", "words", "matched", "match_rate", "ocr_pass"])
+    words = pd.DataFrame(word_rows, columns=["page", "word_id", "text", "ocr_original", "ocr_rendered", "match"])
+    return OCRFilterResult(pages, words, float(threshold))

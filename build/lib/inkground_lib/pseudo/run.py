@@ -1,0 +1,248 @@
+"""Section 02 end to end: candidates -> pseudo-labels -> OCR filter -> raters -> benchmark set."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from inkground_lib.core.dataset import dataset_hash, load_dataset
+from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
+from inkground_lib.core.files import atomic_write_json
+from inkground_lib.pseudo.benchmark import build_benchmark
+from inkground_lib.pseudo.derender_stage import (
+    derender_dataset,
+    derender_errors,
+    make_derenderer,
+)
+from inkground_lib.pseudo.keys import (
+    PseudoError,
+    derenderer_config,
+    engine_config,
+)
+from inkground_lib.pseudo.ocr_filter import make_engine, ocr_filter
+from inkground_lib.pseudo.raters import (
+    KEEP_SCORE,
+    RaterModel,
+    agreement,
+    pair_defect,
+    per_pair_range,
+    rater_filter,
+    read_ratings,
+    simulate_ratings,
+    write_ratings,
+)
+from inkground_lib.pseudo.truth import truth_metrics
+
+PAGE_COLUMNS = ["page", "words", "matched", "match_rate", "ocr_pass", "n_ratings", "all_ten", "kept",
+                "mean_score", "defect", "dtw", "chamfer", "order_differs", "direction_differs", "stage"]
+
+
+STAGES = ("failed OCR filter", "rejected by raters", "kept")
+
+
+@dataclass
+class PipelineResult:
+    """What :func:`run_pseudo_labels` produced.
+
+    * ``funnel``: one row per stage (candidates, OCR filter, rater filter): pages, share of candidates,
+      share of the previous stage.
+    * ``pages``: one row per candidate page: page, words, matched, match_rate, ocr_pass, n_ratings,
+      all_ten (rated and every score 10), kept (benchmark page), mean_score, defect (visible defect used
+      by simulated raters; NaN with real ratings), and where true inks exist the page means of dtw,
+      chamfer, order_differs, direction_differs (shares of words), and stage (failed OCR filter /
+      rejected by raters / kept).
+    * ``words``: one row per word: the OCR texts and match, the pseudo-label's strokes and points, any
+      derender error, and the truth comparison where known.
+    * ``ratings`` (source column "simulated" or the file), ``agreement`` (:func:`agreement`),
+      ``benchmark`` (the benchmark dataset folder), ``params``, ``components`` (which derenderer, OCR
+      engine and ratings produced the numbers), ``timings`` (seconds per stage), ``has_truth``.
+    """
+
+    funnel: pd.DataFrame
+    pages: pd.DataFrame
+    words: pd.DataFrame
+    ratings: pd.DataFrame
+    agreement: dict
+    benchmark: Path
+    run_dir: Path
+    candidates: Path
+    params: dict
+    components: dict
+    timings: dict
+    has_truth: bool
+    pseudo: dict = field(default_factory=dict, repr=False)
+
+
+def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
+                 ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
+                 n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True) -> PipelineResult:
+    """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
+
+    ``derenderer``: a name (:func:`make_derenderer`) or object; ``ocr``: an engine name
+    (:func:`~inkground_lib.components.ocr.get_engine`) or object; ``ratings``: a CSV path (:func:`read_ratings`) or
+    None = simulated raters (:func:`simulate_ratings` with ``n_raters``, ``raters_per_pair`` (int or
+    (min, max)), ``rater_model`` and ``seed``) over the pages that passed the OCR filter;
+    ``n_candidates``: use the first N pages only. Writes to ``run_dir``: the derender and OCR caches,
+    ratings.csv, pages.csv, words.csv, funnel.csv, summary.json and the benchmark dataset. A rerun with the
+    same inputs reuses every derendered and OCR'd page (nothing expensive is recomputed).
+    """
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    cand = Path(candidates_dir)
+    run = Path(run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    ds = load_dataset(cand)
+    if n_candidates is not None:
+        if int(n_candidates) < 1:
+            raise PseudoError(f"n_candidates: must be >= 1 or None, got {n_candidates!r}")
+        ds.pages = ds.pages[: int(n_candidates)]
+    model = rater_model or RaterModel()
+    der = make_derenderer(derenderer)
+    timings["load"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    pseudo = derender_dataset(ds, der, run, progress=progress)
+    timings["derender"] = time.perf_counter() - t
+    t = time.perf_counter()
+    eng = make_engine(ocr)
+    o = ocr_filter(ds, pseudo, eng, ocr_threshold, run_dir=run, progress=progress)
+    timings["ocr"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    truth = truth_metrics(ds, pseudo)
+    has_truth = len(truth) > 0
+    errors = derender_errors(run, der)
+    words = o.words.copy()
+    words["strokes"] = [len(pseudo[w]) for w in words["word_id"]]
+    words["points"] = [pseudo[w].n_points for w in words["word_id"]]
+    words["derender_error"] = [errors.get(w, "") for w in words["word_id"]]
+    words = words.merge(truth.drop(columns="page"), on="word_id", how="left")
+    for c in ("dtw", "chamfer", "order_differs", "direction_differs"):
+        words[c] = words[c].astype(float)
+    timings["truth"] = time.perf_counter() - t
+
+    pages = o.pages.copy()
+    passed = pages.loc[pages["ocr_pass"], "page"].tolist()
+    defect = pair_defect(words, model.chamfer_tol)
+    if ratings is None:
+        lo, hi = per_pair_range(raters_per_pair)
+        rt = simulate_ratings(passed, defect, n_raters=n_raters, per_pair=(lo, hi), seed=seed, model=model)
+        ratings_source = "simulated"
+        write_ratings(rt, run / "ratings.csv")
+    else:
+        rt = read_ratings(ratings)
+        ratings_source = f"file: {Path(ratings).name}"
+    all_ids = set(pages["page"])
+    outside = int((~rt["page"].isin(all_ids)).sum())
+    rated = rt[rt["page"].isin(set(passed))]
+    ag = agreement(rated)
+    ag["ratings_outside_candidates"] = outside
+    ag["ratings_of_failed_pages"] = int((rt["page"].isin(all_ids) & ~rt["page"].isin(set(passed))).sum())
+    kept = rater_filter(rated, passed)
+    g = rated.groupby("page")["score"]
+    pages["n_ratings"] = pages["page"].map(g.size()).fillna(0).astype(int)
+    pages["all_ten"] = pages["page"].map(g.min() == KEEP_SCORE).eq(True)
+    pages["kept"] = pages["page"].isin(set(kept))
+    pages["mean_score"] = pages["page"].map(g.mean()).astype(float)
+    pages["defect"] = pages["page"].map(defect).astype(float) if ratings is None else np.nan
+    wt = words.groupby("page")[["dtw", "chamfer", "order_differs", "direction_differs"]].mean()
+    for c in wt.columns:
+        pages[c] = pages["page"].map(wt[c]).astype(float)
+    pages["stage"] = np.where(~pages["ocr_pass"], STAGES[0], np.where(pages["kept"], STAGES[2], STAGES[1]))
+    pages = pages[PAGE_COLUMNS]
+
+    n0, n1, n2 = len(pages), int(pages["ocr_pass"].sum()), int(pages["kept"].sum())
+    funnel = pd.DataFrame([
+        {"stage": "candidate pages", "pages": n0, "share of candidates": 1.0 if n0 else np.nan,
+         "share of previous stage": np.nan},
+        {"stage": f"OCR filter (>= {ocr_threshold:g} of words match)", "pages": n1,
+         "share of candidates": n1 / n0 if n0 else np.nan, "share of previous stage": n1 / n0 if n0 else np.nan},
+        {"stage": "rater filter (every score 10)", "pages": n2, "share of candidates": n2 / n0 if n0 else np.nan,
+         "share of previous stage": n2 / n1 if n1 else np.nan},
+    ])
+    dcfg, ecfg = derenderer_config(der), engine_config(eng)
+    components = {"derenderer": dcfg["name"], "ocr_engine": ecfg["name"], "ratings_source": ratings_source}
+    params = {"candidates": str(cand), "run_dir": str(run), "derenderer": dcfg["name"], "ocr": ecfg["name"],
+              "ocr_threshold": float(ocr_threshold), "ratings": None if ratings is None else str(ratings),
+              "n_raters": int(n_raters) if ratings is None else None,
+              "raters_per_pair": list(per_pair_range(raters_per_pair)) if ratings is None else None,
+              "rater_model": dataclasses.asdict(model) if ratings is None else None,
+              "n_candidates": n_candidates, "seed": int(seed)}
+    t = time.perf_counter()
+    cand_hash = dataset_hash(cand)
+    bench = build_benchmark(ds, pseudo, kept, run / "benchmark", meta={
+        "candidates": {"name": ds.name, "path": str(cand), "hash": cand_hash, "pages_used": n0},
+        "ocr_threshold": float(ocr_threshold), "derenderer": dcfg["name"], "derenderer_config": dcfg,
+        "ocr_engine": ecfg["name"], "ratings_source": ratings_source, "params": params})
+    timings["benchmark"] = time.perf_counter() - t
+
+    pages.to_csv(run / "pages.csv.tmp", index=False)
+    os.replace(run / "pages.csv.tmp", run / "pages.csv")
+    words.to_csv(run / "words.csv.tmp", index=False)
+    os.replace(run / "words.csv.tmp", run / "words.csv")
+    funnel.to_csv(run / "funnel.csv.tmp", index=False)
+    os.replace(run / "funnel.csv.tmp", run / "funnel.csv")
+    res = PipelineResult(funnel, pages, words, rt, ag, bench, run, cand, params, components,
+                         {k: round(v, 3) for k, v in timings.items()}, has_truth, pseudo)
+    atomic_write_json(run / "summary.json", _json_safe({
+        "numbers": summary_numbers(res), "components": components, "params": params, "timings": res.timings,
+        "agreement": ag, "candidates_hash": cand_hash}))
+    return res
+
+
+def _json_safe(obj):
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def summary_numbers(res: PipelineResult) -> dict:
+    """The section's headline numbers (plain Python numbers; keys match data/paper/reported.csv ids where
+    the paper reports the same quantity): candidates, ocr_pass_pages, ocr_pass_rate, ocr_threshold,
+    benchmark_pages, benchmark_rate (of OCR-passed pages), benchmark_share (of candidates), n_raters
+    (raters who gave at least one rating), rater_pool (the simulated pool, else n_raters), raters_per_pair_min / _max / _mean, ratings, rater_agreement,
+    rater_alpha, words, word_match_rate, and where the truth is known the medians (over pages) of dtw,
+    chamfer and the shares of words with a different stroke order / direction, per stage."""
+    p = res.pages
+    n0, n1, n2 = len(p), int(p["ocr_pass"].sum()), int(p["kept"].sum())
+    rated = p.loc[p["ocr_pass"], "n_ratings"]
+    rt = res.ratings[res.ratings["page"].isin(set(p.loc[p["ocr_pass"], "page"]))]
+    out = {
+        "candidates": n0, "ocr_pass_pages": n1, "ocr_pass_rate": n1 / n0 if n0 else float("nan"),
+        "ocr_threshold": float(res.params["ocr_threshold"]), "benchmark_pages": n2,
+        "benchmark_rate": n2 / n1 if n1 else float("nan"), "benchmark_share": n2 / n0 if n0 else float("nan"),
+        "n_raters": int(rt["rater"].nunique()),
+        "rater_pool": int(res.params["n_raters"]) if res.params.get("n_raters") else int(rt["rater"].nunique()),
+        "raters_per_pair_min": int(rated.min()) if len(rated) else 0,
+        "raters_per_pair_max": int(rated.max()) if len(rated) else 0,
+        "raters_per_pair_mean": float(rated.mean()) if len(rated) else float("nan"),
+        "ratings": int(len(rt)), "rater_agreement": float(res.agreement["agreement"]),
+        "rater_alpha": float(res.agreement["alpha"]), "words": int(len(res.words)),
+        "word_match_rate": float(res.words["match"].mean()) if len(res.words) else float("nan"),
+        "words_per_page_mean": float(p["words"].mean()) if n0 else float("nan"),
+    }
+    if res.has_truth:
+        w = res.words
+        out.update({"word_dtw_median": float(w["dtw"].median()), "word_chamfer_median": float(w["chamfer"].median()),
+                    "word_order_differs_share": float(w["order_differs"].mean()),
+                    "word_direction_differs_share": float(w["direction_differs"].mean())})
+        groups = {"ocr_fail": p[~p["ocr_pass"]], "ocr_pass": p[p["ocr_pass"]],
+                  "rejected": p[p["ocr_pass"] & ~p["kept"]], "kept": p[p["kept"]]}
+        for g, d in groups.items():
+            for m in ("dtw", "chamfer", "order_differs", "direction_differs"):
+                out[f"{g}_{m}_median"] = float(d[m].median()) if len(d) else float("nan")
+    return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in out.items()}
