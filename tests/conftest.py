@@ -3,14 +3,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-UNIPEN = SHARED / "data" / "unipen_cursive" / "unipen_cursive_dev.json"
+UNIPEN = ROOT / "data" / "unipen_cursive" / "unipen_cursive_dev.json"  # shipped with the repository
 
 
 @pytest.fixture
 def unipen_path():
-    if not UNIPEN.is_file():
-        pytest.skip(f"the UNIPEN words are not at {UNIPEN} (they live beside the project, not in it)")
+    assert UNIPEN.is_file(), f"the shipped UNIPEN subset is missing: {UNIPEN}"
     return UNIPEN
 
 

@@ -24,7 +24,7 @@ from inkground_lib.formats.xmlsafe import FormatError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 IAM = FIXTURES / "iamondb"
-UNIPEN_DIR = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive"
+UNIPEN_DIR = Path(__file__).resolve().parents[1] / "data/unipen_cursive"
 UNIPEN = UNIPEN_DIR / "unipen_cursive_dev.json"
 
 
@@ -337,9 +337,7 @@ def test_unipen_bad_inputs_name_sample_and_field(tmp_path):
         read_unipen_json(tmp_path / "absent.json")
 
 
-def test_unipen_shared_file():
-    if not UNIPEN.is_file():
-        pytest.skip(f"shared UNIPEN subset absent: {UNIPEN}")
+def test_unipen_shipped_file():
     words = read_unipen_json(UNIPEN)
     assert len(words) == 286 and len({w.writer for w in words}) == 36
     for w in words:
@@ -353,8 +351,6 @@ def test_unipen_shared_file():
 
 
 def test_unipen_round_trips_through_inkml(tmp_path):
-    if not UNIPEN.is_file():
-        pytest.skip(f"shared UNIPEN subset absent: {UNIPEN}")
     words = read_unipen_json(UNIPEN)[:20]
     p = write_inkml(tmp_path / "u.inkml", [(w.id, w.text, w.ink) for w in words])
     back = read_inkml(p)

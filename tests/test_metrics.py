@@ -34,7 +34,7 @@ from inkground_lib.components.metrics.trajectory import (
 )
 from inkground_lib.core.ink import Ink, InkError, as_ink, resample
 
-UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive"
+UNIPEN = Path(__file__).resolve().parents[1] / "data/unipen_cursive"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -89,8 +89,6 @@ def random_ink(rng, n_strokes=None, scale=40.0, offset=(300.0, 200.0), max_pts=2
 @lru_cache(maxsize=1)
 def unipen_inks():
     f = UNIPEN / "unipen_cursive_dev.json"
-    if not f.exists():
-        return None
     data = json.loads(f.read_text())
     return [(s["text"], as_ink([np.asarray(st_, float) for st_ in s["strokes"]], s["id"])) for s in data["samples"]]
 
@@ -98,7 +96,7 @@ def unipen_inks():
 def need_unipen():
     inks = unipen_inks()
     if inks is None:
-        pytest.skip(f"UNIPEN dev words not found in {UNIPEN}")
+        raise AssertionError(f"the shipped UNIPEN subset is missing: {UNIPEN}")
     return inks
 
 

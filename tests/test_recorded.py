@@ -22,7 +22,7 @@ from inkground_lib.datasets.segmentation import core_height
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 
 IAM = Path(__file__).resolve().parent / "fixtures" / "iamondb"
-UNIPEN = Path(__file__).resolve().parents[1].parent / "shared/data/unipen_cursive" / "unipen_cursive_dev.json"
+UNIPEN = Path(__file__).resolve().parents[1] / "data/unipen_cursive" / "unipen_cursive_dev.json"
 
 
 def _squiggle(rng, n_letters, unit, x0=0.0):
@@ -215,9 +215,7 @@ def test_build_bad_arguments(tmp_path):
         build_recorded(tmp_path / "x", unipen=src, words_per_page=(4, 8), progress=False)
 
 
-def test_build_from_shared_unipen(tmp_path):
-    if not UNIPEN.is_file():
-        pytest.skip(f"shared UNIPEN subset absent: {UNIPEN}")
+def test_build_from_shipped_unipen(tmp_path):
     out = build_recorded(tmp_path / "u", unipen=UNIPEN, pages=3, seed=0, progress=False)
     ds = load_dataset(out)
     by_id = {w.id: w for w in read_unipen_json(UNIPEN)}

@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("recorded", help="compose photographed pages from real recorded words")
     r.add_argument("--out", required=True)
-    r.add_argument("--unipen", help="a UNIPEN-format JSON file (e.g. ../shared/data/unipen_cursive/unipen_cursive_dev.json)")
+    r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
     r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
     r.add_argument("--pages", type=int)
     r.add_argument("--seed", type=int)

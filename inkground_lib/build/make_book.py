@@ -45,8 +45,8 @@ def api_env_set() -> list[str]:
 
 
 def unipen_path() -> Path | None:
-    """The UNIPEN-format JSON used to build the recorded dataset: $INKGROUND_UNIPEN, else the shared copy
-    beside the project (../shared/data/unipen_cursive/unipen_cursive_dev.json), else None."""
+    """The UNIPEN-format JSON used to build the recorded dataset: $INKGROUND_UNIPEN, else the subset
+    shipped with the repository (data/unipen_cursive/unipen_cursive_dev.json), else None (deleted by hand)."""
     env = os.environ.get("INKGROUND_UNIPEN")
     if env:
         return Path(env)
@@ -64,7 +64,8 @@ def ensure_datasets(progress: bool = True) -> dict[str, Path]:
 
         out["recorded"] = build_recorded(ROOT / RECORDED_DATASET, unipen=unipen, progress=progress)
     else:
-        print("[inkground] no UNIPEN file found (set INKGROUND_UNIPEN): the recorded dataset is not built",
+        print("[inkground] no UNIPEN file found (data/unipen_cursive/ was removed; set INKGROUND_UNIPEN): "
+              "the recorded dataset is not built",
               flush=True)
     return out
 

@@ -30,5 +30,6 @@ EVAL_RUNS = [BENCH_EVAL_RUN, RECORDED_EVAL_RUN]
 PREDICT_RUN = "data/runs/predict"      # `inkground predict` without --run
 EVAL_RUN = "data/runs/eval"            # `inkground eval` / `make eval` without --run: never the book's runs
 
-SHARED_UNIPEN = ROOT.parent / "shared" / "data" / "unipen_cursive" / "unipen_cursive_dev.json"
-"""The UNIPEN subset beside the project in development and CI (used when present)."""
+UNIPEN_SUBSET = DATA / "unipen_cursive" / "unipen_cursive_dev.json"
+"""The UNIPEN subset shipped with the repository (286 cursive words, 36 writers; CC BY 4.0, provenance in
+its README beside it): the default source of the recorded dataset."""

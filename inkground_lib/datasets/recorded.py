@@ -27,7 +27,7 @@ from inkground_lib.core.dataset import (
 )
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
 from inkground_lib.core.ink import Ink, as_ink
-from inkground_lib.core.layout import SHARED_UNIPEN
+from inkground_lib.core.layout import UNIPEN_SUBSET
 from inkground_lib.datasets.segmentation import (
     core_band,
     core_height,
@@ -48,9 +48,9 @@ BUILDER_VERSION = 1
 
 
 def default_unipen_path() -> Optional[Path]:
-    """The shared UNIPEN subset beside the project (``../shared/data/unipen_cursive/unipen_cursive_dev.json``
-    from the repository root), or None where it is absent."""
-    return SHARED_UNIPEN if SHARED_UNIPEN.is_file() else None
+    """The UNIPEN subset shipped with the repository (``data/unipen_cursive/unipen_cursive_dev.json``), or
+    None where it was deleted from the checkout."""
+    return UNIPEN_SUBSET if UNIPEN_SUBSET.is_file() else None
 
 
 # ============================================================================================ sources
@@ -248,7 +248,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     """Build (or reuse) the recorded dataset in ``out_dir`` and return the folder.
 
     ``unipen``: a UNIPEN-format JSON file; ``iamondb``: an IAM-OnDB root (``iamondb_split`` e.g.
-    ``"trainset"`` keeps one task split). With neither, the shared UNIPEN subset is used where present
+    ``"trainset"`` keeps one task split). With neither, the shipped UNIPEN subset is used
     (:func:`default_unipen_path`). ``pages``: number of pages (None: one per eligible writer);
     ``words_per_page``: (min, max) words per page; ``effects``: a :class:`inkground_lib.datasets.synth.photo.PhotoEffects`,
     a dict of its fields, ``"none"`` or None (defaults). Deterministic for a seed; a folder whose manifest
@@ -266,8 +266,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         unipen = default_unipen_path()
         if unipen is None:
             raise DatasetError("build_recorded: no source: give unipen=PATH (UNIPEN-format JSON) and/or "
-                               "iamondb=PATH (IAM-OnDB root); the shared UNIPEN subset "
-                               "../shared/data/unipen_cursive/unipen_cursive_dev.json is absent")
+                               f"iamondb=PATH (IAM-OnDB root); the shipped UNIPEN subset {UNIPEN_SUBSET} is absent")
 
     words: list[RecordedWord] = []
     sources = []
