@@ -31,11 +31,43 @@ def _synth(a) -> None:
 
 
 def _recorded(a) -> None:
+    import json
+
     from inkground_lib.datasets.recorded import build_recorded
 
-    kw = {k: getattr(a, k) for k in ("unipen", "iamondb", "pages", "seed") if getattr(a, k) is not None}
+    kw = {k: getattr(a, k) for k in ("unipen", "unipen_dir", "iamondb", "pages", "seed") if getattr(a, k) is not None}
+    if a.words_per_page is not None:
+        wpp = [v for x in a.words_per_page for v in (x if isinstance(x, tuple) else (x,))]
+        if len(wpp) not in (1, 2):
+            raise ValueError(f"--words-per-page: expected MIN MAX or MIN-MAX, got {len(wpp)} numbers")
+        kw["words_per_page"] = (wpp[0], wpp[-1])
+    if a.unipen_dir is not None:
+        kw.update(category=a.category, style=None if a.style.lower() == "any" else a.style,
+                  quality=None if a.quality.lower() == "any" else a.quality)
     out = build_recorded(Path(a.out), progress=not a.quiet, **kw)
+    meta = json.loads((out / "manifest.json").read_text("utf-8"))["meta"]
+    for src in meta["sources"]:
+        if src["kind"] != "unipen_dir":
+            continue
+        sel = ", ".join(f"{k} {'any' if v is None else v}" for k, v in src["selection"].items())
+        print(f"UNIPEN release {src['path']} ({sel})")
+        print(f"  files: {src['files_found']} found, {src['files_parsed']} parsed, {src['files_failed']} failed"
+              + "".join(f"; {k}: {n}" for k, n in src["failures_by_kind"].items()))
+        for f, why in src["failed_files"][:10]:
+            print(f"    {f}: {why}")
+        print(f"  segments read: {src['segments_read']}, skipped: {sum(src['segments_skipped'].values())}"
+              + "".join(f"; {k}: {n}" for k, n in src["segments_skipped"].items()))
+        print(f"  words selected: {src['words']} from {src['writers_selected']} writers")
+    lo, hi = meta["params"]["words_per_page"]
+    print(f"pages: {meta['pages_built']} ({lo}-{hi} words each, one writer per page), writers: {meta['writers']}")
     print(out)
+
+
+def _words_per_page(text: str) -> int | tuple[int, int]:
+    if "-" in text:
+        lo, _, hi = text.partition("-")
+        return (int(lo), int(hi))
+    return int(text)
 
 
 def _pseudo(a) -> None:
@@ -113,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("recorded", help="compose photographed pages from real recorded words")
     r.add_argument("--out", required=True)
     r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
+    r.add_argument("--unipen-dir", dest="unipen_dir",
+                   help="the root of a whole UNIPEN release in the original .dat format (data/, include/), e.g. train_r01_v07")
+    r.add_argument("--category", default="6", help="with --unipen-dir: release categories, e.g. 6 (isolated cursive or mixed words) or 6,7")
+    r.add_argument("--style", default="CURSIVE", help="with --unipen-dir: .STYLE labels to keep, e.g. CURSIVE or CURSIVE,MIXED; 'any'")
+    r.add_argument("--quality", default="!BAD", help="with --unipen-dir: segment qualities to keep: !BAD (all but BAD), GOOD,OK, 'any'")
+    r.add_argument("--words-per-page", dest="words_per_page", nargs="+", type=_words_per_page, metavar="MIN MAX",
+                   help="words per page: MIN MAX or MIN-MAX (default 20-50 with --unipen-dir, else 4-8)")
     r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
     r.add_argument("--pages", type=int)
     r.add_argument("--seed", type=int)

@@ -1,6 +1,7 @@
 """The recorded dataset: photographed pages composed from real recorded handwriting, one writer per page.
 
-``build_recorded`` writes the dataset from a UNIPEN-derived JSON file and / or an IAM-OnDB copy;
+``build_recorded`` writes the dataset from a UNIPEN-derived JSON file, a whole UNIPEN release (the original
+``.dat`` format, :mod:`inkground_lib.formats.unipen_release`) and / or an IAM-OnDB copy;
 ``compose_page`` lays one writer's words out on a page, drawn and photographed as synth does. The design
 page of the book has the details.
 """
@@ -12,9 +13,9 @@ import hashlib
 import json
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -43,11 +44,18 @@ from inkground_lib.datasets.synth.photo import (
 from inkground_lib.datasets.synth.texts import split_words
 from inkground_lib.formats.iamondb import read_iamondb
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
+from inkground_lib.formats.unipen_release import read_unipen_release
 
 BUILDER_VERSION = 1
 
+SUBSET_WORDS_PER_PAGE = (4, 8)
+"""Words per page for the small sources (the JSON subset holds at most 8 words a writer)."""
+PAPER_WORDS_PER_PAGE = (20, 50)
+"""Words per page from a whole UNIPEN release: uniform in 20-50, mean 35, like the paper's pages (34.89 words
+on average, 2-140)."""
 
-def default_unipen_path() -> Optional[Path]:
+
+def default_unipen_path() -> Path | None:
     """The UNIPEN subset shipped with the repository (``data/unipen_cursive/unipen_cursive_dev.json``), or
     None where it was deleted from the checkout."""
     return UNIPEN_SUBSET if UNIPEN_SUBSET.is_file() else None
@@ -73,7 +81,7 @@ def _tree_sha256(root: Path, extra: Sequence[Path] = ()) -> tuple[str, int]:
     return h.hexdigest(), len(files)
 
 
-def iamondb_words(root: str | os.PathLike, split: Optional[str] = None, *, gap_factor: float = 0.6,
+def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_factor: float = 0.6,
                   progress: bool = False) -> tuple[list[RecordedWord], dict]:
     """Words cut out of IAM-OnDB lines by :func:`segment_line_words`, and counts
     {lines, lines_with_text, lines_segmented}. Word ids are ``<line id>-<k:02d>``; inks in whiteboard units."""
@@ -188,7 +196,7 @@ def compose_page(words: Sequence[RecordedWord], scale: float, rng: np.random.Gen
     return ComposedPage(W, H, pen, float(scale), inks, offsets)
 
 
-def plan_pages(words: Sequence[RecordedWord], pages: Optional[int], words_per_page: tuple[int, int],
+def plan_pages(words: Sequence[RecordedWord], pages: int | None, words_per_page: tuple[int, int],
                rng: np.random.Generator) -> list[tuple[str, list[RecordedWord]]]:
     """Which writer's which words go on each page (see the module doc); words with no letter are left out."""
     lo, hi = words_per_page
@@ -240,33 +248,68 @@ def _effects_record(eff) -> dict:
     return json.loads(json.dumps(d, default=str))
 
 
+def _usable(w: RecordedWord) -> bool:
+    """A word whose ink spans some width and height (a scale can be taken from it)."""
+    try:
+        x0, y0, x1, y1 = w.ink.bbox()
+    except ValueError:
+        return False
+    return x1 > x0 and y1 > y0
+
+
+def unipen_dir_words(root: str | os.PathLike, *, category="6", style="CURSIVE", quality="!BAD",
+                     progress: bool = False) -> tuple[list[RecordedWord], dict]:
+    """Words of a whole UNIPEN release (:func:`inkground_lib.formats.unipen_release.read_unipen_release`,
+    WORD segments) and the manifest source entry: path, sha256 over the files read, selection, counts and
+    the read report. Words whose ink has no width or no height are left out (counted)."""
+    r = Path(root)
+    if not r.is_dir():
+        raise DatasetError(f"{r}: UNIPEN release folder not found")
+    words, report = read_unipen_release(r, category=category, style=style, quality=quality, progress=progress)
+    usable = [w for w in words if _usable(w)]
+    source = {"kind": "unipen_dir", "path": str(r.resolve()), "sha256": report.digest(),
+              "files": len(report.files), "selection": report.selection, "words": len(usable),
+              "words_degenerate": len(words) - len(usable), **report.as_meta()}
+    return usable, source
+
+
 def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | None = None,
-                   iamondb: str | os.PathLike | None = None, iamondb_split: Optional[str] = None,
-                   pages: Optional[int] = None, words_per_page: tuple[int, int] = (4, 8), seed: int = 0,
+                   unipen_dir: str | os.PathLike | None = None, category="6", style="CURSIVE",
+                   quality="!BAD", iamondb: str | os.PathLike | None = None, iamondb_split: str | None = None,
+                   pages: int | None = None, words_per_page: tuple[int, int] | None = None, seed: int = 0,
                    effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
                    jpeg_quality: int = 88, name: str = "recorded") -> Path:
     """Build (or reuse) the recorded dataset in ``out_dir`` and return the folder.
 
-    ``unipen``: a UNIPEN-format JSON file; ``iamondb``: an IAM-OnDB root (``iamondb_split`` e.g.
-    ``"trainset"`` keeps one task split). With neither, the shipped UNIPEN subset is used
-    (:func:`default_unipen_path`). ``pages``: number of pages (None: one per eligible writer);
-    ``words_per_page``: (min, max) words per page; ``effects``: a :class:`inkground_lib.datasets.synth.photo.PhotoEffects`,
-    a dict of its fields, ``"none"`` or None (defaults). Deterministic for a seed; a folder whose manifest
-    has identical meta is returned as it is. Raises DatasetError / FormatError naming the file at fault.
+    ``unipen``: a UNIPEN-format JSON file; ``unipen_dir``: the root of a whole UNIPEN release in the
+    original format (e.g. train_r01_v07: ``data/``, ``include/``), from which ``category`` (``"6"``:
+    isolated cursive or mixed words; a list or ``"6,7"`` for several), ``style`` (``.STYLE`` label(s),
+    ``"CURSIVE"``, ``"CURSIVE,MIXED"``, None for any) and ``quality`` (``"!BAD"``: all but BAD;
+    ``"GOOD,OK"``; None: any) select the WORD segments (see :func:`unipen_dir_words`); ``iamondb``: an
+    IAM-OnDB root (``iamondb_split`` e.g. ``"trainset"`` keeps one task split). With none of them, the
+    shipped UNIPEN subset is used (:func:`default_unipen_path`). ``pages``: number of pages (None: one per
+    eligible writer; more pages take further words of the writers in turn until they run out); ``words_per_page``: (min, max) words per page, one writer per page (None:
+    :data:`PAPER_WORDS_PER_PAGE` with ``unipen_dir``, else :data:`SUBSET_WORDS_PER_PAGE`); ``effects``: a
+    :class:`inkground_lib.datasets.synth.photo.PhotoEffects`, a dict of its fields, ``"none"`` or None
+    (defaults). Deterministic for a seed; a folder whose manifest has identical meta is returned as it is.
+    Raises DatasetError / FormatError naming the file at fault.
     """
     from tqdm.auto import tqdm
 
     out = Path(out_dir)
+    if words_per_page is None:
+        words_per_page = PAPER_WORDS_PER_PAGE if unipen_dir is not None else SUBSET_WORDS_PER_PAGE
     lo, hi = (int(v) for v in words_per_page)
     if not (1 <= lo <= hi):
         raise ValueError(f"words_per_page: expected 1 <= min <= max, got {words_per_page!r}")
     if pages is not None and int(pages) < 1:
         raise ValueError(f"pages: expected a positive number or None, got {pages!r}")
-    if unipen is None and iamondb is None:
+    if unipen is None and iamondb is None and unipen_dir is None:
         unipen = default_unipen_path()
         if unipen is None:
-            raise DatasetError("build_recorded: no source: give unipen=PATH (UNIPEN-format JSON) and/or "
-                               f"iamondb=PATH (IAM-OnDB root); the shipped UNIPEN subset {UNIPEN_SUBSET} is absent")
+            raise DatasetError("build_recorded: no source: give unipen=PATH (UNIPEN-format JSON), "
+                               "unipen_dir=PATH (a UNIPEN release) and/or iamondb=PATH (IAM-OnDB root); the "
+                               f"shipped UNIPEN subset {UNIPEN_SUBSET} is absent")
 
     words: list[RecordedWord] = []
     sources = []
@@ -277,6 +320,11 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         uw = read_unipen_json(up)
         words += uw
         sources.append({"kind": "unipen", "path": str(up.resolve()), "sha256": sha256_file(up), "words": len(uw)})
+    if unipen_dir is not None:
+        dw, source = unipen_dir_words(unipen_dir, category=category, style=style, quality=quality,
+                                      progress=progress)
+        words += dw
+        sources.append(source)
     if iamondb is not None:
         ip = Path(iamondb)
         iw, counts = iamondb_words(ip, iamondb_split, gap_factor=gap_factor, progress=progress)
@@ -290,7 +338,9 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                         "note": "words cut from lines at pen-up gaps; only lines whose segmentation gives "
                                 "the transcription's word count are used"})
     if not words:
-        raise DatasetError(f"build_recorded: the sources hold no words ({[s['path'] for s in sources]})")
+        sel = "".join(f"; {s['path']}: selection {s['selection']}, {s['files_parsed']} files parsed, "
+                      f"{s['files_failed']} failed" for s in sources if s["kind"] == "unipen_dir")
+        raise DatasetError(f"build_recorded: the sources hold no words ({[s['path'] for s in sources]}){sel}")
 
     rng = np.random.default_rng([int(seed), 0])
     plan = plan_pages(words, None if pages is None else int(pages), (lo, hi), rng)

@@ -37,8 +37,8 @@ pen-down samples make strokes. Statements are read in order, but a state keyword
 files include their data before the ``.doc`` file that gives ``.COORD``, and the reference tools read such
 keywords document-wide.
 
-Errors are :class:`FormatError` naming file, line and keyword. Problems of one segment (a range out of
-bounds, no pen-down sample, ...) or of one component (a value that is no number, an incomplete sample:
+Errors are :class:`FormatError` naming file, line and keyword. Problems of one segment (a malformed
+statement, a range out of bounds, no pen-down sample, ...) or of one component (a value that is no number, an incomplete sample:
 the release's hpb43ajj.dat has a 3-value sample in X Y data) do not stop the file: the damaged component
 keeps its number, and :func:`read_unipen_dat` returns the segments that use it as skipped.
 """
@@ -104,7 +104,9 @@ class Component:
 
 @dataclass(frozen=True)
 class Segment:
-    """A ``.SEGMENT`` statement: ``index`` is its position among the document's segments."""
+    """A ``.SEGMENT`` statement: ``index`` is its position among the document's segments. A malformed
+    statement (missing label, unknown quality, bad delineation) is kept with ``error`` set, so that it
+    spoils only itself."""
 
     index: int
     level: str
@@ -113,6 +115,7 @@ class Segment:
     label: str
     file: str
     line: int
+    error: str | None = None
 
 
 @dataclass
@@ -185,6 +188,14 @@ def _label(text: str, where: str) -> str:
 
 
 def _segment(body: str, index: int, file: str, line: int) -> Segment:
+    try:
+        return _segment_strict(body, index, file, line)
+    except FormatError as e:
+        parts = body.split(None, 3) + ["", "", ""]
+        return Segment(index, parts[0] or "?", parts[1], parts[2], "", file, line, str(e))
+
+
+def _segment_strict(body: str, index: int, file: str, line: int) -> Segment:
     where = f"{file}:{line}: .SEGMENT"
     parts = body.split(None, 3)
     if len(parts) < 4:
@@ -392,6 +403,8 @@ def segment_strokes(doc: UnipenDocument, seg: Segment) -> tuple[list[np.ndarray]
     """The pen-down samples a segment delineates, one array per pen-down component piece (file units,
     ``.COORD`` channels), and the components they come from. Raises FormatError for a range outside the
     document's components or samples."""
+    if seg.error is not None:
+        raise FormatError(seg.error)
     where = f"{seg.file}:{seg.line}: .SEGMENT {seg.delineation}"
     n = len(doc.components)
     pieces, comps = [], []

@@ -21,14 +21,14 @@ from inkground_lib.formats.unipen import RecordedWord
 from inkground_lib.formats.unipen_dat import QUALITIES, parse_unipen, segment_word
 from inkground_lib.formats.xmlsafe import FormatError
 
-_KINDS = (("file not found", "missing include"), ("outside the release root", "include outside the root"),
+_KINDS = ((".SEGMENT: missing", "incomplete .SEGMENT"), ("file not found", "missing include"), ("outside the release root", "include outside the root"),
           ("includes itself", "include cycle"), ("nested includes", "include too deep"),
           ("is not a number", "garbage number"), ("not a finite number", "garbage number"),
           ("not whole samples", "incomplete sample (truncated?)"), ("no .COORD", "no .COORD"),
           ("out of range", "range out of bounds"), ("no pen-down samples", "no pen-down samples"),
           ("differ in writer", "components of several writers"), ("runs backwards", "bad delineation"),
           ("delineation", "bad delineation"), ("label", "bad label"), ("quality", "bad quality"),
-          (".SEGMENT: missing", "incomplete .SEGMENT"), ("not a UNIPEN", "not a UNIPEN file"),
+          ("not a UNIPEN", "not a UNIPEN file"),
           ("cannot be read", "unreadable file"), ("lack X or Y", "bad .COORD"), ("must be positive", "bad value"),
           ("missing value", "missing value"))
 
