@@ -9,9 +9,14 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 
 venv: $(STAMP)
 
+# uv installs the same pins as pip in ~15 s instead of ~100 s (measured 2026-11-30, 2 cores; uv does not read
+# pip.conf, so the local wheel folder in PIP_FIND_LINKS is passed on); pip does it where uv cannot be had
+UV_VERSION := 0.13.9
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -r requirements.txt
+	@if $(PIP) install uv==$(UV_VERSION) && $(VENV)/bin/uv pip install -q --python $(PY) \
+	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements.txt; then :; \
+	  else echo "uv unavailable or failed: installing with pip"; $(PIP) install -r requirements.txt; fi
 	$(PIP) install --no-deps --no-build-isolation -e .
 	@touch $@
 

@@ -163,6 +163,7 @@ class RapidOCREngine:
     """
 
     name = "rapidocr"
+    parallel = True  # light (one 10 MB recogniser per process): page-parallel stages may run one per worker
 
     def __init__(self, batch_size: int = 1, threads: int | None = 1, progress: bool = True):
         if int(batch_size) < 1:
@@ -263,6 +264,7 @@ class DeepSeekOCREngine:
     Construction runs :func:`deepseek_preflight` first, then loads the model once per process."""
 
     name = "deepseek-ocr"
+    parallel = False  # one 6.7 GB model on one GPU: never one per worker
 
     def __init__(self, path: str | Path | None = None, cache_dir: str | Path | None = None,
                  prompt: str = DEEPSEEK_PROMPT, base_size: int = 640, image_size: int = 640,
@@ -330,6 +332,7 @@ class TesseractEngine:
     :func:`tesseract_command` for ``psm`` / ``lang`` / ``oem`` / ``extra``. ``timeout`` in seconds per image."""
 
     name = "tesseract"
+    parallel = True  # a subprocess per call
 
     def __init__(self, binary: str | None = None, psm: int = 8, lang: str = "eng", oem: int | None = None,
                  extra: Sequence[str] = (), timeout: float = 60.0, progress: bool = True,

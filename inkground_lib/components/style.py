@@ -425,17 +425,9 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
         raise StyleError(f"train_style: need items from at least 2 writers, got {len(classes)}")
     h = items_hash(inks, labels)
     if out_dir is not None:
-        mp = Path(out_dir) / META_FILE
-        if mp.is_file():
-            try:
-                meta = json.loads(mp.read_text(encoding="utf-8"))
-            except json.JSONDecodeError:
-                meta = {}
-            if _meta_matches(meta, params, h):
-                try:
-                    return load_style(out_dir)
-                except StyleError:
-                    pass  # damaged: retrain and overwrite
+        saved = saved_style(out_dir, train_items, params)
+        if saved is not None:
+            return saved
 
     t0 = time.perf_counter()
     y = torch.tensor([classes.index(lab) for lab in labels], dtype=torch.long)
@@ -483,11 +475,35 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
     sm = StyleModel(model=model, classes=classes, params=params, input_hash=h, trained=True, losses=losses,
                     train_seconds=secs, out_dir=None if out_dir is None else Path(out_dir))
     if out_dir is not None:
-        _save(sm, Path(out_dir), len(inks))
+        save_style(sm, out_dir, len(inks))
     return sm
 
 
-def _save(sm: StyleModel, out_dir: Path, n_items: int) -> None:
+def saved_style(out_dir: str | Path, train_items: Sequence[tuple[InkLike, str]],
+                params: StyleParams = StyleParams()) -> StyleModel | None:
+    """The model in ``out_dir`` if it was trained on exactly ``train_items`` (in order) with ``params``
+    (``trained`` False), else None (absent, other inputs, or damaged: the caller retrains)."""
+    inks, labels = _check_items(train_items)
+    mp = Path(out_dir) / META_FILE
+    if not mp.is_file():
+        return None
+    try:
+        meta = json.loads(mp.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError, UnicodeDecodeError):
+        return None
+    if not (isinstance(meta, dict) and _meta_matches(meta, params, items_hash(inks, labels))):
+        return None
+    try:
+        return load_style(out_dir)
+    except StyleError:
+        return None
+
+
+def save_style(sm: StyleModel, out_dir: str | Path, n_items: int) -> None:
+    """Write ``sm`` to ``out_dir`` (weights first, then the JSON record, each atomically) and point
+    ``sm.out_dir`` there; :func:`load_style` and :func:`saved_style` read it back."""
+    out_dir = Path(out_dir)
+    sm.out_dir = out_dir
     import safetensors
     import transformers
     from safetensors.torch import save

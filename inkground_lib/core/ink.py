@@ -111,6 +111,23 @@ def as_ink(obj: InkLike, where: str = "ink", keep_empty: bool = False) -> Ink:
     return Ink(tuple(strokes))
 
 
+def ink_digest(ink: InkLike) -> str:
+    """SHA-256 of an ink's strokes as drawn: stroke boundaries and x, y (float64), in order; t is left
+    out (no renderer uses it). Two inks with equal digests render to identical images.
+
+    >>> a = as_ink([[[0, 0, 0], [1, 1, 10]]]); b = as_ink([[[0, 0, 5], [1, 1, 99]]])
+    >>> ink_digest(a) == ink_digest(b), ink_digest(a) == ink_digest(a.transformed(2.0))
+    (True, False)
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    for s in as_ink(ink, keep_empty=True).strokes:
+        xy = np.ascontiguousarray(s[:, :2], dtype="<f8")
+        h.update(len(xy).to_bytes(8, "little") + xy.tobytes())
+    return h.hexdigest()
+
+
 def ink_to_lists(ink: InkLike, decimals: int = 2) -> list:
     """JSON-ready nested lists [[[x, y, t], ...], ...]; NaN t becomes None. Rounded to ``decimals``."""
     ink = as_ink(ink)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass  # noqa: E402
 from dataclasses import field as _field
 from pathlib import Path  # noqa: E402
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -135,14 +135,27 @@ def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool =
     return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses)
 
 
-def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True):
-    """Train (or reuse, from ``run_dir/style-<reference>``) the writer classifier on renders of the
-    reference inks (or true inks, with reference="true") of each page's train-split words; classes are
-    the pages' writers. Returns (StyleModel, facts) where facts give n_classes, chance = 1 / n_classes
-    and top-1 accuracy on the held-out test-split reference inks."""
+def _style_train_job(job):
+    """Pool job: train a writer classifier without saving it (the caller saves); job = (items, params)."""
+    from inkground_lib.components.style import train_style
+
+    items, params = job
+    return train_style(items, params, None, progress=False)
+
+
+def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True):
+    """Start (or reuse) the writer classifier of :func:`style_classifier`; returns a function of no
+    arguments giving (StyleModel or None, facts).
+
+    A model already in ``run_dir/style-<reference>`` for the same training items and settings is loaded at
+    once; otherwise it is trained here when the function is called, or, with ``executor`` (a process
+    pool), trained there from now on while the caller does other work - the caller's process writes the
+    model folder either way, and the weights are the same (one torch thread, seeded)."""
     from inkground_lib.components.style import (
         StyleParams,
         evaluate_classifier,
+        save_style,
+        saved_style,
         train_style,
     )
 
@@ -152,17 +165,43 @@ def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True)
     train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
     test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
     writers = sorted({wr for _, wr in train})
+    out_dir = Path(run_dir) / f"style-{settings.reference}"
+
+    def facts_of(model):
+        ev = evaluate_classifier(model, test) if test else None
+        return {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
+                "n_test": len(test), "top1": float(ev.top1) if ev is not None else float("nan"),
+                "trained_now": bool(model.trained)}
+
     if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
-        return None, {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
-                      "top1": float("nan"), "trained_now": False,
-                      "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
-                                      f"{len(writers)}"}
-    model = train_style(train, params, Path(run_dir) / f"style-{settings.reference}", progress=progress)
-    ev = evaluate_classifier(model, test) if test else None
-    facts = {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
-             "n_test": len(test), "top1": float(ev.top1) if ev is not None else float("nan"),
-             "trained_now": bool(model.trained)}
-    return model, facts
+        facts = {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
+                 "top1": float("nan"), "trained_now": False,
+                 "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
+                                 f"{len(writers)}"}
+        return lambda: (None, facts)
+    saved = saved_style(out_dir, train, params)
+    if saved is not None:
+        return lambda: (saved, facts_of(saved))
+    if executor is None:
+        def train_here():
+            model = train_style(train, params, out_dir, progress=progress)
+            return model, facts_of(model)
+        return train_here
+    future = executor.submit(_style_train_job, (train, params))
+
+    def collect():
+        model = future.result()
+        save_style(model, out_dir, len(train))
+        return model, facts_of(model)
+    return collect
+
+
+def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True):
+    """Train (or reuse, from ``run_dir/style-<reference>``) the writer classifier on renders of the
+    reference inks (or true inks, with reference="true") of each page's train-split words; classes are
+    the pages' writers. Returns (StyleModel, facts) where facts give n_classes, chance = 1 / n_classes
+    and top-1 accuracy on the held-out test-split reference inks."""
+    return start_style_classifier(ds, run_dir, settings, None, progress)()
 
 
 def reference_inks(ds, reference: str = "reference"):
@@ -178,16 +217,53 @@ def reference_inks(ds, reference: str = "reference"):
                 yield w.ink
 
 
-def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True) -> pd.DataFrame:
+def read_renders(ocr, inks, memo: dict | None = None) -> list[str]:
+    """OCR of the render of each ink (an empty ink renders blank). Identical inks (:func:`ink_digest`) are
+    rendered and read once; ``memo`` ({(engine name, digest): text}) carries texts between calls, e.g.
+    between systems whose outputs coincide (the reference and the derenderer that made it)."""
+    from inkground_lib.core.ink import ink_digest
+    from inkground_lib.core.render import render_ink
+
+    memo = {} if memo is None else memo
+    keys = [(ocr.name, ink_digest(k)) for k in inks]
+    todo = {}
+    for k, ink in zip(keys, inks):
+        if k not in memo and k not in todo:
+            todo[k] = ink
+    if todo:
+        for k, text in zip(todo, ocr.read([render_ink(ink) for ink in todo.values()])):
+            memo[k] = text
+    return [memo[k] for k in keys]
+
+
+def style_rows(model, inks, memo: dict | None = None) -> np.ndarray:
+    """The classifier's probabilities (n, classes) for each ink; identical inks are classified once,
+    ``memo`` ({(model key, digest): row}) carries rows between calls."""
+    from inkground_lib.core.ink import ink_digest
+
+    memo = {} if memo is None else memo
+    mkey = ("style", model.input_hash, repr(model.params), tuple(model.classes))
+    keys = [(mkey, ink_digest(k)) for k in inks]
+    todo = {}
+    for k, ink in zip(keys, inks):
+        if k not in memo and k not in todo:
+            todo[k] = ink
+    if todo:
+        for k, row in zip(todo, model.proba(list(todo.values()))):
+            memo[k] = row
+    return np.array([memo[k] for k in keys]).reshape(len(keys), model.n_classes)
+
+
+def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True,
+              memo: dict | None = None) -> pd.DataFrame:
     """Per-word scores of one system run (see :data:`SCORE_COLUMNS`). Invalid outputs are scored by the
-    design's rule: a dot at the page centre for DTW / Chamfer, a blank render for AR, CR and Style."""
+    design's rule: a dot at the page centre for DTW / Chamfer, a blank render for AR, CR and Style.
+    ``memo``: OCR texts and classifier rows already computed (see :func:`read_renders`)."""
     from inkground_lib.components.metrics.readability import edit_counts
     from inkground_lib.components.metrics.trajectory import (
         geometry_batch,
         invalid_prediction,
     )
-    from inkground_lib.core.render import render_ink
-
     words = [(p, w) for p in ds.pages for w in p.words]
     refs = list(reference_inks(ds, settings.reference))
     preds = [ink if ink is not None else invalid_prediction((p.width, p.height))
@@ -199,13 +275,13 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
         texts = [None] * len(words)
     else:  # the OCR of a render does not depend on the reference: read once per run and engine
         if ocr.name not in run.ocr_texts:
-            run.ocr_texts[ocr.name] = ocr.read([render_ink(ink) for ink in blank])
+            run.ocr_texts[ocr.name] = read_renders(ocr, blank, memo)
         texts = run.ocr_texts[ocr.name]
     style_any = np.full(len(words), np.nan)
-    if style_model is not None and words:
-        from inkground_lib.components.style import style_scores
-
-        style_any = np.asarray(style_scores(style_model, blank, [p.writer for p, w in words]), dtype=float)
+    if style_model is not None and words:  # Style = probability of the true writer
+        rows = style_rows(style_model, blank, memo)
+        cols = [style_model.class_index(p.writer, f"word {w.id}") for p, w in words]
+        style_any = rows[np.arange(len(cols)), cols].astype(float)
     rows = []
     for i, ((p, w), st) in enumerate(zip(words, run.statuses)):
         held_out = settings.style_words == "all" or w.split == "test"
@@ -221,12 +297,15 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
 
 
 def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings = EvalSettings(), *,
-                     progress: bool = True, registry_extra=None, runs: dict | None = None) -> EvalResult:
+                     progress: bool = True, registry_extra=None, runs: dict | None = None, style=None,
+                     memo: dict | None = None) -> EvalResult:
     """Run every system in ``systems`` on the dataset and score it (see module section doc).
 
     A system that cannot run here (no API key, no TensorFlow, ...) is listed in ``unavailable`` with the
     reason, never scored. ``runs`` reuses SystemRuns already made (e.g. scoring the same predictions
-    against true inks). Scores are written to ``run_dir/scores-<reference>.csv``."""
+    against true inks). ``style``: the function :func:`start_style_classifier` returned (None: train or
+    reuse the classifier here); ``memo``: OCR texts and classifier rows to reuse (:func:`read_renders`).
+    Scores are written to ``run_dir/scores-<reference>.csv``."""
     from inkground_lib.components.ocr import get_engine
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.evaluation.systems.base import (
@@ -247,8 +326,9 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
         except (SystemConfigError, SystemUnavailable) as e:
             unavailable[name] = str(e)
     ocr = get_engine(settings.ocr_engine, progress=progress)
-    model, facts = style_classifier(ds, run_dir, settings, progress)
-    frames = [score_run(runs[n], ds, settings, ocr, model, progress) for n in systems if n in runs]
+    memo = {} if memo is None else memo
+    model, facts = (style or start_style_classifier(ds, run_dir, settings, None, progress))()
+    frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo) for n in systems if n in runs]
     scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
     from inkground_lib.core.files import atomic_write_text
 
@@ -267,6 +347,45 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
                                   "unavailable": unavailable, "settings": _settings_dict(settings)},
                                  indent=1, sort_keys=True))
     return EvalResult(ds.name, settings.reference, scores, summary, runs, unavailable, facts)
+
+
+class SectionResult(NamedTuple):
+    """Section 03's three scorings (see :func:`evaluate_section`); ``rec`` is None without recorded data."""
+
+    bench: EvalResult
+    bench_true: EvalResult
+    rec: EvalResult | None
+
+
+def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, recorded_run,
+                     settings: EvalSettings = EvalSettings(), *, workers: int | None = None,
+                     progress: bool = False, registry_extra=None) -> SectionResult:
+    """Section 03: the benchmark scored against its references and against the true inks, and the recorded
+    set (``recorded``: its folder, or "" / None to skip) against its recorded trajectories.
+
+    The same as three :func:`evaluate_dataset` calls (identical files), made faster: the writer classifiers
+    that are not already saved train side by side in ``workers`` processes (None: every core) while the
+    systems run and are read by OCR here, and identical renders are read and classified once."""
+    from dataclasses import replace
+
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.core.parallel import LazyPool, check_workers
+
+    true_settings = replace(settings, reference="true")
+    bench_ds = load_dataset(benchmark)
+    rec_ds = load_dataset(recorded) if recorded else None
+    memo: dict = {}
+    with LazyPool(min(check_workers(workers), 3)) as pool:
+        style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress)
+        style_t = start_style_classifier(bench_ds, bench_run, true_settings, pool, progress)
+        style_r = start_style_classifier(rec_ds, recorded_run, settings, pool, progress) if rec_ds else None
+        bench = evaluate_dataset(benchmark, systems, bench_run, settings, progress=progress,
+                                 registry_extra=registry_extra, style=style_b, memo=memo)
+        bench_true = evaluate_dataset(benchmark, systems, bench_run, true_settings, progress=progress,
+                                      registry_extra=registry_extra, runs=bench.runs, style=style_t, memo=memo)
+        rec = (evaluate_dataset(recorded, systems, recorded_run, settings, progress=progress,
+                                registry_extra=registry_extra, style=style_r, memo=memo) if rec_ds else None)
+    return SectionResult(bench, bench_true, rec)
 
 
 def _settings_dict(settings: EvalSettings) -> dict:

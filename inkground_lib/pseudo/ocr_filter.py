@@ -8,7 +8,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,7 @@ from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.defaults import OCR_THRESHOLD
 from inkground_lib.core.files import append_jsonl, sha256_file, sha256_json
 from inkground_lib.core.ink import Ink, ink_to_lists
+from inkground_lib.core.parallel import ordered_map
 from inkground_lib.pseudo.keys import (
     CROP_GROW,
     OCR_SCHEMA,
@@ -50,17 +51,45 @@ class OCRFilterResult:
     threshold: float
 
 
+def ocr_page(job) -> dict:
+    """One page's OCR record: ``job`` = (page, pseudo-label inks in word order, engine name or object, key).
+    Reads the crop of every word (box grown by CROP_GROW; a box off the photo reads a blank 8 x 8 image) and
+    the render of its pseudo-label. Runs in a pool worker or here."""
+    from inkground_lib.components.derenderers.base import DerenderError, crop_word
+    from inkground_lib.core.render import render_ink
+
+    page, inks, engine, key = job
+    eng = make_engine(engine)
+    t0 = time.perf_counter()
+    originals, renders = [], []
+    if page.words:
+        photo = page.load_image()
+        for w, ink in zip(page.words, inks):
+            try:
+                crop, _ = crop_word(photo, w.box, grow=CROP_GROW)
+                originals.append(np.ascontiguousarray(crop))
+            except DerenderError:
+                originals.append(np.full((8, 8), 255, np.uint8))  # a box off the page: blank
+            renders.append(render_ink(ink))
+    texts_o = list(eng.read(originals)) if originals else []
+    texts_r = list(eng.read(renders)) if renders else []
+    return {"schema": OCR_SCHEMA, "key": key, "page": page.id, "engine": engine_config(eng)["name"],
+            "original": [str(t) for t in texts_o], "rendered": [str(t) for t in texts_r],
+            "seconds": round(time.perf_counter() - t0, 4)}
+
+
 def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = OCR_THRESHOLD,
-               run_dir=None, progress: bool = True) -> OCRFilterResult:
+               run_dir=None, progress: bool = True, workers: Optional[int] = None) -> OCRFilterResult:
     """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
     pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;
     a page with no words never passes. With ``run_dir``, the OCR texts are cached per page in
-    ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`)."""
+    ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`). An engine
+    given by name whose class says ``parallel = True`` reads pages in ``workers`` processes (None: every core); records are written here in page
+    order, so the cache is the same for any number of workers."""
     from tqdm.auto import tqdm
 
-    from inkground_lib.components.derenderers.base import DerenderError, crop_word
     from inkground_lib.components.metrics.readability import normalise_text
-    from inkground_lib.core.render import DEFAULT_RENDER, render_ink
+    from inkground_lib.core.render import DEFAULT_RENDER
 
     if not (isinstance(threshold, (int, float)) and 0.0 <= float(threshold) <= 1.0):
         raise PseudoError(f"ocr_filter: threshold must be a share in [0, 1], got {threshold!r}")
@@ -76,46 +105,42 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     if run_dir is not None:
         path = Path(run_dir) / f"ocr-{safe_name(ecfg['name'])}.jsonl"
         done = {r["key"]: r for r in read_jsonl(path, OCR_SCHEMA)}
+    keys = {}
+    for page in ds.pages:
+        inks = [pseudo[w.id] for w in page.words]
+        keys[page.id] = sha256_json({"base": page_base_key(page), "engine": ecfg, "render": rcfg,
+                                     "inks": hashlib.sha256(json.dumps([ink_to_lists(k) for k in inks]).encode()).hexdigest()})
+    # an engine given by name that can run one per worker (``parallel``) is rebuilt in each pool worker;
+    # an engine object (or a heavy one, e.g. DeepSeek-OCR) reads here
+    sendable = engine if isinstance(engine, str) and getattr(eng, "parallel", False) else None
+    todo = [(page, [pseudo[w.id] for w in page.words], sendable, keys[page.id])
+            for page in ds.pages if keys[page.id] not in done]
     page_rows, word_rows = [], []
     with tqdm(total=ds.n_words, desc=f"OCR filter ({ecfg['name']})", unit="word", disable=not progress) as bar:
-        for page in ds.pages:
-            inks = [pseudo[w.id] for w in page.words]
-            key = sha256_json({"base": page_base_key(page), "engine": ecfg, "render": rcfg,
-                        "inks": hashlib.sha256(json.dumps([ink_to_lists(k) for k in inks]).encode()).hexdigest()})
-            rec = done.get(key)
-            if rec is None:
-                t0 = time.perf_counter()
-                originals, renders = [], []
-                if page.words:
-                    photo = page.load_image()
-                    for w, ink in zip(page.words, inks):
-                        try:
-                            crop, _ = crop_word(photo, w.box, grow=CROP_GROW)
-                            originals.append(np.ascontiguousarray(crop))
-                        except DerenderError:
-                            originals.append(np.full((8, 8), 255, np.uint8))  # a box off the page: blank
-                        renders.append(render_ink(ink))
-                texts_o = list(eng.read(originals)) if originals else []
-                texts_r = list(eng.read(renders)) if renders else []
-                if len(texts_o) != len(originals) or len(texts_r) != len(renders):
-                    raise PseudoError(f"OCR engine {ecfg['name']}: returned a wrong number of texts")
-                rec = {"schema": OCR_SCHEMA, "key": key, "page": page.id, "engine": ecfg["name"],
-                       "original": [str(t) for t in texts_o], "rendered": [str(t) for t in texts_r],
-                       "seconds": round(time.perf_counter() - t0, 4)}
-                if path is not None:
-                    append_jsonl(path, rec)
-                done[key] = rec
-            matched = 0
-            for w, a, b in zip(page.words, rec["original"], rec["rendered"]):
-                m = normalise_text(a) == normalise_text(b)
-                matched += m
-                word_rows.append({"page": page.id, "word_id": w.id, "text": w.text, "ocr_original": a,
-                                  "ocr_rendered": b, "match": bool(m)})
-            n = len(page.words)
-            rate = matched / n if n else float("nan")
-            page_rows.append({"page": page.id, "words": n, "matched": int(matched), "match_rate": rate,
-                              "ocr_pass": bool(n > 0 and rate >= threshold)})
-            bar.update(n)
+        bar.update(ds.n_words - sum(len(j[0].words) for j in todo))
+        if sendable is None:
+            results = (ocr_page((page, inks, eng, key)) for page, inks, _, key in todo)
+        else:
+            results = ordered_map(ocr_page, todo, workers=workers)
+        for job, rec in zip(todo, results):
+            if len(rec["original"]) != len(job[0].words) or len(rec["rendered"]) != len(job[0].words):
+                raise PseudoError(f"OCR engine {ecfg['name']}: returned a wrong number of texts")
+            if path is not None:
+                append_jsonl(path, rec)
+            done[rec["key"]] = rec
+            bar.update(len(job[0].words))
+    for page in ds.pages:
+        rec = done[keys[page.id]]
+        matched = 0
+        for w, a, b in zip(page.words, rec["original"], rec["rendered"]):
+            m = normalise_text(a) == normalise_text(b)
+            matched += m
+            word_rows.append({"page": page.id, "word_id": w.id, "text": w.text, "ocr_original": a,
+                              "ocr_rendered": b, "match": bool(m)})
+        n = len(page.words)
+        rate = matched / n if n else float("nan")
+        page_rows.append({"page": page.id, "words": n, "matched": int(matched), "match_rate": rate,
+                          "ocr_pass": bool(n > 0 and rate >= threshold)})
     pages = pd.DataFrame(page_rows, columns=["page", "words", "matched", "match_rate", "ocr_pass"])
     words = pd.DataFrame(word_rows, columns=["page", "word_id", "text", "ocr_original", "ocr_rendered", "match"])
     return OCRFilterResult(pages, words, float(threshold))

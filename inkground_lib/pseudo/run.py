@@ -83,14 +83,16 @@ class PipelineResult:
 
 def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
                  ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
-                 n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True) -> PipelineResult:
+                 n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True,
+                 workers: Optional[int] = None) -> PipelineResult:
     """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
 
     ``derenderer``: a name (:func:`make_derenderer`) or object; ``ocr``: an engine name
     (:func:`~inkground_lib.components.ocr.get_engine`) or object; ``ratings``: a CSV path (:func:`read_ratings`) or
     None = simulated raters (:func:`simulate_ratings` with ``n_raters``, ``raters_per_pair`` (int or
     (min, max)), ``rater_model`` and ``seed``) over the pages that passed the OCR filter;
-    ``n_candidates``: use the first N pages only. Writes to ``run_dir``: the derender and OCR caches,
+    ``n_candidates``: use the first N pages only; ``workers``: processes for derendering and OCR (None:
+    every core; the files written do not depend on it). Writes to ``run_dir``: the derender and OCR caches,
     ratings.csv, pages.csv, words.csv, funnel.csv, summary.json and the benchmark dataset. A rerun with the
     same inputs reuses every derendered and OCR'd page (nothing expensive is recomputed).
     """
@@ -109,11 +111,12 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     timings["load"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    pseudo = derender_dataset(ds, der, run, progress=progress)
+    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers)
     timings["derender"] = time.perf_counter() - t
     t = time.perf_counter()
     eng = make_engine(ocr)
-    o = ocr_filter(ds, pseudo, eng, ocr_threshold, run_dir=run, progress=progress)
+    o = ocr_filter(ds, pseudo, ocr if isinstance(ocr, str) else eng, ocr_threshold, run_dir=run, progress=progress,
+                   workers=workers)
     timings["ocr"] = time.perf_counter() - t
 
     t = time.perf_counter()

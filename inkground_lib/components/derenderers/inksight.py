@@ -150,6 +150,7 @@ class InkSightDerenderer:
     """
 
     name = "inksight-small-p"
+    parallel = False  # a TensorFlow model: loaded once, in one process
 
     def __init__(self, model_path: str | Path, task: str = "recognize_and_derender",
                  jpeg_quality: int = 95):

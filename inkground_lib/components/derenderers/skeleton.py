@@ -506,6 +506,7 @@ class SkeletonDerenderer:
     """Binarise -> skeletonise -> trace -> order: the offline stand-in for InkSight (see module doc)."""
 
     name = "skeleton"
+    parallel = True  # pure numpy / scikit-image, picklable: page-parallel stages send it to workers
 
     def __init__(self, params: SkeletonParams = SkeletonParams()):
         self.params = params

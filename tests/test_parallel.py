@@ -1,0 +1,141 @@
+"""Page-parallel stages: a process pool gives the same files as a serial run, and the section-03 speed-ups
+(classifiers trained side by side, identical renders read once) give the same scores as plain calls."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inkground_lib.components import style
+from inkground_lib.core.dataset import load_dataset
+from inkground_lib.core.ink import as_ink, ink_digest
+from inkground_lib.core.parallel import LazyPool, check_workers, chunks, ordered_map
+from inkground_lib.datasets.synth.generate import SynthParams, generate
+from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset, evaluate_section, read_renders
+from inkground_lib.pseudo.derender_stage import derender_dataset
+from inkground_lib.pseudo.ocr_filter import ocr_filter
+
+TINY_STYLE = {"height": 32, "width": 128, "epochs": 2, "batch_size": 16, "augment": False, "seed": 1,
+              "render": {"height": 32, "pen_width": 2.0, "padding": 3}}
+
+
+def _square(x):
+    if x == 3:
+        raise ValueError("job 3 fails")
+    return x * x
+
+
+@pytest.fixture(scope="module")
+def cand(tmp_path_factory):
+    root = tmp_path_factory.mktemp("par") / "cand"
+    generate(root, SynthParams(pages=5, words_min=2, words_max=5, words_mean=3, seed=11, width=600, height=760),
+             progress=False, workers=1)
+    return root
+
+
+def _records(path: Path) -> list[dict]:
+    """The cache records without their timing field (the only field that differs between runs)."""
+    out = []
+    for line in path.read_text("utf-8").splitlines():
+        rec = json.loads(line)
+        rec.pop("seconds")
+        out.append(rec)
+    return out
+
+
+def test_ordered_map_keeps_order_and_raises_at_the_failing_job():
+    jobs = [0, 1, 2, 4, 5, 6]
+    assert list(ordered_map(_square, jobs, workers=2, min_jobs=1)) == [j * j for j in jobs]
+    it = ordered_map(_square, [1, 2, 3, 4], workers=2, min_jobs=1)
+    assert next(it) == 1 and next(it) == 4
+    with pytest.raises(ValueError, match="job 3 fails"):
+        next(it)
+    with pytest.raises(ValueError, match="workers"):
+        check_workers(0)
+    assert chunks(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+def test_lazy_pool_starts_nothing_until_submit():
+    with LazyPool(2) as pool:
+        assert pool._ex is None
+        fut = pool.submit(_square, 5)
+        assert fut.result() == 25 and pool._ex is not None
+    with LazyPool(1) as pool:  # one worker: runs at once, failures arrive through the future
+        with pytest.raises(ValueError, match="job 3"):
+            pool.submit(_square, 3).result()
+
+
+def test_derender_and_ocr_filter_in_a_pool_write_the_serial_files(cand, tmp_path):
+    ds = load_dataset(cand)
+    serial, pooled = tmp_path / "serial", tmp_path / "pooled"
+    p1 = derender_dataset(ds, "skeleton", serial, progress=False, workers=1)
+    p2 = derender_dataset(ds, "skeleton", pooled, progress=False, workers=2)
+    assert all(p1[k] == p2[k] for k in p1) and p1.keys() == p2.keys()
+    assert _records(serial / "derender-skeleton.jsonl") == _records(pooled / "derender-skeleton.jsonl")
+    o1 = ocr_filter(ds, p1, "rapidocr", run_dir=serial, progress=False, workers=1)
+    o2 = ocr_filter(ds, p2, "rapidocr", run_dir=pooled, progress=False, workers=2)
+    pd.testing.assert_frame_equal(o1.words, o2.words)
+    pd.testing.assert_frame_equal(o1.pages, o2.pages)
+    assert _records(serial / "ocr-rapidocr.jsonl") == _records(pooled / "ocr-rapidocr.jsonl")
+    assert o1.words["ocr_rendered"].str.len().gt(0).any()  # the engine really read something
+
+
+def test_a_classifier_trained_in_a_pool_has_the_serial_weights(cand, tmp_path):
+    ds = load_dataset(cand)
+    items = [(w.true_ink, p.writer) for p in ds.pages for w in p.words]
+    params = style.StyleParams.from_dict(TINY_STYLE)
+    here = style.train_style(items, params, tmp_path / "here", progress=False)
+    with LazyPool(2) as pool:
+        there = pool.submit(style.train_style, items, params, None, False).result()
+    style.save_style(there, tmp_path / "there", len(items))
+    meta_here = json.loads((tmp_path / "here" / style.META_FILE).read_text())
+    meta_there = json.loads((tmp_path / "there" / style.META_FILE).read_text())
+    assert meta_here["weights_sha256"] == meta_there["weights_sha256"]
+    again = style.saved_style(tmp_path / "there", items, params)
+    assert again is not None and again.trained is False
+    assert style.saved_style(tmp_path / "there", items[::-1], params) is None  # other inputs: retrain
+
+
+class CountingOCR:
+    name = "counting"
+
+    def __init__(self):
+        self.images = 0
+
+    def read(self, images):
+        self.images += len(images)
+        return [f"{im.shape[0]}x{im.shape[1]}:{int(im.sum()) % 997}" for im in images]
+
+
+def test_identical_renders_are_read_once():
+    a = as_ink([[[0, 0, 0], [30, 12, 10]]])
+    b = as_ink([[[0, 0, 7], [30, 12, 99]]])   # the same strokes, other times: the same render
+    c = as_ink([[[0, 0, 0], [30, 20, 10]]])
+    ocr, memo = CountingOCR(), {}
+    texts = read_renders(ocr, [a, c, b, []], memo)
+    assert ocr.images == 3 and texts[0] == texts[2] and texts[0] != texts[1]
+    assert read_renders(ocr, [c, a], memo) == [texts[1], texts[0]] and ocr.images == 3
+    assert ink_digest(a) == ink_digest(b) != ink_digest(c)
+
+
+def test_evaluate_section_equals_three_plain_evaluations(cand, tmp_path):
+    bench = cand  # a synth dataset: references are the true inks, so both scorings run
+    settings = EvalSettings(n_boot=50, style=TINY_STYLE)
+    systems = ["reference", "font", "box"]
+    res = evaluate_section(bench, bench, systems, tmp_path / "a", tmp_path / "a_rec", settings, workers=2)
+    plain = evaluate_dataset(bench, systems, tmp_path / "b", settings, progress=False)
+    from dataclasses import replace
+    plain_true = evaluate_dataset(bench, systems, tmp_path / "b", replace(settings, reference="true"),
+                                  runs=plain.runs, progress=False)
+    for got, want in ((res.bench, plain), (res.bench_true, plain_true), (res.rec, plain)):
+        pd.testing.assert_frame_equal(got.scores, want.scores)
+        pd.testing.assert_frame_equal(got.summary, want.summary)
+    for ref in ("reference", "true"):
+        a = (tmp_path / "a" / f"scores-{ref}.csv").read_bytes()
+        assert a == (tmp_path / "b" / f"scores-{ref}.csv").read_bytes()
+        sha = [json.loads((tmp_path / d / f"style-{ref}" / style.META_FILE).read_text())["weights_sha256"]
+               for d in ("a", "b")]
+        assert sha[0] == sha[1]
+    assert np.isfinite(res.bench.scores["style_any"]).all() and res.bench.style["trained_now"]
