@@ -3,6 +3,7 @@ defaults mirror the library's constants, and the README's map of where to change
 import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,8 +152,14 @@ def test_non_editable_install_ships_every_subpackage_and_the_registry(tmp_path):
     """pip installs the package (not editable) into a temporary folder; from there every subpackage imports
     and the systems registry (package data) loads."""
     target = tmp_path / "site"
+    # build from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    src = tmp_path / "src"
+    shutil.copytree(PACKAGE, src / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q",
-                    "--target", str(target), str(ROOT)], check=True, capture_output=True)
+                    "--target", str(target), str(src)], check=True, capture_output=True)
+    assert not (ROOT / "build").exists(), "the install wrote build/ into the repository"
     subpackages = sorted(module_name(p, PACKAGE) for p in PACKAGE.rglob("__init__.py"))
     code = ("import importlib, inkground_lib\n"
             f"assert inkground_lib.__file__.startswith({str(target)!r}), inkground_lib.__file__\n"

@@ -1,1 +1,0 @@
-"""The paper's metrics: trajectory fidelity (DTW, Chamfer) and readability (AR, CR)."""

@@ -1,1 +1,0 @@
-"""Synthetic photographed pages of cursive: glyphs -> writers -> texts -> page layout -> photo -> dataset."""
