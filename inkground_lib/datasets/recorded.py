@@ -288,8 +288,9 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     ``"GOOD,OK"``; None: any) select the WORD segments (see :func:`unipen_dir_words`); ``iamondb``: an
     IAM-OnDB root (``iamondb_split`` e.g. ``"trainset"`` keeps one task split). With none of them, the
     shipped UNIPEN subset is used (:func:`default_unipen_path`). ``pages``: number of pages (None: one per
-    eligible writer; more pages take further words of the writers in turn until they run out); ``words_per_page``: (min, max) words per page, one writer per page (None:
-    :data:`PAPER_WORDS_PER_PAGE` with ``unipen_dir``, else :data:`SUBSET_WORDS_PER_PAGE`); ``effects``: a
+    eligible writer; more pages take further words of the writers in turn until they run out);
+    ``words_per_page``: (min, max) words per page, one writer per page (None: :data:`PAPER_WORDS_PER_PAGE`
+    with ``unipen_dir``, else :data:`SUBSET_WORDS_PER_PAGE`); ``effects``: a
     :class:`inkground_lib.datasets.synth.photo.PhotoEffects`, a dict of its fields, ``"none"`` or None
     (defaults). Deterministic for a seed; a folder whose manifest has identical meta is returned as it is.
     Raises DatasetError / FormatError naming the file at fault.
