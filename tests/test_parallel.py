@@ -139,3 +139,29 @@ def test_evaluate_section_equals_three_plain_evaluations(cand, tmp_path):
                for d in ("a", "b")]
         assert sha[0] == sha[1]
     assert np.isfinite(res.bench.scores["style_any"]).all() and res.bench.style["trained_now"]
+
+
+def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_it(cand, tmp_path):
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.pseudo.benchmark import reference_ocr_texts
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    ratings = tmp_path / "ratings.csv"  # every page rated 10: every page the OCR filter passes is kept
+    ratings.write_text("page,rater,score\n" + "".join(f"{p.id},r1,10\n" for p in load_dataset(cand).pages))
+    res = run_pseudo_labels(cand, tmp_path / "run", ocr_threshold=0.0, ratings=ratings, progress=False, workers=1)
+    bench = load_dataset(res.benchmark)
+    texts = reference_ocr_texts(res.benchmark, "rapidocr")
+    assert bench.n_words > 0 and len(texts) == len({ink_digest(w.ink) for w in bench.words()})
+    assert reference_ocr_texts(res.benchmark, "tesseract") == {}  # another engine: nothing to reuse
+    fresh = get_engine("rapidocr", progress=False)
+    inks = [w.ink for w in bench.words()]
+    assert read_renders(fresh, inks) == [texts[ink_digest(k)] for k in inks]  # identical by construction
+
+    class Refuse(CountingOCR):
+        name = "rapidocr"
+
+        def read(self, images):
+            raise AssertionError(f"asked to read {len(images)} renders already read in section 02")
+
+    memo = {("rapidocr", d): t for d, t in texts.items()}
+    assert read_renders(Refuse(), inks, memo) == [texts[ink_digest(k)] for k in inks]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from inkground_lib.build import notebook_runner
 from inkground_lib.core.dataset import dataset_hash, load_dataset
+from inkground_lib.core.defaults import BOOK_CANDIDATE_PAGES
 from inkground_lib.core.layout import (
     DATA,
     RECORDED_DATASET,
@@ -57,7 +58,7 @@ def ensure_datasets(progress: bool = True) -> dict[str, Path]:
     """Generate (or reuse) the default datasets; returns {name: folder}."""
     from inkground_lib.datasets.synth.generate import SynthParams, generate
 
-    out = {"synth": generate(ROOT / SYNTH_DATASET, SynthParams(), progress=progress)}
+    out = {"synth": generate(ROOT / SYNTH_DATASET, SynthParams(pages=BOOK_CANDIDATE_PAGES), progress=progress)}
     unipen = unipen_path()
     if unipen is not None:
         from inkground_lib.datasets.recorded import build_recorded

@@ -44,3 +44,7 @@ PAPER_METRIC = {label: key for key, label in METRIC_LABELS.items()}
 
 BETTER = {"dtw": "min", "chamfer": "min", "ar": "max", "cr": "max", "style": "max"}
 """Which direction is better for each metric."""
+
+BOOK_CANDIDATE_PAGES = 160
+"""Synthetic candidate pages ``make book`` generates for section 02 (seed 0): enough that its benchmark set
+holds at least 40 pages and 1,000 words (issue "Real ink on every clone"); the paper started from 2,984."""

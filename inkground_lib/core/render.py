@@ -25,6 +25,17 @@ class RenderSpec:
 DEFAULT_RENDER = RenderSpec()
 
 
+def render_config(spec: RenderSpec = DEFAULT_RENDER) -> dict:
+    """What identifies a render: the spec's fields and a hash of this module's source (a code change
+    invalidates OCR texts cached for renders)."""
+    import dataclasses
+    import hashlib
+    from pathlib import Path
+
+    return {"spec": dataclasses.asdict(spec),
+            "source": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]}
+
+
 def render_ink(ink: InkLike, spec: RenderSpec = DEFAULT_RENDER) -> np.ndarray:
     """Render ``ink`` (page pixels) to a uint8 grayscale image, black ink on white; see module doc."""
     ink = as_ink(ink)

@@ -325,8 +325,13 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
                                         registry_extra=registry_extra)
         except (SystemConfigError, SystemUnavailable) as e:
             unavailable[name] = str(e)
+    from inkground_lib.pseudo.benchmark import reference_ocr_texts
+
     ocr = get_engine(settings.ocr_engine, progress=progress)
     memo = {} if memo is None else memo
+    # a benchmark carries what section 02's OCR filter read from its references' renders: reused as is
+    for digest, text in reference_ocr_texts(dataset_dir, ocr.name).items():
+        memo.setdefault((ocr.name, digest), text)
     model, facts = (style or start_style_classifier(ds, run_dir, settings, None, progress))()
     frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo) for n in systems if n in runs]
     scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()

@@ -93,3 +93,48 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
     if old.exists():
         shutil.rmtree(old)
     return out
+
+
+REFERENCE_OCR_FILE = "reference_ocr.json"
+REFERENCE_OCR_SCHEMA = "inkground-reference-ocr/1"
+
+
+def write_reference_ocr(bench_dir, texts: Mapping[str, str], pseudo: Mapping[str, Ink], engine: str) -> Path:
+    """Write ``bench_dir/reference_ocr.json``: what the OCR filter read from the render of each benchmark
+    word's reference (its pseudo-label), keyed by the ink's :func:`~inkground_lib.core.ink.ink_digest`, with
+    the engine's name and :func:`~inkground_lib.core.render.render_config`. Section 03 reuses these texts for
+    renders that are identical by construction (same ink digest, engine and render), instead of reading
+    them again. ``texts``: {word id: text}, for the benchmark's words."""
+    from inkground_lib.core.files import atomic_write_json
+    from inkground_lib.core.ink import ink_digest
+    from inkground_lib.core.render import render_config
+
+    ds = load_dataset(bench_dir)
+    out = {}
+    for w in ds.words():
+        if w.id in texts and w.id in pseudo:
+            d = ink_digest(pseudo[w.id])
+            if d != ink_digest(w.ink):
+                raise PseudoError(f"{bench_dir}: word {w.id}: its reference is not the pseudo-label the OCR read")
+            out[d] = str(texts[w.id])
+    return atomic_write_json(Path(bench_dir) / REFERENCE_OCR_FILE,
+                             {"schema": REFERENCE_OCR_SCHEMA, "engine": engine, "render": render_config(),
+                              "texts": dict(sorted(out.items()))})
+
+
+def reference_ocr_texts(dataset_dir, engine: str) -> dict[str, str]:
+    """{ink digest: text} from ``dataset_dir/reference_ocr.json`` when it was read by ``engine`` from
+    renders made as :func:`~inkground_lib.core.render.render_ink` makes them now; {} otherwise (absent,
+    another engine or renderer, or unreadable: the renders are then simply read again)."""
+    from inkground_lib.core.render import render_config
+
+    path = Path(dataset_dir) / REFERENCE_OCR_FILE
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not (isinstance(data, dict) and data.get("schema") == REFERENCE_OCR_SCHEMA and data.get("engine") == engine
+            and data.get("render") == json.loads(json.dumps(render_config()))
+            and isinstance(data.get("texts"), dict)):
+        return {}
+    return {str(k): str(v) for k, v in data["texts"].items() if isinstance(v, str)}

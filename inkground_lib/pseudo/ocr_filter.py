@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
 
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.defaults import OCR_THRESHOLD
-from inkground_lib.core.files import append_jsonl, sha256_file, sha256_json
+from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.pseudo.keys import (
@@ -79,7 +78,7 @@ def ocr_page(job) -> dict:
 
 
 def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = OCR_THRESHOLD,
-               run_dir=None, progress: bool = True, workers: Optional[int] = None) -> OCRFilterResult:
+               run_dir=None, progress: bool = True, workers: int | None = None) -> OCRFilterResult:
     """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
     pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;
     a page with no words never passes. With ``run_dir``, the OCR texts are cached per page in
@@ -89,14 +88,13 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     from tqdm.auto import tqdm
 
     from inkground_lib.components.metrics.readability import normalise_text
-    from inkground_lib.core.render import DEFAULT_RENDER
+    from inkground_lib.core.render import render_config
 
     if not (isinstance(threshold, (int, float)) and 0.0 <= float(threshold) <= 1.0):
         raise PseudoError(f"ocr_filter: threshold must be a share in [0, 1], got {threshold!r}")
     eng = make_engine(engine)
     ecfg = engine_config(eng)
-    import inkground_lib.core.render as render_module
-    rcfg = {"spec": dataclasses.asdict(DEFAULT_RENDER), "source": sha256_file(render_module.__file__)[:16]}
+    rcfg = render_config()
     missing = [w.id for w in ds.words() if w.id not in pseudo]
     if missing:
         raise PseudoError(f"ocr_filter: no pseudo-label for {len(missing)} word(s), e.g. {missing[:3]}")

@@ -16,7 +16,7 @@ import pandas as pd
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
-from inkground_lib.pseudo.benchmark import build_benchmark
+from inkground_lib.pseudo.benchmark import build_benchmark, write_reference_ocr
 from inkground_lib.pseudo.derender_stage import (
     derender_dataset,
     derender_errors,
@@ -185,6 +185,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
         "candidates": {"name": ds.name, "path": str(cand), "hash": cand_hash, "pages_used": n0},
         "ocr_threshold": float(ocr_threshold), "derenderer": dcfg["name"], "derenderer_config": dcfg,
         "ocr_engine": ecfg["name"], "ratings_source": ratings_source, "params": params})
+    write_reference_ocr(bench, dict(zip(o.words["word_id"], o.words["ocr_rendered"])), pseudo, ecfg["name"])
     timings["benchmark"] = time.perf_counter() - t
 
     pages.to_csv(run / "pages.csv.tmp", index=False)
