@@ -214,8 +214,8 @@ def test_release_selection_options():
         quality_set("EXCELLENT")
     with pytest.raises(FormatError, match="no category folder data/5"):
         read_unipen_release(REL, category="5")
-    with pytest.raises(FormatError, match="no data/ folder"):
-        read_unipen_release(FIX)
+    with pytest.raises(FormatError, match=r"not a UNIPEN release \(no data/<category>/ folders\)"):
+        read_unipen_release(FIX)  # a folder of .dat files that is no release: categories cannot be selected
 
 
 # ============================================================================================ pages
@@ -266,3 +266,41 @@ def test_cli_recorded_from_a_release_folder(tmp_path, capsys):
     assert main(["recorded", "--unipen-dir", str(REL), "--out", str(tmp_path / "e"), "--words-per-page", "3", "2",
                  "--quiet"]) == 2
     assert "words_per_page" in capsys.readouterr().err
+
+
+def _own_file(folder: Path) -> Path:
+    """A UNIPEN file written by hand from the format definition (not a release): two writers, two words each,
+    segments before their components, resolution and sampling rate set once."""
+    lines = [".VERSION 1.0", ".DATA_SOURCE ourlab", ".COORD X Y", ".X_POINTS_PER_INCH 500",
+             ".Y_POINTS_PER_INCH 500", ".POINTS_PER_SECOND 100", ".HIERARCHY PAGE WORD", ".STYLE CURSIVE"]
+    for wi, (writer, word) in enumerate([("ann", "hello"), ("ann", "world"), ("bob", "cursive"), ("bob", "again")]):
+        lines += [f".WRITER_ID {writer}", f'.SEGMENT WORD {2 * wi}-{2 * wi + 1} OK "{word}"']
+        for k in range(2):
+            lines.append(".PEN_DOWN")
+            lines += [f"{100 * k + 3 * i} {200 + (i % 7) * 4 - 10 * k}" for i in range(20)]
+            lines.append(".PEN_UP")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "ours" / "mine.dat"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_folder_of_ones_own_dat_files_is_read_without_categories(tmp_path, capsys):
+    _own_file(tmp_path / "own")
+    words, report = read_unipen_release(tmp_path / "own", category=None, style="CURSIVE")
+    assert [w.text for w in words] == ["hello", "world", "cursive", "again"]
+    assert report.files_found == report.files_parsed == 1 and len({w.writer for w in words}) == 2
+    first = words[0].ink
+    assert len(first) == 2 and first.points()[:, 0].min() == 0 and first.points()[:, 1].min() == 0
+    assert np.allclose(np.diff(first.strokes[0][:, 2]), 10.0)  # 100 samples per second: 10 ms apart
+    with pytest.raises(FormatError, match=r"not a UNIPEN release .*\(--category any\)"):
+        read_unipen_release(tmp_path / "own", category="6")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FormatError, match="no .dat files and no data/ folder"):
+        read_unipen_release(tmp_path / "empty", category=None)
+    assert main(["recorded", "--unipen-dir", str(tmp_path / "own"), "--category", "any", "--words-per-page", "2",
+                 "2", "--out", str(tmp_path / "ds"), "--quiet"]) in (0, None)
+    ds = load_dataset(tmp_path / "ds")
+    assert len(ds.pages) == 2 and sorted(len(p.words) for p in ds.pages) == [2, 2]
+    assert all(len({w.text for w in p.words} & {"hello", "world"}) in (0, 2) for p in ds.pages)  # one writer a page

@@ -42,7 +42,8 @@ def _recorded(a) -> None:
             raise ValueError(f"--words-per-page: expected MIN MAX or MIN-MAX, got {len(wpp)} numbers")
         kw["words_per_page"] = (wpp[0], wpp[-1])
     if a.unipen_dir is not None:
-        kw.update(category=a.category, style=None if a.style.lower() == "any" else a.style,
+        kw.update(category=None if a.category.lower() == "any" else a.category,
+                  style=None if a.style.lower() == "any" else a.style,
                   quality=None if a.quality.lower() == "any" else a.quality)
     out = build_recorded(Path(a.out), progress=not a.quiet, **kw)
     meta = json.loads((out / "manifest.json").read_text("utf-8"))["meta"]
@@ -147,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
     r.add_argument("--unipen-dir", dest="unipen_dir",
                    help="the root of a whole UNIPEN release in the original .dat format (data/, include/), e.g. train_r01_v07")
-    r.add_argument("--category", default="6", help="with --unipen-dir: release categories, e.g. 6 (isolated cursive or mixed words) or 6,7")
+    r.add_argument("--category", default="6", help="with --unipen-dir: release categories, e.g. 6 (isolated cursive or mixed words) or 6,7; 'any' "
+                        "(needed for a folder of .dat files that is not a release)")
     r.add_argument("--style", default="CURSIVE", help="with --unipen-dir: .STYLE labels to keep, e.g. CURSIVE or CURSIVE,MIXED; 'any'")
     r.add_argument("--quality", default="!BAD", help="with --unipen-dir: segment qualities to keep: !BAD (all but BAD), GOOD,OK, 'any'")
     r.add_argument("--words-per-page", dest="words_per_page", nargs="+", type=_words_per_page, metavar="MIN MAX",

@@ -140,8 +140,17 @@ class ReleaseReport:
 
 def _top_files(root: Path, categories: frozenset[str] | None) -> list[Path]:
     data = root / "data"
-    if not data.is_dir():
-        raise FormatError(f"{root}: no data/ folder; expected a UNIPEN release (data/<category>/..., include/)")
+    if not data.is_dir():  # a folder of one's own .dat files: every one is read; categories do not apply
+        files = sorted((p for p in root.rglob("*") if p.is_file() and p.suffix.lower() == ".dat"),
+                       key=lambda p: p.relative_to(root).as_posix())
+        if not files:
+            raise FormatError(f"{root}: no .dat files and no data/ folder; expected a UNIPEN release "
+                              f"(data/<category>/..., include/) or a folder of UNIPEN .dat files")
+        if categories is not None:
+            raise FormatError(f"{root}: not a UNIPEN release (no data/<category>/ folders), so its "
+                              f"{len(files)} .dat files have no category to select by; select category "
+                              f"None (--category any) to read them all")
+        return files
     cats = sorted(p.name for p in data.iterdir() if p.is_dir())
     if categories is not None:
         missing = sorted(categories - set(cats))
@@ -162,13 +171,16 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
     """Read the selected segments of a UNIPEN release as RecordedWords (see
     :func:`inkground_lib.formats.unipen_dat.segment_word`: source units, y down, t from points_per_second).
 
+    ``root``: a release (``data/<category>/``, ``include/``) or any folder of ``.dat`` files (read with
+    ``category=None``; includes are looked up beside each file and under ``root/include``).
     ``category``: the ``data/`` folders to read (``"6"``, ``"6,7"``, a list, or None for all); ``style``:
     ``.STYLE`` labels to keep (``"CURSIVE"``, ``"CURSIVE,MIXED"``; None: any); ``quality``: qualities to
     keep (``"!BAD"``: all but BAD; ``"GOOD,OK"``; None: any); ``level``: hierarchy level(s) of the segments
     (``WORD``; category 8 holds ``TEXT``; None: any). A word that two categories both hold (6 and 7 share their words)
     is kept once. Files are read in sorted path order; a file that fails is listed in the report with its
     reason, a segment that cannot be cut is counted by reason. Raises FormatError only when ``root`` is no
-    release (no ``data/`` folder, or no such category).
+    release and holds no ``.dat`` file, when a category is asked of a folder that is not a release, or when
+    a release has no such category.
     """
     r = Path(root).resolve()
     cats = _as_set(category, "category", upper=False)
