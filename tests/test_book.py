@@ -22,7 +22,7 @@ def section_parameters(tmp: Path, ds_dir: Path) -> dict:
     """Every section run on the tiny dataset, with every output under ``tmp`` (never the repo's data/)."""
     ratings = tmp / "ratings.csv"
     return {
-        "01": {"dataset": str(ds_dir)},
+        "01": {"dataset": str(ds_dir), "recorded": str(ds_dir)},  # the tiny set stands in for the recorded one
         # real ratings (all 10) instead of the simulated raters: the tiny benchmark keeps every page that
         # passes the OCR filter, and the ratings-file path is exercised end to end
         "02": {"candidates": str(ds_dir), "run_dir": str(tmp / "run02"), "ratings": str(ratings),

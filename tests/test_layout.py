@@ -187,7 +187,7 @@ def notebook_defaults(name: str) -> dict:
 def test_notebook_parameter_cells_mirror_the_library_constants():
     """Papermill needs literal defaults in each parameter cell; each must equal the constant it mirrors."""
     mirrors = {
-        "01_dataset_statistics.ipynb": {"dataset": layout.SYNTH_DATASET},
+        "01_dataset_statistics.ipynb": {"dataset": layout.SYNTH_DATASET, "recorded": layout.RECORDED_DATASET},
         "02_pseudo_labels.ipynb": {"candidates": layout.SYNTH_DATASET, "run_dir": layout.PSEUDO_RUN,
                                    "ocr_threshold": defaults.OCR_THRESHOLD, "n_raters": defaults.N_RATERS,
                                    "raters_per_pair": defaults.RATERS_PER_PAIR},

@@ -228,3 +228,20 @@ def test_build_from_shipped_unipen(tmp_path):
             H, _ = cv2.findHomography(s, d, 0)
             fit = cv2.perspectiveTransform(s.reshape(-1, 1, 2), H).reshape(-1, 2)
             assert np.abs(fit - d).max() < 0.05
+
+
+def test_section_01_shows_the_recorded_set_beside_the_synthetic_one(tmp_path):
+    from inkground_lib.core.dataset import statistics
+    from inkground_lib.report.prose import describe_dataset, recorded_set_sentence
+    from inkground_lib.report.tables import beside_paper
+
+    out = build_recorded(tmp_path / "u", unipen=UNIPEN, pages=3, seed=0, progress=False)
+    rec = load_dataset(out)
+    st = statistics(rec)
+    sentence = recorded_set_sentence(rec)
+    assert f"{st['pages']} pages by {st['writers']} writers, {st['words']} words" in sentence
+    assert "UNIPEN words (JSON) from unipen_cursive_dev.json" in describe_dataset(rec)
+    assert recorded_set_sentence(None) == "No recorded dataset was built for this run."
+    table = beside_paper({"pages": 7}, [("pages", "pages", "pages")], also={"recorded set (measured)": st})
+    assert list(table.columns) == ["ours (measured)", "paper (reported)", "ours / paper", "recorded set (measured)"]
+    assert table.loc["pages", "recorded set (measured)"] == st["pages"] == 3

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass  # noqa: E402
+from collections.abc import Sequence
+from dataclasses import dataclass
 from dataclasses import field as _field
-from pathlib import Path  # noqa: E402
-from typing import NamedTuple, Sequence
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -254,6 +255,44 @@ def style_rows(model, inks, memo: dict | None = None) -> np.ndarray:
     return np.array([memo[k] for k in keys]).reshape(len(keys), model.n_classes)
 
 
+def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, progress: bool = True):
+    """OCR of the renders of every run's inks with ``settings.ocr_engine`` (kept in each run's
+    ``ocr_texts``), reusing ``memo`` and the texts a benchmark carries from section 02
+    (:func:`~inkground_lib.pseudo.benchmark.reference_ocr_texts`). Returns the engine."""
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.pseudo.benchmark import reference_ocr_texts
+
+    ocr = get_engine(settings.ocr_engine, progress=progress)
+    for digest, text in reference_ocr_texts(dataset_dir, ocr.name).items():
+        memo.setdefault((ocr.name, digest), text)
+    for run in runs:
+        if ocr.name not in run.ocr_texts:
+            run.ocr_texts[ocr.name] = read_renders(ocr, [ink if ink is not None else [] for ink in run.inks], memo)
+    return ocr
+
+
+def predict_systems(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings, memo: dict, *,
+                    progress: bool = True, registry_extra=None) -> dict:
+    """{name: SystemRun} of the systems that can run here, with the OCR of their renders already read
+    (:func:`read_all_renders`); those that cannot run are left out (:func:`evaluate_dataset` lists them)."""
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.systems.base import (
+        SystemConfigError,
+        SystemUnavailable,
+    )
+
+    ds = load_dataset(dataset_dir)
+    runs = {}
+    for name in systems:
+        try:
+            runs[name] = predict_system(name, ds, run_dir, grid=settings.grid, progress=progress,
+                                        registry_extra=registry_extra)
+        except (SystemConfigError, SystemUnavailable):
+            continue
+    read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
+    return runs
+
+
 def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True,
               memo: dict | None = None) -> pd.DataFrame:
     """Per-word scores of one system run (see :data:`SCORE_COLUMNS`). Invalid outputs are scored by the
@@ -306,7 +345,6 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
     against true inks). ``style``: the function :func:`start_style_classifier` returned (None: train or
     reuse the classifier here); ``memo``: OCR texts and classifier rows to reuse (:func:`read_renders`).
     Scores are written to ``run_dir/scores-<reference>.csv``."""
-    from inkground_lib.components.ocr import get_engine
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.evaluation.systems.base import (
         SystemConfigError,
@@ -325,13 +363,9 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
                                         registry_extra=registry_extra)
         except (SystemConfigError, SystemUnavailable) as e:
             unavailable[name] = str(e)
-    from inkground_lib.pseudo.benchmark import reference_ocr_texts
-
-    ocr = get_engine(settings.ocr_engine, progress=progress)
     memo = {} if memo is None else memo
-    # a benchmark carries what section 02's OCR filter read from its references' renders: reused as is
-    for digest, text in reference_ocr_texts(dataset_dir, ocr.name).items():
-        memo.setdefault((ocr.name, digest), text)
+    ocr = read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
+    # only now wait for the classifier (trained meanwhile, with a pool), and then use it
     model, facts = (style or start_style_classifier(ds, run_dir, settings, None, progress))()
     frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo) for n in systems if n in runs]
     scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
@@ -380,16 +414,20 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
     bench_ds = load_dataset(benchmark)
     rec_ds = load_dataset(recorded) if recorded else None
     memo: dict = {}
+    kw = {"progress": progress, "registry_extra": registry_extra}
     with LazyPool(min(check_workers(workers), 3)) as pool:
+        # the classifiers train in the pool while this process runs the systems and reads their renders
         style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress)
         style_t = start_style_classifier(bench_ds, bench_run, true_settings, pool, progress)
         style_r = start_style_classifier(rec_ds, recorded_run, settings, pool, progress) if rec_ds else None
-        bench = evaluate_dataset(benchmark, systems, bench_run, settings, progress=progress,
-                                 registry_extra=registry_extra, style=style_b, memo=memo)
-        bench_true = evaluate_dataset(benchmark, systems, bench_run, true_settings, progress=progress,
-                                      registry_extra=registry_extra, runs=bench.runs, style=style_t, memo=memo)
-        rec = (evaluate_dataset(recorded, systems, recorded_run, settings, progress=progress,
-                                registry_extra=registry_extra, style=style_r, memo=memo) if rec_ds else None)
+        bench_runs = predict_systems(benchmark, systems, bench_run, settings, memo, **kw)
+        rec_runs = predict_systems(recorded, systems, recorded_run, settings, memo, **kw) if rec_ds else None
+        bench = evaluate_dataset(benchmark, systems, bench_run, settings, runs=bench_runs, style=style_b,
+                                 memo=memo, **kw)
+        bench_true = evaluate_dataset(benchmark, systems, bench_run, true_settings, runs=bench.runs, style=style_t,
+                                      memo=memo, **kw)
+        rec = (evaluate_dataset(recorded, systems, recorded_run, settings, runs=rec_runs, style=style_r, memo=memo,
+                                **kw) if rec_ds else None)
     return SectionResult(bench, bench_true, rec)
 
 

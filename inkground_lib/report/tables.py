@@ -13,19 +13,24 @@ from inkground_lib.report.format import count_or_rounded, value_with_interval
 
 
 def beside_paper(ours: dict, rows: list[tuple[str, str, str | None]], *, paper: pd.DataFrame | None = None,
-                 decimals: int = 3) -> pd.DataFrame:
+                 decimals: int = 3, also: dict[str, dict] | None = None) -> pd.DataFrame:
     """A table with our value beside the paper's.
 
     ``rows``: (label, key in ``ours``, id in reported.csv or None where the paper gives no number).
-    Columns: quantity, ours (measured here), paper (reported), ratio ours / paper.
+    Columns: quantity, ours (measured here), paper (reported), ratio ours / paper; ``also``: {column name:
+    values} of other measured datasets, shown after the paper's column (e.g. the recorded set).
     """
     paper = paper_numbers() if paper is None else paper
     out = []
     for label, key, pid in rows:
         v = ours.get(key, float("nan"))
         p = float(paper.loc[pid, "value"]) if pid is not None else float("nan")
-        out.append({"quantity": label, "ours (measured)": count_or_rounded(v, decimals), "paper (reported)": count_or_rounded(p, decimals),
-                    "ours / paper": round(float(v) / p, 2) if p and not math.isnan(p) else float("nan")})
+        row = {"quantity": label, "ours (measured)": count_or_rounded(v, decimals),
+               "paper (reported)": count_or_rounded(p, decimals),
+               "ours / paper": round(float(v) / p, 2) if p and not math.isnan(p) else float("nan")}
+        for column, values in (also or {}).items():
+            row[column] = count_or_rounded(values.get(key, float("nan")), decimals)
+        out.append(row)
     return pd.DataFrame(out, dtype=object).set_index("quantity")
 
 
