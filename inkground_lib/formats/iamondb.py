@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from inkground_lib.core.ink import Ink
-from inkground_lib.formats.xmlsafe import FormatError, local_name, parse_xml
+from inkground_lib.formats.xmlsafe import FormatError, finite_number, local_name, parse_xml
 
 
 @dataclass
@@ -35,13 +35,7 @@ def _num(el: ET.Element, key: str, where: str) -> float:
     v = el.get(key)
     if v is None:
         raise FormatError(f"{where}: attribute {key} is missing")
-    try:
-        f = float(v)
-    except ValueError:
-        raise FormatError(f"{where}: attribute {key}={v!r} is not a number") from None
-    if not math.isfinite(f):
-        raise FormatError(f"{where}: attribute {key}={v!r} is not finite")
-    return f
+    return finite_number(v, where, f"attribute {key}={v!r}")
 
 
 def read_iamondb_strokes(path: str | os.PathLike) -> Ink:

@@ -58,7 +58,7 @@ import numpy as np
 
 from inkground_lib.core.ink import Ink
 from inkground_lib.formats.unipen import RecordedWord
-from inkground_lib.formats.xmlsafe import FormatError
+from inkground_lib.formats.xmlsafe import FormatError, finite_number
 
 KNOWN_KEYWORDS = frozenset(["KEYWORD", "RESERVE", "COMMENT", "INCLUDE", "VERSION", "DATA_SOURCE", "DATA_ID", "COORD", "HIERARCHY", "DATA_CONTACT", "DATA_INFO", "SETUP", "PAD", "ALPHABET", "ALPHABET_FREQ", "LEXICON_SOURCE", "LEXICON_ID", "LEXICON_CONTACT", "LEXICON_INFO", "LEXICON", "LEXICON_FREQ", "X_DIM", "Y_DIM", "H_LINE", "V_LINE", "X_POINTS_PER_INCH", "Y_POINTS_PER_INCH", "Z_POINTS_PER_INCH", "X_POINTS_PER_MM", "Y_POINTS_PER_MM", "Z_POINTS_PER_MM", "POINTS_PER_GRAM", "POINTS_PER_SECOND", "PEN_DOWN", "PEN_UP", "DT", "DATE", "STYLE", "WRITER_ID", "COUNTRY", "HAND", "AGE", "SEX", "SKILL", "WRITER_INFO", "SEGMENT", "START_SET", "START_BOX", "REC_SOURCE", "REC_ID", "REC_CONTACT", "REC_INFO", "IMPLEMENT", "TRAINING_SET", "TEST_SET", "ADAPT_SET", "LEXICON_SET", "REC_TIME", "REC_LABELS", "REC_SCORES"])
 """The keywords of the UNIPEN 1.0 format definition."""
@@ -145,16 +145,6 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _number(tok: str, where: str) -> float:
-    try:
-        v = float(tok)
-    except ValueError:
-        raise FormatError(f"{where}: {tok!r:.30} is not a number") from None
-    if not math.isfinite(v):
-        raise FormatError(f"{where}: {tok!r:.30} is not a finite number")
-    return v
-
-
 def _values(body: str, where: str) -> np.ndarray:
     """The numbers of a pen statement, flat (float64); FormatError names the first token that is not one."""
     toks = body.split()
@@ -163,7 +153,7 @@ def _values(body: str, where: str) -> np.ndarray:
     try:
         vals = np.array(toks, dtype=np.float64)
     except ValueError:
-        bad = next(t for t in toks if not _is_number(t))
+        bad = next(t for t in toks if not _isfinite_number(t))
         raise FormatError(f"{where}: {bad!r:.30} is not a number") from None
     if not np.isfinite(vals).all():
         bad = toks[int(np.flatnonzero(~np.isfinite(vals))[0])]
@@ -171,7 +161,7 @@ def _values(body: str, where: str) -> np.ndarray:
     return vals
 
 
-def _is_number(tok: str) -> bool:
+def _isfinite_number(tok: str) -> bool:
     try:
         float(tok)
         return True
@@ -342,7 +332,7 @@ def _positive(body: str, where: str) -> float:
     toks = body.split()
     if not toks:
         raise FormatError(f"{where}: missing value")
-    v = _number(toks[0], where)
+    v = finite_number(toks[0], where)
     if v <= 0:
         raise FormatError(f"{where}: {toks[0]} must be positive")
     return v

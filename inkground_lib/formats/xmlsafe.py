@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,6 +13,27 @@ XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
 
 class FormatError(ValueError):
     """A file that cannot be read in the format it claims; the message names file and element / field."""
+
+
+def finite_number(text: str, where: str, what: str | None = None) -> float:
+    """``text`` as a finite float; FormatError "<where>: <what> is not a (finite) number" otherwise
+    (``what`` defaults to the text's repr, cut to 30 characters). Shared by the format readers.
+
+    >>> finite_number(" 2.5", "f:1")
+    2.5
+    >>> finite_number("nan", "f:1")
+    Traceback (most recent call last):
+    ...
+    inkground_lib.formats.xmlsafe.FormatError: f:1: 'nan' is not a finite number
+    """
+    what = f"{text!r:.30}" if what is None else what
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        raise FormatError(f"{where}: {what} is not a number") from None
+    if not math.isfinite(v):
+        raise FormatError(f"{where}: {what} is not a finite number")
+    return v
 
 
 def parse_xml(path: Path) -> ET.Element:
