@@ -153,7 +153,7 @@ def _values(body: str, where: str) -> np.ndarray:
     try:
         vals = np.array(toks, dtype=np.float64)
     except ValueError:
-        bad = next(t for t in toks if not _isfinite_number(t))
+        bad = next(t for t in toks if not _is_number(t))
         raise FormatError(f"{where}: {bad!r:.30} is not a number") from None
     if not np.isfinite(vals).all():
         bad = toks[int(np.flatnonzero(~np.isfinite(vals))[0])]
@@ -161,7 +161,7 @@ def _values(body: str, where: str) -> np.ndarray:
     return vals
 
 
-def _isfinite_number(tok: str) -> bool:
+def _is_number(tok: str) -> bool:
     try:
         float(tok)
         return True
