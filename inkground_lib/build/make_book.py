@@ -7,9 +7,11 @@ from pathlib import Path
 
 from inkground_lib.build import notebook_runner
 from inkground_lib.core.dataset import dataset_hash, load_dataset
-from inkground_lib.core.defaults import BOOK_CANDIDATE_PAGES
+from inkground_lib.core.defaults import BOOK_CANDIDATE_PAGES, BOOK_MIN_BENCHMARK
 from inkground_lib.core.layout import (
+    BENCHMARK,
     DATA,
+    PSEUDO_RUN,
     RECORDED_DATASET,
     ROOT,
     SYNTH_DATASET,
@@ -103,6 +105,23 @@ def fit_to_available_data(section: notebook_runner.Section, params: dict, datase
     return params
 
 
+def check_benchmark_size(bench_dir: Path) -> bool:
+    """Print a warning when the default benchmark set is smaller than BOOK_MIN_BENCHMARK (pages, words);
+    True when it is large enough."""
+    pages, words = BOOK_MIN_BENCHMARK
+    try:
+        ds = load_dataset(bench_dir, check_images=False)
+    except (OSError, ValueError) as e:  # a missing or broken benchmark is reported by the sections themselves
+        print(f"[inkground] the benchmark set {bench_dir} cannot be read ({e})", flush=True)
+        return False
+    if len(ds.pages) >= pages and ds.n_words >= words:
+        return True
+    print(f"[inkground] warning: the default benchmark set has {len(ds.pages)} pages and {ds.n_words} words, fewer "
+          f"than the book's {pages} pages and {words:,} words; raise BOOK_CANDIDATE_PAGES in "
+          f"inkground_lib/core/defaults.py", flush=True)
+    return False
+
+
 def make_book(force: bool = False, progress: bool = True, defaults: bool = False) -> Path:
     timer = notebook_runner.Timer()
     with timer("datasets"):
@@ -123,6 +142,8 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
         with timer(f"section {section.key}"):
             path, _ = notebook_runner.run_section(section.key, params, inputs=inputs, force=force, user_params=user)
         executed.append(path)
+        if section.key == "02" and params.get("run_dir", PSEUDO_RUN) == PSEUDO_RUN:
+            check_benchmark_size(ROOT / BENCHMARK)
     from inkground_lib.report.reproducibility import write_reproducibility_page
     from inkground_lib.report.reviewers import write_default_reviewers_page
 
