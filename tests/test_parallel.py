@@ -165,3 +165,42 @@ def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_i
 
     memo = {("rapidocr", d): t for d, t in texts.items()}
     assert read_renders(Refuse(), inks, memo) == [texts[ink_digest(k)] for k in inks]
+
+
+def test_pool_workers_end_when_the_calling_process_is_killed(tmp_path):
+    """kill -9 of the calling process: its workers stop within seconds instead of finishing their jobs."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "driver.py"
+    script.write_text(
+        "import os, time\n"
+        "from inkground_lib.core.parallel import LazyPool\n"
+        "def sleepy(path):\n"
+        "    open(path, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(120)\n"
+        "if __name__ == '__main__':\n"
+        "    with LazyPool(2) as pool:\n"
+        f"        f = pool.submit(sleepy, {str(tmp_path / 'worker.pid')!r})\n"
+        "        f.result()\n")
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
+    pid_file = tmp_path / "worker.pid"
+    for _ in range(300):
+        if pid_file.is_file() and pid_file.read_text():
+            break
+        time.sleep(0.1)
+    worker = int(pid_file.read_text())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    for _ in range(100):
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError("the pool worker outlived the killed calling process by 10 s")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import threading
+import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
@@ -41,13 +43,32 @@ def check_workers(workers: Optional[int]) -> int:
     return int(workers)
 
 
-def _worker_init() -> None:
-    """Pool worker start-up: one thread for each numeric library (see the module doc)."""
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _exit_with(driver_pid: int) -> None:
+    while _alive(driver_pid):
+        time.sleep(1.0)
+    os._exit(1)  # the calling process is gone (killed): stop now instead of finishing a job nobody reads
+
+
+def _worker_init(driver_pid: int | None = None) -> None:
+    """Pool worker start-up: one thread for each numeric library (see the module doc), and a watcher that
+    ends the worker within a second of the calling process's death (kill -9 included)."""
     for name in _THREAD_ENV:
         os.environ[name] = "1"
     import cv2
 
     cv2.setNumThreads(1)
+    if driver_pid is not None:
+        threading.Thread(target=_exit_with, args=(driver_pid,), daemon=True).start()
 
 
 @contextlib.contextmanager
@@ -58,7 +79,8 @@ def process_pool(workers: Optional[int]) -> Iterator[Optional[Executor]]:
         yield None
         return
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_worker_init) as ex:
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_worker_init,
+                             initargs=(os.getpid(),)) as ex:
         yield ex
 
 
