@@ -25,14 +25,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # seconds per stage of a fresh `make book` on 2 cores; they add up to the 600 s target
+# (installation fell from ~100 s with pip to ~20 s with uv, 2026-11-30; sections 02 and 03 got that time)
 BUDGET = {
-    "installation and start-up": 150,
+    "installation and start-up": 40,
     "datasets": 30,
     "dataset hashes": 5,
-    "section 01": 15,
-    "section 02": 120,
-    "section 03": 220,
-    "section 04": 30,
+    "section 01": 20,
+    "section 02": 150,
+    "section 03": 290,
+    "section 04": 35,
     "reviewers page": 5,
     "jupyter-book build": 25,
 }
