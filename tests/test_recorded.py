@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from inkground_lib.core.dataset import load_dataset
+from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.ink import as_ink
 from inkground_lib.datasets.recorded import (
     Layout,
@@ -245,3 +245,25 @@ def test_section_01_shows_the_recorded_set_beside_the_synthetic_one(tmp_path):
     table = beside_paper({"pages": 7}, [("pages", "pages", "pages")], also={"recorded set (measured)": st})
     assert list(table.columns) == ["ours (measured)", "paper (reported)", "ours / paper", "recorded set (measured)"]
     assert table.loc["pages", "recorded set (measured)"] == st["pages"] == 3
+
+
+def test_build_refuses_a_users_folder_and_deletes_nothing_it_did_not_write(tmp_path):
+    """Issue 11, case 2: `recorded --out` on a folder that is not a dataset removed the user's files."""
+    user = tmp_path / "mine"
+    (user / "pages").mkdir(parents=True)
+    (user / "inks").mkdir()
+    (user / "pages" / "holiday.jpg").write_bytes(b"\xff\xd8 a photo")
+    (user / "inks" / "settings.json").write_text("{}")
+    with pytest.raises(DatasetError, match="not empty and not a recorded dataset"):
+        build_recorded(user, unipen=UNIPEN, pages=2, progress=False)
+    assert (user / "pages" / "holiday.jpg").read_bytes() == b"\xff\xd8 a photo"
+    assert (user / "inks" / "settings.json").read_text() == "{}"
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(DatasetError, match="exists and is not a folder"):
+        build_recorded(tmp_path / "a_file", unipen=UNIPEN, pages=2, progress=False)
+    # its own folder: rebuilt with other settings, a stray file of the user's inside it survives
+    out = build_recorded(tmp_path / "rec", unipen=UNIPEN, pages=3, progress=False)
+    (out / "pages" / "notes.jpg").write_bytes(b"mine")
+    build_recorded(out, unipen=UNIPEN, pages=2, progress=False)
+    assert (out / "pages" / "notes.jpg").read_bytes() == b"mine"
+    assert sorted(f.name for f in (out / "pages").glob("p*.jpg")) == ["p0000.jpg", "p0001.jpg"]

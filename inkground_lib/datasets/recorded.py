@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,12 +48,34 @@ from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 from inkground_lib.formats.unipen_release import read_unipen_release
 
 BUILDER_VERSION = 1
+BUILDER_MARK = "recorded_builder.json"
+"""Written into the output folder before any page: marks the folder as this builder's (resumable, rebuildable)."""
+OWN_FILE = re.compile(r"p\d{4,}\.(jpg|json)")
+"""The names of the page photos and ink files this builder writes (``p0000.jpg``, ``p0000.json``)."""
 
 SUBSET_WORDS_PER_PAGE = (4, 8)
 """Words per page for the small sources (the JSON subset holds at most 8 words a writer)."""
 PAPER_WORDS_PER_PAGE = (20, 50)
 """Words per page from a whole UNIPEN release: uniform in 20-50, mean 35, like the paper's pages (34.89 words
 on average, 2-140)."""
+
+
+def check_own_folder(out: Path) -> None:
+    """Refuse an output folder that is a file, or a non-empty folder that is not a recorded dataset this
+    builder wrote (no recorded manifest, no builder mark): nothing of the user's is overwritten or deleted."""
+    if out.exists() and not out.is_dir():
+        raise DatasetError(f"{out}: exists and is not a folder; give a folder for the recorded dataset")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    if (out / BUILDER_MARK).is_file():
+        return
+    try:
+        kind = json.loads((out / "manifest.json").read_text("utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    if kind != "recorded":
+        raise DatasetError(f"{out}: not empty and not a recorded dataset (no {BUILDER_MARK}, no recorded "
+                           f"manifest); refusing to write pages into it - choose an empty or new folder")
 
 
 def default_unipen_path() -> Path | None:
@@ -368,6 +391,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     meta = json.loads(json.dumps(meta))
 
     mpath = out / "manifest.json"
+    check_own_folder(out)
     if mpath.is_file():
         try:
             old = json.loads(mpath.read_text("utf-8"))
@@ -377,6 +401,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         except (ValueError, OSError, DatasetError):
             pass
         mpath.unlink()  # an interrupted rebuild must not leave a manifest that loads
+    atomic_write_json(out / BUILDER_MARK, {"builder": "inkground_lib.datasets.recorded.build_recorded"})
 
     result_pages = []
     for pi, (writer, ws) in enumerate(tqdm(plan, desc="recorded pages", disable=not progress)):
@@ -399,8 +424,8 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                                       for p, (_, ws) in zip(result_pages, plan)}})
     write_manifest(out, name, "recorded", "true ink", meta, result_pages)
     keep = {f"{p.id}.jpg" for p in result_pages} | {f"{p.id}.json" for p in result_pages}
-    for sub in ("pages", "inks"):
+    for sub in ("pages", "inks"):  # pages of an earlier, larger build: only files named as this builder names them
         for f in (out / sub).glob("*"):
-            if f.is_file() and f.name not in keep and f.suffix in (".jpg", ".json"):
+            if f.is_file() and f.name not in keep and OWN_FILE.fullmatch(f.name):
                 f.unlink()
     return out
