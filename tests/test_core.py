@@ -179,3 +179,30 @@ def test_jsonl_torn_last_line_is_dropped_and_a_complete_one_kept(tmp_path):
     p.write_bytes(b'{"k": 1}\n{broken\n{"k": 2}\n')
     with pytest.raises(JSONLError, match="line 2"):
         read_jsonl(p, ok)
+
+
+@pytest.mark.parametrize("bad", ["../evil", "a/b", "", ".hidden", "x" * 129, "p 1", "p\x00"])
+def test_a_page_or_word_id_that_is_no_plain_name_is_refused_before_anything_is_written(tmp_path, bad):
+    """Issue 11, case 1: a page id with ../ made `inkground pseudo` write outside its run folder."""
+    import json as _json
+
+    from inkground_lib.build.cli import main
+    from inkground_lib.core.dataset import DatasetError, load_dataset
+
+    root = make_tiny_dataset(tmp_path / "ds", pages=2, words=2)
+    m = _json.loads((root / "manifest.json").read_text())
+    for field in ("page", "word"):
+        mm = _json.loads(_json.dumps(m))
+        if field == "page":
+            mm["pages"][0]["id"] = bad
+        else:
+            mm["pages"][1]["words"][0]["id"] = bad
+        (root / "manifest.json").write_text(_json.dumps(mm))
+        with pytest.raises(DatasetError, match="field id: .* is not a valid id"):
+            load_dataset(root)
+        before = sorted(p for p in tmp_path.rglob("*"))
+        assert main(["pseudo", "--candidates", str(root), "--run", str(tmp_path / "run"), "--quiet"]) not in (0, None)
+        after = sorted(p for p in tmp_path.rglob("*"))
+        assert [p for p in after if p not in before and tmp_path / "run" not in p.parents and p != tmp_path / "run"] == []
+    (root / "manifest.json").write_text(_json.dumps(m))
+    assert len(load_dataset(root).pages) == 2

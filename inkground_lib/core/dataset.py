@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
@@ -127,6 +128,27 @@ def write_page_inks(root: str | Path, page: Page) -> Path:
     return atomic_write_json(Path(root) / "inks" / f"{page.id}.json", data, indent=None)
 
 
+ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""Page and word ids become file names (``pages/<id>.jpg``, ``inks/<id>.json``, cache keys): a letter or digit,
+then letters, digits, ``.``, ``_`` or ``-``, at most 128 characters in all (no separators, no ``..`` start)."""
+
+
+def check_id(value: str, where: str) -> str:
+    """``value`` if it satisfies :data:`ID_RULE`, else DatasetError naming ``where`` and the rule.
+
+    >>> check_id("p0001-w003", "m")
+    'p0001-w003'
+    >>> check_id("../x", "manifest.json: pages[0]: field id")
+    Traceback (most recent call last):
+    ...
+    inkground_lib.core.dataset.DatasetError: manifest.json: pages[0]: field id: '../x' is not a valid id (a letter or digit, then letters, digits, '.', '_' or '-'; at most 128 characters)
+    """
+    if not isinstance(value, str) or not ID_RULE.fullmatch(value):
+        raise DatasetError(f"{where}: {value!r:.60} is not a valid id (a letter or digit, then letters, digits, "
+                           f"'.', '_' or '-'; at most 128 characters)")
+    return value
+
+
 def write_manifest(root: str | Path, name: str, kind: str, reference: str, meta: dict,
                    pages: list[Page], write_inks: bool = True) -> Path:
     """Write the inks of every page (unless already written) and then the manifest, atomically.
@@ -135,7 +157,10 @@ def write_manifest(root: str | Path, name: str, kind: str, reference: str, meta:
     root = Path(root)
     if kind not in KINDS:
         raise DatasetError(f"{root / 'manifest.json'}: field kind: {kind!r} is not one of {KINDS}")
-    ids = [p.id for p in pages]
+    ids = [check_id(p.id, f"{root / 'manifest.json'}: page {p.id!r:.60}: field id") for p in pages]
+    for p in pages:
+        for w in p.words:
+            check_id(w.id, f"{root / 'manifest.json'}: page {p.id}: word {w.id!r:.60}: field id")
     if len(set(ids)) != len(ids):
         raise DatasetError(f"{root / 'manifest.json'}: field pages: duplicate page ids")
     if write_inks:
@@ -200,7 +225,7 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
     pages, seen_pages, seen_words = [], set(), set()
     for i, pr in enumerate(pages_raw):
         pw = f"{where}: pages[{i}]"
-        pid = _need(pr, "id", str, pw)
+        pid = check_id(_need(pr, "id", str, pw), f"{pw}: field id")
         pw = f"{where}: page {pid}"
         if pid in seen_pages:
             raise DatasetError(f"{pw}: field id: duplicate page id")
@@ -222,7 +247,7 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
         words = []
         for j, wr in enumerate(_need(pr, "words", list, pw)):
             ww = f"{pw} words[{j}]"
-            wid = _need(wr, "id", str, ww)
+            wid = check_id(_need(wr, "id", str, ww), f"{ww}: field id")
             ww = f"{pw} word {wid}"
             if wid in seen_words:
                 raise DatasetError(f"{ww}: field id: duplicate word id")
