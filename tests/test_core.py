@@ -206,3 +206,27 @@ def test_a_page_or_word_id_that_is_no_plain_name_is_refused_before_anything_is_w
         assert [p for p in after if p not in before and tmp_path / "run" not in p.parents and p != tmp_path / "run"] == []
     (root / "manifest.json").write_text(_json.dumps(m))
     assert len(load_dataset(root).pages) == 2
+
+
+def test_atomic_writes_get_the_mode_open_would_give(tmp_path):
+    """Issue 11, case 16: atomically written files were 0600 (mkstemp) beside 0644 logs."""
+    import os
+    import stat
+
+    from inkground_lib.core.files import FILE_MODE, append_jsonl, atomic_write_json
+
+    a = atomic_write_json(tmp_path / "a.json", {"x": 1})
+    b = append_jsonl(tmp_path / "b.jsonl", {"x": 1})
+    assert stat.S_IMODE(os.stat(a).st_mode) == stat.S_IMODE(os.stat(b).st_mode) == FILE_MODE
+    assert FILE_MODE & 0o044 or os.umask(os.umask(0)) & 0o044  # group/other can read unless the umask forbids it
+
+
+def test_synth_refuses_a_page_that_cannot_fit_in_memory():
+    """Issue 11, case 10: synth --width 100000 --height 100000 tried a 37 GiB allocation."""
+    from inkground_lib.datasets.synth.generate import MAX_PAGE_SIDE, SynthParams
+
+    with pytest.raises(ValueError, match=f"SynthParams.width: page sides are at most {MAX_PAGE_SIDE} px"):
+        SynthParams(width=100000, height=100000).validate()
+    with pytest.raises(ValueError, match="SynthParams.height"):
+        SynthParams(height=MAX_PAGE_SIDE + 1).validate()
+    SynthParams(width=MAX_PAGE_SIDE, height=MAX_PAGE_SIDE).validate()

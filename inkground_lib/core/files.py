@@ -18,11 +18,23 @@ class PathError(ValueError):
     """A path that leaves the folder it must stay in."""
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # read once, at import (single-threaded): os.umask can only be read by setting it
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()
+"""Mode of every file written here: what open() would give (0644 under the usual umask 022). mkstemp alone
+makes 0600 files, unlike the append-only logs beside them."""
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

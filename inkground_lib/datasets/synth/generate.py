@@ -40,6 +40,10 @@ from inkground_lib.datasets.synth.writers import WriterStyle, sample_writer
 GENERATOR_VERSION = "synth-1"
 
 
+MAX_PAGE_SIDE = 12000
+"""Largest page side in px (a 12,000 x 12,000 photo is ~430 MB as RGB; phone photos are ~4,000-8,000 px)."""
+
+
 @dataclass(frozen=True)
 class SynthParams:
     """Parameters of a synthetic dataset (all of them go into the manifest's meta).
@@ -83,6 +87,9 @@ class SynthParams:
             bad("words_mean", "must lie in [words_min, words_max]")
         if self.width < 200 or self.height < 200:
             bad("width", "page must be at least 200 x 200 px")
+        if self.width > MAX_PAGE_SIDE or self.height > MAX_PAGE_SIDE:
+            bad("width" if self.width > MAX_PAGE_SIDE else "height",
+                f"page sides are at most {MAX_PAGE_SIDE} px (a 100,000 px page needs tens of GB)")
         if not 1 <= self.jpeg_quality <= 100:
             bad("jpeg_quality", "must be in 1..100")
         if self.writers is not None and not (isinstance(self.writers, int) and self.writers >= 1):
