@@ -230,3 +230,68 @@ def test_synth_refuses_a_page_that_cannot_fit_in_memory():
     with pytest.raises(ValueError, match="SynthParams.height"):
         SynthParams(height=MAX_PAGE_SIDE + 1).validate()
     SynthParams(width=MAX_PAGE_SIDE, height=MAX_PAGE_SIDE).validate()
+
+
+def _edit(root, fn):
+    import json as _json
+
+    m = _json.loads((root / "manifest.json").read_text())
+    fn(m)
+    (root / "manifest.json").write_text(_json.dumps(m))
+
+
+def test_manifest_sizes_and_boxes_are_checked_against_the_photo_and_page(tmp_path):
+    """Issue 11, cases 7 and 8: a wrong width/height, and boxes outside the page or empty, loaded silently."""
+    from inkground_lib.core.dataset import DatasetError, load_dataset
+
+    root = make_tiny_dataset(tmp_path / "ds", pages=1, words=2)  # photos are 200 x 100
+    good = (root / "manifest.json").read_text()
+    cases = [
+        (lambda m: m["pages"][0].update(width=400), r"page p000: field width/height: the manifest says 400 x 100 but "
+                                                    r"the photo p000.jpg is 200 x 100 px"),
+        (lambda m: m["pages"][0]["words"][1].update(box=[150, 30, 260, 60]), r"word p000-w1: field box: .* lies "
+                                                                             r"outside the 200 x 100 page"),
+        (lambda m: m["pages"][0]["words"][0].update(box=[-30, 30, 40, 60]), "outside the 200 x 100 page"),
+        (lambda m: m["pages"][0]["words"][0].update(box=[40, 30, 10, 60]), "expected x0 <= x1"),
+        (lambda m: m["pages"][0]["words"][0].update(box=[40, 30, 40, 30]), "empty"),
+    ]
+    for change, message in cases:
+        (root / "manifest.json").write_text(good)
+        _edit(root, change)
+        with pytest.raises(DatasetError, match=message):
+            load_dataset(root)
+    (root / "manifest.json").write_text(good)
+    assert load_dataset(root).n_words == 2
+
+
+def test_ink_values_must_be_numbers_and_references_non_empty(tmp_path):
+    """Issue 11, case 14: coordinates given as strings or t = inf were accepted; an empty reference loaded."""
+    import json as _json
+
+    from inkground_lib.core.dataset import DatasetError, load_dataset
+
+    root = make_tiny_dataset(tmp_path / "ds", pages=1, words=2)
+    path = root / "inks" / "p000.json"
+    good = path.read_text()
+    for bad, message in [([[["10", 40, 0], [50, 60, 10]]], "x must be a number, got '10'"),
+                         ([[[10, 40, float("inf")], [50, 60, 10]]], "t is infinite"),
+                         ([[[10, True, 0]]], "y must be a number"),
+                         ([], "field reference: empty")]:
+        inks = _json.loads(good)
+        inks["words"]["p000-w0"]["reference"] = bad
+        path.write_text(_json.dumps(inks))
+        with pytest.raises(DatasetError, match=message):
+            load_dataset(root)
+    path.write_text(good)
+    assert load_dataset(root).n_words == 2
+
+
+def test_json_nested_too_deeply_is_a_clear_error(tmp_path):
+    """Issue 11, case 9: a manifest nested 100,000 deep gave a RecursionError traceback."""
+    from inkground_lib.core.dataset import DatasetError, load_dataset
+
+    root = tmp_path / "deep"
+    root.mkdir()
+    (root / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DatasetError, match="manifest.json: manifest is nested too deeply"):
+        load_dataset(root)

@@ -83,7 +83,8 @@ def hand_dataset(root: Path, words_per_page=(3, 0)) -> Path:
     pages = []
     for i, n in enumerate(words_per_page):
         pid = f"p{i:03d}"
-        img = np.full((120, 300, 3), 235, np.uint8)
+        width = max(300, 20 + 90 * n)  # every word box inside the page
+        img = np.full((120, width, 3), 235, np.uint8)
         ws = []
         for j in range(n):
             x0 = 20 + 90 * j
@@ -92,7 +93,7 @@ def hand_dataset(root: Path, words_per_page=(3, 0)) -> Path:
             ws.append(Word(f"{pid}-w{j}", f"w{j}", (x0, 50, x0 + 60, 70), ink, pid, "train", ink))
         path = root / "pages" / f"{pid}.jpg"
         Image.fromarray(img).save(path)
-        pages.append(Page(pid, path, f"writer{i}", 300, 120, ws))
+        pages.append(Page(pid, path, f"writer{i}", width, 120, ws))
     write_manifest(root, "hand", "synth", "true ink", {"seed": 0}, pages)
     return root
 

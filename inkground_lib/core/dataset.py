@@ -197,6 +197,26 @@ def _read_json(path: Path, what: str):
         return json.loads(path.read_text("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: {what} is not valid JSON ({e})") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: {what} is nested too deeply to be a dataset file") from None
+
+
+BOX_TOLERANCE = 1.0
+"""How far (page px) a word box may reach past the page's edges (rounding of transformed inks)."""
+
+
+def _check_photo_size(image: Path, width: int, height: int, where: str) -> None:
+    """The photo's real size must be the manifest's (boxes, inks and the prompt's grid are in its pixels)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(image) as im:  # reads the header only
+            real = im.size
+    except (OSError, UnidentifiedImageError) as e:
+        raise DatasetError(f"{where}: field image: {image} cannot be read as an image ({e})") from None
+    if real != (width, height):
+        raise DatasetError(f"{where}: field width/height: the manifest says {width} x {height} but the photo "
+                           f"{image.name} is {real[0]} x {real[1]} px")
 
 
 def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
@@ -241,6 +261,8 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
         width, height = _need(pr, "width", int, pw), _need(pr, "height", int, pw)
         if width <= 0 or height <= 0:
             raise DatasetError(f"{pw}: field width/height: must be positive, got {width} x {height}")
+        if check_images:
+            _check_photo_size(image, width, height, pw)
         inks = _read_json(inks_path, f"inks of page {pid}")
         if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
             raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
@@ -259,6 +281,11 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
                 raise DatasetError(f"{ww}: field box: expected 4 finite numbers, got {box!r:.80}")
             if not (box[0] <= box[2] and box[1] <= box[3]):
                 raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
+            if box[0] == box[2] and box[1] == box[3]:
+                raise DatasetError(f"{ww}: field box: empty (a single point), got {box}")
+            if (box[0] < -BOX_TOLERANCE or box[1] < -BOX_TOLERANCE or box[2] > width + BOX_TOLERANCE
+                    or box[3] > height + BOX_TOLERANCE):
+                raise DatasetError(f"{ww}: field box: {box} lies outside the {width} x {height} page")
             split = wr.get("split", "train")
             if split not in SPLITS:
                 raise DatasetError(f"{ww}: field split: {split!r} is not one of {SPLITS}")
@@ -271,6 +298,8 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
                 true_ink = None if true is None else ink_from_lists(true, f"{inks_path}: word {wid}: field true")
             except InkError as e:
                 raise DatasetError(str(e)) from None
+            if ink.n_points == 0:
+                raise DatasetError(f"{inks_path}: word {wid}: field reference: empty (a reference must have ink)")
             words.append(Word(wid, text, tuple(float(v) for v in box), ink, pid, split, true_ink))
         pages.append(Page(pid, image, writer, width, height, words))
     return Dataset(root, name, kind, reference, meta, pages)

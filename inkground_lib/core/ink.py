@@ -8,6 +8,7 @@ page of the book has the details.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
@@ -150,6 +151,13 @@ def ink_from_lists(data, where: str = "ink") -> Ink:
             rows = [[(np.nan if v is None else v) for v in p] for p in s]
         except TypeError:
             raise InkError(f"{where} stroke {i}: points must be [x, y] or [x, y, t] lists") from None
+        for j, r in enumerate(rows):
+            for k, v in enumerate(r):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise InkError(f"{where} stroke {i} point {j}: {'xyt'[k] if k < 3 else k} must be a number, "
+                                   f"got {v!r:.30}")
+                if k == 2 and math.isinf(v):
+                    raise InkError(f"{where} stroke {i} point {j}: t is infinite")
         if any(len(r) not in (2, 3) for r in rows):
             raise InkError(f"{where} stroke {i}: points must be [x, y] or [x, y, t] lists")
         if any(len(r) == 2 for r in rows):
