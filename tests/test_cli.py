@@ -1,6 +1,8 @@
 """The inkground command: dataset commands write loadable datasets; bad input is one clear line, exit 2."""
 import json
 
+import pytest
+
 from inkground_lib.build.cli import main
 from inkground_lib.core.dataset import load_dataset
 
@@ -54,3 +56,15 @@ def test_unknown_system_is_refused(tmp_path, capsys):
     ds = make_tiny_dataset(tmp_path / "ds", pages=1, words=1)
     assert main(["predict", "--system", "nope", "--dataset", str(ds), "--run", str(tmp_path / "r")]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["synth", "--pages", "1", "--out"], ["recorded", "--out"],
+                                  ["pseudo", "--candidates", "x", "--run"]])
+def test_an_output_folder_that_is_a_file_is_a_clear_error(tmp_path, capsys, argv):
+    """Issue 11, case 10: --out / --run pointing at a file gave FileExistsError / NotADirectoryError tracebacks."""
+    from inkground_lib.build.cli import main
+
+    f = tmp_path / "a_file"
+    f.write_text("mine")
+    assert main(argv + [str(f)]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err and f.read_text() == "mine"

@@ -209,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+OUTPUT_FOLDER_OPTIONS = ("out", "run")
+"""Options naming a folder a command writes into."""
+
+
 def main(argv: list[str] | None = None) -> int:
     from inkground_lib.build.notebook_runner import RunnerError
     from inkground_lib.core.dataset import DatasetError
@@ -220,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     args = build_parser().parse_args(argv)
+    for opt in OUTPUT_FOLDER_OPTIONS:  # a folder to write into that is a file: say so before any work
+        value = getattr(args, opt, None)
+        if isinstance(value, str) and Path(value).exists() and not Path(value).is_dir():
+            print(f"inkground {args.cmd}: error: --{opt.replace('_', '-')} {value}: exists and is not a folder",
+                  file=sys.stderr)
+            return 2
     try:
         args.func(args)
     except (DatasetError, PathError, InkError, RunnerError, SystemConfigError, SystemUnavailable,
