@@ -68,3 +68,26 @@ def test_an_output_folder_that_is_a_file_is_a_clear_error(tmp_path, capsys, argv
     f.write_text("mine")
     assert main(argv + [str(f)]) == 2
     assert "exists and is not a folder" in capsys.readouterr().err and f.read_text() == "mine"
+
+
+def test_predict_exits_non_zero_when_no_request_succeeded(tmp_path, monkeypatch, capsys):
+    """Issue 11, case 12: `predict` in which every request failed exited 0."""
+    import sys as _sys
+    from pathlib import Path as _Path
+
+    _sys.path.insert(0, str(_Path(__file__).resolve().parent))
+    from conftest import make_tiny_dataset
+    from fakeserver import FakeServer, http_error
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=2, words=3)  # two pages of 3 words: the prompt's examples
+    extra = tmp_path / "mine.yaml"
+    extra.write_text("dead-vl: {adapter: openai, model: m, api_key_env: T_KEY, base_url_env: T_URL, timeout: 0.5}\n")
+    monkeypatch.setenv("INKGROUND_SYSTEMS", str(extra))
+    monkeypatch.setenv("T_KEY", "sk-test-not-a-real-key")
+    with FakeServer() as srv:
+        monkeypatch.setenv("T_URL", srv.openai_url)
+        srv.script(*[http_error(400) for _ in range(20)])  # a client error: not retried
+        code = main(["predict", "--system", "dead-vl", "--dataset", str(ds), "--run", str(tmp_path / "run"),
+                     "--quiet"])
+    assert code == 1 and "no word got a usable prediction" in capsys.readouterr().err
+    assert main(["predict", "--system", "font", "--dataset", str(ds), "--run", str(tmp_path / "run2"), "--quiet"]) == 0

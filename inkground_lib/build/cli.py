@@ -83,7 +83,7 @@ def _pseudo(a) -> None:
     print(f"benchmark set: {Path(a.run) / 'benchmark'}")
 
 
-def _predict(a) -> None:
+def _predict(a) -> int:
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.evaluation.run import predict_system
 
@@ -93,6 +93,11 @@ def _predict(a) -> None:
     for st in run.statuses:
         counts[st] = counts.get(st, 0) + 1
     print(f"{run.label}: {len(run.statuses)} words; statuses {counts}; cache {Path(a.run) / 'predictions'}")
+    if run.inks and all(ink is None for ink in run.inks):
+        print(f"inkground predict: no word got a usable prediction from {run.label} (statuses {counts})",
+              file=sys.stderr)
+        return 1  # nothing succeeded: a script or CI must see it
+    return 0
 
 
 def _eval(a) -> None:
@@ -231,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
     try:
-        args.func(args)
+        code = args.func(args)
     except (DatasetError, PathError, InkError, RunnerError, SystemConfigError, SystemUnavailable,
             FileNotFoundError, ValueError) as e:
         print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
@@ -239,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"inkground {args.cmd}: interrupted; finished work is kept, rerun to resume", file=sys.stderr)
         return 130
-    return 0
+    return int(code or 0)
 
 
 if __name__ == "__main__":
