@@ -350,3 +350,13 @@ def test_property_parse_format_parse_idempotent(tokens, cells):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a, b, atol=0.005 + 1e-9)
+
+
+def test_a_complete_bare_points_block_is_not_truncated():
+    """Issue 11, case 15: a complete bare <points>...</points> answer was labelled truncated."""
+    done = parse_strokes("<points>x10y10, x20y20, x30y15</points>", grid=50, page_size=(200, 100))
+    assert done.status == "partial" and "truncated" not in done.message and done.n_points == 3
+    cut = parse_strokes("<points>x10y10, x20y20, x3", grid=50, page_size=(200, 100))
+    assert cut.status == "truncated"  # cut inside the region: still truncated
+    cut_t = parse_strokes("<points>x10y10, x20y20</points><t_values>0, 5", grid=50, page_size=(200, 100))
+    assert cut_t.status == "truncated"

@@ -272,6 +272,8 @@ def _scan_block(text: str, tags: list, k0: int, k1: int, end: int, wrapped: bool
             if not region_closed:
                 unclosed_regions += 1
             (_scan_points if is_points else _scan_t)(text, m.end(), nxt, at_end, cur)
+            if cur.implicit:  # a bare <points>/<t_values> region: its own closing tag completes the stroke
+                cur.closed = region_closed
         elif m.group(2) is None and m.group(5) is None:      # a stroke tag
             if closing:
                 if cur is not None:
