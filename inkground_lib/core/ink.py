@@ -8,7 +8,6 @@ page of the book has the details.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
@@ -139,6 +138,9 @@ def ink_to_lists(ink: InkLike, decimals: int = 2) -> list:
     return out
 
 
+_NUMBER_TYPES = frozenset({int, float})  # exactly: bool (a subclass of int) and str are refused
+
+
 def ink_from_lists(data, where: str = "ink") -> Ink:
     """Inverse of :func:`ink_to_lists`; None t becomes NaN. Raises InkError naming ``where``."""
     if not isinstance(data, list):
@@ -151,13 +153,12 @@ def ink_from_lists(data, where: str = "ink") -> Ink:
             rows = [[(np.nan if v is None else v) for v in p] for p in s]
         except TypeError:
             raise InkError(f"{where} stroke {i}: points must be [x, y] or [x, y, t] lists") from None
-        for j, r in enumerate(rows):
-            for k, v in enumerate(r):
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise InkError(f"{where} stroke {i} point {j}: {'xyt'[k] if k < 3 else k} must be a number, "
-                                   f"got {v!r:.30}")
-                if k == 2 and math.isinf(v):
-                    raise InkError(f"{where} stroke {i} point {j}: t is infinite")
+        if not {type(v) for r in rows for v in r} <= _NUMBER_TYPES:  # one fast pass; find the culprit if any
+            for j, r in enumerate(rows):
+                for k, v in enumerate(r):
+                    if type(v) not in _NUMBER_TYPES:
+                        raise InkError(f"{where} stroke {i} point {j}: {'xyt'[k] if k < 3 else k} must be a number, "
+                                       f"got {v!r:.30}")
         if any(len(r) not in (2, 3) for r in rows):
             raise InkError(f"{where} stroke {i}: points must be [x, y] or [x, y, t] lists")
         if any(len(r) == 2 for r in rows):
@@ -166,6 +167,8 @@ def ink_from_lists(data, where: str = "ink") -> Ink:
             arr = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
         except (TypeError, ValueError):
             raise InkError(f"{where} stroke {i}: coordinates must be numbers") from None
+        if np.isinf(arr[:, 2]).any():
+            raise InkError(f"{where} stroke {i} point {int(np.flatnonzero(np.isinf(arr[:, 2]))[0])}: t is infinite")
         strokes.append(arr)
     return as_ink(strokes, where)
 
