@@ -215,10 +215,14 @@ def test_atomic_writes_get_the_mode_open_would_give(tmp_path):
 
     from inkground_lib.core.files import FILE_MODE, append_jsonl, atomic_write_json
 
-    a = atomic_write_json(tmp_path / "a.json", {"x": 1})
-    b = append_jsonl(tmp_path / "b.jsonl", {"x": 1})
-    assert stat.S_IMODE(os.stat(a).st_mode) == stat.S_IMODE(os.stat(b).st_mode) == FILE_MODE
-    assert FILE_MODE & 0o044 or os.umask(os.umask(0)) & 0o044  # group/other can read unless the umask forbids it
+    old = os.umask(0o022)  # the usual umask: open() makes 0644 files
+    try:
+        a = atomic_write_json(tmp_path / "a.json", {"x": 1})
+        b = append_jsonl(tmp_path / "b.jsonl", {"x": 1})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(b).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(a).st_mode) == FILE_MODE == 0o666 & ~old  # mkstemp alone gives 0600
 
 
 def test_synth_refuses_a_page_that_cannot_fit_in_memory():

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from typing import Callable, Iterable, Iterator, Optional, Sequence, TypeVar
+from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -135,27 +135,3 @@ def ordered_map(fn: Callable[[T], R], jobs: Sequence[T], *, workers: Optional[in
         return
     with process_pool(workers) as ex:
         yield from ex.map(fn, jobs)
-
-
-def chunks(items: Sequence[T], n_chunks: int) -> list[list[T]]:
-    """``items`` cut into at most ``n_chunks`` consecutive runs of nearly equal length (order kept).
-
-    >>> chunks([1, 2, 3, 4, 5], 2)
-    [[1, 2, 3], [4, 5]]
-    >>> chunks([], 3)
-    []
-    """
-    items = list(items)
-    if not items:
-        return []
-    k = max(1, min(int(n_chunks), len(items)))
-    size = -(-len(items) // k)
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
-def flatten(parts: Iterable[Sequence[T]]) -> list[T]:
-    """Concatenate lists returned by chunked jobs, in order."""
-    out: list[T] = []
-    for p in parts:
-        out.extend(p)
-    return out

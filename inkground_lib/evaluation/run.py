@@ -276,21 +276,29 @@ def predict_systems(dataset_dir, systems: Sequence[str], run_dir, settings: Eval
     """{name: SystemRun} of the systems that can run here, with the OCR of their renders already read
     (:func:`read_all_renders`); those that cannot run are left out (:func:`evaluate_dataset` lists them)."""
     from inkground_lib.core.dataset import load_dataset
+
+    runs, _ = run_systems(load_dataset(dataset_dir), systems, run_dir, settings.grid, progress, registry_extra)
+    read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
+    return runs
+
+
+def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool = True,
+                registry_extra=None) -> tuple[dict, dict]:
+    """({name: SystemRun}, {name: why it cannot run here}) for ``systems`` on ``ds``
+    (:func:`predict_system` each; no key, no TensorFlow, ... is a reason, not an error)."""
     from inkground_lib.evaluation.systems.base import (
         SystemConfigError,
         SystemUnavailable,
     )
 
-    ds = load_dataset(dataset_dir)
-    runs = {}
+    runs, unavailable = {}, {}
     for name in systems:
         try:
-            runs[name] = predict_system(name, ds, run_dir, grid=settings.grid, progress=progress,
+            runs[name] = predict_system(name, ds, run_dir, grid=grid, progress=progress,
                                         registry_extra=registry_extra)
-        except (SystemConfigError, SystemUnavailable):
-            continue
-    read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
-    return runs
+        except (SystemConfigError, SystemUnavailable) as e:
+            unavailable[name] = str(e)
+    return runs, unavailable
 
 
 def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True,
@@ -346,23 +354,13 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
     reuse the classifier here); ``memo``: OCR texts and classifier rows to reuse (:func:`read_renders`).
     Scores are written to ``run_dir/scores-<reference>.csv``."""
     from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.evaluation.systems.base import (
-        SystemConfigError,
-        SystemUnavailable,
-    )
 
     ds = load_dataset(dataset_dir)
     run_dir = Path(run_dir)
     runs = dict(runs or {})
-    unavailable = {}
-    for name in systems:
-        if name in runs:
-            continue
-        try:
-            runs[name] = predict_system(name, ds, run_dir, grid=settings.grid, progress=progress,
-                                        registry_extra=registry_extra)
-        except (SystemConfigError, SystemUnavailable) as e:
-            unavailable[name] = str(e)
+    new_runs, unavailable = run_systems(ds, [n for n in systems if n not in runs], run_dir, settings.grid,
+                                        progress, registry_extra)
+    runs.update(new_runs)
     memo = {} if memo is None else memo
     ocr = read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
     # only now wait for the classifier (trained meanwhile, with a pool), and then use it

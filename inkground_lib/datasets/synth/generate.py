@@ -6,12 +6,10 @@ import dataclasses
 import json
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import cv2
 import numpy as np
 
 from inkground_lib.core.dataset import (
@@ -23,6 +21,7 @@ from inkground_lib.core.dataset import (
 )
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
 from inkground_lib.core.ink import Ink
+from inkground_lib.core.parallel import ordered_map
 from inkground_lib.datasets.synth.page_layout import clean_page, layout_page
 from inkground_lib.datasets.synth.photo import (
     PhotoEffects,
@@ -182,11 +181,6 @@ def _page_job(args) -> Page:
     return _light(page)
 
 
-def _worker_init() -> None:
-    """Pool worker: one OpenCV thread per process (the pool already uses every core)."""
-    cv2.setNumThreads(1)
-
-
 def _light(page: Page) -> Page:
     return Page(page.id, page.image, page.writer, page.width, page.height,
                 [dataclasses.replace(w, ink=Ink(), true_ink=None) for w in page.words])
@@ -292,19 +286,10 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
         from tqdm.auto import tqdm
         bar = tqdm(total=len(jobs), desc="synth pages", unit="page")
     try:
-        if nw > 1 and len(jobs) >= pool_min_pages:
-            import multiprocessing as mp
-            ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-            with ProcessPoolExecutor(max_workers=nw, mp_context=ctx, initializer=_worker_init) as ex:
-                for i, page in zip(todo, ex.map(_page_job, jobs, chunksize=1)):
-                    pages[i] = page
-                    if bar:
-                        bar.update(1)
-        else:
-            for i, job in zip(todo, jobs):
-                pages[i] = _page_job(job)
-                if bar:
-                    bar.update(1)
+        for i, page in zip(todo, ordered_map(_page_job, jobs, workers=nw, min_jobs=pool_min_pages)):
+            pages[i] = page
+            if bar:
+                bar.update(1)
     finally:
         if bar:
             bar.close()
