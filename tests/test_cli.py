@@ -47,7 +47,7 @@ def test_predict_local_system_then_resume_from_cache(tmp_path, capsys):
     assert len(first.splitlines()) == 6
     assert main(["predict", "--system", "font", "--dataset", str(ds), "--run", str(run), "--quiet"]) == 0
     assert cache.read_bytes() == first  # nothing asked twice, nothing appended
-    assert "6 words; statuses {'ok': 6}" in capsys.readouterr().out
+    assert "6 words; statuses: ok 6;" in capsys.readouterr().out
 
 
 def test_unknown_system_is_refused(tmp_path, capsys):

@@ -249,17 +249,19 @@ def test_section_01_shows_the_recorded_set_beside_the_synthetic_one(tmp_path):
 
 def test_build_refuses_a_users_folder_and_deletes_nothing_it_did_not_write(tmp_path):
     """Issue 11, case 2: `recorded --out` on a folder that is not a dataset removed the user's files."""
+    from inkground_lib.core.folders import FolderError
+
     user = tmp_path / "mine"
     (user / "pages").mkdir(parents=True)
     (user / "inks").mkdir()
     (user / "pages" / "holiday.jpg").write_bytes(b"\xff\xd8 a photo")
     (user / "inks" / "settings.json").write_text("{}")
-    with pytest.raises(DatasetError, match="not empty and not a recorded dataset"):
+    with pytest.raises(FolderError, match="not empty and not a recorded dataset"):
         build_recorded(user, unipen=UNIPEN, pages=2, progress=False)
     assert (user / "pages" / "holiday.jpg").read_bytes() == b"\xff\xd8 a photo"
     assert (user / "inks" / "settings.json").read_text() == "{}"
     (tmp_path / "a_file").write_text("x")
-    with pytest.raises(DatasetError, match="exists and is not a folder"):
+    with pytest.raises(FolderError, match="exists and is not a folder"):
         build_recorded(tmp_path / "a_file", unipen=UNIPEN, pages=2, progress=False)
     # its own folder: rebuilt with other settings, a stray file of the user's inside it survives
     out = build_recorded(tmp_path / "rec", unipen=UNIPEN, pages=3, progress=False)

@@ -218,12 +218,25 @@ def test_reuse_resume_and_regenerate(small_ds, tmp_path):
 
 
 def test_refuses_a_foreign_folder(tmp_path):
-    from inkground_lib.core.dataset import DatasetError
+    from inkground_lib.core.folders import FolderError
 
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(DatasetError, match="refusing"):
+    with pytest.raises(FolderError, match="refusing"):
         generate(tmp_path, SMALL, progress=False, workers=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # nothing written
+
+
+def test_overwrite_writes_into_a_foreign_folder_and_deletes_nothing(tmp_path):
+    """--overwrite: pages are written beside the user's files; a user's file named like a page survives later
+    rebuilds too (the folder stays marked as not inkground's)."""
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "p0007.jpg").write_bytes(b"my photo")
+    (tmp_path / "notes.txt").write_text("mine")
+    generate(tmp_path, SMALL, progress=False, workers=1, overwrite=True)
+    generate(tmp_path, replace(SMALL, seed=SMALL.seed + 1), progress=False, workers=1)
+    assert (tmp_path / "pages" / "p0007.jpg").read_bytes() == b"my photo"
     assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert load_dataset(tmp_path).meta["params"]["seed"] == SMALL.seed + 1
 
 
 def test_pages_depend_only_on_seed_and_index():

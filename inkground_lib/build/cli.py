@@ -14,6 +14,7 @@ Errors are printed as one clear line (what and where) with exit status 2; nothin
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def _synth(a) -> None:
 
     fields = {k: v for k, v in vars(a).items() if k in SynthParams.__dataclass_fields__ and v is not None}
     params = SynthParams(**fields)
-    out = generate(Path(a.out), params, progress=not a.quiet, workers=a.workers)
+    out = generate(Path(a.out), params, progress=not a.quiet, workers=a.workers, overwrite=a.overwrite)
     print(out)
 
 
@@ -45,7 +46,7 @@ def _recorded(a) -> None:
         kw.update(category=None if a.category.lower() == "any" else a.category,
                   style=None if a.style.lower() == "any" else a.style,
                   quality=None if a.quality.lower() == "any" else a.quality)
-    out = build_recorded(Path(a.out), progress=not a.quiet, **kw)
+    out = build_recorded(Path(a.out), progress=not a.quiet, overwrite=a.overwrite, **kw)
     meta = json.loads((out / "manifest.json").read_text("utf-8"))["meta"]
     for src in meta["sources"]:
         if src["kind"] != "unipen_dir":
@@ -78,7 +79,7 @@ def _pseudo(a) -> None:
     res = run_pseudo_labels(Path(a.candidates), Path(a.run), derenderer=a.derenderer, ocr=a.ocr,
                                    ocr_threshold=a.ocr_threshold, ratings=a.ratings, n_raters=a.n_raters,
                                    raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
-                                   progress=not a.quiet)
+                                   progress=not a.quiet, overwrite=a.overwrite)
     print(funnel_table(res).to_string())
     print(f"benchmark set: {Path(a.run) / 'benchmark'}")
 
@@ -88,29 +89,43 @@ def _predict(a) -> int:
     from inkground_lib.evaluation.run import predict_system
 
     ds = load_dataset(a.dataset)
-    run = predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet)
-    counts = {}
-    for st in run.statuses:
-        counts[st] = counts.get(st, 0) + 1
-    print(f"{run.label}: {len(run.statuses)} words; statuses {counts}; cache {Path(a.run) / 'predictions'}")
+    run = predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet,
+                         retry_refusals=a.retry_refusals, overwrite=a.overwrite)
+    print(f"{run.label}: {len(run.statuses)} words; {_status_counts(run.statuses)}; "
+          f"cache {Path(a.run) / 'predictions'}")
     if run.inks and all(ink is None for ink in run.inks):
-        print(f"inkground predict: no word got a usable prediction from {run.label} (statuses {counts})",
-              file=sys.stderr)
+        print(f"inkground predict: no word got a usable prediction from {run.label} "
+              f"({_status_counts(run.statuses)})", file=sys.stderr)
         return 1  # nothing succeeded: a script or CI must see it
     return 0
 
 
-def _eval(a) -> None:
+def _status_counts(statuses) -> str:
+    """'statuses: ok 10, refusal 2' (sorted by status)."""
+    counts: dict[str, int] = {}
+    for st in statuses:
+        counts[st] = counts.get(st, 0) + 1
+    return "statuses: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
+
+
+def _eval(a) -> int:
     from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
 
     settings = EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
-    res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet)
+    res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet,
+                           overwrite=a.overwrite)
     cols = ["label", "n_words", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
     if len(res.summary):
         print(res.summary[cols].to_string(index=False))
+    for name, run in res.runs.items():
+        print(f"{name}: {_status_counts(run.statuses)}")
     for name, why in res.unavailable.items():
         print(f"not run: {name}: {why}")
     print(f"scores: {Path(a.run) / f'scores-{a.reference}.csv'}")
+    if not any(ink is not None for run in res.runs.values() for ink in run.inks):
+        print("inkground eval: no system produced a usable prediction", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _run(a) -> None:
@@ -131,6 +146,12 @@ def _book(a) -> None:
     print(f"The book is at {index}")
 
 
+def _overwrite_option(parser) -> None:
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into a non-empty folder that inkground did not create (its files are kept: "
+                             "inkground never deletes what it did not write)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="inkground", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -146,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--height", type=int, help="page photo height in pixels")
     s.add_argument("--workers", type=int)
     s.add_argument("--quiet", action="store_true")
+    _overwrite_option(s)
     s.set_defaults(func=_synth)
 
     r = sub.add_parser("recorded", help="compose photographed pages from real recorded words")
@@ -163,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pages", type=int)
     r.add_argument("--seed", type=int)
     r.add_argument("--quiet", action="store_true")
+    _overwrite_option(r)
     r.set_defaults(func=_recorded)
 
     ps = sub.add_parser("pseudo", help="the pseudo-label pipeline: derender, OCR filter, rater filter, benchmark set")
@@ -177,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--n-candidates", dest="n_candidates", type=int)
     ps.add_argument("--seed", type=int, default=0)
     ps.add_argument("--quiet", action="store_true")
+    _overwrite_option(ps)
     ps.set_defaults(func=_pseudo)
 
     pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
@@ -185,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--run", default=PREDICT_RUN, help="run folder (predictions/<system>.jsonl)")
     pr.add_argument("--grid", type=int, default=GRID)
     pr.add_argument("--quiet", action="store_true")
+    pr.add_argument("--retry-refusals", dest="retry_refusals", action="store_true",
+                    help="ask again the words whose cached answer is a refusal or empty (costs requests)")
+    _overwrite_option(pr)
     pr.set_defaults(func=_predict)
 
     ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
@@ -197,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--spacing", type=float, default=0.05)
     ev.add_argument("--grid", type=int, default=GRID)
     ev.add_argument("--quiet", action="store_true")
+    _overwrite_option(ev)
     ev.set_defaults(func=_eval)
 
     u = sub.add_parser("run", help="execute one section notebook with papermill, with new parameters")
@@ -241,8 +269,13 @@ def main(argv: list[str] | None = None) -> int:
             FileNotFoundError, ValueError) as e:
         print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"inkground {args.cmd}: interrupted; finished work is kept, rerun to resume", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        summary = getattr(e, "summary", None) or "interrupted; finished work is kept, rerun to resume"
+        print(f"inkground {args.cmd}: {summary}", file=sys.stderr)
+        if argv is None:  # the program itself: do not wait at exit for requests still in flight
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         return 130
     return int(code or 0)
 

@@ -28,6 +28,11 @@ from inkground_lib.core.dataset import (
     write_manifest,
 )
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
+from inkground_lib.core.folders import (
+    check_output_folder,
+    folder_lock,
+    may_delete_own_files,
+)
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.core.layout import UNIPEN_SUBSET
 from inkground_lib.datasets.segmentation import (
@@ -60,22 +65,14 @@ PAPER_WORDS_PER_PAGE = (20, 50)
 on average, 2-140)."""
 
 
-def check_own_folder(out: Path) -> None:
-    """Refuse an output folder that is a file, or a non-empty folder that is not a recorded dataset this
-    builder wrote (no recorded manifest, no builder mark): nothing of the user's is overwritten or deleted."""
-    if out.exists() and not out.is_dir():
-        raise DatasetError(f"{out}: exists and is not a folder; give a folder for the recorded dataset")
-    if not out.is_dir() or not any(out.iterdir()):
-        return
+def is_recorded_folder(out: Path) -> bool:
+    """True if ``out`` is a recorded dataset this builder wrote (its builder mark, or a recorded manifest)."""
     if (out / BUILDER_MARK).is_file():
-        return
+        return True
     try:
-        kind = json.loads((out / "manifest.json").read_text("utf-8")).get("kind")
+        return json.loads((out / "manifest.json").read_text("utf-8")).get("kind") == "recorded"
     except (OSError, ValueError, AttributeError):
-        kind = None
-    if kind != "recorded":
-        raise DatasetError(f"{out}: not empty and not a recorded dataset (no {BUILDER_MARK}, no recorded "
-                           f"manifest); refusing to write pages into it - choose an empty or new folder")
+        return False
 
 
 def default_unipen_path() -> Path | None:
@@ -301,7 +298,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                    quality="!BAD", iamondb: str | os.PathLike | None = None, iamondb_split: str | None = None,
                    pages: int | None = None, words_per_page: tuple[int, int] | None = None, seed: int = 0,
                    effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
-                   jpeg_quality: int = 88, name: str = "recorded") -> Path:
+                   jpeg_quality: int = 88, name: str = "recorded", overwrite: bool = False) -> Path:
     """Build (or reuse) the recorded dataset in ``out_dir`` and return the folder.
 
     ``unipen``: a UNIPEN-format JSON file; ``unipen_dir``: the root of a whole UNIPEN release in the
@@ -316,11 +313,13 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     with ``unipen_dir``, else :data:`SUBSET_WORDS_PER_PAGE`); ``effects``: a
     :class:`inkground_lib.datasets.synth.photo.PhotoEffects`, a dict of its fields, ``"none"`` or None
     (defaults). Deterministic for a seed; a folder whose manifest has identical meta is returned as it is.
-    Raises DatasetError / FormatError naming the file at fault.
+    A non-empty folder that is not a recorded dataset is refused (FolderError) before anything is read, unless
+    ``overwrite`` (pages are then written into it, and nothing of it is deleted); the folder is locked while
+    pages are written. Raises DatasetError / FormatError naming the file at fault.
     """
     from tqdm.auto import tqdm
 
-    out = Path(out_dir)
+    out = check_output_folder(out_dir, "a recorded dataset", is_recorded_folder, overwrite)
     if words_per_page is None:
         words_per_page = PAPER_WORDS_PER_PAGE if unipen_dir is not None else SUBSET_WORDS_PER_PAGE
     lo, hi = (int(v) for v in words_per_page)
@@ -390,42 +389,46 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
             "writers": len({wr for wr, _ in plan})}
     meta = json.loads(json.dumps(meta))
 
-    mpath = out / "manifest.json"
-    check_own_folder(out)
-    if mpath.is_file():
-        try:
-            old = json.loads(mpath.read_text("utf-8"))
-            if isinstance(old, dict) and old.get("meta") == meta and old.get("name") == name:
-                load_dataset(out)
-                return out
-        except (ValueError, OSError, DatasetError):
-            pass
-        mpath.unlink()  # an interrupted rebuild must not leave a manifest that loads
-    atomic_write_json(out / BUILDER_MARK, {"builder": "inkground_lib.datasets.recorded.build_recorded"})
+    with folder_lock(out, "recorded"):
+        own = may_delete_own_files(out, is_recorded_folder(out))
+        mpath = out / "manifest.json"
+        if mpath.is_file():
+            try:
+                old = json.loads(mpath.read_text("utf-8"))
+                if isinstance(old, dict) and old.get("meta") == meta and old.get("name") == name:
+                    load_dataset(out)
+                    return out
+            except (ValueError, OSError, DatasetError):
+                pass
+            if own:
+                mpath.unlink()  # an interrupted rebuild must not leave a manifest that loads
+        atomic_write_json(out / BUILDER_MARK, {"builder": "inkground_lib.datasets.recorded.build_recorded"})
 
-    result_pages = []
-    for pi, (writer, ws) in enumerate(tqdm(plan, desc="recorded pages", disable=not progress)):
-        layout_rng, split_rng, photo_rng = np.random.default_rng([int(seed), 1, pi]).spawn(3)
-        comp = compose_page(ws, scales[writer], layout_rng, layout)
-        gray = clean_page(comp.inks, (comp.width, comp.height), comp.pen_width)
-        rgb, Hm = photograph(gray, photo_rng, eff)
-        pid = f"p{pi:04d}"
-        img_path = out / "pages" / f"{pid}.jpg"
-        atomic_write_bytes(img_path, encode_jpeg(rgb, jpeg_quality))
-        splits = split_words(split_rng, len(ws))
-        page_words = []
-        for j, (w, ink, sp) in enumerate(zip(ws, comp.inks, splits)):
-            photo_ink = apply_homography(ink, Hm, decimals=2)
-            page_words.append(Word(f"{pid}-w{j:03d}", w.text, photo_ink.bbox(), photo_ink, pid, sp, photo_ink))
-        result_pages.append(Page(pid, img_path, writer, int(rgb.shape[1]), int(rgb.shape[0]), page_words))
-    # provenance: which source word is each page word (not part of the manifest schema)
-    atomic_write_json(out / "sources.json",
-                      {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
-                                      for p, (_, ws) in zip(result_pages, plan)}})
-    write_manifest(out, name, "recorded", "true ink", meta, result_pages)
-    keep = {f"{p.id}.jpg" for p in result_pages} | {f"{p.id}.json" for p in result_pages}
-    for sub in ("pages", "inks"):  # pages of an earlier, larger build: only files named as this builder names them
-        for f in (out / sub).glob("*"):
-            if f.is_file() and f.name not in keep and OWN_FILE.fullmatch(f.name):
-                f.unlink()
-    return out
+        result_pages = []
+        for pi, (writer, ws) in enumerate(tqdm(plan, desc="recorded pages", disable=not progress)):
+            layout_rng, split_rng, photo_rng = np.random.default_rng([int(seed), 1, pi]).spawn(3)
+            comp = compose_page(ws, scales[writer], layout_rng, layout)
+            gray = clean_page(comp.inks, (comp.width, comp.height), comp.pen_width)
+            rgb, Hm = photograph(gray, photo_rng, eff)
+            pid = f"p{pi:04d}"
+            img_path = out / "pages" / f"{pid}.jpg"
+            atomic_write_bytes(img_path, encode_jpeg(rgb, jpeg_quality))
+            splits = split_words(split_rng, len(ws))
+            page_words = []
+            for j, (w, ink, sp) in enumerate(zip(ws, comp.inks, splits)):
+                photo_ink = apply_homography(ink, Hm, decimals=2)
+                page_words.append(Word(f"{pid}-w{j:03d}", w.text, photo_ink.bbox(), photo_ink, pid, sp, photo_ink))
+            result_pages.append(Page(pid, img_path, writer, int(rgb.shape[1]), int(rgb.shape[0]), page_words))
+        # provenance: which source word is each page word (not part of the manifest schema)
+        atomic_write_json(out / "sources.json",
+                          {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
+                                          for p, (_, ws) in zip(result_pages, plan)}})
+        write_manifest(out, name, "recorded", "true ink", meta, result_pages)
+        if not own:  # written with overwrite into someone else's folder: delete nothing there
+            return out
+        keep = {f"{p.id}.jpg" for p in result_pages} | {f"{p.id}.json" for p in result_pages}
+        for sub in ("pages", "inks"):  # pages of an earlier, larger build: only files named as this builder names them
+            for f in (out / sub).glob("*"):
+                if f.is_file() and f.name not in keep and OWN_FILE.fullmatch(f.name):
+                    f.unlink()
+        return out

@@ -118,16 +118,38 @@ def record_ink(record: dict, page_size, grid: int = GRID):
     return None, ("refusal" if status == "refusal" and res.status == "unparseable" else res.status)
 
 
-def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None):
+EVAL_RUN_FILES = ("predictions", "scores-reference.csv", "scores-true.csv")
+"""Names that mark a prediction / evaluation run folder written before run marks existed."""
+
+
+def eval_run_folder(run_dir, command: str, overwrite: bool = False):
+    """The run folder context of ``predict`` / ``eval`` (checked, locked, marked:
+    :func:`inkground_lib.core.folders.run_folder`)."""
+    from inkground_lib.core.folders import run_folder
+
+    return run_folder(run_dir, command, legacy=EVAL_RUN_FILES, overwrite=overwrite)
+
+
+def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
+                   retry_refusals: bool = False, overwrite: bool = False):
     """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
-    ``run_dir/predictions/<name>.jsonl``. Returns a :class:`SystemRun`. Raises SystemConfigError /
-    SystemUnavailable (with the reason) when the system cannot run here."""
-    from inkground_lib.evaluation.cache import cache_path, run_predictions
+    ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
+    refusal or empty). Returns a :class:`SystemRun`. Raises SystemConfigError / SystemUnavailable (with the
+    reason) when the system cannot run here; FolderError when ``run_dir`` is not a run folder (see
+    :func:`eval_run_folder`) or another command is writing it."""
     from inkground_lib.evaluation.systems.registry import get_system
 
     system = get_system(name, extra=registry_extra)
+    with eval_run_folder(run_dir, "predict", overwrite):
+        return _predict_system(system, name, ds, run_dir, grid, progress, retry_refusals)
+
+
+def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, retry_refusals: bool):
+    from inkground_lib.evaluation.cache import cache_path, run_predictions
+
     items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
-    records = run_predictions(system, items, cache_path(run_dir, name), progress=progress)
+    records = run_predictions(system, items, cache_path(run_dir, name), progress=progress,
+                              retry_refusals=retry_refusals)
     inks, statuses = [], []
     for rec, it in zip(records, items):
         ink, st = record_ink(rec, it.page_size, grid)
@@ -345,18 +367,24 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
 
 def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings = EvalSettings(), *,
                      progress: bool = True, registry_extra=None, runs: dict | None = None, style=None,
-                     memo: dict | None = None) -> EvalResult:
+                     memo: dict | None = None, overwrite: bool = False) -> EvalResult:
     """Run every system in ``systems`` on the dataset and score it (see module section doc).
 
     A system that cannot run here (no API key, no TensorFlow, ...) is listed in ``unavailable`` with the
     reason, never scored. ``runs`` reuses SystemRuns already made (e.g. scoring the same predictions
     against true inks). ``style``: the function :func:`start_style_classifier` returned (None: train or
     reuse the classifier here); ``memo``: OCR texts and classifier rows to reuse (:func:`read_renders`).
-    Scores are written to ``run_dir/scores-<reference>.csv``."""
+    Scores are written to ``run_dir/scores-<reference>.csv``. ``run_dir`` is checked and locked as in
+    :func:`predict_system` (``overwrite``: write into a non-empty folder that is not a run folder)."""
     from inkground_lib.core.dataset import load_dataset
 
-    ds = load_dataset(dataset_dir)
-    run_dir = Path(run_dir)
+    with eval_run_folder(run_dir, "eval", overwrite):
+        return _evaluate_dataset(load_dataset(dataset_dir), dataset_dir, systems, Path(run_dir), settings,
+                                 progress, registry_extra, runs, style, memo)
+
+
+def _evaluate_dataset(ds, dataset_dir, systems, run_dir: Path, settings: EvalSettings, progress, registry_extra,
+                      runs, style, memo) -> EvalResult:
     runs = dict(runs or {})
     new_runs, unavailable = run_systems(ds, [n for n in systems if n not in runs], run_dir, settings.grid,
                                         progress, registry_extra)
@@ -403,16 +431,27 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
     The same as three :func:`evaluate_dataset` calls (identical files), made faster: the writer classifiers
     that are not already saved train side by side in ``workers`` processes (None: every core) while the
     systems run and are read by OCR here, and identical renders are read and classified once."""
+    from contextlib import ExitStack
     from dataclasses import replace
 
     from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.core.parallel import LazyPool, check_workers
 
     true_settings = replace(settings, reference="true")
     bench_ds = load_dataset(benchmark)
     rec_ds = load_dataset(recorded) if recorded else None
     memo: dict = {}
     kw = {"progress": progress, "registry_extra": registry_extra}
+    with ExitStack() as folders:
+        for run in (bench_run, recorded_run) if rec_ds else (bench_run,):
+            folders.enter_context(eval_run_folder(run, "eval"))
+        return _evaluate_section(benchmark, recorded, systems, bench_run, recorded_run, settings, true_settings,
+                                 bench_ds, rec_ds, memo, kw, workers, progress)
+
+
+def _evaluate_section(benchmark, recorded, systems, bench_run, recorded_run, settings, true_settings, bench_ds,
+                      rec_ds, memo, kw, workers, progress) -> SectionResult:
+    from inkground_lib.core.parallel import LazyPool, check_workers
+
     with LazyPool(min(check_workers(workers), 3)) as pool:
         # the classifiers train in the pool while this process runs the systems and reads their renders
         style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress)

@@ -16,6 +16,7 @@ import pandas as pd
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
+from inkground_lib.core.folders import run_folder
 from inkground_lib.pseudo.benchmark import build_benchmark, write_reference_ocr
 from inkground_lib.pseudo.derender_stage import (
     derender_dataset,
@@ -84,7 +85,7 @@ class PipelineResult:
 def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
                  ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
                  n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True,
-                 workers: Optional[int] = None) -> PipelineResult:
+                 workers: Optional[int] = None, overwrite: bool = False) -> PipelineResult:
     """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
 
     ``derenderer``: a name (:func:`make_derenderer`) or object; ``ocr``: an engine name
@@ -94,13 +95,25 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     ``n_candidates``: use the first N pages only; ``workers``: processes for derendering and OCR (None:
     every core; the files written do not depend on it). Writes to ``run_dir``: the derender and OCR caches,
     ratings.csv, pages.csv, words.csv, funnel.csv, summary.json and the benchmark dataset. A rerun with the
-    same inputs reuses every derendered and OCR'd page (nothing expensive is recomputed).
+    same inputs reuses every derendered and OCR'd page (nothing expensive is recomputed). ``run_dir`` must be
+    new, empty or a run folder of inkground's (else FolderError, unless ``overwrite``); it is locked while
+    the pipeline writes (:func:`inkground_lib.core.folders.run_folder`).
     """
+    with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite):
+        return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters,
+                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers)
+
+
+PSEUDO_RUN_FILES = ("summary.json", "funnel.csv")
+"""Files that mark a pseudo-label run folder written before run marks existed."""
+
+
+def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters, raters_per_pair,
+                       rater_model, n_candidates, seed, progress, workers) -> PipelineResult:
     timings: dict[str, float] = {}
     t = time.perf_counter()
     cand = Path(candidates_dir)
     run = Path(run_dir)
-    run.mkdir(parents=True, exist_ok=True)
     ds = load_dataset(cand)
     if n_candidates is not None:
         if int(n_candidates) < 1:

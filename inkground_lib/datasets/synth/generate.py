@@ -13,13 +13,17 @@ from typing import Optional
 import numpy as np
 
 from inkground_lib.core.dataset import (
-    DatasetError,
     Page,
     Word,
     write_manifest,
     write_page_inks,
 )
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
+from inkground_lib.core.folders import (
+    check_output_folder,
+    folder_lock,
+    may_delete_own_files,
+)
 from inkground_lib.core.ink import Ink
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.datasets.synth.page_layout import clean_page, layout_page
@@ -222,7 +226,8 @@ def _meta(params: SynthParams) -> dict:
 
 
 def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), progress: bool = True,
-             workers: Optional[int] = None, pool_min_pages: int = 8, name: str = "synth") -> Path:
+             workers: Optional[int] = None, pool_min_pages: int = 8, name: str = "synth",
+             overwrite: bool = False) -> Path:
     """Write the synthetic dataset ``params`` describes into ``out_dir`` and return the folder.
 
     Files: ``pages/<id>.jpg`` (photo), ``inks/<id>.json`` (true = reference inks), ``manifest.json`` (kind
@@ -234,11 +239,23 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
       the new dataset are removed.
     * ``workers`` processes (default min(2, cpu count)) when there are >= ``pool_min_pages`` pages.
     * A non-empty folder that is not a synthetic dataset (no ``generator.json``, no synth manifest) is
-      refused with DatasetError, so nothing else is overwritten.
+      refused with FolderError, so nothing else is overwritten, unless ``overwrite`` (then pages are written
+      into it, but nothing there is deleted). The folder is locked while pages are written
+      (:mod:`inkground_lib.core.folders`).
     Deterministic: the same params give byte-identical files.
     """
     params.validate()
-    root = Path(out_dir)
+    root = check_output_folder(out_dir, "a synthetic dataset", _is_own, overwrite)
+    with folder_lock(root, "synth"):
+        return _generate(root, params, progress, workers, pool_min_pages, name)
+
+
+def _is_own(root: Path) -> bool:
+    return (root / "generator.json").is_file() or _is_synth_manifest(root / "manifest.json")
+
+
+def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional[int], pool_min_pages: int,
+              name: str) -> Path:
     meta = _meta(params)
     mpath = root / "manifest.json"
     if mpath.is_file():
@@ -250,23 +267,20 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
         except (json.JSONDecodeError, OSError, KeyError, TypeError):
             pass
     gpath = root / "generator.json"
-    if root.is_dir() and any(root.iterdir()) and not gpath.is_file() and not _is_synth_manifest(mpath):
-        raise DatasetError(f"{root}: not empty and not a synthetic dataset folder (no generator.json or synth "
-                           f"manifest); refusing to write pages into it")
-    root.mkdir(parents=True, exist_ok=True)
+    own = may_delete_own_files(root, _is_own(root))  # else an --overwrite of someone's folder: delete nothing
     same = False
     if gpath.is_file():
         try:
             same = json.loads(gpath.read_text("utf-8")) == json.loads(json.dumps(meta))
         except (json.JSONDecodeError, OSError):
             same = False
-    if mpath.exists():
+    if own and mpath.exists():
         mpath.unlink()  # a stale manifest must not describe the pages being rewritten
     atomic_write_json(gpath, meta)
     ids = {page_id(i, params.pages) for i in range(params.pages)}
     for sub, ext in (("pages", ".jpg"), ("inks", ".json")):
         d = root / sub
-        if d.is_dir():
+        if own and d.is_dir():
             for f in d.iterdir():
                 if re.fullmatch(r"p\d+", f.stem) and f.suffix == ext and (f.stem not in ids or not same):
                     f.unlink()

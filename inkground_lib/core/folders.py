@@ -1,0 +1,154 @@
+"""Output folders: which folder a command may write into, and one writer at a time.
+
+Every command that writes a folder (``synth``, ``recorded``, ``pseudo``, ``predict``, ``eval`` and the
+section notebooks that call the same functions) goes through :func:`output_folder`:
+
+* a new or empty folder is created and used;
+* a non-empty folder is used only if the command recognises it as its own earlier output (a resume or a
+  rebuild), or when the user says ``overwrite=True`` (``--overwrite``); otherwise :class:`FolderError` names
+  the folder and nothing is written. With ``overwrite`` inkground writes its own files into the folder but
+  still never deletes a file it did not write;
+* while the command works, the folder is locked (``flock`` on ``.inkground.lock`` inside it): a second
+  command on the same folder is refused at once. A killed process releases
+  its lock. The lock is re-entrant within a process (a function that locks a folder may call another that
+  locks it too).
+
+Run folders (pseudo-label runs, prediction and evaluation runs) carry a mark, :data:`RUN_MARK`, written when
+inkground first uses them; datasets are recognised by their own manifests and builder files.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from inkground_lib.core.files import PathError, atomic_write_json
+
+LOCK_FILE = ".inkground.lock"
+"""The lock file inside a folder being written (empty: a dataset folder's files stay byte-identical between
+runs)."""
+
+RUN_MARK = ".inkground-run.json"
+"""Written into every run folder inkground creates: marks it as inkground's (resumable)."""
+
+
+FOREIGN_MARK = ".inkground-foreign"
+"""Written into a folder that was not inkground's when ``--overwrite`` made a command write into it: from then
+on no command deletes files there by their names (they might be the user's)."""
+
+
+class FolderError(PathError):
+    """A folder a command may not write into (not its own, not empty), or one another command is writing."""
+
+
+_HELD: dict[str, list] = {}  # resolved folder -> [fd, depth]
+_HELD_LOCK = threading.Lock()
+
+
+def is_empty(folder: Path) -> bool:
+    """True if ``folder`` holds nothing but inkground's lock file."""
+    return all(p.name == LOCK_FILE for p in folder.iterdir())
+
+
+def check_output_folder(folder: str | os.PathLike, what: str, is_own: Callable[[Path], bool],
+                        overwrite: bool = False) -> Path:
+    """Refuse ``folder`` (FolderError, before anything is written) when it is a file, or when it is not
+    empty, ``is_own(folder)`` is False and ``overwrite`` is False. ``what`` names what the command writes
+    ("a synthetic dataset", ...). Returns the folder as a Path (not created)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise FolderError(f"{folder}: exists and is not a folder; give a folder for {what}")
+    if folder.is_dir() and not overwrite and not is_empty(folder) and not is_own(folder):
+        raise FolderError(f"{folder}: not empty and not {what} written by inkground; refusing to write into it "
+                          f"(nothing was changed). Choose a new or empty folder, or pass --overwrite to write "
+                          f"into it anyway (inkground never deletes files it did not write)")
+    return folder
+
+
+@contextmanager
+def folder_lock(folder: str | os.PathLike, command: str) -> Iterator[Path]:
+    """Hold the write lock of ``folder`` (created if missing) for ``command``; FolderError at once if another
+    process holds it. Re-entrant within one process."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    key = str(folder.resolve())
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+    if held is not None:
+        try:
+            yield folder
+        finally:
+            with _HELD_LOCK:
+                held[1] -= 1
+        return
+    path = folder / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise FolderError(f"{folder}: another inkground command is writing this folder (its lock {LOCK_FILE} is "
+                          f"held; {command} needs it); wait for it to finish, or use another folder") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        with _HELD_LOCK:
+            _HELD[key] = [fd, 1]
+        yield folder
+    finally:
+        with _HELD_LOCK:
+            _HELD.pop(key, None)
+        os.close(fd)  # releases the lock
+
+
+def may_delete_own_files(folder: Path, own: bool) -> bool:
+    """Whether a builder may delete stale files it names as its own in ``folder`` (``own``: the folder was
+    recognised as this builder's before writing). Writing into a folder that was not (``--overwrite``)
+    leaves :data:`FOREIGN_MARK` there, and then nothing is ever deleted by name."""
+    if not own and not is_empty(folder):
+        atomic_write_json(folder / FOREIGN_MARK, {"inkground": "written with --overwrite into a folder that was "
+                                                               "not inkground's; nothing here is deleted"})
+    return own and not (folder / FOREIGN_MARK).exists()
+
+
+def is_run_folder(folder: Path, legacy: tuple[str, ...] = ()) -> bool:
+    """True if ``folder`` carries inkground's run mark, or one of the ``legacy`` names (files or folders that
+    inkground wrote there before run marks existed)."""
+    return (folder / RUN_MARK).is_file() or any((folder / n).exists() for n in legacy)
+
+
+@contextmanager
+def run_folder(folder: str | os.PathLike, command: str, legacy: tuple[str, ...] = (),
+               overwrite: bool = False) -> Iterator[Path]:
+    """Check (:func:`check_output_folder`), lock (:func:`folder_lock`) and mark (:data:`RUN_MARK`) a run folder
+    for ``command``; yields the folder."""
+    folder = check_output_folder(folder, "a run folder", lambda f: is_run_folder(f, legacy), overwrite)
+    with folder_lock(folder, command) as f:
+        mark = f / RUN_MARK
+        if not mark.is_file():
+            atomic_write_json(mark, {"inkground": "run folder", "created_by": command})
+        yield f
+
+
+def is_locked(folder: str | os.PathLike) -> bool:
+    """True if another process holds ``folder``'s write lock."""
+    path = Path(folder) / LOCK_FILE
+    if not path.is_file():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
