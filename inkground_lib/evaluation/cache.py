@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as _dt
 import fcntl
 import os
+import re
+import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,10 +20,12 @@ from inkground_lib.core.files import JSONLError, append_jsonl, read_jsonl
 from inkground_lib.core.ink import ink_to_lists
 from inkground_lib.evaluation.systems.base import (
     MODEL_OUTPUT_STATUSES,
+    RETRIED_ON_REQUEST,
     Item,
     RawOutput,
     System,
 )
+from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
 SCHEMA = "inkground-prediction"
 SCHEMA_VERSION = 1
@@ -66,7 +70,9 @@ def load_cache(path: str | os.PathLike, system: Optional[str] = None, repair: bo
         if system is not None and rec["system"] != system:
             raise CacheError(f"{path}: line {n}: field system: record of {rec['system']!r}, expected "
                              f"{system!r} (wrong cache file)")
-        out.setdefault(rec["request_hash"], rec)
+        k = rec["request_hash"]
+        if k not in out or out[k]["status"] in RETRIED_ON_REQUEST:
+            out[k] = rec  # a later answer replaces a refusal / empty one (asked again with retry_refusals)
     return out
 
 
@@ -107,9 +113,47 @@ def _prompt_version(item: Item, out: RawOutput, default: Optional[str]) -> Optio
     return None
 
 
+MAX_LABEL_CHARS = 200
+"""Longest ``served_model`` / ``finish_reason`` kept (a label, not a document)."""
+
+USAGE_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+"""Usage entries kept: counters with plain names (``prompt_tokens``, ``reasoning_tokens``, ...)."""
+
+
+def _label(value, scrub) -> Optional[str]:
+    if value is None:
+        return None
+    return scrub(str(value))[:MAX_LABEL_CHARS]
+
+
+def _usage_numbers(usage, scrub, depth: int = 0) -> dict:
+    """Only the numbers of a usage object (nested at most 3 deep, e.g. ``completion_tokens_details``), under
+    names that survive scrubbing unchanged: a server cannot put text (or an echoed key) into the cache."""
+    out = {}
+    if not isinstance(usage, dict) or depth > 3:
+        return out
+    for k, v in usage.items():
+        if not isinstance(k, str) or not USAGE_KEY.fullmatch(k) or scrub(k) != k:
+            continue
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int) or (isinstance(v, float) and v == v and abs(v) != float("inf")):
+            out[k] = v
+        elif isinstance(v, dict):
+            sub = _usage_numbers(v, scrub, depth + 1)
+            if sub:
+                out[k] = sub
+    return out
+
+
 def make_record(system: System, item: Item, key: str, out: RawOutput,
                 prompt_version: Optional[str] = None) -> dict:
-    """The cache record of one answer (see module doc). Errors are scrubbed by the system."""
+    """The cache record of one answer (see module doc).
+
+    Of the server's response only an allow-list is stored, each field scrubbed of the system's secrets
+    (API key, base URL) and key-shaped strings: the answer text, the served model name and finish reason
+    (labels, at most :data:`MAX_LABEL_CHARS`), the usage counters (numbers only, :func:`_usage_numbers`) and
+    the error message. Nothing else the server sends is kept."""
     from inkground_lib import __version__
 
     scrub = getattr(system, "scrub", lambda s: s)
@@ -117,10 +161,12 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
         "request_hash": key, "word_id": item.word_id, "page_id": item.page_id,
         "system": system.name, "adapter": getattr(system, "adapter", None), "model": getattr(system, "model", None),
-        "served_model": out.served_model,
-        "raw_text": out.text,
+        "served_model": _label(out.served_model, scrub),
+        "raw_text": None if out.text is None else scrub_secrets(out.text, getattr(system, "_secrets", ()),
+                                                                patterns=False),
         "strokes": None if out.strokes is None else ink_to_lists(out.strokes),
-        "status": out.status, "finish_reason": out.finish_reason, "usage": out.usage or {},
+        "status": out.status, "finish_reason": _label(out.finish_reason, scrub),
+        "usage": _usage_numbers(out.usage or {}, scrub),
         "error": scrub(out.error) if out.error else None,
         "attempts": int(out.attempts), "latency_s": round(float(out.latency), 4),
         "timestamp": _now(), "prompt_version": _prompt_version(item, out, prompt_version),
@@ -136,17 +182,37 @@ def _ask(system: System, item: Item) -> RawOutput:
         return RawOutput(status="error", error=scrub(f"{type(e).__name__}: {e}")[:800], attempts=0)
 
 
+GRACE_SECONDS = 5.0
+"""After Ctrl-C, how long answers already in flight are awaited (and kept) before the run stops."""
+
+
+class PredictionInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_predictions`, after the grace period: ``summary`` says what was kept."""
+
+    def __init__(self, summary: str, counts: dict):
+        super().__init__(summary)
+        self.summary = summary
+        self.counts = counts
+
+
 def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
                     concurrency: Optional[int] = None, progress: bool = True,
-                    prompt_version: Optional[str] = None) -> list[dict]:
+                    prompt_version: Optional[str] = None, retry_refusals: bool = False,
+                    grace: float = GRACE_SECONDS) -> list[dict]:
     """Answer every item with ``system``, resuming from ``cache_path``; return one record per item, in item
     order.
 
-    Items whose request hash already has a record are not asked again; items sharing a hash are asked
-    once. The rest are asked by a pool of ``concurrency`` threads (default: the system's ``concurrency``);
-    each answer is appended to the cache as soon as it arrives (model outputs) or to the failures log
-    (status "error"). A tqdm bar shows progress unless ``progress`` is False. A failed item's record in
-    the returned list has status "error" and is not in the cache."""
+    Items whose request hash already has a record are not asked again (with ``retry_refusals``, those whose
+    record is a refusal or an empty answer are); items sharing a hash are asked once. The rest are asked by
+    a pool of ``concurrency`` threads (default: the system's ``concurrency``); each answer is appended to
+    the cache as soon as it arrives (model outputs) or to the failures log (status "error"). A tqdm bar
+    shows progress unless ``progress`` is False. A failed item's record in the returned list has status
+    "error" and is not in the cache.
+
+    Ctrl-C: no new request or retry is started (``system.interrupt()``); answers that arrive within
+    ``grace`` seconds are written as usual; requests still in flight then are logged with status
+    "interrupted" in the failures log; the system's clients are closed and :class:`PredictionInterrupted`
+    (a KeyboardInterrupt) is raised with a one-line summary."""
     from tqdm.auto import tqdm
 
     path = Path(cache_path)
@@ -158,33 +224,42 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
         cached = load_cache(path, system=system.name, repair=True)
         todo: dict[str, Item] = {}
         for it, k in zip(items, keys):
-            if k not in cached and k not in todo:
+            again = retry_refusals and k in cached and cached[k]["status"] in RETRIED_ON_REQUEST
+            if (k not in cached or again) and k not in todo:
                 todo[k] = it
         results: dict[str, dict] = dict(cached)
         n_keys = len(set(keys))
         bar = tqdm(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
                    disable=not progress)
         fail_path = failures_path(path)
+        counts: dict[str, int] = {}
+
+        def write(k: str, it: Item, out: RawOutput) -> None:
+            rec = make_record(system, it, k, out, prompt_version)
+            # written by this (main) thread only, one record at a time
+            append_record(path if out.is_model_output else fail_path, rec)
+            results[k] = rec
+            counts[out.status] = counts.get(out.status, 0) + 1
+            bar.update(1)
+
         pool = ThreadPoolExecutor(max_workers=workers)
-        interrupted = True
+        pending: dict = {}
         try:
             pending = {pool.submit(_ask, system, it): (k, it) for k, it in todo.items()}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     k, it = pending.pop(fut)
-                    out = fut.result()
-                    rec = make_record(system, it, k, out, prompt_version)
-                    # written by this (main) thread only, one record at a time
-                    append_record(path if out.is_model_output else fail_path, rec)
-                    results[k] = rec
-                    bar.update(1)
-            interrupted = False
+                    write(k, it, fut.result())
+        except KeyboardInterrupt:
+            summary = _interrupt(system, pending, write, grace, counts)
+            raise PredictionInterrupted(summary, dict(counts)) from None
         finally:
-            # on Ctrl-C / an error: drop queued requests and do not wait for the ones in flight (their
-            # answers are lost and asked again on the next run; everything already written stays)
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            # never wait here for requests still running (after Ctrl-C their threads end on their own)
+            pool.shutdown(wait=not pending, cancel_futures=True)
             bar.close()
+            if pending:
+                getattr(system, "close", lambda: None)()
     out = []
     for it, k in zip(items, keys):
         rec = dict(results[k])
@@ -193,6 +268,32 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
             rec["word_id"], rec["page_id"] = it.word_id, it.page_id
         out.append(rec)
     return out
+
+
+def _interrupt(system: System, pending: dict, write, grace: float, counts: dict) -> str:
+    """Ctrl-C in :func:`run_predictions`: stop the system, keep what arrives within ``grace`` seconds, log
+    the rest of the requests in flight as interrupted; return the summary line."""
+    getattr(system, "interrupt", lambda: None)()
+    not_sent = sum(1 for f in list(pending) if f.cancel())
+    for f in [f for f in pending if f.cancelled()]:
+        pending.pop(f)
+    answered_before = sum(counts.values())
+    deadline = time.monotonic() + max(float(grace), 0.0)
+    while pending and time.monotonic() < deadline:
+        done, _ = wait(pending, timeout=max(deadline - time.monotonic(), 0.0), return_when=FIRST_COMPLETED)
+        for fut in done:
+            k, it = pending.pop(fut)
+            write(k, it, fut.result())
+    in_grace = sum(counts.values()) - answered_before
+    n_flight = len(pending)
+    for fut in list(pending):
+        k, it = pending[fut]
+        write(k, it, RawOutput(status="interrupted", attempts=0,
+                               error=f"interrupted: no answer within {grace:g} s of Ctrl-C"))
+    by_status = ", ".join(f"{st} {n}" for st, n in sorted(counts.items()))
+    return (f"{system.name}: interrupted; this run: {by_status or 'nothing'} ({in_grace} answered during the "
+            f"{grace:g} s grace, {n_flight} in flight logged as interrupted, {not_sent} not sent); answers are "
+            f"kept, rerun to resume")
 
 
 def stable_view(records: Iterable[dict]) -> list[dict]:

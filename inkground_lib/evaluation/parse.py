@@ -70,6 +70,31 @@ class ParseResult:
                 "n_t_clamped": self.n_t_clamped, "message": self.message}
 
 
+_REFUSAL = re.compile(
+    r"\A\W*(?:I\s*(?:'|\u2019)?\s*m\s+sorry|I\s+am\s+sorry|sorry\b|I\s+apologi[sz]e|unfortunately\b|"
+    r"I\s+(?:can\s*not|can(?:'|\u2019)?t|won(?:'|\u2019)?t|will\s+not|am\s+(?:not\s+able|unable)|"
+    r"(?:'|\u2019)m\s+(?:not\s+able|unable)|do\s+not|don(?:'|\u2019)?t)\b)", re.I)
+
+
+def answer_kind(text: Optional[str]) -> str:
+    """How an answer reads before parsing: "empty" (None or only white space), "refusal" (no tag at all and it
+    opens like a refusal: "I'm sorry", "I can't", "Unfortunately", ...) or "answer".
+
+    A text with any ``<...>`` tag is an answer whatever its words (the parser salvages what it can).
+
+    >>> answer_kind("  "), answer_kind("I'm sorry, but I can't trace handwriting."), answer_kind("<strokes>")
+    ('empty', 'refusal', 'answer')
+    >>> answer_kind("Sorry - <strokes><s1><points>'x1y1'</points></s1></strokes>")
+    'answer'
+    """
+    if text is None or not str(text).strip():
+        return "empty"
+    text = str(text)
+    if "<" not in text and _REFUSAL.match(text[:200]):
+        return "refusal"
+    return "answer"
+
+
 def error_result(message: str) -> ParseResult:
     """A result with status ``"error"`` and no strokes, for a transport error or a refusal."""
     return ParseResult(strokes=[], t_values=[], status="error", message=str(message))

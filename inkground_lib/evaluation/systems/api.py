@@ -99,6 +99,12 @@ class ApiSystem(BaseSystem):
     def scrub(self, text) -> str:
         return scrub_secrets(text, self._secrets)
 
+    def close(self) -> None:
+        """Close the SDK client (its connection pool)."""
+        close = getattr(self._client, "close", None)
+        if close is not None:
+            close()
+
     def request_key(self, item: Item) -> str:
         return self._hash(self._request(item))
 
@@ -139,7 +145,11 @@ class ApiSystem(BaseSystem):
         status_err, conn_err, timeout_err = self._status_error_types()
         key = self._hash(req)  # seeds the backoff jitter
         attempt, last_error = 0, None
+        t0 = time.monotonic()
         while attempt < self.retry.max_attempts:
+            if self.stopping.is_set():  # Ctrl-C: no new request, no retry
+                return RawOutput(status="interrupted", error=last_error or "interrupted before it was sent",
+                                 attempts=attempt, latency=time.monotonic() - t0)
             attempt += 1
             t0 = time.monotonic()
             retry_after = None
@@ -150,6 +160,7 @@ class ApiSystem(BaseSystem):
                 out.error = self.scrub(out.error) if out.error else None
                 if out.text:  # a model echoing the key (or URL) must not carry it into the cache either
                     out.text = scrub_secrets(out.text, self._secrets, patterns=False)
+                out.status = answer_status(out.status, out.text)
                 return out
             except status_err as e:
                 code = getattr(e, "status_code", None)
@@ -169,9 +180,34 @@ class ApiSystem(BaseSystem):
                 retryable = False
             if not retryable or attempt >= self.retry.max_attempts:
                 break
-            self.retry.sleep(self.retry.delay(attempt, key, retry_after))
+            delay = self.retry.delay(attempt, key, retry_after)
+            if self.retry.sleep is time.sleep:
+                self.stopping.wait(delay)  # Ctrl-C ends the wait at once
+            else:
+                self.retry.sleep(delay)
         return RawOutput(text=None, status="error", error=last_error, attempts=attempt,
                          latency=time.monotonic() - t0)
+
+
+def answer_status(status: str, text) -> str:
+    """The status of an answer the server returned with ``status`` (from its finish / stop reason): an answer
+    with no content is "empty" (even when cut by the token limit: nothing is left to salvage), a
+    plain-words refusal (:func:`inkground_lib.evaluation.parse.answer_kind`) of a finished answer is
+    "refusal"; anything else keeps ``status``.
+
+    >>> answer_status("ok", None), answer_status("truncated", " "), answer_status("ok", "I cannot do that.")
+    ('empty', 'empty', 'refusal')
+    >>> answer_status("ok", "<strokes></strokes>"), answer_status("refusal", "")
+    ('ok', 'refusal')
+    """
+    from inkground_lib.evaluation.parse import answer_kind
+
+    if status not in ("ok", "truncated"):
+        return status
+    kind = answer_kind(text)
+    if kind == "empty" or (kind == "refusal" and status == "ok"):
+        return kind
+    return status
 
 
 def _message(e: BaseException) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol, runtime_checkable
@@ -16,10 +17,21 @@ from inkground_lib.evaluation.systems.secrets import scrub_secrets
 KINDS = ("api", "local", "replay", "specialist")
 
 
-OUTPUT_STATUSES = ("ok", "truncated", "refusal", "error")
+OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "error", "interrupted")
+"""What a request can end in: "ok", "truncated" (cut by the token limit), "refusal" (the model declined, by
+the API's refusal signal or in plain words), "empty" (no content at all), "error" (no answer: transport
+failure after retries, non-retryable HTTP error, local failure), "interrupted" (the user stopped the run
+before the answer arrived)."""
 
 
-MODEL_OUTPUT_STATUSES = ("ok", "truncated", "refusal")  # what the cache stores as predictions
+MODEL_OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty")
+"""What the prediction cache stores: answers the server gave (errors and interruptions go to the failures log
+and are asked again on the next run)."""
+
+
+RETRIED_ON_REQUEST = ("refusal", "empty")
+"""Cached answers asked again only when the user asks for it (``--retry-refusals``): a refusal or an empty
+answer may not recur, but asking again costs money."""
 
 
 class SystemConfigError(ValueError):
@@ -200,6 +212,17 @@ class BaseSystem:
 
     def scrub(self, text: str) -> str:
         return scrub_secrets(text, ())
+
+    def interrupt(self) -> None:
+        """Stop starting requests and retries (the user pressed Ctrl-C); answers in flight may still arrive."""
+        self.stopping.set()
+
+    def close(self) -> None:
+        """Release the system's connections (API clients); nothing to do for local systems."""
+
+    @functools.cached_property
+    def stopping(self) -> threading.Event:
+        return threading.Event()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} ({self.adapter})>"
