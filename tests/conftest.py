@@ -12,8 +12,9 @@ def unipen_path():
     return UNIPEN
 
 
-def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3) -> Path:
-    """A hand-made dataset: blank photos, straight-line inks. For data-model tests only."""
+def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3, unique_texts: bool = False) -> Path:
+    """A hand-made dataset: blank photos, straight-line inks. For data-model tests only. Word texts are
+    w0, w1, ... on every page (``unique_texts``: p0w0, ..., so every word is a different request)."""
     from PIL import Image
 
     from inkground_lib.core.dataset import Page, Word, write_manifest
@@ -30,7 +31,7 @@ def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3) -> Path:
         for j in range(words):
             x0 = 10 + 60 * j
             ink = as_ink([[[x0, 40, 0], [x0 + 40, 60, 10]], [[x0 + 20, 30, 20]]])
-            ws.append(Word(f"{pid}-w{j}", f"w{j}", (x0, 30, x0 + 40, 60), ink, pid,
+            ws.append(Word(f"{pid}-w{j}", f"p{i}w{j}" if unique_texts else f"w{j}", (x0, 30, x0 + 40, 60), ink, pid,
                            "test" if j == 0 else "train", ink))
         plist.append(Page(pid, img, f"writer{i}", 200, 100, ws))
     write_manifest(root, "tiny", "synth", "true ink", {"seed": 0}, plist)

@@ -9,7 +9,10 @@ Responses are scripted per call: :meth:`FakeServer.script` queues actions, optio
 whose body contains a substring (``match``), so concurrent clients get the intended answer whatever the
 order. Actions (build them with the helpers below):
 
-* ``ok(text=None)`` - a normal answer (default text: :func:`default_answer` of the request)
+* ``ok(text=None, echo_auth=False)`` - a normal answer (default text: :func:`default_answer` of the request);
+  ``echo_auth`` puts the received credential into every response field a server could fill: the model name,
+  the finish / stop reason, usage (as a value, a nested value and a key), system_fingerprint, stop_sequence
+* ``no_content(null=True)`` - a finished answer whose content is null / absent (or "" with ``null=False``)
 * ``http_error(code, retry_after=None, echo_auth=False)`` - an HTTP error (``echo_auth`` puts the received
   Authorization / x-api-key value into the error message, as some servers do, to test scrubbing)
 * ``slow(seconds)`` - sleep, then answer normally (a client with a shorter timeout gives up first)
@@ -33,8 +36,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Optional
 
 
-def ok(text: Optional[str] = None) -> dict:
-    return {"kind": "ok", "text": text}
+def ok(text: Optional[str] = None, echo_auth: bool = False) -> dict:
+    return {"kind": "ok", "text": text, "echo_auth": echo_auth}
+
+
+def no_content(null: bool = True) -> dict:
+    """A finished answer without content: ``null`` content (OpenAI) / no text block (Anthropic), or ""."""
+    return {"kind": "no_content", "null": null}
 
 
 def http_error(code: int, retry_after: Optional[float] = None, echo_auth: bool = False,
@@ -263,9 +271,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif act.get("default") and srv.delay:
             time.sleep(srv.delay)
         text = act.get("text")
-        if text is None:
+        if kind == "no_content":
+            text = None if act["null"] else ""
+        elif text is None:
             text = srv.responder(body)
         model = body.get("model", "fake")
+        n_out = len(text or "") // 4
         if proto == "openai":
             finish, refusal_text, content = "stop", None, text
             if kind == "truncated":
@@ -275,11 +286,30 @@ class _Handler(BaseHTTPRequestHandler):
             payload = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
                        "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
                                     "message": {"role": "assistant", "content": content, "refusal": refusal_text}}],
-                       "usage": {"prompt_tokens": len(raw) // 4, "completion_tokens": len(text) // 4,
-                                 "total_tokens": len(raw) // 4 + len(text) // 4}}
+                       "usage": {"prompt_tokens": len(raw) // 4, "completion_tokens": n_out,
+                                 "total_tokens": len(raw) // 4 + n_out}}
         else:
             stop = {"truncated": "max_tokens", "refusal": "refusal"}.get(kind, "end_turn")
+            blocks = [] if text is None else [{"type": "text", "text": text}]
             payload = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                       "content": [{"type": "text", "text": text}], "stop_reason": stop, "stop_sequence": None,
-                       "usage": {"input_tokens": len(raw) // 4, "output_tokens": len(text) // 4}}
+                       "content": blocks, "stop_reason": stop, "stop_sequence": None,
+                       "usage": {"input_tokens": len(raw) // 4, "output_tokens": n_out}}
+        if act.get("echo_auth"):
+            _echo_credential(payload, proto, headers.get("authorization") or headers.get("x-api-key") or "")
         self._send(200, payload)
+
+
+def _echo_credential(payload: dict, proto: str, cred: str) -> None:
+    """A hostile or broken server: the credential in every field of the response a client might keep."""
+    payload["model"] = cred
+    payload["usage"]["note"] = cred
+    payload["usage"][cred.replace(" ", "_")] = 1
+    if proto == "openai":
+        payload["system_fingerprint"] = cred
+        payload["choices"][0]["finish_reason"] = "stop " + cred
+        payload["usage"]["completion_tokens_details"] = {"reasoning_tokens": 7, "echo": cred}
+    else:
+        payload["stop_sequence"] = cred
+        payload["stop_reason"] = "end_turn " + cred
+        payload["usage"]["server_tool_use"] = {"web_search_requests": 0, "echo": cred}
+        payload["usage"]["service_tier"] = cred

@@ -115,7 +115,7 @@ def record_ink(record: dict, page_size, grid: int = GRID):
     res = parse_strokes(record.get("raw_text") or "", grid=grid, page_size=tuple(page_size))
     if res.status in ("ok", "partial", "truncated") and res.n_points:
         return res.to_ink(), res.status
-    return None, ("refusal" if status == "refusal" and res.status == "unparseable" else res.status)
+    return None, (status if status in ("refusal", "empty") and res.status == "unparseable" else res.status)
 
 
 EVAL_RUN_FILES = ("predictions", "scores-reference.csv", "scores-true.csv")

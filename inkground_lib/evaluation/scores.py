@@ -22,8 +22,8 @@ SCORE_COLUMNS: tuple[str, ...] = tuple(SCORE_DTYPES)
 """Columns of the per-word scores table, in order."""
 
 
-STATUSES: tuple[str, ...] = ("ok", "partial", "truncated", "no_strokes", "unparseable", "error", "invalid",
-                             "missing")
+STATUSES: tuple[str, ...] = ("ok", "partial", "truncated", "no_strokes", "unparseable", "refusal", "empty",
+                             "error", "invalid", "missing")
 """Known status values (informational: other strings are accepted)."""
 
 

@@ -1,0 +1,109 @@
+"""Issue 11, case 2 and 11: every command refuses a non-empty folder it did not create (unless --overwrite, which
+still deletes nothing), and one writer at a time holds a folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from conftest import make_tiny_dataset  # noqa: E402
+
+from inkground_lib.build.cli import main  # noqa: E402
+from inkground_lib.core.folders import (  # noqa: E402
+    LOCK_FILE,
+    FolderError,
+    folder_lock,
+    is_locked,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def commands(ds: Path, out: Path) -> dict[str, list[str]]:
+    """Each writing command, pointed at ``out`` (cheap settings)."""
+    return {
+        "synth": ["synth", "--out", str(out), "--pages", "1", "--quiet", "--workers", "1"],
+        "recorded": ["recorded", "--out", str(out), "--pages", "1", "--quiet"],
+        "pseudo": ["pseudo", "--candidates", str(ds), "--run", str(out), "--quiet"],
+        "predict": ["predict", "--system", "box", "--dataset", str(ds), "--run", str(out), "--quiet"],
+        "eval": ["eval", "--systems", "box", "--dataset", str(ds), "--run", str(out), "--quiet"],
+    }
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("cmd", ["synth", "recorded", "pseudo", "predict", "eval"])
+def test_every_command_refuses_a_users_folder(tmp_path, capsys, cmd):
+    ds = make_tiny_dataset(tmp_path / "ds")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    (mine / "scores.csv").write_text("a,b\n1,2\n")
+    before = snapshot(mine)
+    assert main(commands(ds, mine)[cmd]) == 2
+    err = capsys.readouterr().err
+    assert f"{mine}: not empty and not a" in err and "--overwrite" in err
+    assert snapshot(mine) == before and sorted(p.name for p in mine.iterdir()) == ["notes.txt", "scores.csv"]
+
+
+@pytest.mark.parametrize("cmd", ["predict", "eval"])
+def test_overwrite_writes_beside_the_users_files_and_a_rerun_resumes(tmp_path, cmd):
+    ds = make_tiny_dataset(tmp_path / "ds")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    argv = commands(ds, mine)[cmd]
+    assert main(argv + ["--overwrite"]) == 0
+    assert (mine / "notes.txt").read_text() == "my notes" and (mine / "predictions" / "box.jsonl").is_file()
+    assert main(argv) == 0  # now marked as a run folder: a rerun resumes without --overwrite
+
+
+@pytest.mark.parametrize("cmd", ["synth", "recorded", "pseudo", "predict", "eval"])
+def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path, capsys, cmd):
+    """Case 11: two `pseudo` runs on one run folder both proceeded. A folder being written is locked; any
+    other command on it is refused at once and writes nothing."""
+    ds = make_tiny_dataset(tmp_path / "ds")
+    out = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from inkground_lib.core.folders import folder_lock\n"
+        f"with folder_lock({str(out)!r}, 'test'):\n    print('held', flush=True); time.sleep(60)")],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert is_locked(out)
+        t0 = time.monotonic()
+        assert main(commands(ds, out)[cmd]) == 2
+        assert time.monotonic() - t0 < 20
+        assert "another inkground command is writing this folder" in capsys.readouterr().err
+        assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]  # nothing written
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not is_locked(out)  # a killed holder releases the lock
+    assert main(commands(ds, out)[cmd]) == 0
+
+
+def test_the_lock_is_reentrant_in_one_process_and_released(tmp_path):
+    with folder_lock(tmp_path / "f", "outer"):
+        with folder_lock(tmp_path / "f", "inner"):
+            pass
+        code = subprocess.run([sys.executable, "-c", (
+            "from inkground_lib.core.folders import folder_lock, FolderError\n"
+            f"try:\n    with folder_lock({str(tmp_path / 'f')!r}, 'other'): print('got it')\n"
+            "except FolderError as e: print('refused')")], cwd=ROOT, capture_output=True, text=True).stdout
+        assert code.strip() == "refused"  # still held by the outer context
+    with folder_lock(tmp_path / "f", "again"):
+        pass
+    with pytest.raises(FolderError, match="exists and is not a folder"):
+        from inkground_lib.core.folders import check_output_folder
+
+        (tmp_path / "file").write_text("x")
+        check_output_folder(tmp_path / "file", "a dataset", lambda f: True)
