@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fakeserver import FakeServer, no_content, ok, refusal, slow  # noqa: E402
+from test_systems import KEY, REG, make_item  # noqa: E402
 
 from inkground_lib.evaluation.cache import (  # noqa: E402
     cache_path,
@@ -25,7 +26,6 @@ from inkground_lib.evaluation.cache import (  # noqa: E402
 )
 from inkground_lib.evaluation.systems.registry import get_system  # noqa: E402
 from inkground_lib.evaluation.systems.retry import RetryPolicy  # noqa: E402
-from test_systems import KEY, REG, make_item  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
