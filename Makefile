@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: book test venv eval bench clean
+.PHONY: book test venv eval bench clean clean-all
 
 venv: $(STAMP)
 
@@ -34,5 +34,9 @@ eval: $(STAMP)
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# keeps API predictions and real ratings (they cost money or people's time); clean-all lists them and asks first
 clean:
-	rm -rf _build book/sections data/datasets data/runs
+	$(PYTHON) -m inkground_lib.build.clean
+
+clean-all:
+	$(PYTHON) -m inkground_lib.build.clean --all $(if $(YES),--yes)
