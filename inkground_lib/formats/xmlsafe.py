@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-import re
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Optional
@@ -36,35 +36,54 @@ def finite_number(text: str, where: str, what: str | None = None) -> float:
     return v
 
 
-def parse_xml(path: Path) -> ET.Element:
-    """Parse an XML file safely: DOCTYPE / ENTITY declarations are refused (or defusedxml is used)."""
+# XML 1.0 (Fifth Edition), Appendix F "Autodetection of Character Encodings" (w3.org/TR/xml/#sec-guessing,
+# checked 2026-11-30): the first four bytes tell UCS-4 / UTF-32 apart, with a byte-order mark (00 00 FE FF,
+# FF FE 00 00) or without one ('<' as 00 00 00 3C, 3C 00 00 00). Expat reads UTF-8, UTF-16 (with or without a
+# BOM, by the same appendix) and single-byte encodings, but not UTF-32 (measured with pyexpat 2026-11-30), so
+# UTF-32 documents are decoded here and handed to the parser as text; the DTD refusal below works on parser
+# events, whatever the encoding.
+_UTF32 = ((b"\x00\x00\xfe\xff", "utf-32-be", 4), (b"\xff\xfe\x00\x00", "utf-32-le", 4),
+          (b"\x00\x00\x00\x3c", "utf-32-be", 0), (b"\x3c\x00\x00\x00", "utf-32-le", 0))
+
+_REFUSED = {"DTDForbidden": "a document type declaration (<!DOCTYPE ...>)",
+            "EntitiesForbidden": "an entity declaration (<!ENTITY ...>)",
+            "ExternalReferenceForbidden": "a reference to an external entity or DTD"}
+
+
+def parse_xml(path: str | os.PathLike) -> ET.Element:
+    """Parse an XML file safely and return its root element.
+
+    The file is parsed by defusedxml with ``forbid_dtd``, ``forbid_entities`` and ``forbid_external``: any DOCTYPE,
+    ENTITY declaration or external reference is refused, in every encoding the parser reads (UTF-8, UTF-16
+    and, decoded here, UTF-32; with or without a byte-order mark). Every XML reader of
+    :mod:`inkground_lib.formats` goes through here. Errors are FormatError naming the file and what was
+    refused (or why it does not parse).
+    """
+    path = Path(path)
     try:
-        data = Path(path).read_bytes()
+        import defusedxml
+        import defusedxml.ElementTree as DET
+    except ImportError:
+        raise FormatError(f"{path}: not read: XML files are parsed only through defusedxml, which is not "
+                          "installed (pip install -r requirements.txt)") from None
+    try:
+        data = path.read_bytes()
     except OSError as e:
         raise FormatError(f"{path}: cannot be read ({e.strerror or e})") from None
-    try:
-        import defusedxml.ElementTree as DET  # type: ignore
-    except ImportError:
-        DET = None
-    if DET is not None:
-        try:
-            return DET.fromstring(data, forbid_dtd=True)
-        except ET.ParseError as e:
-            raise FormatError(f"{path}: not well-formed XML ({e})") from None
-        except Exception as e:  # defusedxml's DTDForbidden / EntitiesForbidden
-            raise FormatError(f"{path}: refused: {type(e).__name__} ({e})") from None
-    probe = data
-    for bom, enc in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
-                     (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
-        if data.startswith(bom):
-            probe = data.decode(enc, errors="replace").encode("utf-8")
+    source = data
+    for mark, codec, skip in _UTF32:
+        if data.startswith(mark):
+            try:
+                source = data[skip:].decode(codec)
+            except UnicodeDecodeError as e:
+                raise FormatError(f"{path}: not well-formed XML (not {codec.upper()} text: {e})") from None
             break
-    m = re.search(rb"<!\s*(DOCTYPE|ENTITY)", probe, re.IGNORECASE)
-    if m:
-        raise FormatError(f"{path}: refused: the file declares <!{m.group(1).decode().upper()} ...> "
-                          "(DTDs and entities are not accepted, to rule out entity expansion)")
     try:
-        return ET.fromstring(data)
+        return DET.fromstring(source, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except defusedxml.DefusedXmlException as e:
+        what = _REFUSED.get(type(e).__name__, type(e).__name__)
+        raise FormatError(f"{path}: refused: the document holds {what}; DTDs, entities and external references "
+                          f"are not accepted in ink files ({type(e).__name__})") from None
     except ET.ParseError as e:
         raise FormatError(f"{path}: not well-formed XML ({e})") from None
 
