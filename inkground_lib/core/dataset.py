@@ -9,13 +9,24 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import stat
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
 import numpy as np
 
+from inkground_lib.core.defaults import (
+    MAX_INK_FILE_BYTES,
+    MAX_INK_FILE_ENV,
+    MAX_MANIFEST_BYTES,
+    MAX_MANIFEST_ENV,
+    MAX_PAGE_PIXELS,
+    MAX_PAGE_SIDE,
+)
 from inkground_lib.core.files import PathError, atomic_write_json, confined, sha256_file
 from inkground_lib.core.ink import Ink, InkError, ink_from_lists, ink_to_lists
 
@@ -69,15 +80,14 @@ class Page:
 
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
-        from PIL import Image
-
         if not self.image.is_file():
             raise DatasetError(f"{self.image}: page {self.id}: field image: file is missing")
+        where = f"{self.image}: page {self.id}"
         try:
-            with Image.open(self.image) as im:
+            with open_photo(self.image, where) as im:
                 return np.asarray(im.convert("RGB"))
         except OSError as e:
-            raise DatasetError(f"{self.image}: page {self.id}: field image: cannot be read ({e})") from None
+            raise DatasetError(f"{where}: field image: cannot be read ({e})") from None
 
 
 @dataclass
@@ -190,27 +200,121 @@ def _need(rec: dict, key: str, typ, where: str):
     return v
 
 
-def _read_json(path: Path, what: str):
+def _mib(n: int) -> str:
+    return f"{n:,} bytes ({n / 2**20:,.1f} MiB)"
+
+
+def read_limit(max_bytes: Optional[int], default: int, env: str) -> int:
+    """A read limit in bytes: ``max_bytes`` when given (a positive int), else the environment variable ``env``
+    (a positive number of MiB, 2**20 bytes) when set, else ``default``. ValueError names a bad value.
+
+    >>> read_limit(None, 100, "INKGROUND_TEST_UNSET_LIMIT"), read_limit(5, 100, "INKGROUND_TEST_UNSET_LIMIT")
+    (100, 5)
+    """
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ValueError(f"max_bytes: expected a positive number of bytes, got {max_bytes!r}")
+        return max_bytes
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    try:
+        mib = float(raw)
+    except ValueError:
+        mib = math.nan
+    if not (math.isfinite(mib) and mib > 0):
+        raise ValueError(f"environment variable {env}={raw!r}: expected a positive number of MiB")
+    return max(1, int(mib * 2**20))
+
+
+def check_file_size(path: str | os.PathLike, max_bytes: Optional[int], default: int, env: str,
+                    error: Optional[type[Exception]] = None, what: str = "file",
+                    keyword: str = "max_bytes") -> int:
+    """Refuse a file that is over its read limit, or is no regular file, before anything reads it.
+
+    The limit (bytes) is :func:`read_limit` of ``max_bytes``, ``default`` and ``env``; the size comes from
+    os.stat. Returns the size in bytes; raises ``error`` (default DatasetError) naming the file, its size,
+    the limit and how to raise it (``env`` in MiB, or the reader's ``keyword`` in bytes). Shared by every
+    reader of ink and manifest data (core.dataset and the format readers, with FormatError).
+    """
+    error = error or DatasetError
+    limit = read_limit(max_bytes, default, env)
+    try:
+        st = os.stat(path)
+    except ValueError as e:  # a NUL byte in the path
+        raise error(f"{str(path)!r}: cannot be read ({e})") from None
+    except OSError as e:
+        raise error(f"{path}: cannot be read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{path}: cannot be read (not a regular file)")
+    if st.st_size > limit:
+        raise error(f"{path}: {what} of {_mib(st.st_size)} is over the read limit of {_mib(limit)}; not read. "
+                    f"If the file is genuine, raise the limit: set {env}={math.ceil(st.st_size / 2**20)} "
+                    f"(MiB) in the environment, or pass {keyword}=<bytes>")
+    return st.st_size
+
+
+def _read_json(path: Path, what: str, max_bytes: Optional[int] = None, default: int = MAX_INK_FILE_BYTES,
+               env: str = MAX_INK_FILE_ENV, keyword: str = "max_ink_bytes"):
     if not path.is_file():
         raise DatasetError(f"{path}: {what} is missing")
+    check_file_size(path, max_bytes, default, env, DatasetError, what, keyword)
     try:
         return json.loads(path.read_text("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise DatasetError(f"{path}: {what} is not valid JSON ({e})") from None
     except RecursionError:
         raise DatasetError(f"{path}: {what} is nested too deeply to be a dataset file") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: {what} cannot be read ({e.strerror or e})") from None
+
+
+def _read_manifest(mpath: Path, max_bytes: Optional[int]):
+    return _read_json(mpath, "manifest", max_bytes, MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV, "max_manifest_bytes")
+
+
+def _manifest_path(root: Path, value: str, where: str, field_name: str) -> Path:
+    """A manifest's relative path field resolved inside ``root``; DatasetError names manifest, record and
+    field (absolute paths and paths that leave the folder)."""
+    try:
+        return confined(root, value, f"{where}: field {field_name}")
+    except PathError as e:
+        raise DatasetError(str(e)) from None
 
 
 BOX_TOLERANCE = 1.0
 """How far (page px) a word box may reach past the page's edges (rounding of transformed inks)."""
 
 
+def open_photo(image: Path, where: str):
+    """A page photo opened lazily with PIL (header read, pixels not yet decoded), its sides at most
+    MAX_PAGE_SIDE px; use it as a context manager. PIL's decompression-bomb limit
+    (``PIL.Image.MAX_IMAGE_PIXELS``, process-wide) is set to MAX_PAGE_PIXELS here, so a page the generator may
+    write opens without a warning and a larger one is refused by this function, not decoded. Raises
+    DatasetError naming ``where`` (file and record) and the field; OSError when PIL cannot read the file."""
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            im = Image.open(image)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as e:
+        raise DatasetError(f"{where}: field image: {image.name} is refused: {e} (pages are at most "
+                           f"{MAX_PAGE_SIDE} x {MAX_PAGE_SIDE} px, MAX_PAGE_SIDE)") from None
+    if im.width > MAX_PAGE_SIDE or im.height > MAX_PAGE_SIDE:
+        im.close()
+        raise DatasetError(f"{where}: field image: {image.name} is {im.width} x {im.height} px; pages are at "
+                           f"most {MAX_PAGE_SIDE} x {MAX_PAGE_SIDE} px (MAX_PAGE_SIDE)")
+    return im
+
+
 def _check_photo_size(image: Path, width: int, height: int, where: str) -> None:
     """The photo's real size must be the manifest's (boxes, inks and the prompt's grid are in its pixels)."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
 
     try:
-        with Image.open(image) as im:  # reads the header only
+        with open_photo(image, where) as im:  # reads the header only
             real = im.size
     except (OSError, UnidentifiedImageError) as e:
         raise DatasetError(f"{where}: field image: {image} cannot be read as an image ({e})") from None
@@ -219,11 +323,18 @@ def _check_photo_size(image: Path, width: int, height: int, where: str) -> None:
                            f"{image.name} is {real[0]} x {real[1]} px")
 
 
-def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
-    """Load and validate a dataset folder. Raises DatasetError naming file, record and field."""
+def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_bytes: Optional[int] = None,
+                 max_ink_bytes: Optional[int] = None) -> Dataset:
+    """Load and validate a dataset folder. Raises DatasetError naming file, record and field.
+
+    Files over their read limit are refused before they are read: ``manifest.json`` over
+    ``max_manifest_bytes`` (default MAX_MANIFEST_BYTES, or $INKGROUND_MAX_MANIFEST_MB in MiB) and a page's
+    inks over ``max_ink_bytes`` (default MAX_INK_FILE_BYTES, or $INKGROUND_MAX_INK_FILE_MB); page sides over
+    MAX_PAGE_SIDE px are refused, in the manifest and in the photos.
+    """
     root = Path(root)
     mpath = root / "manifest.json"
-    m = _read_json(mpath, "manifest")
+    m = _read_manifest(mpath, max_manifest_bytes)
     where = str(mpath)
     if not isinstance(m, dict):
         raise DatasetError(f"{where}: expected a JSON object")
@@ -250,20 +361,20 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
         if pid in seen_pages:
             raise DatasetError(f"{pw}: field id: duplicate page id")
         seen_pages.add(pid)
-        try:
-            image = confined(root, _need(pr, "image", str, pw), f"{pw}: field image")
-            inks_path = confined(root, _need(pr, "inks", str, pw), f"{pw}: field inks")
-        except PathError as e:
-            raise DatasetError(str(e)) from None
+        image = _manifest_path(root, _need(pr, "image", str, pw), pw, "image")
+        inks_path = _manifest_path(root, _need(pr, "inks", str, pw), pw, "inks")
         if check_images and not image.is_file():
             raise DatasetError(f"{pw}: field image: file {image} is missing")
         writer = _need(pr, "writer", str, pw)
         width, height = _need(pr, "width", int, pw), _need(pr, "height", int, pw)
         if width <= 0 or height <= 0:
             raise DatasetError(f"{pw}: field width/height: must be positive, got {width} x {height}")
+        if width > MAX_PAGE_SIDE or height > MAX_PAGE_SIDE:
+            raise DatasetError(f"{pw}: field width/height: {width} x {height} px; pages are at most "
+                               f"{MAX_PAGE_SIDE} x {MAX_PAGE_SIDE} px (MAX_PAGE_SIDE)")
         if check_images:
             _check_photo_size(image, width, height, pw)
-        inks = _read_json(inks_path, f"inks of page {pid}")
+        inks = _read_json(inks_path, f"inks of page {pid}", max_ink_bytes)
         if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
             raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
         words = []
@@ -305,16 +416,22 @@ def load_dataset(root: str | Path, check_images: bool = True) -> Dataset:
     return Dataset(root, name, kind, reference, meta, pages)
 
 
-def dataset_hash(root: str | Path) -> str:
-    """sha256 over the manifest and every file it references (images and inks), in manifest order."""
+def dataset_hash(root: str | Path, *, max_manifest_bytes: Optional[int] = None) -> str:
+    """sha256 over the manifest and every file it references (images and inks), in manifest order.
+
+    The manifest is read under the same limit as in :func:`load_dataset`; the files it names are hashed in
+    1 MiB chunks."""
     root = Path(root)
     h = hashlib.sha256()
     mpath = root / "manifest.json"
-    h.update(mpath.read_bytes())
-    m = json.loads(mpath.read_text("utf-8"))
-    for p in m.get("pages", []):
+    check_file_size(mpath, max_manifest_bytes, MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV, DatasetError, "manifest",
+                    "max_manifest_bytes")
+    data = mpath.read_bytes()
+    h.update(data)
+    m = json.loads(data.decode("utf-8"))
+    for i, p in enumerate(m.get("pages", [])):
         for key in ("image", "inks"):
-            h.update(sha256_file(confined(root, p[key], key)).encode())
+            h.update(sha256_file(_manifest_path(root, p[key], f"{mpath}: pages[{i}]", key)).encode())
     return h.hexdigest()
 
 

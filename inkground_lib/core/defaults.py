@@ -53,3 +53,57 @@ page-bootstrap intervals let the book's tables rank systems."""
 
 BOOK_MIN_BENCHMARK = (40, 1000)
 """(pages, words) the default book's benchmark set must reach; ``make book`` says so when it does not."""
+
+# --------------------------------------------------------------------------------------------- read limits
+# Every file the library reads as ink or manifest data is checked with os.stat before it is read; a file over
+# its limit is refused with an error naming the file, its size and the limit. One mechanism raises a limit
+# everywhere: the environment variable named beside it (a number of MiB, 2**20 bytes, e.g.
+# INKGROUND_MAX_INK_FILE_MB=1024), which the CLI and the notebooks inherit; in Python a reader's
+# ``max_bytes`` keyword (load_dataset: ``max_manifest_bytes`` / ``max_ink_bytes``) overrides both for one call.
+#
+# The real files these limits must admit (checked 2026-11-30):
+# - UNIPEN train_r01_v07: the largest file is include/hpp/data/hpp3/hpb3-sl0.dat, 4,160,437 bytes (git tree
+#   of the mirror GitHub GreenCappuccino/train_r01_v07, commit 552a4d44, `git ls-tree -r -l`; 29,226 files,
+#   493,625,021 bytes in all). Two blobs of that tree are absent from the stored snapshot
+#   (include/hpp/data/hpp2/hpb2-bi.dat, hpb2-sp.dat; their 28 hpp2 siblings are 1.8-3.5 MB); the release was
+#   distributed on one CD-ROM (its CDROM-README; unipen.nici.ru.nl/cdroms/), at most 737,280,000 bytes, so
+#   those two hold at most 737,280,000 - 493,625,021 = 243,654,979 bytes between them.
+# - IAM-OnDB: no per-file or archive size is published: the download page
+#   (fki.tic.heia-fr.ch/databases/download-the-iam-on-line-handwriting-database) lists lineStrokes-all.tar.gz,
+#   original-xml-all.tar.gz, ascii-all.tar.gz without sizes, and no issue thread found gives one
+#   (greydanus/scribe#10, szcom/rnnlib#6 and #21). A lineStrokes file holds one text line and an original-xml
+#   file one form of whiteboard ink (same page), so the default rests on the UNIPEN bound above, which
+#   holds a whole writer's session in one file.
+# The manifest and page inks of our own datasets (measured 2026-11-30 in data/ after `make book`): the largest
+# manifest is data/datasets/synth/manifest.json, 850,921 bytes for 158 pages (5.4 kB a page, so the paper's
+# 2,984 candidate pages make ~16 MB); the largest page inks file is data/datasets/synth/inks/p0113.json,
+# 608,487 bytes.
+
+MAX_INK_FILE_BYTES = 256 * 2**20
+"""Largest ink file read, in bytes (256 MiB = 268,435,456): UNIPEN ``.dat`` files and every ``.INCLUDE``d file,
+UNIPEN-derived JSON, InkML, IAM-OnDB lineStrokes / original XML / ascii / split files, and a dataset's
+``inks/<page>.json``. 64 times the largest UNIPEN file measured (4,160,437 bytes) and above the 243,654,979-byte
+bound on the two that could not be measured (see the comment above). Reading takes about 9 bytes of memory a
+byte of file (a 1.8 GB file took 16 GB), so a file at the limit needs ~2.3 GB. Raise it with
+MAX_INK_FILE_ENV (MiB) or a reader's ``max_bytes`` keyword (bytes)."""
+
+MAX_INK_FILE_ENV = "INKGROUND_MAX_INK_FILE_MB"
+"""Environment variable that replaces MAX_INK_FILE_BYTES: a positive number of MiB (2**20 bytes)."""
+
+MAX_MANIFEST_BYTES = 64 * 2**20
+"""Largest dataset ``manifest.json`` read, in bytes (64 MiB = 67,108,864): four times the ~16 MB a manifest of
+the paper's 2,984 candidate pages takes (5.4 kB a page measured; comment above). Raise it with
+MAX_MANIFEST_ENV (MiB) or load_dataset's ``max_manifest_bytes`` keyword (bytes)."""
+
+MAX_MANIFEST_ENV = "INKGROUND_MAX_MANIFEST_MB"
+"""Environment variable that replaces MAX_MANIFEST_BYTES: a positive number of MiB (2**20 bytes)."""
+
+MAX_PAGE_SIDE = 12000
+"""Largest page side in px (a 12,000 x 12,000 photo is ~430 MB as RGB; phone photos are ~4,000-8,000 px): the
+synthetic generator's bound on the pages it writes, and load_dataset's on a manifest's width / height."""
+
+MAX_PAGE_PIXELS = MAX_PAGE_SIDE * MAX_PAGE_SIDE
+"""PIL's decompression-bomb limit (``PIL.Image.MAX_IMAGE_PIXELS``, pixels) wherever core.dataset opens a page
+photo: PIL warns above it and raises above twice it (Pillow docs, Image.open, checked 2026-11-30; PIL's
+default, 89,478,485, would flag a valid 12,000 x 12,000 page); a photo with a side over MAX_PAGE_SIDE is refused
+before it is decoded."""

@@ -12,8 +12,15 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from inkground_lib.core.dataset import check_file_size
+from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV
 from inkground_lib.core.ink import Ink
-from inkground_lib.formats.xmlsafe import FormatError, finite_number, local_name, parse_xml
+from inkground_lib.formats.xmlsafe import (
+    FormatError,
+    finite_number,
+    local_name,
+    parse_xml,
+)
 
 
 @dataclass
@@ -38,13 +45,15 @@ def _num(el: ET.Element, key: str, where: str) -> float:
     return finite_number(v, where, f"attribute {key}={v!r}")
 
 
-def read_iamondb_strokes(path: str | os.PathLike) -> Ink:
+def read_iamondb_strokes(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> Ink:
     """Read an IAM-OnDB lineStrokes (or original) XML file's ``StrokeSet`` into an Ink.
 
     x, y in whiteboard units as in the file (sensor corner top-left, y down); t = (time - first time) in ms.
+    Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; at most ``max_bytes``
+    bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB in MiB).
     """
     path = Path(path)
-    root = parse_xml(path)
+    root = parse_xml(path, max_bytes=max_bytes)
     if local_name(root.tag) != "WhiteboardCaptureSession":
         raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
     sets = [el for el in root if local_name(el.tag) == "StrokeSet"]
@@ -79,11 +88,13 @@ class IamForm:
     path: Path
 
 
-def read_iamondb_original(path: str | os.PathLike) -> IamForm:
+def read_iamondb_original(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> IamForm:
     """Read an IAM-OnDB original-xml file: ``General/Form(id, writerID)`` and ``Transcription/TextLine(id,
-    text)``. Files of original-xml-all without a transcription or writer give an empty ``lines`` / None."""
+    text)``. Files of original-xml-all without a transcription or writer give an empty ``lines`` / None.
+    Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; size limit
+    ``max_bytes`` as in :func:`read_iamondb_strokes`)."""
     path = Path(path)
-    root = parse_xml(path)
+    root = parse_xml(path, max_bytes=max_bytes)
     if local_name(root.tag) != "WhiteboardCaptureSession":
         raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
     form_id = writer = None
@@ -102,9 +113,15 @@ def read_iamondb_original(path: str | os.PathLike) -> IamForm:
     return IamForm(form_id, writer, lines, path)
 
 
-def read_iamondb_ascii(path: str | os.PathLike) -> dict:
-    """Read an IAM-OnDB ascii file: the lines under ``CSR:`` as {``<form>-<k:02d>``: text}, k from 1."""
+def _check_size(path: Path, max_bytes: Optional[int], what: str) -> None:
+    check_file_size(path, max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError, what)
+
+
+def read_iamondb_ascii(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict:
+    """Read an IAM-OnDB ascii file: the lines under ``CSR:`` as {``<form>-<k:02d>``: text}, k from 1.
+    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
     path = Path(path)
+    _check_size(path, max_bytes, "an IAM-OnDB ascii file")
     try:
         raw = path.read_text("latin-1")
     except OSError as e:
@@ -127,9 +144,10 @@ def _first_dir(root: Path, candidates: Sequence[str]) -> Optional[Path]:
     return None
 
 
-def iamondb_split_ids(root: str | os.PathLike, split: str) -> set[str]:
+def iamondb_split_ids(root: str | os.PathLike, split: str, *, max_bytes: Optional[int] = None) -> set[str]:
     """Form (or line) ids listed in an IAM-OnDB task file: ``split`` is a path to it, or a name such as
-    ``trainset``, ``testset_v``, ``testset_t``, ``testset_f`` looked up in ``root`` and ``root/task1``."""
+    ``trainset``, ``testset_v``, ``testset_t``, ``testset_f`` looked up in ``root`` and ``root/task1``.
+    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
     root = Path(root)
     p = Path(split)
     if not p.is_file():
@@ -138,17 +156,24 @@ def iamondb_split_ids(root: str | os.PathLike, split: str) -> set[str]:
         p = next((c for c in cands if c.is_file()), None)
         if p is None:
             raise FormatError(f"{root}: split {split!r}: none of {[str(c) for c in cands]} exists")
-    return {ln.strip() for ln in p.read_text("latin-1").splitlines() if ln.strip()}
+    _check_size(p, max_bytes, "an IAM-OnDB split file")
+    try:
+        text = p.read_text("latin-1")
+    except OSError as e:
+        raise FormatError(f"{p}: cannot be read ({e.strerror or e})") from None
+    return {ln.strip() for ln in text.splitlines() if ln.strip()}
 
 
-def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progress: bool = False) -> list[IamLine]:
+def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progress: bool = False,
+                 max_bytes: Optional[int] = None) -> list[IamLine]:
     """Read every line of an IAM-OnDB folder, sorted by line id.
 
     ``root`` holds ``lineStrokes-all/lineStrokes`` (or ``lineStrokes``), and optionally
     ``original-xml-part/original``, ``original-xml-all/original`` (or ``original``) for writer ids and
     transcriptions, and ``ascii-all/ascii`` (or ``ascii``) for transcriptions. ``split`` keeps only the
     forms / lines listed in that task file (see :func:`iamondb_split_ids`). Files that break the format raise
-    FormatError naming file and element.
+    FormatError naming file and element; every file is read through the size check and the safe XML parser
+    of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`).
     """
     from tqdm.auto import tqdm
 
@@ -161,7 +186,7 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
                                  root / "original") if d.is_dir()]
     ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
-    keep = iamondb_split_ids(root, split) if split else None
+    keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
 
     files = sorted(strokes_dir.rglob("*.xml"))
     forms_cache: dict[Path, list[IamForm]] = {}
@@ -172,7 +197,8 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
         for od in original_dirs:
             d = od / sub
             if d not in forms_cache:
-                forms_cache[d] = [read_iamondb_original(f) for f in sorted(d.glob("*.xml"))] if d.is_dir() else []
+                forms_cache[d] = ([read_iamondb_original(f, max_bytes=max_bytes) for f in sorted(d.glob("*.xml"))]
+                                  if d.is_dir() else [])
             out.extend(forms_cache[d])
         return out
 
@@ -185,7 +211,7 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
         form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
         if keep is not None and form not in keep and lid not in keep:
             continue
-        ink = read_iamondb_strokes(f)
+        ink = read_iamondb_strokes(f, max_bytes=max_bytes)
         sub = f.parent.relative_to(strokes_dir)
         writer = text = None
         for fm in forms_in(sub):
@@ -198,7 +224,7 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
             af = ascii_dir / sub / f"{form}.txt"
             if af.is_file():
                 if af not in ascii_cache:
-                    ascii_cache[af] = read_iamondb_ascii(af)
+                    ascii_cache[af] = read_iamondb_ascii(af, max_bytes=max_bytes)
                 text = ascii_cache[af].get(lid)
         lines.append(IamLine(lid, form, writer, text, ink, f))
     return lines

@@ -146,10 +146,13 @@ def _parse_trace(text: str, ch: _Channels, where: str) -> np.ndarray:
     return arr
 
 
-def read_inkml(path: str | os.PathLike) -> list[InkMLGroup]:
-    """Read an InkML file into groups of strokes (see the module doc). Raises FormatError naming the element."""
+def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> list[InkMLGroup]:
+    """Read an InkML file into groups of strokes (see the module doc). Raises FormatError naming the element.
+
+    The file is parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; at most
+    ``max_bytes`` bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB in MiB)."""
     path = Path(path)
-    root = parse_xml(path)
+    root = parse_xml(path, max_bytes=max_bytes)
     if local_name(root.tag) != "ink":
         raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <ink>")
 

@@ -7,9 +7,12 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
+from inkground_lib.core.dataset import check_file_size
+from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV
 from inkground_lib.core.ink import Ink
 from inkground_lib.formats.xmlsafe import FormatError
 
@@ -55,14 +58,17 @@ def _unipen_strokes(strokes, where: str) -> Ink:
     return Ink(tuple(out))
 
 
-def read_unipen_json(path: str | os.PathLike) -> list[RecordedWord]:
+def read_unipen_json(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> list[RecordedWord]:
     """Read a UNIPEN-derived JSON file (format in the module doc) into RecordedWords, in file order.
 
     Required per sample: id, writer_id, text (strings) and strokes; the other fields (contributor, style,
     points_per_second, points_per_inch, ...) go to ``meta`` along with ``file`` and the file-level meta under
     ``source``. Raises FormatError naming the file, the sample and the field at fault (NaN coordinates too).
+    A file over ``max_bytes`` bytes (default MAX_INK_FILE_BYTES, or $INKGROUND_MAX_INK_FILE_MB in MiB) is
+    refused before it is read.
     """
     path = Path(path)
+    check_file_size(path, max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError, "a UNIPEN JSON file")
     try:
         raw = path.read_text("utf-8")
     except OSError as e:

@@ -56,6 +56,8 @@ from pathlib import Path
 
 import numpy as np
 
+from inkground_lib.core.dataset import check_file_size
+from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV
 from inkground_lib.core.ink import Ink
 from inkground_lib.formats.unipen import RecordedWord
 from inkground_lib.formats.xmlsafe import FormatError, finite_number
@@ -122,7 +124,8 @@ class Segment:
 class UnipenDocument:
     """A parsed top file with its includes: components and segments in reading order, the files read
     (relative path -> sha256 of its bytes), the keywords met outside the format definition and the
-    problems of damaged components (see :class:`Component`)."""
+    problems of damaged components (see :class:`Component`). ``max_bytes``: the read limit of every file
+    (None: MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB)."""
 
     path: Path
     root: Path
@@ -132,6 +135,7 @@ class UnipenDocument:
     unknown_keywords: Counter = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     state: State = State()
+    max_bytes: int | None = None
     _pending: list = field(default_factory=list, repr=False)
     _first: dict = field(default_factory=dict, repr=False)
 
@@ -238,6 +242,8 @@ def _resolve_include(name: str, including: Path, doc: UnipenDocument, include_di
 
 def _read_file(path: Path, doc: UnipenDocument, include_dirs: Sequence[Path], stack: tuple[Path, ...]) -> None:
     rel = _rel(path, doc.root)
+    check_file_size(path, doc.max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError,
+                    f"a UNIPEN file ({rel})")
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -367,17 +373,20 @@ _STATE_KEYWORDS = {
 
 
 def parse_unipen(path: str | os.PathLike, root: str | os.PathLike | None = None,
-                 include_dirs: Sequence[str | os.PathLike] | None = None) -> UnipenDocument:
+                 include_dirs: Sequence[str | os.PathLike] | None = None, *,
+                 max_bytes: int | None = None) -> UnipenDocument:
     """Parse a UNIPEN file and everything it includes.
 
     ``root``: the release root (default: the file's folder); no file outside it is read. ``include_dirs``:
-    where ``.INCLUDE`` names are looked up first (default: ``root/include``). Raises FormatError naming
-    file, line and keyword (a missing or escaping include, garbage numbers, a malformed segment, ...).
+    where ``.INCLUDE`` names are looked up first (default: ``root/include``). ``max_bytes``: the largest
+    file read, the top file and each included one, checked with os.stat before reading (default
+    MAX_INK_FILE_BYTES, or $INKGROUND_MAX_INK_FILE_MB in MiB). Raises FormatError naming file, line and
+    keyword (a missing or escaping include, a file over the limit, garbage numbers, a malformed segment, ...).
     """
     p = Path(path).resolve()
     r = Path(root).resolve() if root is not None else p.parent
     dirs = [Path(d).resolve() for d in include_dirs] if include_dirs is not None else [r / "include"]
-    doc = UnipenDocument(p, r)
+    doc = UnipenDocument(p, r, max_bytes=max_bytes)
     try:
         p.relative_to(r)
     except ValueError:
@@ -490,14 +499,15 @@ def segment_word(doc: UnipenDocument, seg: Segment) -> RecordedWord:
 
 def read_unipen_dat(path: str | os.PathLike, root: str | os.PathLike | None = None,
                     include_dirs: Sequence[str | os.PathLike] | None = None,
-                    levels: Sequence[str] | None = None) -> tuple[list[RecordedWord], list[tuple[str, str]]]:
+                    levels: Sequence[str] | None = None, *,
+                    max_bytes: int | None = None) -> tuple[list[RecordedWord], list[tuple[str, str]]]:
     """Read one UNIPEN file's segments as RecordedWords (see :func:`segment_word`), in file order.
 
     ``levels``: keep only segments of these hierarchy levels (e.g. ``["WORD"]``; None: all). Returns the
     words and the skipped segments as (``file:line``, reason) pairs; a file-level problem raises
-    FormatError (see :func:`parse_unipen`).
+    FormatError (see :func:`parse_unipen`, also for ``max_bytes``).
     """
-    doc = parse_unipen(path, root, include_dirs)
+    doc = parse_unipen(path, root, include_dirs, max_bytes=max_bytes)
     words, skipped = [], []
     for seg in doc.segments:
         if levels is not None and seg.level not in levels:

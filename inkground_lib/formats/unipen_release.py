@@ -17,11 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inkground_lib.core.files import sha256_file
 from inkground_lib.formats.unipen import RecordedWord
 from inkground_lib.formats.unipen_dat import QUALITIES, parse_unipen, segment_word
 from inkground_lib.formats.xmlsafe import FormatError
 
-_KINDS = ((".SEGMENT: missing", "incomplete .SEGMENT"), ("file not found", "missing include"), ("outside the release root", "include outside the root"),
+_KINDS = (("over the read limit", "file over the size limit"),
+          (".SEGMENT: missing", "incomplete .SEGMENT"), ("file not found", "missing include"), ("outside the release root", "include outside the root"),
           ("includes itself", "include cycle"), ("nested includes", "include too deep"),
           ("is not a number", "garbage number"), ("not a finite number", "garbage number"),
           ("not whole samples", "incomplete sample (truncated?)"), ("no .COORD", "no .COORD"),
@@ -166,8 +168,8 @@ def _top_files(root: Path, categories: frozenset[str] | None) -> list[Path]:
 
 def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str] | None = "6",
                         style: str | Sequence[str] | None = None, quality: str | Sequence[str] | None = "!BAD",
-                        level: str | Sequence[str] | None = "WORD", progress: bool = False
-                        ) -> tuple[list[RecordedWord], ReleaseReport]:
+                        level: str | Sequence[str] | None = "WORD", progress: bool = False,
+                        max_bytes: int | None = None) -> tuple[list[RecordedWord], ReleaseReport]:
     """Read the selected segments of a UNIPEN release as RecordedWords (see
     :func:`inkground_lib.formats.unipen_dat.segment_word`: source units, y down, t from points_per_second).
 
@@ -178,7 +180,8 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
     keep (``"!BAD"``: all but BAD; ``"GOOD,OK"``; None: any); ``level``: hierarchy level(s) of the segments
     (``WORD``; category 8 holds ``TEXT``; None: any). A word that two categories both hold (6 and 7 share their words)
     is kept once. Files are read in sorted path order; a file that fails is listed in the report with its
-    reason, a segment that cannot be cut is counted by reason. Raises FormatError only when ``root`` is no
+    reason, a segment that cannot be cut is counted by reason; a file over ``max_bytes`` bytes (default
+    MAX_INK_FILE_BYTES, or $INKGROUND_MAX_INK_FILE_MB in MiB) fails unread. Raises FormatError only when ``root`` is no
     release and holds no ``.dat`` file, when a category is asked of a folder that is not a release, or when
     a release has no such category.
     """
@@ -203,11 +206,11 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
     for path in it:
         rel = path.relative_to(r).as_posix()
         try:
-            doc = parse_unipen(path, r)
+            doc = parse_unipen(path, r, max_bytes=max_bytes)
         except FormatError as e:
             report.files_failed.append((rel, str(e)))
             try:
-                report.files.setdefault(rel, hashlib.sha256(path.read_bytes()).hexdigest())
+                report.files.setdefault(rel, sha256_file(path))  # in 1 MiB chunks: it may be over the limit
             except OSError:
                 pass
             continue

@@ -8,6 +8,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Optional
 
+from inkground_lib.core.dataset import check_file_size
+from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV
+
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
 
 
@@ -50,16 +53,19 @@ _REFUSED = {"DTDForbidden": "a document type declaration (<!DOCTYPE ...>)",
             "ExternalReferenceForbidden": "a reference to an external entity or DTD"}
 
 
-def parse_xml(path: str | os.PathLike) -> ET.Element:
+def parse_xml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> ET.Element:
     """Parse an XML file safely and return its root element.
 
-    The file is parsed by defusedxml with ``forbid_dtd``, ``forbid_entities`` and ``forbid_external``: any DOCTYPE,
+    The file's size is checked first (os.stat; at most ``max_bytes`` bytes, default
+    :data:`~inkground_lib.core.defaults.MAX_INK_FILE_BYTES` or the MiB in ``$INKGROUND_MAX_INK_FILE_MB``), then
+    it is parsed by defusedxml with ``forbid_dtd``, ``forbid_entities`` and ``forbid_external``: any DOCTYPE,
     ENTITY declaration or external reference is refused, in every encoding the parser reads (UTF-8, UTF-16
     and, decoded here, UTF-32; with or without a byte-order mark). Every XML reader of
     :mod:`inkground_lib.formats` goes through here. Errors are FormatError naming the file and what was
     refused (or why it does not parse).
     """
     path = Path(path)
+    check_file_size(path, max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError, "an XML ink file")
     try:
         import defusedxml
         import defusedxml.ElementTree as DET

@@ -18,6 +18,7 @@ from inkground_lib.core.dataset import (
     write_manifest,
     write_page_inks,
 )
+from inkground_lib.core.defaults import MAX_PAGE_SIDE
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
 from inkground_lib.core.folders import (
     check_output_folder,
@@ -41,10 +42,6 @@ from inkground_lib.datasets.synth.texts import (
 from inkground_lib.datasets.synth.writers import WriterStyle, sample_writer
 
 GENERATOR_VERSION = "synth-1"
-
-
-MAX_PAGE_SIDE = 12000
-"""Largest page side in px (a 12,000 x 12,000 photo is ~430 MB as RGB; phone photos are ~4,000-8,000 px)."""
 
 
 @dataclass(frozen=True)
