@@ -1,6 +1,6 @@
 """Read-size limits: every reader of ink or manifest data refuses a file over its limit before reading it, with a
 message naming the file, its size, the limit and how to raise it; page sides are bounded in manifests and
-photos."""
+photos; a NUL byte in a manifest path names manifest, page and field."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from conftest import make_tiny_dataset
 from inkground_lib.core import dataset, defaults
 from inkground_lib.core.dataset import (
     DatasetError,
+    check_file_size,
     load_dataset,
     read_limit,
 )
@@ -330,3 +331,25 @@ def test_page_photo_bigger_than_max_page_side_is_refused_by_load_image(tmp_path)
     with pytest.raises(DatasetError, match=rf"{page.image}: page p000: field image: .* is 12001 x 10 px"):
         page.load_image()
     assert ds.pages[1].load_image().shape == (100, 200, 3)
+
+
+# ------------------------------------------------------------------------------------------ NUL bytes (part C)
+
+@pytest.mark.parametrize("field", ["image", "inks"])
+def test_nul_byte_in_a_manifest_path_names_manifest_page_and_field(tmp_path, field):
+    root = make_tiny_dataset(tmp_path / "ds")
+    value = {"image": "pages/p000.jpg\u0000.png", "inks": "inks/p000\u0000.json"}[field]
+    mpath = _edit_manifest(root, **{field: value})
+    for check_images in (True, False):
+        with pytest.raises(DatasetError) as e:
+            load_dataset(root, check_images=check_images)
+        msg = str(e.value)
+        assert msg.startswith(f"{mpath}: page p000: field {field}: ") and "NUL byte" in msg, msg
+        assert "embedded null byte" not in msg
+    with pytest.raises(DatasetError, match=rf"^{mpath}: pages\[0\]: field {field}: .*NUL byte"):
+        dataset.dataset_hash(root)
+
+
+def test_check_file_size_names_a_nul_path():
+    with pytest.raises(DatasetError, match=r"'a\\x00b': cannot be read"):
+        check_file_size("a\x00b", None, 10, INK_ENV)

@@ -275,11 +275,15 @@ def _read_manifest(mpath: Path, max_bytes: Optional[int]):
 
 def _manifest_path(root: Path, value: str, where: str, field_name: str) -> Path:
     """A manifest's relative path field resolved inside ``root``; DatasetError names manifest, record and
-    field (absolute paths and paths that leave the folder)."""
+    field (NUL bytes, absolute paths and paths that leave the folder)."""
+    if isinstance(value, str) and "\x00" in value:
+        raise DatasetError(f"{where}: field {field_name}: the path {value!r:.80} contains a NUL byte")
     try:
         return confined(root, value, f"{where}: field {field_name}")
     except PathError as e:
         raise DatasetError(str(e)) from None
+    except (ValueError, OSError) as e:
+        raise DatasetError(f"{where}: field {field_name}: the path {value!r:.80} cannot be used ({e})") from None
 
 
 BOX_TOLERANCE = 1.0
