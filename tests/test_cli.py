@@ -91,3 +91,18 @@ def test_predict_exits_non_zero_when_no_request_succeeded(tmp_path, monkeypatch,
                      "--quiet"])
     assert code == 1 and "no word got a usable prediction" in capsys.readouterr().err
     assert main(["predict", "--system", "font", "--dataset", str(ds), "--run", str(tmp_path / "run2"), "--quiet"]) == 0
+
+
+def test_pseudo_exits_1_when_no_page_is_kept(tmp_path, capsys):
+    """Exit codes: non-zero when nothing succeeded (here every page rated 0 by the raters)."""
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+
+    cand = generate(tmp_path / "cand", SynthParams(pages=2, words_min=2, words_max=3, words_mean=2.5, seed=3,
+                                                   width=600, height=800), progress=False, workers=1)
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("page,rater,score\np0000,ann,0\np0001,ann,0\n")
+    code = main(["pseudo", "--candidates", str(cand), "--run", str(tmp_path / "run"), "--ratings", str(ratings),
+                 "--ocr-threshold", "0", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "no page was kept" in err
+    assert "pages: 2 candidates, 2 passed the OCR filter, 0 kept" in out

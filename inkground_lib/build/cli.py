@@ -72,7 +72,7 @@ def _words_per_page(text: str) -> int | tuple[int, int]:
     return int(text)
 
 
-def _pseudo(a) -> None:
+def _pseudo(a) -> int:
     from inkground_lib.pseudo.run import run_pseudo_labels
     from inkground_lib.report.pseudo_labels import funnel_table
 
@@ -81,7 +81,13 @@ def _pseudo(a) -> None:
                                    raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
                                    progress=not a.quiet, overwrite=a.overwrite)
     print(funnel_table(res).to_string())
+    kept = int(res.pages["kept"].sum())
+    print(f"pages: {len(res.pages)} candidates, {int(res.pages['ocr_pass'].sum())} passed the OCR filter, {kept} kept")
     print(f"benchmark set: {Path(a.run) / 'benchmark'}")
+    if not kept:
+        print("inkground pseudo: no page was kept; the benchmark set is empty", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _predict(a) -> int:
