@@ -107,3 +107,20 @@ def test_the_lock_is_reentrant_in_one_process_and_released(tmp_path):
 
         (tmp_path / "file").write_text("x")
         check_output_folder(tmp_path / "file", "a dataset", lambda f: True)
+
+
+@pytest.mark.parametrize("bad", ["../evil", "a/b", ".hidden", "x" * 129, "sys\x00"])
+def test_system_names_that_name_files_follow_the_id_rule(tmp_path, bad):
+    """Every identifier that becomes a file name passes the one id rule where it enters: system names in a
+    registry and in a cache path (as page and word ids do in a manifest)."""
+    from inkground_lib.evaluation.cache import CacheError, cache_path
+    from inkground_lib.evaluation.systems.base import SystemConfigError
+    from inkground_lib.evaluation.systems.registry import load_registry
+
+    reg = tmp_path / "systems.yaml"
+    reg.write_text(f"{bad!r}: {{adapter: box}}\n".replace("'", '"'))
+    with pytest.raises(SystemConfigError, match="is not a valid id"):
+        load_registry(extra=reg, use_env=False)
+    with pytest.raises(CacheError, match="is not a valid id"):
+        cache_path(tmp_path, bad)
+    assert list(tmp_path.iterdir()) == [reg]

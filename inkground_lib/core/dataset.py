@@ -143,8 +143,9 @@ ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 then letters, digits, ``.``, ``_`` or ``-``, at most 128 characters in all (no separators, no ``..`` start)."""
 
 
-def check_id(value: str, where: str) -> str:
-    """``value`` if it satisfies :data:`ID_RULE`, else DatasetError naming ``where`` and the rule.
+def check_id(value: str, where: str, error: type[Exception] | None = None) -> str:
+    """``value`` if it satisfies :data:`ID_RULE`, else ``error`` (default DatasetError) naming ``where`` and
+    the rule. Every name that becomes a file name (page, word, system) goes through it where it enters.
 
     >>> check_id("p0001-w003", "m")
     'p0001-w003'
@@ -154,7 +155,7 @@ def check_id(value: str, where: str) -> str:
     inkground_lib.core.dataset.DatasetError: manifest.json: pages[0]: field id: '../x' is not a valid id (a letter or digit, then letters, digits, '.', '_' or '-'; at most 128 characters)
     """
     if not isinstance(value, str) or not ID_RULE.fullmatch(value):
-        raise DatasetError(f"{where}: {value!r:.60} is not a valid id (a letter or digit, then letters, digits, "
+        raise (error or DatasetError)(f"{where}: {value!r:.60} is not a valid id (a letter or digit, then letters, digits, "
                            f"'.', '_' or '-'; at most 128 characters)")
     return value
 

@@ -38,9 +38,10 @@ class CacheError(ValueError):
 
 
 def cache_path(run_dir: str | os.PathLike, system_name: str) -> Path:
-    """``<run_dir>/predictions/<system>.jsonl``. System names may not contain path separators."""
-    if not system_name or "/" in system_name or "\\" in system_name or system_name.startswith("."):
-        raise CacheError(f"system name {system_name!r} cannot name a cache file")
+    """``<run_dir>/predictions/<system>.jsonl``; the system name must be an id (:data:`~inkground_lib.core.dataset.ID_RULE`)."""
+    from inkground_lib.core.dataset import check_id
+
+    check_id(system_name, "system name (it names the cache file)", CacheError)
     return Path(run_dir) / "predictions" / f"{system_name}.jsonl"
 
 

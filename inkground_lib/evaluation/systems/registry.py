@@ -70,6 +70,9 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
     w = f"{where}: system {name}"
     if not isinstance(name, str) or not name:
         raise SystemConfigError(f"{where}: system names must be non-empty strings, got {name!r}")
+    from inkground_lib.core.dataset import check_id
+
+    check_id(name, f"{where}: system name (it names the cache file)", SystemConfigError)
     if not isinstance(cfg, dict):
         raise SystemConfigError(f"{w}: expected a mapping of fields, got {type(cfg).__name__}")
     for k in cfg:
