@@ -124,3 +124,24 @@ def test_system_names_that_name_files_follow_the_id_rule(tmp_path, bad):
     with pytest.raises(CacheError, match="is not a valid id"):
         cache_path(tmp_path, bad)
     assert list(tmp_path.iterdir()) == [reg]
+
+
+def test_a_link_inside_the_output_folder_pointing_outside_is_refused(tmp_path, capsys):
+    """Paths are confined on resolved paths: a run folder whose predictions/ is a link to another folder
+    would have the cache written there."""
+    ds = make_tiny_dataset(tmp_path / "ds")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = tmp_path / "run"
+    assert main(commands(ds, run)["predict"]) == 0
+    import shutil
+
+    shutil.rmtree(run / "predictions")
+    (run / "predictions").symlink_to(elsewhere, target_is_directory=True)
+    assert main(commands(ds, run)["predict"]) == 2
+    assert "outside the output folder" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+    (run / "predictions").unlink()
+    (run / "inside").mkdir()
+    (run / "predictions").symlink_to(run / "inside", target_is_directory=True)  # a link inside is fine
+    assert main(commands(ds, run)["predict"]) == 0 and (run / "inside" / "box.jsonl").is_file()

@@ -66,7 +66,23 @@ def check_output_folder(folder: str | os.PathLike, what: str, is_own: Callable[[
         raise FolderError(f"{folder}: not empty and not {what} written by inkground; refusing to write into it "
                           f"(nothing was changed). Choose a new or empty folder, or pass --overwrite to write "
                           f"into it anyway (inkground never deletes files it did not write)")
+    if folder.is_dir():
+        check_links_inside(folder)
     return folder
+
+
+def check_links_inside(folder: Path) -> None:
+    """FolderError if a symbolic link anywhere inside ``folder`` points outside it (writing through it would
+    write outside the output folder); links to places inside are fine."""
+    root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder):  # does not follow links
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            if p.is_symlink():
+                target = p.resolve()
+                if target != root and root not in target.parents:
+                    raise FolderError(f"{p}: a link to {target}, outside the output folder {folder}; inkground "
+                                      f"writes only inside it - remove the link or choose another folder")
 
 
 @contextmanager
