@@ -88,7 +88,8 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path, c
         holder.kill()
         holder.wait()
     assert not is_locked(out)  # a killed holder releases the lock
-    assert main(commands(ds, out)[cmd]) == 0
+    assert main(commands(ds, out)[cmd]) in (0, 1)  # runs now (pseudo keeps no page of this tiny set: 1)
+    assert len(list(out.iterdir())) > 1
 
 
 def test_the_lock_is_reentrant_in_one_process_and_released(tmp_path):
