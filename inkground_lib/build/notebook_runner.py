@@ -69,13 +69,96 @@ def parse_value(text: str):
     return v if isinstance(v, (bool, int, float, str, list)) else text
 
 
+TYPE_NAMES = {"bool": "bool", "int": "int", "float": "float", "str": "str", "list": "list", "List": "list",
+              "Sequence": "list", "tuple": "list", "Tuple": "list", "dict": "dict", "Dict": "dict",
+              "Mapping": "dict", "None": "None", "NoneType": "None", "Any": "any", "object": "any"}
+"""Annotation names (``name: Union[int, list] = 2`` in a parameters cell) -> the kinds of value accepted."""
+
+
+def _annotation_kinds(node) -> set[str] | None:
+    """The kinds an annotation's AST accepts (``Optional[X]``, ``Union[X, Y]``, ``X | Y``, ``list[str]``...);
+    None when a name is not one of :data:`TYPE_NAMES`."""
+    import ast
+
+    if isinstance(node, ast.Constant) and node.value is None:
+        return {"None"}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = _annotation_kinds(node.left), _annotation_kinds(node.right)
+        return None if left is None or right is None else left | right
+    if isinstance(node, ast.Subscript):
+        outer = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
+        if outer in ("Optional", "Union"):
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            kinds = [_annotation_kinds(p) for p in parts]
+            if any(k is None for k in kinds):
+                return None
+            return set().union(*kinds) | ({"None"} if outer == "Optional" else set())
+        return _annotation_kinds(node.value)
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    return {TYPE_NAMES[name]} if name in TYPE_NAMES else None
+
+
+def parameter_kinds(default: str | None, annotation: str | None = None) -> set[str]:
+    """The kinds of value a notebook parameter accepts: from its annotation where the parameters cell gives
+    one papermill reads (``raters_per_pair: Union[int, list] = 2``), else from the type of its default
+    (``default`` is the source text, e.g. ``"0.85"``). Kinds: bool, int, float (int accepted too), str, list
+    (a list or tuple), dict, None; ``any`` for a None default or a default that is not a literal."""
+    import ast
+
+    if annotation and annotation != "None":
+        try:
+            kinds = _annotation_kinds(ast.parse(annotation, mode="eval").body)
+        except SyntaxError:
+            kinds = None
+        if kinds:
+            return kinds
+    try:
+        value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return {"any"}
+    if value is None:
+        return {"any"}
+    return {TYPE_NAMES.get(type(value).__name__, "any")}
+
+
+def _value_kind(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return TYPE_NAMES.get(type(value).__name__, type(value).__name__)
+
+
+def accepts(kinds: set[str], value) -> bool:
+    """Whether a value of a parameter accepting ``kinds`` (see :func:`parameter_kinds`) may be ``value``:
+    bool and int are told apart; an int is accepted where a float is."""
+    kind = _value_kind(value)
+    return "any" in kinds or kind in kinds or (kind == "int" and "float" in kinds)
+
+
 def check_parameters(section: Section, params: dict) -> None:
-    known = notebook_parameters(section)
+    """Refuse, before anything runs, a parameter the notebook does not have or a value of the wrong type
+    (see :func:`parameter_kinds`); RunnerError names the section, the parameter, the value, its type and
+    the type expected."""
+    import papermill as pm
+
+    declared = pm.inspect_notebook(str(section.source))
+    known = {k: v.get("default") for k, v in declared.items()}
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise RunnerError(
             f"section {section.key} ({section.source.name}) has no parameter {', '.join(map(repr, unknown))}; "
             f"valid parameters: {', '.join(f'{k} (default {v})' for k, v in known.items())}")
+    for name, value in params.items():
+        kinds = parameter_kinds(known[name], declared[name].get("inferred_type_name"))
+        if accepts(kinds, value):
+            continue
+        want = " or ".join(sorted(kinds))
+        hint = (f"; on the command line, quote a text that would read as a number or boolean: "
+                f"-p {name} '\"{value}\"'" if kinds == {"str"} and isinstance(value, (bool, int, float)) else "")
+        raise RunnerError(
+            f"section {section.key} ({section.source.name}): parameter {name}: the value {value!r:.80} has type "
+            f"{_value_kind(value)}, expected {want} (the default is {known[name]}){hint}")
 
 
 def library_fingerprint() -> str:

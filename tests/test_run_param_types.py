@@ -1,0 +1,85 @@
+"""Section parameters are type-checked against the notebook's defaults before anything runs."""
+import pytest
+
+from inkground_lib.build.cli import main
+from inkground_lib.build.notebook_runner import (
+    RunnerError,
+    accepts,
+    check_parameters,
+    find_section,
+    notebook_parameters,
+    parameter_kinds,
+    parse_value,
+    run_section,
+)
+
+
+@pytest.mark.parametrize("params, given, expected", [
+    ({"ocr_threshold": "abc"}, "'abc' has type str", "expected float"),
+    ({"n_raters": True}, "True has type bool", "expected int"),
+    ({"seed": 1.5}, "1.5 has type float", "expected int"),
+    ({"candidates": 2024}, "2024 has type int", "expected str"),
+    ({"candidates": ["a"]}, "['a'] has type list", "expected str"),
+    ({"ocr_threshold": [0.5]}, "[0.5] has type list", "expected float"),
+])
+def test_wrong_type_is_refused_before_execution(tmp_path, params, given, expected):
+    out = tmp_path / "sections"
+    with pytest.raises(RunnerError) as e:
+        run_section("02", params, out_dir=out)
+    msg = str(e.value)
+    name = next(iter(params))
+    assert "section 02" in msg and f"parameter {name}:" in msg and given in msg and expected in msg
+    assert f"the default is {notebook_parameters(find_section('02'))[name]}" in msg
+    assert not out.exists() and list(tmp_path.iterdir()) == []  # nothing executed, nothing written
+
+
+def test_cli_refuses_text_for_a_number(capsys, tmp_path):
+    code = main(["run", "02", "-p", "ocr_threshold", "abc"])
+    err = capsys.readouterr().err
+    assert code == 2 and "parameter ocr_threshold" in err and "'abc' has type str, expected float" in err
+
+
+def test_right_types_are_accepted():
+    s02, s03 = find_section("02"), find_section("03")
+    check_parameters(s02, {"candidates": "data/x", "ocr_threshold": 0.5, "n_raters": 10, "ratings": "r.csv",
+                           "n_candidates": 3, "seed": 7})
+    check_parameters(s03, {"systems": ["skeleton", "font"], "recorded": "", "n_boot": 200, "spacing": 0.1})
+    check_parameters(s03, {"systems": ("skeleton",)})
+    # what the command line makes of typical texts passes too
+    check_parameters(s02, {"ocr_threshold": parse_value("0.9"), "seed": parse_value("3"),
+                           "ratings": parse_value("null"), "candidates": parse_value("data/datasets/mine")})
+
+
+def test_int_is_accepted_for_a_float_default():
+    check_parameters(find_section("02"), {"ocr_threshold": 1, "strictness_mean": 2})
+    assert accepts({"float"}, 1) and accepts({"float"}, 0.5)
+    assert not accepts({"int"}, 1.0)
+
+
+def test_bool_is_refused_for_an_int_default_and_int_for_a_bool():
+    with pytest.raises(RunnerError, match="parameter seed: the value False has type bool, expected int"):
+        check_parameters(find_section("02"), {"seed": False})
+    assert not accepts({"int"}, True) and not accepts({"float"}, True)
+    assert not accepts({"bool"}, 1) and accepts({"bool"}, True)
+
+
+def test_none_default_accepts_anything():
+    kinds = parameter_kinds("None")
+    assert kinds == {"any"}
+    assert all(accepts(kinds, v) for v in (None, "x", 3, 0.5, True, [1]))
+    check_parameters(find_section("04"), {"datasets": ["a", "b"]})
+    check_parameters(find_section("02"), {"n_candidates": None, "ratings": "x.csv"})
+
+
+def test_kinds_from_defaults_and_annotations():
+    assert parameter_kinds("0.85") == {"float"}
+    assert parameter_kinds("2") == {"int"}
+    assert parameter_kinds("True") == {"bool"}
+    assert parameter_kinds('"x"') == {"str"}
+    assert parameter_kinds('["a", "b"]') == {"list"} and parameter_kinds("(1, 2)") == {"list"}
+    assert parameter_kinds("Path('x')") == {"any"}  # not a literal: cannot be known, not refused
+    assert parameter_kinds("2", "Union[int, list]") == {"int", "list"}
+    assert parameter_kinds("None", "Optional[str]") == {"str", "None"}
+    assert parameter_kinds("2", "int | list[int]") == {"int", "list"}
+    assert parameter_kinds("2", "Frobnicator") == {"int"}  # an unknown annotation falls back to the default
+    assert not accepts(parameter_kinds("None", "Optional[str]"), 3)
