@@ -13,7 +13,7 @@ def test_synth_command_writes_a_deterministic_dataset(tmp_path, capsys):
     assert main(args + ["--out", str(tmp_path / "a")]) == 0
     assert main(args + ["--out", str(tmp_path / "b"), "--workers", "1"]) == 0
     a, b = load_dataset(tmp_path / "a"), load_dataset(tmp_path / "b")
-    assert len(a.pages) == 2 and all(3 <= len(p.words) <= 6 for p in a.pages)
+    assert len(a.pages) == len(b.pages) == 2 and all(3 <= len(p.words) <= 6 for p in a.pages)
     assert (tmp_path / "a/manifest.json").read_bytes() == (tmp_path / "b/manifest.json").read_bytes()
     assert json.loads((tmp_path / "a/manifest.json").read_text())["meta"]["params"]["seed"] == 3
 

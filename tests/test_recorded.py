@@ -204,7 +204,6 @@ def test_build_from_iamondb_fixtures(tmp_path):
 
 
 def test_build_bad_arguments(tmp_path):
-    from inkground_lib.core.dataset import DatasetError
 
     with pytest.raises(ValueError, match="words_per_page"):
         build_recorded(tmp_path / "x", unipen=tmp_path / "none.json", words_per_page=(5, 2))
