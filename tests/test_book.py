@@ -46,8 +46,11 @@ def built_book(tmp_path_factory):
         shutil.copy(ROOT / f, tmp / f)
     shutil.copytree(ROOT / "book" / "_static", tmp / "book" / "_static")
     (tmp / "book").mkdir(exist_ok=True)
-    for page in ("intro.md", "design.md"):
+    for page in ("intro.md", "design.md", "dataset-format.md"):
         shutil.copy(ROOT / "book" / page, tmp / "book" / page)
+    schema = Path("inkground_lib/core/dataset.schema.json")  # book/dataset-format.md includes it
+    (tmp / schema).parent.mkdir(parents=True)
+    shutil.copy(ROOT / schema, tmp / schema)
     sections = tmp / "book" / "sections"
     executed = []
     params = section_parameters(tmp, ds_dir)

@@ -106,3 +106,19 @@ def test_pseudo_exits_1_when_no_page_is_kept(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 1 and "no page was kept" in err
     assert "pages: 2 candidates, 2 passed the OCR filter, 0 kept" in out
+
+
+def test_validate_command_names_every_fault_and_exits_by_outcome(tmp_path, capsys):
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds")
+    assert main(["validate", str(ds)]) == 0
+    assert f"{ds}: valid dataset, 2 pages, 6 words" in capsys.readouterr().out
+    m = json.loads((ds / "manifest.json").read_text())
+    m["pages"][0]["id"] = "../evil"
+    m["pages"][1]["width"] = "200"
+    (ds / "manifest.json").write_text(json.dumps(m))
+    assert main(["validate", str(ds)]) == 1
+    err = capsys.readouterr().err
+    assert "pages/0" in err and "field id" in err and "field width" in err and f"2 errors in {ds}" in err
+    assert main(["validate", str(tmp_path / "nothing")]) == 2

@@ -6,6 +6,7 @@
     inkground predict --system NAME --dataset DIR          run or resume one system (cached predictions)
     inkground eval --systems A B ... [--dataset DIR]       predict and score systems (section 03)
     inkground run 01 -p NAME VALUE [-p NAME VALUE ...]     rerun one section with new parameters
+    inkground validate DIR                                  check a dataset folder (schema and files)
     inkground book                                          datasets -> sections -> the HTML book
 
 Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
@@ -145,6 +146,14 @@ def _run(a) -> None:
     print("rebuild the book with `make book` to see it.")
 
 
+def _validate(a) -> int:
+    from inkground_lib.core.validate import exit_code, format_report, validate_dataset
+
+    problems = validate_dataset(a.dir)
+    print("\n".join(format_report(a.dir, problems)), file=sys.stderr if problems else sys.stdout)
+    return exit_code(problems)
+
+
 def _book(a) -> None:
     from inkground_lib.build.make_book import make_book
 
@@ -239,6 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--force", action="store_true", help="execute even if nothing changed")
     u.add_argument("--verbose", action="store_true", help="stream the notebook's output")
     u.set_defaults(func=_run)
+
+    v = sub.add_parser("validate", help="check a dataset folder against the manifest's JSON Schema and its files")
+    v.add_argument("dir", help="dataset folder holding manifest.json")
+    v.set_defaults(func=_validate)
 
     b = sub.add_parser("book", help="build datasets, execute the sections, build the HTML book")
     b.add_argument("--force", action="store_true", help="re-execute every section")
