@@ -89,6 +89,8 @@ def test_empty_answers_and_plain_refusals_have_their_own_status_and_are_retried_
     assert [r["status"] for r in run_predictions(sysm, items, path, progress=False)] == ["ok"] * 4
     assert env.hits() == 8  # the ok answers are final
     assert len(path.read_text().splitlines()) == 8  # append-only: the old answers are kept in the file
+    rep = get_system("replay", path=str(path), source=name)  # replaying the cache gives the retried answers
+    assert [rep.predict(it).text for it in items] == [r["raw_text"] for r in retried]
 
 
 def test_a_refusal_is_scored_as_refusal_not_unparseable():

@@ -9,6 +9,7 @@ from pathlib import Path
 from inkground_lib.core.ink import InkError, ink_from_lists
 from inkground_lib.evaluation.systems.base import (
     MODEL_OUTPUT_STATUSES,
+    RETRIED_ON_REQUEST,
     BaseSystem,
     Item,
     RawOutput,
@@ -56,11 +57,13 @@ class ReplaySystem(BaseSystem):
                     raise SystemConfigError(f"{self.path}: line {n}: field word_id: missing or not a string")
                 if self.source is not None and rec.get("system") != self.source:
                     continue
-                if rec.get("status") == "error":
-                    continue
+                if rec.get("status") not in (None,) + MODEL_OUTPUT_STATUSES:
+                    continue  # "error", "interrupted": no answer
                 if rec.get("raw_text") is None and rec.get("text") is None and rec.get("strokes") is None:
                     continue
-                out.setdefault(rec["word_id"], (n, rec))
+                old = out.get(rec["word_id"])
+                if old is None or old[1].get("status") in RETRIED_ON_REQUEST:
+                    out[rec["word_id"]] = (n, rec)  # a later answer replaces a refusal / empty one (as the cache)
         return out
 
     def answer_params(self):
