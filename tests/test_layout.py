@@ -181,6 +181,8 @@ def notebook_defaults(name: str) -> dict:
     for node in ast.parse("".join(cell["source"])).body:
         if isinstance(node, ast.Assign):
             out[node.targets[0].id] = ast.literal_eval(node.value)
+        elif isinstance(node, ast.AnnAssign):  # e.g. raters_per_pair: Union[int, list] = 2
+            out[node.target.id] = ast.literal_eval(node.value)
     return out
 
 
