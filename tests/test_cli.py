@@ -122,3 +122,16 @@ def test_validate_command_names_every_fault_and_exits_by_outcome(tmp_path, capsy
     err = capsys.readouterr().err
     assert "pages/0" in err and "field id" in err and "field width" in err and f"2 errors in {ds}" in err
     assert main(["validate", str(tmp_path / "nothing")]) == 2
+
+
+def test_a_bad_ratings_file_fails_before_the_run_folder_is_created(tmp_path, capsys):
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds")
+    bad = tmp_path / "ratings.csv"
+    bad.write_text("page,rater,score\np000,ann,eleven\n")
+    for ratings, msg in ((bad, "score"), (tmp_path, "not a regular file"), (tmp_path / "none.csv", "missing")):
+        assert main(["pseudo", "--candidates", str(ds), "--run", str(tmp_path / "run"), "--ratings", str(ratings),
+                     "--quiet"]) == 2
+        assert msg in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -38,8 +38,10 @@ def read_ratings(path) -> pd.DataFrame:
     import csv
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise RatingsError(f"{path}: ratings file is missing")
+    if not path.is_file():
+        raise RatingsError(f"{path}: not a regular file; give a ratings CSV file")
     with open(path, newline="", encoding="utf-8-sig") as f:
         rows = list(csv.reader(f))
     if not rows:

@@ -99,6 +99,8 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     new, empty or a run folder of inkground's (else FolderError, unless ``overwrite``); it is locked while
     the pipeline writes (:func:`inkground_lib.core.folders.run_folder`).
     """
+    if ratings is not None:
+        read_ratings(ratings)  # a bad ratings file fails before the run folder is touched
     with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite):
         return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters,
                                   raters_per_pair, rater_model, n_candidates, seed, progress, workers)
