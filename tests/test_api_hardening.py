@@ -112,7 +112,7 @@ def test_ctrl_c_keeps_answers_arriving_within_the_grace_and_exits_130(tmp_path):
                      "concurrency: 4, max_attempts: 3}\n")
     run = tmp_path / "run"
     with FakeServer() as srv:
-        srv.script(slow(1.0), slow(1.0), slow(60), slow(60))  # the first four requests, in arrival order
+        srv.script(slow(3.0), slow(3.0), slow(60), slow(60))  # the first four requests, in arrival order
         env = dict(os.environ, INKGROUND_SYSTEMS=str(extra), T_KEY=KEY, T_URL=srv.openai_url)
         proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.build.cli", "predict", "--system", "slow-vl",
                                  "--dataset", str(ds), "--run", str(run), "--quiet"], cwd=ROOT, env=env,
@@ -127,7 +127,7 @@ def test_ctrl_c_keeps_answers_arriving_within_the_grace_and_exits_130(tmp_path):
         elapsed = time.monotonic() - t0
         hits = srv.hits()
     assert proc.returncode == 130, err
-    assert elapsed < 10, elapsed  # the 5 s grace, not the 60 s answers
+    assert elapsed < 12, elapsed  # the 5 s grace, not the 60 s answers
     assert hits == 4  # nothing new was sent after Ctrl-C
     cached = load_cache(run / "predictions" / "slow-vl.jsonl")
     assert sorted(r["status"] for r in cached.values()) == ["ok", "ok"]  # the answers that arrived are kept
