@@ -20,6 +20,9 @@ order. Actions (build them with the helpers below):
 * ``refusal(text)`` - OpenAI ``message.refusal`` / Anthropic stop_reason "refusal"
 * ``drop()`` - close the connection without an answer (a connection error)
 
+``GET /v1/models`` lists ``models`` (both protocols' list shapes at once); scripted ``http_error`` and ``slow``
+actions apply to it too (match "GET" to aim at it).
+
 When no scripted action applies, the answer is ``ok()`` after ``delay`` seconds. Every request is recorded
 in memory (``server.requests``: path, headers, JSON body, protocol); nothing is written to disk, and the
 server never logs.
@@ -113,8 +116,10 @@ class Received:
 class FakeServer:
     """See module doc. Use as a context manager, or call start() / stop()."""
 
-    def __init__(self, delay: float = 0.0, responder: Callable[[dict], str] = default_answer):
+    def __init__(self, delay: float = 0.0, responder: Callable[[dict], str] = default_answer,
+                 models: Optional[list] = None):
         self.delay = float(delay)
+        self.models = list(models) if models is not None else ["fake-vl", "fake-claude"]  # GET .../models
         self.responder = responder
         self.requests: list[Received] = []
         self._queues: list[tuple[Optional[str], list]] = []
@@ -213,6 +218,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout)
+
+    def do_GET(self):  # noqa: N802 (http.server API): the model list of either protocol
+        srv = self.owner
+        if not self.path.rstrip("/").endswith("/models"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with srv._lock:
+            srv.requests.append(Received("get", self.path, headers, {}, "GET " + self.path, time.time()))
+        act = srv._next_action("GET " + self.path)
+        if act["kind"] == "error":
+            msg = act["message"]
+            if act.get("echo_auth"):
+                msg += f" (credential received: {headers.get('authorization') or headers.get('x-api-key')})"
+            self._send(act["code"], {"error": {"message": msg, "type": "scripted"}})
+            return
+        if act["kind"] == "slow":
+            time.sleep(act["seconds"])
+        data = [{"id": m, "object": "model", "type": "model", "created": 0, "owned_by": "fake",
+                 "display_name": m, "created_at": "2026-01-01T00:00:00Z"} for m in srv.models]
+        self._send(200, {"object": "list", "data": data, "has_more": False,
+                         "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
 
     def do_POST(self):  # noqa: N802 (http.server API)
         n = int(self.headers.get("Content-Length") or 0)

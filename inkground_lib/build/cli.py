@@ -7,6 +7,7 @@
     inkground eval --systems A B ... [--dataset DIR]       predict and score systems (section 03)
     inkground run 01 -p NAME VALUE [-p NAME VALUE ...]     rerun one section with new parameters
     inkground validate DIR                                  check a dataset folder (schema and files)
+    inkground check [--systems NAME ...] [--live]           is each system ready to run here?
     inkground book                                          datasets -> sections -> the HTML book
 
 Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
@@ -146,6 +147,18 @@ def _run(a) -> None:
     print("rebuild the book with `make book` to see it.")
 
 
+def _check(a) -> int:
+    from inkground_lib.evaluation.systems.check import check_systems, check_table
+
+    rows = check_systems(a.systems, live=a.live, timeout=a.timeout)
+    print(check_table(rows))
+    not_ready = [r.system for r in rows if not r.ready]
+    if not_ready:
+        print(f"inkground check: not ready: {', '.join(not_ready)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _validate(a) -> int:
     from inkground_lib.core.validate import exit_code, format_report, validate_dataset
 
@@ -248,6 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--force", action="store_true", help="execute even if nothing changed")
     u.add_argument("--verbose", action="store_true", help="stream the notebook's output")
     u.set_defaults(func=_run)
+
+    c = sub.add_parser("check", help="is each system ready? config, missing environment variables, endpoint, "
+                                     "model served; --live sends one small real request")
+    c.add_argument("--systems", nargs="+", help="system names (default: every registered system)")
+    c.add_argument("--live", action="store_true", help="send one small real request per API system and parse it")
+    c.add_argument("--timeout", type=float, default=15.0, help="seconds per endpoint call (default 15)")
+    c.set_defaults(func=_check)
 
     v = sub.add_parser("validate", help="check a dataset folder against the manifest's JSON Schema and its files")
     v.add_argument("dir", help="dataset folder holding manifest.json")

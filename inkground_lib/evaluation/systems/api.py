@@ -15,9 +15,10 @@ from inkground_lib.evaluation.systems.base import (
     SystemConfigError,
 )
 from inkground_lib.evaluation.systems.retry import (
-    RETRY_STATUS,
+    RateLimiter,
     RetryPolicy,
     retry_after_seconds,
+    should_retry,
 )
 from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
@@ -66,10 +67,17 @@ class ApiSystem(BaseSystem):
         self.extra_body = dict(cfg.get("extra_body") or {})
         self.api_key_env = cfg.get("api_key_env", self.key_env_default)
         self.base_url_env = cfg.get("base_url_env", self.base_env_default)
-        # secrets: read now, so a missing variable fails before any request
-        api_key = _env(self.api_key_env, "api_key", name)
+        self.key_optional = bool(cfg.get("key_optional", False))
+        self.rpm = cfg.get("rpm")
+        self.limiter = RateLimiter(self.rpm)
+        self.prices = (cfg.get("price_input_per_mtok"), cfg.get("price_output_per_mtok"))
+        self.sampling = cfg.get("sampling")
+        self.image_token_formula = cfg.get("image_token_formula")
+        # secrets: read now, so a missing variable fails before any request (a self-hosted server without
+        # keys - vLLM's default - needs none: key_optional, and no key is sent when the variable is unset)
+        api_key = _env(self.api_key_env, "api_key", name, required=not self.key_optional)
         base_url = _env(self.base_url_env, "base_url", name, default=cfg.get("default_base_url"))
-        self._secrets = [(self.api_key_env, api_key)]
+        self._secrets = [(self.api_key_env, api_key)] if api_key else []
         if base_url and self.base_url_env and os.environ.get(self.base_url_env):
             self._secrets.append((self.base_url_env, base_url))
             self._secrets.append((self.base_url_env, base_url.rstrip("/")))
@@ -92,12 +100,21 @@ class ApiSystem(BaseSystem):
     def describe(self) -> dict:
         d = super().describe()
         d.update({"api_key_env": self.api_key_env, "base_url_env": self.base_url_env,
-                  "concurrency": self.concurrency, "timeout": self.timeout,
-                  "max_attempts": self.retry.max_attempts})
+                  "key_optional": self.key_optional, "concurrency": self.concurrency, "rpm": self.rpm,
+                  "timeout": self.timeout, "max_attempts": self.retry.max_attempts, "sampling": self.sampling,
+                  "price_input_per_mtok": self.prices[0], "price_output_per_mtok": self.prices[1],
+                  "image_token_formula": self.image_token_formula})
         return d
 
     def scrub(self, text) -> str:
         return scrub_secrets(text, self._secrets)
+
+    def list_models(self, timeout: float) -> Optional[list[str]]:
+        """The model ids the endpoint serves (its model list), or None where it has none; raises the SDK's
+        errors (HTTP status, timeout, connection)."""
+        page = self._client.with_options(timeout=timeout, max_retries=0).models.list(
+            **getattr(self, "auth_extra", {}))
+        return [str(getattr(m, "id", "")) for m in page]
 
     def close(self) -> None:
         """Close the SDK client (its connection pool)."""
@@ -150,6 +167,8 @@ class ApiSystem(BaseSystem):
             if self.stopping.is_set():  # Ctrl-C: no new request, no retry
                 return RawOutput(status="interrupted", error=last_error or "interrupted before it was sent",
                                  attempts=attempt, latency=time.monotonic() - t0)
+            if not self.limiter.wait(self.stopping):  # requests per minute (rpm); Ctrl-C ends the wait
+                continue
             attempt += 1
             t0 = time.monotonic()
             retry_after = None
@@ -165,8 +184,9 @@ class ApiSystem(BaseSystem):
             except status_err as e:
                 code = getattr(e, "status_code", None)
                 last_error = f"{type(e).__name__}: HTTP {code}: {self.scrub(_message(e))}"
-                retryable = code in RETRY_STATUS or (code is not None and code >= 500)
-                retry_after = retry_after_seconds(getattr(getattr(e, "response", None), "headers", None))
+                headers = getattr(getattr(e, "response", None), "headers", None)
+                retryable = should_retry(code, headers)
+                retry_after = retry_after_seconds(headers)
             except timeout_err as e:
                 last_error = f"{type(e).__name__}: request timed out after {self.timeout:g} s"
                 retryable = True
@@ -229,6 +249,7 @@ class OpenAISystem(ApiSystem):
     """OpenAI-compatible chat.completions (Gemini, Kimi, vLLM) through the ``openai`` SDK."""
 
     adapter = "openai"
+    auth_extra: dict = {}
 
     def __init__(self, name, cfg, retry=None, client=None):
         self.max_tokens_param = cfg.get("max_tokens_param") or "max_tokens"
@@ -242,7 +263,10 @@ class OpenAISystem(ApiSystem):
 
         if not base_url:
             raise SystemConfigError(f"system {self.name}: no base URL (set base_url_env, e.g. VLLM_BASE_URL)")
-        return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=self.timeout)
+        # no key (key_optional): the SDK would fall back to OPENAI_API_KEY - someone else's key sent to this
+        # server - so it gets a placeholder and every request omits the Authorization header (auth_extra)
+        self.auth_extra = {} if api_key else {"extra_headers": {"Authorization": openai.Omit()}}
+        return openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=self.timeout)
 
     def _status_error_types(self):
         import openai
@@ -269,7 +293,7 @@ class OpenAISystem(ApiSystem):
             kwargs["temperature"] = self.temperature
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
-        resp = self._client.chat.completions.create(**kwargs)
+        resp = self._client.chat.completions.create(**kwargs, **self.auth_extra)
         if not getattr(resp, "choices", None):
             raise ValueError("malformed response: no choices")
         ch = resp.choices[0]

@@ -30,7 +30,8 @@ _COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
 
 
 _API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "timeout",
-        "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body"}
+        "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
+        "price_input_per_mtok", "price_output_per_mtok", "sampling", "image_token_formula"}
 
 
 @dataclass(frozen=True)
@@ -90,17 +91,23 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
         v = cfg.get(k)
         if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
             raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
-    for k in ("max_tokens", "concurrency", "max_attempts"):
+    for k in ("max_tokens", "concurrency", "max_attempts", "rpm"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
             raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
-    for k in ("temperature", "timeout", "backoff_base", "backoff_max", "grow"):
+    for k in ("temperature", "timeout", "backoff_base", "backoff_max", "grow", "price_input_per_mtok",
+              "price_output_per_mtok"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0):
             raise SystemConfigError(f"{w}: field {k}: expected a non-negative number, got {v!r}")
     if cfg.get("variant") not in (None, "two-image", "one-image"):
         raise SystemConfigError(f"{w}: field variant: must be two-image (default) or one-image, got "
                                 f"{cfg.get('variant')!r}")
+    for k in ("sampling", "image_token_formula", "notes"):
+        if cfg.get(k) is not None and not isinstance(cfg[k], str):
+            raise SystemConfigError(f"{w}: field {k}: expected a text")
+    if cfg.get("key_optional") not in (None, True, False):
+        raise SystemConfigError(f"{w}: field key_optional: expected true or false")
     if cfg.get("extra_body") is not None and not isinstance(cfg["extra_body"], dict):
         raise SystemConfigError(f"{w}: field extra_body: expected a mapping")
     dbu = cfg.get("default_base_url")

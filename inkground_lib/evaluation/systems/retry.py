@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -33,6 +34,55 @@ class RetryPolicy:
 
 
 RETRY_STATUS = frozenset({408, 409, 429})
+"""HTTP statuses retried (and every 5xx), as the openai and anthropic SDKs do (``_should_retry`` in their
+``_base_client.py``, read 2026-11-30); a server's ``x-should-retry`` header overrides: see :func:`should_retry`."""
+
+
+def should_retry(code: int | None, headers) -> bool:
+    """Whether an HTTP error is retried: the server's ``x-should-retry: true|false`` header decides when present
+    (the SDKs honour it first: openai-python and anthropic-sdk-python ``_base_client.py``, ``_should_retry``:
+    "If the server explicitly says whether or not to retry, obey", read 2026-11-30); otherwise 408, 409, 429
+    and 5xx are retried.
+
+    >>> should_retry(400, {"x-should-retry": "true"}), should_retry(503, {"x-should-retry": "false"})
+    (True, False)
+    >>> should_retry(429, {}), should_retry(404, None)
+    (True, False)
+    """
+    try:
+        hint = headers.get("x-should-retry") if headers is not None else None
+    except Exception:
+        hint = None
+    if hint == "true":
+        return True
+    if hint == "false":
+        return False
+    return code in RETRY_STATUS or (code is not None and code >= 500)
+
+
+class RateLimiter:
+    """At most ``rpm`` requests started per minute: request k may start no earlier than k * 60 / rpm seconds
+    after the first (shared by every thread of one system). ``wait(stop)`` blocks until the next slot, or
+    returns False at once if ``stop`` (a threading.Event) is set meanwhile."""
+
+    def __init__(self, rpm: int | None):
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self, stop: threading.Event | None = None) -> bool:
+        if not self.interval:
+            return True
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        delay = start - now
+        if delay > 0:
+            if stop is not None:
+                return not stop.wait(delay)
+            time.sleep(delay)
+        return True
 
 
 def retry_after_seconds(headers) -> Optional[float]:
