@@ -49,9 +49,9 @@ def no_content(null: bool = True) -> dict:
 
 
 def http_error(code: int, retry_after: Optional[float] = None, echo_auth: bool = False,
-               message: str = "scripted error") -> dict:
+               message: str = "scripted error", headers: Optional[dict] = None) -> dict:
     return {"kind": "error", "code": int(code), "retry_after": retry_after, "echo_auth": echo_auth,
-            "message": message}
+            "message": message, "headers": dict(headers or {})}
 
 
 def slow(seconds: float, text: Optional[str] = None) -> dict:
@@ -282,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
             msg = act["message"]
             if act.get("echo_auth"):
                 msg += f" (credential received: {headers.get('authorization') or headers.get('x-api-key')})"
-            extra = {}
+            extra = dict(act.get("headers") or {})
             if act.get("retry_after") is not None:
                 extra["retry-after"] = str(act["retry_after"])
             if proto == "openai":

@@ -136,3 +136,29 @@ def test_ctrl_c_keeps_answers_arriving_within_the_grace_and_exits_130(tmp_path):
     summary = [line for line in err.splitlines() if "interrupted" in line]
     assert len(summary) == 1 and "ok 2" in summary[0] and "2 in flight logged as interrupted" in summary[0]
     assert "5 not sent" in summary[0] and KEY not in err
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+def test_x_should_retry_is_obeyed_as_the_sdks_do(env, name):
+    """The SDKs obey a server's x-should-retry header before their own rules; so does our retry loop."""
+    from fakeserver import http_error
+
+    sysm = get_system(name, registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
+    env.script(http_error(400, headers={"x-should-retry": "true"}), ok())
+    out = sysm.predict(make_item("alpha", 0))
+    assert out.status == "ok" and out.attempts == 2  # a 400 retried because the server said so
+    env.script(http_error(503, headers={"x-should-retry": "false"}), ok())
+    out = sysm.predict(make_item("beta", 1))
+    assert out.status == "error" and out.attempts == 1  # a 503 not retried because the server said so
+
+
+def test_rpm_paces_requests(env, tmp_path):
+    """rpm: at most that many requests start per minute (120 rpm: one every 0.5 s), across threads."""
+    reg = {"paced": dict(REG["oa"], rpm=120, concurrency=4)}
+    sysm = get_system("paced", registry=reg)
+    items = [make_item(w, i) for i, w in enumerate(["a", "b", "c", "d"])]
+    t0 = time.monotonic()
+    run_predictions(sysm, items, cache_path(tmp_path, "paced"), progress=False)
+    starts = sorted(r.time for r in env.requests)
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert len(starts) == 4 and min(gaps) > 0.4 and time.monotonic() - t0 >= 1.4
