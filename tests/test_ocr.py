@@ -1,9 +1,8 @@
-"""Tests of inkground_lib.components.ocr: RapidOCR (offline default), DeepSeek-OCR and tesseract preflight errors."""
+"""Tests of inkground_lib.components.ocr: RapidOCR (offline default) and tesseract; DeepSeek-OCR: test_ocr_deepseek.py."""
 
 from __future__ import annotations
 
 import logging
-import socket
 import stat
 from pathlib import Path
 
@@ -139,49 +138,7 @@ def test_unknown_engine_name():
         ocr.get_engine("easyocr")
 
 
-# ---------------------------------------------------------------------------------------------- DeepSeek-OCR
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*a, **k):
-        raise AssertionError("network access attempted")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-
-
-def test_deepseek_fails_clearly_on_this_cpu_machine(no_network):
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("this machine has CUDA; the CPU-only error path is covered by the monkeypatched tests")
-    with pytest.raises(ocr.OCRUnavailable, match=r"deepseek-ocr cannot run here: CUDA is not available"):
-        ocr.get_engine("deepseek-ocr")
-
-
-def test_deepseek_preflight_names_missing_weights(monkeypatch, tmp_path, no_network):
-    monkeypatch.setattr(ocr, "_cuda_available", lambda: True)
-    with pytest.raises(ocr.OCRUnavailable, match="no DeepSeek-OCR weights at") as e:
-        ocr.deepseek_preflight(tmp_path / "nowhere")
-    assert "CUDA" not in str(e.value)
-    with pytest.raises(ocr.OCRUnavailable, match="not in the Hugging Face cache"):
-        ocr.deepseek_preflight(cache_dir=tmp_path / "empty-cache")
-    (tmp_path / "w").mkdir()
-    (tmp_path / "w" / "config.json").write_text("{}")
-    assert ocr.deepseek_preflight(tmp_path / "w") == tmp_path / "w"
-
-
-def test_deepseek_preflight_lists_both_problems(monkeypatch, tmp_path, no_network):
-    monkeypatch.setattr(ocr, "_cuda_available", lambda: False)
-    with pytest.raises(ocr.OCRUnavailable) as e:
-        ocr.get_engine("deepseek-ocr", path=tmp_path)
-    assert "CUDA is not available" in str(e.value) and str(tmp_path) in str(e.value)
-
-
-def test_deepseek_prompt_must_hold_image_placeholder():
-    with pytest.raises(ValueError, match="<image>"):
-        ocr.DeepSeekOCREngine(prompt="Free OCR.")
+# DeepSeek-OCR (a client of an OpenAI-compatible server): tests/test_ocr_deepseek.py
 
 
 # ---------------------------------------------------------------------------------------------- tesseract
