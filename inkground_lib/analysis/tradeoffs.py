@@ -220,7 +220,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1)
     * casefolding (AR, CR): the stored OCR texts compared with the other casefold setting;
     * Style over the classifier's held-out words (default) vs all words (column style_any).
     """
-    from inkground_lib.components.ocr import OCRUnavailable, get_engine
+    from inkground_lib.components.ocr import OCRError, OCRUnavailable, get_engine
 
     st = run.settings
     spacing0 = st.get("spacing", 0.05)
@@ -256,7 +256,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1)
             continue
         try:
             engines[name] = reocr_counts(run, eng, dataset_dir, casefold=casefold0, progress=progress)
-        except (FileNotFoundError, ValueError) as e:
+        except (FileNotFoundError, ValueError, OCRError) as e:  # OCRError: a server that is down
             engines[name] = f"not available here: {e}"
     cf = casefold_counts(s, not casefold0)
     for m in ("ar", "cr"):

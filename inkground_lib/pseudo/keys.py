@@ -55,10 +55,19 @@ def derenderer_config(der) -> dict:
             "source": source_hash(der)}
 
 
+OUTPUT_SETTINGS = ("model", "prompt", "max_tokens", "extra_body")
+"""Engine attributes that change what it reads (a served model's id and request settings), part of the key."""
+
+
 def engine_config(engine) -> dict:
-    """What identifies an OCR engine's output: its name and the source file of its class (batch size,
-    threads and progress do not change what it reads)."""
-    return {"name": getattr(engine, "name", type(engine).__name__), "source": source_hash(engine)}
+    """What identifies an OCR engine's output: its name, the source file of its class and the settings that
+    change what it reads (:data:`OUTPUT_SETTINGS`, where the engine has them: e.g. DeepSeek-OCR's served model
+    and prompt); batch size, threads, concurrency and progress do not."""
+    cfg = {"name": getattr(engine, "name", type(engine).__name__), "source": source_hash(engine)}
+    settings = {k: getattr(engine, k) for k in OUTPUT_SETTINGS if hasattr(engine, k)}
+    if settings:
+        cfg["settings"] = settings
+    return cfg
 
 
 def page_base_key(page: Page) -> dict:

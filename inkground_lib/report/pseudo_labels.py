@@ -144,8 +144,8 @@ _DERENDERER_TEXT = {
 
 
 _OCR_TEXT = {
-    "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which needs "
-                "a GPU and its weights)",
+    "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which runs "
+                "on a GPU server (vLLM) that inkground calls when DEEPSEEK_OCR_BASE_URL is set)",
     "deepseek-ocr": "DeepSeek-OCR (the paper's OCR)",
     "tesseract": "tesseract (an offline alternative; the paper used DeepSeek-OCR)",
 }
