@@ -217,7 +217,11 @@ def test_iamondb_reads_lines_writers_and_texts():
     ink = by["a01-000u-01"].ink
     assert len(ink) == 5
     first = ink[0]
-    np.testing.assert_array_equal(first[0, :2], [1000, 1180])  # whiteboard units, as in the file
+    # whiteboard units, shifted so the board's top-left corner (VerticallyOppositeCoords x=966,
+    # HorizontallyOppositeCoords y=787 in the fixture) is (0, 0); the file has x=1000, y=1180
+    np.testing.assert_array_equal(first[0, :2], [1000 - 966, 1180 - 787])
+    raw = read_iamondb(IAM, whiteboard="check")[0].ink[0]
+    np.testing.assert_array_equal(raw[0, :2], [1000, 1180])
     assert first[0, 2] == 0.0 and first[1, 2] == pytest.approx(10.0)  # seconds -> ms from the first point
     t = np.concatenate([s[:, 2] for s in ink])
     assert np.all(np.diff(t) > 0)
@@ -244,7 +248,7 @@ def test_iamondb_word_segmentation_on_fixtures():
     assert words is not None and [len(w) for w in words] == [1, 2, 2]
     # the dot of "did" was written last, after "it": it joins "did" (it lies over it), in writing order
     did = words[1]
-    assert did[1].shape[0] == 2 and 1400 <= did[1][0, 0] <= 1700
+    assert did[1].shape[0] == 2 and 1400 - 966 <= did[1][0, 0] <= 1700 - 966  # file x 1400..1700
     assert words[1][0][0, 2] < words[2][0][0, 2] < words[1][1][0, 2]
     # word boxes are left to right and disjoint
     boxes = [w.bbox() for w in words]
@@ -261,8 +265,9 @@ def test_iamondb_word_segmentation_on_fixtures():
 def test_core_band_of_a_line():
     by = {ln.id: ln for ln in read_iamondb(IAM)}
     top, bottom = core_band(by["a01-001w-01"].ink)
-    # the squiggles span y 1180..1300 (core 120 units): the band sits inside, near the baseline
-    assert 1180 <= top < bottom <= 1300 and 60 < bottom - top < 120
+    # the squiggles span file y 1180..1300 (core 120 units; the board's top y=787 is 0 here): the band sits
+    # inside, near the baseline
+    assert 1180 - 787 <= top < bottom <= 1300 - 787 and 60 < bottom - top < 120
 
 
 def test_iamondb_errors_name_file_and_element(tmp_path):

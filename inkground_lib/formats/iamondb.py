@@ -1,12 +1,25 @@
-"""IAM-OnDB: lineStrokes XML, original-xml forms, ascii transcriptions and split files."""
+"""IAM-OnDB: lineStrokes XML, original-xml forms, ascii transcriptions, writers and the task's split files.
+
+What the release holds, from its download page (https://fki.tic.heia-fr.ch/databases/download-the-iam-on-line-
+handwriting-database, checked 2026-11-30): ``original-xml-part`` "Contains all forms which were acquired with the
+recording system of the University of Bern, i.e. the writer-ids and the transcriptions are stored within the
+xml-files"; ``writers.xml`` "Contains the information of all writers in the database"; ``original-xml-all``
+"additionally contains forms with the same on-line handwriting informations but without the transcription and the
+writer-id. For that, see data/forms.txt, which contains the mapping of all forms to the writers"; ``ascii-all``
+"Contains the ascii-transcriptions of all files in the database (Under the CSR:-part)"; task IAM-OnDB-t1: "The
+database is divided into 4 parts, a training set, a first validation set, a second validation set and a final test
+set". How public readers take the files apart (checked 2026-11-30) is cited at each reader below.
+"""
 
 from __future__ import annotations
 
 import math
 import os
 import re
+import warnings
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -22,13 +35,49 @@ from inkground_lib.formats.xmlsafe import (
     parse_xml,
 )
 
+#: the task IAM-OnDB-t1's split files, in the download page's order: training set, first validation set, second
+#: validation set, final test set (names as public readers open them, e.g. jan-auer/rnnlib-iam README:
+#: "testset_f.txt testset_t.txt testset_v.txt trainset.txt", checked 2026-11-30)
+IAMONDB_SPLITS = ("trainset", "testset_v", "testset_t", "testset_f")
+
+#: how :func:`read_iamondb_strokes` applies the ``WhiteboardDescription``
+WHITEBOARD_MODES = ("normalise", "check", "ignore")
+
+
+@dataclass(frozen=True)
+class IamWhiteboard:
+    """A ``WhiteboardDescription``: the corner the eBeam sensor sat in (``SensorLocation corner``) and the
+    whiteboard's three other corners in the sensor's units (``DiagonallyOppositeCoords`` and so on, each (x, y)).
+
+    With the sensor top-left, the corner below it (vertically opposite) gives the board's left edge and bottom,
+    the corner right of it (horizontally opposite) its right edge and top, the diagonal one the bottom-right;
+    ``origin`` is the board's top-left corner (left edge x, top edge y)."""
+
+    corner: str
+    diagonal: tuple[float, float]
+    vertical: tuple[float, float]
+    horizontal: tuple[float, float]
+
+    @property
+    def origin(self) -> tuple[float, float]:
+        return (self.vertical[0], self.horizontal[1])
+
+    @property
+    def size(self) -> tuple[float, float]:
+        """(width, height) of the board in sensor units."""
+        return (self.diagonal[0] - self.vertical[0], self.diagonal[1] - self.horizontal[1])
+
 
 @dataclass
 class IamLine:
-    """One IAM-OnDB text line: ``id`` like ``a01-000u-01``, ``form`` like ``a01-000u``, ``writer`` the
-    writerID of the original-xml form (None where unknown), ``text`` the transcription (original xml, else
-    ascii CSR; None where neither has it), ``ink`` in whiteboard units (y down as in the file, t in ms from
-    the line's first point), ``path`` the lineStrokes file."""
+    """One IAM-OnDB text line: ``id`` like ``a01-000u-01``, ``form`` like ``a01-000u``, ``writer`` the form's
+    writer id (original-xml ``Form writerID``, else the forms.txt listing; None where neither has the form),
+    ``text`` the transcription (original xml, else ascii CSR; entities such as ``&quot;`` unescaped; None where
+    neither has it), ``ink`` in whiteboard units (y down as in the file; by default shifted so the whiteboard's
+    top-left corner is (0, 0), see :func:`read_iamondb_strokes`; t in ms from the line's first point), ``path``
+    the lineStrokes file, ``writer_source`` where the writer id came from (``"original-xml"``, ``"forms.txt"``
+    or None), ``writer_info`` the writer's entry in writers.xml ({} when absent), ``whiteboard`` the file's
+    WhiteboardDescription (None when it has none)."""
 
     id: str
     form: str
@@ -36,6 +85,9 @@ class IamLine:
     text: Optional[str]
     ink: Ink
     path: Path
+    writer_source: Optional[str] = None
+    writer_info: dict = field(default_factory=dict)
+    whiteboard: Optional[IamWhiteboard] = None
 
 
 def _num(el: ET.Element, key: str, where: str) -> float:
@@ -45,17 +97,69 @@ def _num(el: ET.Element, key: str, where: str) -> float:
     return finite_number(v, where, f"attribute {key}={v!r}")
 
 
-def read_iamondb_strokes(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> Ink:
-    """Read an IAM-OnDB lineStrokes (or original) XML file's ``StrokeSet`` into an Ink.
-
-    x, y in whiteboard units as in the file (sensor corner top-left, y down); t = (time - first time) in ms.
-    Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; at most ``max_bytes``
-    bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB in MiB).
-    """
-    path = Path(path)
+def _root_session(path: Path, max_bytes: Optional[int]) -> ET.Element:
     root = parse_xml(path, max_bytes=max_bytes)
     if local_name(root.tag) != "WhiteboardCaptureSession":
         raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
+    return root
+
+
+# WhiteboardDescription: public readers of lineStrokes files (checked 2026-11-30) take the three corners as the
+# board's extent: hardmaru/write-rnn-tensorflow utils.py (DataLoader.preprocess) subtracts the smallest x and y of
+# WhiteboardDescription's children 1..3 from every point; X-rayLaser/pytorch-handwriting-synthesis-toolkit
+# iam_ondb/_line_strokes.py reads SensorLocation corner and the three *OppositeCoords (x, y). Every published
+# sample has SensorLocation corner="top_left" (e.g. a01-000u-01.xml as quoted in the pywritesmooth README:
+# DiagonallyOppositeCoords x="6512" y="1376", VerticallyOppositeCoords x="966" y="1376",
+# HorizontallyOppositeCoords x="6512" y="787"), and no public reader handles another corner, so another value is
+# refused rather than guessed.
+_CORNERS = ("DiagonallyOppositeCoords", "VerticallyOppositeCoords", "HorizontallyOppositeCoords")
+
+
+def _whiteboard(root: ET.Element, path: Path) -> Optional[IamWhiteboard]:
+    descs = [el for el in root if local_name(el.tag) == "WhiteboardDescription"]
+    if not descs:
+        return None
+    desc = descs[0]
+    where = f"{path}: <WhiteboardDescription>"
+    kids = {}
+    for el in desc:
+        kids.setdefault(local_name(el.tag), el)
+    loc = kids.get("SensorLocation")
+    if loc is None:
+        raise FormatError(f"{where}: no <SensorLocation> element")
+    corner = loc.get("corner")
+    if corner is None:
+        raise FormatError(f"{where} <SensorLocation>: attribute corner is missing")
+    if corner != "top_left":
+        raise FormatError(f"{where} <SensorLocation>: attribute corner={corner!r} is not understood (only "
+                          "'top_left', the value of every published IAM-OnDB file, is read)")
+    pts = []
+    for name in _CORNERS:
+        el = kids.get(name)
+        if el is None:
+            raise FormatError(f"{where}: no <{name}> element")
+        pts.append((_num(el, "x", f"{where} <{name}>"), _num(el, "y", f"{where} <{name}>")))
+    wb = IamWhiteboard(corner, *pts)
+    # the check: with the sensor top-left, the board lies right of and below it: the diagonal corner right of
+    # the vertically opposite one (x grows rightwards), the vertically opposite corner below the horizontally
+    # opposite one (y grows downwards); a description that says otherwise is refused, not flipped
+    if not wb.diagonal[0] > wb.vertical[0]:
+        raise FormatError(f"{where} <DiagonallyOppositeCoords>: x={wb.diagonal[0]:g} is not right of "
+                          f"<VerticallyOppositeCoords> x={wb.vertical[0]:g} (sensor corner top_left)")
+    if not wb.vertical[1] > wb.horizontal[1]:
+        raise FormatError(f"{where} <VerticallyOppositeCoords>: y={wb.vertical[1]:g} is not below "
+                          f"<HorizontallyOppositeCoords> y={wb.horizontal[1]:g} (sensor corner top_left)")
+    return wb
+
+
+def read_iamondb_whiteboard(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> Optional[IamWhiteboard]:
+    """The ``WhiteboardDescription`` of an IAM-OnDB lineStrokes or original-xml file, checked (see
+    :func:`read_iamondb_strokes`), or None when the file has none. Size limit as in :func:`read_iamondb_strokes`."""
+    path = Path(path)
+    return _whiteboard(_root_session(path, max_bytes), path)
+
+
+def _strokes(root: ET.Element, path: Path) -> Ink:
     sets = [el for el in root if local_name(el.tag) == "StrokeSet"]
     if not sets:
         raise FormatError(f"{path}: <WhiteboardCaptureSession>: no <StrokeSet> element")
@@ -77,64 +181,269 @@ def read_iamondb_strokes(path: str | os.PathLike, *, max_bytes: Optional[int] = 
     return Ink(tuple(strokes))
 
 
+def _read_line(path: Path, max_bytes: Optional[int], whiteboard: str) -> tuple[Ink, Optional[IamWhiteboard]]:
+    if whiteboard not in WHITEBOARD_MODES:
+        raise ValueError(f"whiteboard must be one of {WHITEBOARD_MODES}, got {whiteboard!r}")
+    root = _root_session(path, max_bytes)
+    wb = _whiteboard(root, path) if whiteboard != "ignore" else None
+    ink = _strokes(root, path)
+    if wb is not None and whiteboard == "normalise":
+        ox, oy = wb.origin
+        ink = Ink(tuple(np.column_stack([s[:, 0] - ox, s[:, 1] - oy, s[:, 2]]) for s in ink.strokes))
+    return ink, wb
+
+
+def read_iamondb_strokes(path: str | os.PathLike, *, max_bytes: Optional[int] = None,
+                         whiteboard: str = "normalise") -> Ink:
+    """Read an IAM-OnDB lineStrokes (or original) XML file's ``StrokeSet`` into an Ink.
+
+    x, y in whiteboard units, y down as in the file; t = (time - first time) in ms. ``whiteboard``:
+    ``"normalise"`` (default) checks the file's ``WhiteboardDescription`` and shifts x, y so that the board's
+    top-left corner is (0, 0) (the sensor's origin is wherever the sensor was clipped, so raw coordinates of
+    different sessions do not share a frame; units and orientation are kept); ``"check"`` checks it and keeps
+    the file's coordinates; ``"ignore"`` does neither. The check: ``SensorLocation corner`` is ``top_left`` and
+    the three opposite corners put the board right of and below the sensor (x right, y down); anything else
+    raises FormatError naming the element and attribute. A file without a WhiteboardDescription is read as is.
+    Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; at most ``max_bytes``
+    bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB in MiB).
+    """
+    return _read_line(Path(path), max_bytes, whiteboard)[0]
+
+
+# ------------------------------------------------------------------------------------------ transcriptions
+
+# The transcriptions keep XML's character escapes: handwriting_synthesis/data.py clean_text() in
+# X-rayLaser/pytorch-handwriting-synthesis-toolkit (checked 2026-11-30) "Substitutes special text codes for a
+# character with an actual character", replacing '&apos;' and '&quot;' in every IAM-OnDB line it reads (original
+# xml or ascii). One pass over XML's predefined entities and character references; '&amp;quot;' becomes '&quot;'.
+_ENTITY = re.compile(r"&(?:(quot|apos|amp|lt|gt)|#([0-9]+)|#[xX]([0-9a-fA-F]+));")
+_NAMED = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">"}
+
+
+def unescape_iamondb_text(text: str) -> str:
+    """IAM-OnDB transcription text with ``&quot;``, ``&apos;``, ``&amp;``, ``&lt;``, ``&gt;`` and numeric
+    character references replaced by their characters (one pass; anything else is kept as written).
+
+    >>> unescape_iamondb_text("he said &quot;no&quot; &amp; it&apos;s &#65;")
+    'he said "no" & it\\'s A'
+    """
+
+    def sub(m: re.Match) -> str:
+        if m.group(1):
+            return _NAMED[m.group(1)]
+        code = int(m.group(2), 10) if m.group(2) else int(m.group(3), 16)
+        try:
+            return chr(code)
+        except (ValueError, OverflowError):
+            return m.group(0)
+
+    return _ENTITY.sub(sub, text)
+
+
 @dataclass
 class IamForm:
     """An IAM-OnDB original-xml form: ``id`` (Form id), ``writer`` (Form writerID; None if absent) and
-    ``lines`` {line id: transcription text}."""
+    ``lines`` {line id: transcription text, unescaped}; ``corrected_ids`` {TextLine id as written: line id
+    used} for lines whose Word ids name another line (see :func:`read_iamondb_original`)."""
 
     id: Optional[str]
     writer: Optional[str]
     lines: dict
     path: Path
+    corrected_ids: dict = field(default_factory=dict)
+
+
+def _words_line_id(tl: ET.Element) -> Optional[str]:
+    ids = Counter()
+    for w in tl:
+        wid = w.get("id") if local_name(w.tag) == "Word" else None
+        if wid and wid.count("-") >= 3:
+            ids[wid.rsplit("-", 1)[0]] += 1
+    return ids.most_common(1)[0][0] if ids else None
 
 
 def read_iamondb_original(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> IamForm:
     """Read an IAM-OnDB original-xml file: ``General/Form(id, writerID)`` and ``Transcription/TextLine(id,
     text)``. Files of original-xml-all without a transcription or writer give an empty ``lines`` / None.
-    Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; size limit
-    ``max_bytes`` as in :func:`read_iamondb_strokes`)."""
+
+    Texts are unescaped (:func:`unescape_iamondb_text`). A TextLine's id is not always the line its words
+    belong to: X-rayLaser/pytorch-handwriting-synthesis-toolkit iam_ondb/_transcriptions.py
+    (auto_correct_file_id, checked 2026-11-30) takes the line id most of the line's ``Word`` ids start with
+    (word ``a01-000u-01-02`` belongs to line ``a01-000u-01``) over the TextLine's own; so does this reader,
+    recording the change in ``corrected_ids``. Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no
+    DTDs or entities; size limit ``max_bytes`` as in :func:`read_iamondb_strokes`)."""
     path = Path(path)
-    root = parse_xml(path, max_bytes=max_bytes)
-    if local_name(root.tag) != "WhiteboardCaptureSession":
-        raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
+    root = _root_session(path, max_bytes)
     form_id = writer = None
     for gen in (el for el in root if local_name(el.tag) == "General"):
         for form in (el for el in gen if local_name(el.tag) == "Form"):
             form_id = form.get("id")
             writer = form.get("writerID")
-    lines = {}
+    lines, corrected = {}, {}
     for tr in (el for el in root if local_name(el.tag) == "Transcription"):
         for i, tl in enumerate(el for el in tr if local_name(el.tag) == "TextLine"):
             lid, text = tl.get("id"), tl.get("text")
             if lid is None or text is None:
                 raise FormatError(f"{path}: <Transcription> <TextLine> #{i}: attribute "
                                   f"{'id' if lid is None else 'text'} is missing")
-            lines[lid] = text
-    return IamForm(form_id, writer, lines, path)
+            by_words = _words_line_id(tl)
+            if by_words and by_words != lid:
+                corrected[lid] = by_words
+                lid = by_words
+            if lid in lines:
+                raise FormatError(f"{path}: <Transcription> <TextLine> #{i}: line id {lid!r} given twice")
+            lines[lid] = unescape_iamondb_text(text)
+    return IamForm(form_id, writer, lines, path, corrected)
 
 
 def _check_size(path: Path, max_bytes: Optional[int], what: str) -> None:
     check_file_size(path, max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError, what)
 
 
-def read_iamondb_ascii(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict:
-    """Read an IAM-OnDB ascii file: the lines under ``CSR:`` as {``<form>-<k:02d>``: text}, k from 1.
-    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
-    path = Path(path)
-    _check_size(path, max_bytes, "an IAM-OnDB ascii file")
+def _read_text(path: Path, max_bytes: Optional[int], what: str) -> str:
+    _check_size(path, max_bytes, what)
     try:
-        raw = path.read_text("latin-1")
+        return path.read_text("latin-1")
     except OSError as e:
         raise FormatError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
+def read_iamondb_ascii(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict:
+    """Read an IAM-OnDB ascii file: the lines under ``CSR:`` as {``<form>-<k:02d>``: text}, k from 1, texts
+    unescaped (:func:`unescape_iamondb_text`). Line k of the CSR part is line k of the form, as public readers
+    number them (X-rayLaser/pytorch-handwriting-synthesis-toolkit iam_ondb/_transcriptions.py
+    extract_transcription_from_txt_file: ``f'{object_id}-{i + 1:02}'``, checked 2026-11-30).
+    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
+    path = Path(path)
+    raw = _read_text(path, max_bytes, "an IAM-OnDB ascii file")
     m = re.search(r"^\s*CSR:\s*$", raw, re.MULTILINE)
     if not m:
         raise FormatError(f"{path}: no 'CSR:' section")
     lines = [ln.strip() for ln in raw[m.end():].splitlines() if ln.strip()]
-    return {f"{path.stem}-{k + 1:02d}": t for k, t in enumerate(lines)}
+    return {f"{path.stem}-{k + 1:02d}": unescape_iamondb_text(t) for k, t in enumerate(lines)}
 
 
+# ------------------------------------------------------------------------------------------ writers
+
+_FORM_ID = re.compile(r"^[a-z]\d\d-\d\d\d[a-z]?$")
 _LINE_ID = re.compile(r"^([a-z]\d\d)-(\d\d\d)([a-z]?)-(\d\d)$")
 
+
+def read_iamondb_forms(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict[str, str]:
+    """Read the release's forms.txt ("the mapping of all forms to the writers", download page) as {form id:
+    writer id}. A line holds a form id then a writer id, separated by white space (further fields are ignored);
+    blank lines and lines starting with ``#`` are skipped: the layout public readers of the IAM-OnDB forms.txt
+    use (JSJ-Experiments/DiffInk iam_tools/preview.py writer_map: skip blank and '#' lines, ``fields[0]`` form,
+    ``fields[1]`` writer, leading zeros kept; checked 2026-11-30). A malformed line or a form listed twice
+    with different writers raises FormatError naming the file and line number. At most ``max_bytes`` bytes."""
+    path = Path(path)
+    out: dict[str, str] = {}
+    for n, ln in enumerate(_read_text(path, max_bytes, "an IAM-OnDB forms listing").splitlines(), 1):
+        s = ln.strip()
+        if not s or s.startswith("#"):
+            continue
+        fields = s.split()
+        if len(fields) < 2:
+            raise FormatError(f"{path}: line {n}: expected '<form id> <writer id>', got {s[:40]!r}")
+        form, writer = fields[0], fields[1]
+        if not _FORM_ID.match(form):
+            raise FormatError(f"{path}: line {n}: form id {form!r} is not of the form a01-000u")
+        if out.get(form, writer) != writer:
+            raise FormatError(f"{path}: line {n}: form {form} listed again with writer {writer} "
+                              f"(before: {out[form]})")
+        out[form] = writer
+    return out
+
+
+def read_iamondb_writers(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict[str, dict]:
+    """Read the release's writers.xml as {writer id: {attribute: value, child element: [texts]}}.
+
+    Each writer is a ``Writer`` element under the root whose ``name`` attribute is the writer id (the
+    ``writerID`` of original-xml forms); its other attributes describe the writer (e.g. ``Gender``,
+    ``NativeLanguage``, ``WritingType``): X-rayLaser/pytorch-handwriting-synthesis-toolkit iam_ondb/_writers.py
+    (root's ``Writer`` elements, attributes, child elements' texts as lists; writer id ``name``) and
+    JSJ-Experiments/DiffInk iam_tools/preview.py (``w.attrib['name']`` of every ``Writer``), checked
+    2026-11-30. Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml`; a Writer without ``name`` or a
+    writer given twice raises FormatError naming the element."""
+    path = Path(path)
+    root = parse_xml(path, max_bytes=max_bytes)
+    out: dict[str, dict] = {}
+    for i, w in enumerate(el for el in root.iter() if local_name(el.tag) == "Writer"):
+        name = w.get("name")
+        if not name:
+            raise FormatError(f"{path}: <Writer> #{i}: attribute name is missing")
+        if name in out:
+            raise FormatError(f"{path}: <Writer> #{i}: writer {name!r} given twice")
+        info: dict = dict(w.attrib)
+        for child in w:
+            tag = local_name(child.tag)
+            if tag:
+                info.setdefault(tag, []).append((child.text or "").strip())
+        out[name] = info
+    return out
+
+
+# ------------------------------------------------------------------------------------------ splits
+
+# The task files list forms, one a line, as public readers open them (checked 2026-11-30): jan-auer/rnnlib-iam
+# english_online.py turns each stripped entry into ascii/<a01>/<a01-020>/<a01-020x>.txt with the pattern
+# ^(((\w+)-\d+)\w?)$ and reads lineStrokes/<that>-01.xml, -02.xml, ... (its minimal.txt, cut from trainset.txt,
+# has " a01-020x", " d04-081", " f07-088b": a leading space; forms with and without a letter). Entries are
+# matched to a line's form id exactly (d04-081 is not d04-081a); line ids (a01-020x-01) are accepted too.
+_SPLIT_ENTRY = re.compile(r"^[a-z]\d\d-\d\d\d[a-z]?(-\d\d)?$")
+
+
+def _split_path(root: Path, split: str) -> Path:
+    p = Path(split)
+    if p.is_file():
+        return p
+    name = split if split.endswith(".txt") else f"{split}.txt"
+    cands = [root / name, root / "task1" / name]
+    p = next((c for c in cands if c.is_file()), None)
+    if p is None:
+        raise FormatError(f"{root}: split {split!r}: none of {[str(c) for c in cands]} exists")
+    return p
+
+
+def iamondb_split_ids(root: str | os.PathLike, split: str, *, max_bytes: Optional[int] = None) -> set[str]:
+    """Form (or line) ids listed in an IAM-OnDB task file: ``split`` is a path to it, or a name such as
+    ``trainset``, ``testset_v``, ``testset_t``, ``testset_f`` looked up in ``root`` and ``root/task1``.
+    Entries are stripped of white space (the files indent them by a space); blank lines are skipped; an entry
+    that is no form or line id raises FormatError naming the file and line number.
+    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
+    p = _split_path(Path(root), split)
+    out = set()
+    for n, ln in enumerate(_read_text(p, max_bytes, "an IAM-OnDB split file").splitlines(), 1):
+        s = ln.strip()
+        if not s:
+            continue
+        if not _SPLIT_ENTRY.match(s):
+            raise FormatError(f"{p}: line {n}: {s[:40]!r} is no form id (a01-000u) or line id (a01-000u-01)")
+        out.add(s)
+    return out
+
+
+def read_iamondb_task(root: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict[str, set[str]]:
+    """The task IAM-OnDB-t1's split files found in ``root`` or ``root/task1``, as {name: ids} for the names of
+    :data:`IAMONDB_SPLITS` that exist. The download page divides the database "into 4 parts", so an id listed
+    in two of them raises FormatError naming both files."""
+    root = Path(root)
+    out, where = {}, {}
+    for name in IAMONDB_SPLITS:
+        try:
+            p = _split_path(root, name)
+        except FormatError:
+            continue
+        ids = iamondb_split_ids(root, str(p), max_bytes=max_bytes)
+        for i in sorted(ids):
+            if i in where:
+                raise FormatError(f"{p}: {i} is also listed in {where[i]}; the task's parts are disjoint")
+            where[i] = p
+        out[name] = ids
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the folder
 
 def _first_dir(root: Path, candidates: Sequence[str]) -> Optional[Path]:
     for c in candidates:
@@ -144,36 +453,28 @@ def _first_dir(root: Path, candidates: Sequence[str]) -> Optional[Path]:
     return None
 
 
-def iamondb_split_ids(root: str | os.PathLike, split: str, *, max_bytes: Optional[int] = None) -> set[str]:
-    """Form (or line) ids listed in an IAM-OnDB task file: ``split`` is a path to it, or a name such as
-    ``trainset``, ``testset_v``, ``testset_t``, ``testset_f`` looked up in ``root`` and ``root/task1``.
-    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
-    root = Path(root)
-    p = Path(split)
-    if not p.is_file():
-        name = split if split.endswith(".txt") else f"{split}.txt"
-        cands = [root / name, root / "task1" / name]
-        p = next((c for c in cands if c.is_file()), None)
-        if p is None:
-            raise FormatError(f"{root}: split {split!r}: none of {[str(c) for c in cands]} exists")
-    _check_size(p, max_bytes, "an IAM-OnDB split file")
-    try:
-        text = p.read_text("latin-1")
-    except OSError as e:
-        raise FormatError(f"{p}: cannot be read ({e.strerror or e})") from None
-    return {ln.strip() for ln in text.splitlines() if ln.strip()}
+def _first_file(root: Path, candidates: Sequence[str]) -> Optional[Path]:
+    for c in candidates:
+        p = root / c
+        if p.is_file():
+            return p
+    return None
 
 
 def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progress: bool = False,
-                 max_bytes: Optional[int] = None) -> list[IamLine]:
+                 max_bytes: Optional[int] = None, whiteboard: str = "normalise") -> list[IamLine]:
     """Read every line of an IAM-OnDB folder, sorted by line id.
 
     ``root`` holds ``lineStrokes-all/lineStrokes`` (or ``lineStrokes``), and optionally
     ``original-xml-part/original``, ``original-xml-all/original`` (or ``original``) for writer ids and
-    transcriptions, and ``ascii-all/ascii`` (or ``ascii``) for transcriptions. ``split`` keeps only the
-    forms / lines listed in that task file (see :func:`iamondb_split_ids`). Files that break the format raise
-    FormatError naming file and element; every file is read through the size check and the safe XML parser
-    of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`).
+    transcriptions, ``ascii-all/ascii`` (or ``ascii``) for transcriptions, ``forms.txt`` (or ``data/forms.txt``)
+    for the writers of forms the original xml does not name, ``writers.xml`` (or ``data/writers.xml``) for
+    what is known of each writer. A form's writer is its original-xml ``Form writerID``, else its forms.txt
+    entry; when both exist and differ a warning names both files (the original xml is kept); writers missing
+    from writers.xml are named in one warning. ``split`` keeps only the forms / lines listed in that task file
+    (see :func:`iamondb_split_ids`). ``whiteboard`` as in :func:`read_iamondb_strokes`. Files that break the
+    format raise FormatError naming file and element; every file is read through the size check and the safe
+    XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`).
     """
     from tqdm.auto import tqdm
 
@@ -186,6 +487,10 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
                                  root / "original") if d.is_dir()]
     ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
+    forms_file = _first_file(root, ["forms.txt", "data/forms.txt"])
+    writers_file = _first_file(root, ["writers.xml", "data/writers.xml"])
+    forms_map = read_iamondb_forms(forms_file, max_bytes=max_bytes) if forms_file else {}
+    writers = read_iamondb_writers(writers_file, max_bytes=max_bytes) if writers_file else None
     keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
 
     files = sorted(strokes_dir.rglob("*.xml"))
@@ -202,7 +507,7 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
             out.extend(forms_cache[d])
         return out
 
-    lines = []
+    lines, conflicts, unknown = [], {}, {}
     for f in tqdm(files, desc="IAM-OnDB lines", disable=not progress):
         lid = f.stem
         m = _LINE_ID.match(lid)
@@ -211,20 +516,40 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
         form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
         if keep is not None and form not in keep and lid not in keep:
             continue
-        ink = read_iamondb_strokes(f, max_bytes=max_bytes)
+        ink, wb = _read_line(f, max_bytes, whiteboard)
         sub = f.parent.relative_to(strokes_dir)
-        writer = text = None
+        writer = text = source = None
+        form_file = None
         for fm in forms_in(sub):
-            if lid in fm.lines or fm.id == form:
-                writer = writer or fm.writer
+            if (lid in fm.lines or fm.id == form) and fm.writer and writer is None:
+                writer, source, form_file = fm.writer, "original-xml", fm.path
             if text is None and lid in fm.lines:
                 text = fm.lines[lid]
-                writer = fm.writer or writer
+                if fm.writer:
+                    writer, source, form_file = fm.writer, "original-xml", fm.path
+        listed = forms_map.get(form)
+        if writer is None and listed is not None:
+            writer, source = listed, "forms.txt"
+        elif writer is not None and listed is not None and listed != writer:
+            conflicts[form] = (writer, form_file, listed)
         if text is None and ascii_dir is not None:
             af = ascii_dir / sub / f"{form}.txt"
             if af.is_file():
                 if af not in ascii_cache:
                     ascii_cache[af] = read_iamondb_ascii(af, max_bytes=max_bytes)
                 text = ascii_cache[af].get(lid)
-        lines.append(IamLine(lid, form, writer, text, ink, f))
+        info = {}
+        if writers is not None and writer is not None:
+            if writer in writers:
+                info = writers[writer]
+            else:
+                unknown.setdefault(writer, form)
+        lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb))
+    for form, (w, fp, listed) in sorted(conflicts.items()):
+        warnings.warn(f"IAM-OnDB form {form}: writer {w} in {fp} <Form writerID>, {listed} in {forms_file}; "
+                      f"{w} (the original xml) is used", stacklevel=2)
+    if unknown:
+        some = ", ".join(f"{w} (form {fm})" for w, fm in sorted(unknown.items())[:5])
+        warnings.warn(f"{writers_file}: {len(unknown)} writer id(s) of the forms are not in it: {some}"
+                      + (" ..." if len(unknown) > 5 else ""), stacklevel=2)
     return lines
