@@ -1,4 +1,4 @@
-"""Section 03's figures: galleries and the prompt."""
+"""Section 03's figures and tables: galleries, the prompt and the systems compared."""
 
 from __future__ import annotations
 
@@ -48,6 +48,24 @@ def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "ref
             ax.set_title(f"{run.label} - {tag}: '{word.text}'\nDTW {row['dtw']:.3f}, OCR read '{ocr}'", fontsize=8.5)
             ax.set_axis_off()
     return fig
+
+
+def systems_table(systems, registry: dict | None = None) -> pd.DataFrame:
+    """The systems of section 03, one row each from the registry (no system is built, no key is needed): name,
+    label, kind, model, how its answers are sampled and why (the registry's ``sampling``) and the requests per
+    minute the client paces it to (``rpm``); "-" where the registry gives none (local systems, self-hosted
+    servers)."""
+    from inkground_lib.evaluation.systems.registry import load_registry, system_kind
+
+    reg = registry if registry is not None else load_registry()
+    rows = []
+    for name in systems:
+        kind = system_kind(name, reg)  # an unknown name raises, naming the known ones
+        cfg = reg[name]
+        rows.append({"system": name, "label": cfg.get("label") or name, "kind": kind,
+                     "model": cfg.get("model") or "-", "sampling": cfg.get("sampling") or "-",
+                     "rpm": cfg.get("rpm") or "-"})
+    return pd.DataFrame(rows, columns=["system", "label", "kind", "model", "sampling", "rpm"])
 
 
 def prompt_example(ds, grid: int = GRID, variant: str = "two-image"):
