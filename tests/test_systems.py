@@ -259,7 +259,7 @@ def test_paper_entries_run_through_env(server, monkeypatch):
     claude = get_system("claude-opus-4.8", retry=RetryPolicy(max_attempts=1))
     assert claude.predict(make_item()).status == "ok"
     b = server.requests[-1].body
-    assert b["model"] == "claude-opus-4-8" and "temperature" not in b and b["max_tokens"] == 16384
+    assert b["model"] == "claude-opus-4-8" and "temperature" not in b and b["max_tokens"] == 4096
     qwen = get_system("qwen3-vl-32b", retry=RetryPolicy(max_attempts=1))
     assert qwen.predict(make_item()).status == "ok"
     b = server.requests[-1].body

@@ -97,10 +97,18 @@ def _predict(a) -> int:
     from inkground_lib.evaluation.run import predict_system
 
     ds = load_dataset(a.dataset)
+    if a.dry_run:
+        from inkground_lib.evaluation.run import plan_system
+
+        plan = plan_system(a.system, ds, Path(a.run), grid=a.grid, retry_refusals=a.retry_refusals)
+        print("\n".join(plan.lines()))
+        return 0
     run = predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet,
-                         retry_refusals=a.retry_refusals, overwrite=a.overwrite)
+                         retry_refusals=a.retry_refusals, overwrite=a.overwrite, max_requests=a.max_requests,
+                         max_cost=a.max_cost)
+    not_sent = sum(1 for r in run.records if str(r.get("error") or "").startswith("not sent"))
     print(f"{run.label}: {len(run.statuses)} words; {_status_counts(run.statuses)}; "
-          f"cache {Path(a.run) / 'predictions'}")
+          + (f"{not_sent} not sent (spending cap); " if not_sent else "") + f"cache {Path(a.run) / 'predictions'}")
     if run.inks and all(ink is None for ink in run.inks):
         print(f"inkground predict: no word got a usable prediction from {run.label} "
               f"({_status_counts(run.statuses)})", file=sys.stderr)
@@ -239,6 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--quiet", action="store_true")
     pr.add_argument("--retry-refusals", dest="retry_refusals", action="store_true",
                     help="ask again the words whose cached answer is a refusal or empty (costs requests)")
+    pr.add_argument("--dry-run", dest="dry_run", action="store_true",
+                    help="print the requests to send (after the cache), images, estimated tokens and cost; send nothing")
+    pr.add_argument("--max-requests", dest="max_requests", type=int,
+                    help="spending cap: send at most this many requests (the rest are not sent)")
+    pr.add_argument("--max-cost", dest="max_cost", type=float,
+                    help="spending cap in USD (worst case: estimated input + max_tokens output per request)")
     _overwrite_option(pr)
     pr.set_defaults(func=_predict)
 

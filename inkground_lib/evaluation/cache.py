@@ -199,7 +199,7 @@ class PredictionInterrupted(KeyboardInterrupt):
 def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
                     concurrency: Optional[int] = None, progress: bool = True,
                     prompt_version: Optional[str] = None, retry_refusals: bool = False,
-                    grace: float = GRACE_SECONDS) -> list[dict]:
+                    grace: float = GRACE_SECONDS, allowed: Optional[set] = None) -> list[dict]:
     """Answer every item with ``system``, resuming from ``cache_path``; return one record per item, in item
     order.
 
@@ -209,6 +209,9 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
     the cache as soon as it arrives (model outputs) or to the failures log (status "error"). A tqdm bar
     shows progress unless ``progress`` is False. A failed item's record in the returned list has status
     "error" and is not in the cache.
+
+    ``allowed``: the request keys that may be sent (a spending cap, :func:`inkground_lib.evaluation.plan.within_caps`);
+    the others are not sent and get an unsaved record with status "error", "not sent: over the spending cap".
 
     Ctrl-C: no new request or retry is started (``system.interrupt()``); answers that arrive within
     ``grace`` seconds are written as usual; requests still in flight then are logged with status
@@ -229,6 +232,12 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
             if (k not in cached or again) and k not in todo:
                 todo[k] = it
         results: dict[str, dict] = dict(cached)
+        if allowed is not None:
+            for k in [k for k in todo if k not in allowed]:
+                it = todo.pop(k)
+                results[k] = make_record(system, it, k, RawOutput(
+                    status="error", attempts=0, error="not sent: over the spending cap (--max-requests / --max-cost)"),
+                    prompt_version)
         n_keys = len(set(keys))
         bar = tqdm(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
                    disable=not progress)

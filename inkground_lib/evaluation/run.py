@@ -131,25 +131,45 @@ def eval_run_folder(run_dir, command: str, overwrite: bool = False):
 
 
 def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
-                   retry_refusals: bool = False, overwrite: bool = False):
+                   retry_refusals: bool = False, overwrite: bool = False, max_requests: int | None = None,
+                   max_cost: float | None = None):
     """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
     ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
     refusal or empty). Returns a :class:`SystemRun`. Raises SystemConfigError / SystemUnavailable (with the
     reason) when the system cannot run here; FolderError when ``run_dir`` is not a run folder (see
-    :func:`eval_run_folder`) or another command is writing it."""
+    :func:`eval_run_folder`) or another command is writing it. ``max_requests`` / ``max_cost`` (USD, worst
+    case): a spending cap; requests beyond it are not sent (:func:`inkground_lib.evaluation.plan.within_caps`)."""
     from inkground_lib.evaluation.systems.registry import get_system
 
     system = get_system(name, extra=registry_extra)
     with eval_run_folder(run_dir, "predict", overwrite):
-        return _predict_system(system, name, ds, run_dir, grid, progress, retry_refusals)
+        return _predict_system(system, name, ds, run_dir, grid, progress, retry_refusals, max_requests, max_cost)
 
 
-def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, retry_refusals: bool):
+def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None, retry_refusals: bool = False):
+    """What predicting ``name`` on ``ds`` would send and cost (:class:`inkground_lib.evaluation.plan.RunPlan`);
+    nothing is sent or written."""
+    from inkground_lib.evaluation.cache import cache_path
+    from inkground_lib.evaluation.plan import plan_predictions
+    from inkground_lib.evaluation.systems.registry import get_system
+
+    system = get_system(name, extra=registry_extra)
+    items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
+    return plan_predictions(system, items, cache_path(run_dir, name), retry_refusals)
+
+
+def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, retry_refusals: bool,
+                    max_requests=None, max_cost=None):
     from inkground_lib.evaluation.cache import cache_path, run_predictions
+    from inkground_lib.evaluation.plan import plan_predictions, within_caps
 
     items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
-    records = run_predictions(system, items, cache_path(run_dir, name), progress=progress,
-                              retry_refusals=retry_refusals)
+    path = cache_path(run_dir, name)
+    allowed = None
+    if max_requests is not None or max_cost is not None:
+        allowed = within_caps(plan_predictions(system, items, path, retry_refusals), max_requests, max_cost)
+    records = run_predictions(system, items, path, progress=progress, retry_refusals=retry_refusals,
+                              allowed=allowed)
     inks, statuses = [], []
     for rec, it in zip(records, items):
         ink, st = record_ink(rec, it.page_size, grid)
