@@ -45,8 +45,9 @@ def test_dry_run_sends_nothing_and_estimates_by_the_formula(env, capsys):
     assert srv.hits() == 0 and not run.exists()  # nothing sent, nothing written
     assert "9 words, 9 distinct requests, 0 cached, 9 to send" in out and "images per request: 2" in out
     # the same estimate by hand: the formula over the two PNGs of each request, plus the text estimate
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     total = 0
     for it in make_items(load_dataset(ds), with_prompt=True):
