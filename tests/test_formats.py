@@ -142,11 +142,14 @@ def test_inkml_reads_crohme_style_trace_views(tmp_path):
     p = tmp_path / "crohme.inkml"
     p.write_text(CROHME_LIKE, "utf-8")
     groups = read_inkml(p)
-    # every trace is referenced by a group: no bare group; the outer group has no traces of its own
-    assert [(g.id, g.text) for g in groups] == [("8", "a"), ("9", "+")]
-    np.testing.assert_array_equal(groups[0].ink[0][:, :2], [[10, 20], [11, 21], [12, 23]])
-    assert len(groups[1].ink) == 2 and groups[1].ink[1].shape == (1, 3)
-    assert np.isnan(groups[0].ink[0][:, 2]).all()  # no T channel -> t unknown
+    # every trace is referenced by a group: no bare group; the outer group (no traces of its own) holds its
+    # nested groups' traces and keeps its annotation; the nested groups point at it
+    assert [(g.id, g.text, g.parent, g.depth) for g in groups] == [
+        ("7", "Segmentation", None, 0), ("8", "a", 0, 1), ("9", "+", 0, 1)]
+    assert len(groups[0].ink) == 3
+    np.testing.assert_array_equal(groups[1].ink[0][:, :2], [[10, 20], [11, 21], [12, 23]])
+    assert len(groups[2].ink) == 2 and groups[2].ink[1].shape == (1, 3)
+    assert np.isnan(groups[1].ink[0][:, 2]).all()  # no T channel -> t unknown
 
 
 def test_inkml_reads_foreign_encodings(tmp_path):

@@ -28,13 +28,20 @@ INKML_NS = "http://www.w3.org/2003/InkML"
 @dataclass
 class InkMLGroup:
     """One group of traces read from InkML: a ``traceGroup`` (``id`` its xml:id, ``text`` its
-    ``annotation type="truth"``) or, with ``id`` None, the document's bare traces. ``ink`` is in the file's
-    units (t in ms, NaN where the file has no T); ``annotations`` holds every ``annotation`` by type."""
+    ``annotation type="truth"``) or, with ``id`` None and ``depth`` 0, the document's bare traces. ``ink`` holds
+    every trace of the group, its nested groups' included, in document order, in the file's units (t in ms,
+    NaN where the file has no T); ``annotations`` holds every ``annotation`` by type (the first of each type).
+    Nested groups stay groups of their own: ``parent`` is the index, in the list :func:`read_inkml` returns, of
+    the enclosing group (None at the top), ``depth`` its nesting level (0 at the top); a word group
+    ``<traceGroup><annotation type="truth">hello</annotation>`` holding letter groups is one group with the
+    text ``hello`` and all the letters' traces, each letter group another with ``parent`` pointing at it."""
 
     id: Optional[str]
     text: Optional[str]
     ink: Ink
     annotations: dict = field(default_factory=dict)
+    parent: Optional[int] = None
+    depth: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,51 @@ def _channels_of(tf: ET.Element, where: str) -> _Channels:
     return _Channels(tuple(regular), tuple(inter), t_scale)
 
 
-_TOKEN = re.compile(r"""\s*([!'"]?)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\?|\*|T|F)""")
+# Trace data, W3C InkML (Recommendation 20 September 2011, https://www.w3.org/TR/InkML/, section 3.2.1 "<trace>
+# element"; checked 2026-11-30). The value grammar as reproduced from that section in 1011X/inkml
+# (src/parse/mod.rs; docs.rs/inkml):
+#   value   ::= difference_order? wsp* "-"? wsp* number | "T" | "F" | "*" | "?"
+#   number  ::= (decimal | double | hex)
+#   double  ::= decimal ("e"|"E") ("+"|"-")? digit+
+#   decimal ::= digit+ ("." digit*)? | "." digit+
+#   hex     ::= "#" (digit | "A" | "B" | "C" | "D" | "E" | "F")+
+#   difference_order ::= ("!" | "'" | '"')
+#   wsp     ::= (#x20 | #x9 | #xD | #xA)
+# Points are separated by ",". Read leniently beyond the grammar: lower-case hex digits and a "+" sign.
+# The difference orders: "!" an explicit value, "'" a first difference (the value minus the previous point's),
+# '"' a second difference (that first difference minus the previous one); a prefix holds for the channel's
+# following values until another is given (the W3C's own example, "Pairs with velocity and acceleration":
+# 1125 18432'23'43"7"-8 3-5+7, https://www.w3.org/2004/Talks/0624-Seoul-IH/36.html). Differences are of the
+# values, whatever encoding gave them: after explicit points the previous first difference is x[k-1] - x[k-2],
+# not zero.
+_WSP = "[ \t\r\n]"
+_VALUE = re.compile(rf"""{_WSP}*(?:
+    (?P<flag>[TF*?])
+  | (?P<order>[!'"])?{_WSP}*(?P<sign>[-+])?{_WSP}*
+    (?P<num>\#[0-9A-Fa-f]+|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
+)""", re.VERBOSE)
+_ORDER_NAME = {"'": "first difference", '"': "second difference"}
+
+
+def _tokens(chunk: str, k: int, where: str) -> list[tuple[Optional[str], Optional[str], float]]:
+    """A point's values as (flag, order, number): flag one of T F * ? (number unused) or None."""
+    pos, vals = 0, []
+    end = len(chunk.rstrip(" \t\r\n"))
+    while pos < end:
+        m = _VALUE.match(chunk, pos)
+        if not m or m.end() == pos:
+            bad = chunk[pos:].strip(" \t\r\n")[:20]
+            raise FormatError(f"{where}: point {k}: cannot read value {bad!r}")
+        if m.group("flag"):
+            vals.append((m.group("flag"), None, math.nan))
+        else:
+            num = m.group("num")
+            v = float(int(num[1:], 16)) if num.startswith("#") else float(num)
+            if not math.isfinite(v):
+                raise FormatError(f"{where}: point {k}: value {m.group(0).strip()!r} is not finite")
+            vals.append((None, m.group("order"), -v if m.group("sign") == "-" else v))
+        pos = m.end()
+    return vals
 
 
 def _parse_trace(text: str, ch: _Channels, where: str) -> np.ndarray:
@@ -93,50 +144,44 @@ def _parse_trace(text: str, ch: _Channels, where: str) -> np.ndarray:
     ix, iy = names.index("X"), names.index("Y")
     it = names.index("T") if "T" in names else None
     mode = ["!"] * nall
-    prev = [math.nan] * nall
-    vel = [0.0] * nall
+    prev1 = [math.nan] * nall  # each channel's value at the previous point
+    prev2 = [math.nan] * nall  # ... and at the point before it
     rows = []
     chunks = (text or "").split(",")
-    if len(chunks) == 1 and not chunks[0].strip():
+    if len(chunks) == 1 and not chunks[0].strip(" \t\r\n"):
         return np.zeros((0, 3))
     for k, chunk in enumerate(chunks):
-        pos, vals = 0, []
-        chunk = chunk.rstrip()
-        while pos < len(chunk):
-            m = _TOKEN.match(chunk, pos)
-            if not m or m.end() == pos:
-                bad = chunk[pos:].strip()[:20]
-                raise FormatError(f"{where}: point {k}: cannot read value {bad!r}")
-            vals.append((m.group(1), m.group(2)))
-            pos = m.end()
+        vals = _tokens(chunk, k, where)
         if not vals:
             raise FormatError(f"{where}: point {k}: empty point (two commas in a row?)")
         if not (nreg <= len(vals) <= nall):
             raise FormatError(f"{where}: point {k}: {len(vals)} values, expected {nreg}"
                               + (f" to {nall}" if nall > nreg else "") + f" (channels {' '.join(names)})")
         row = [math.nan] * nall
-        for c, (prefix, tok) in enumerate(vals):
-            if prefix:
-                mode[c] = prefix
-            if tok == "?":
-                row[c] = math.nan
+        for c, (flag, order, v) in enumerate(vals):
+            if flag == "?":
                 continue
-            if tok == "*":
-                row[c] = prev[c]
+            if flag == "*":
+                row[c] = prev1[c]
                 continue
-            v = 1.0 if tok == "T" else 0.0 if tok == "F" else float(tok)
-            if mode[c] == "!" or k == 0 or math.isnan(prev[c]):
+            if flag is not None:  # T / F
+                row[c] = 1.0 if flag == "T" else 0.0
+                continue
+            if order:
+                mode[c] = order
+            if mode[c] == "!":
                 row[c] = v
-                vel[c] = 0.0
-            elif mode[c] == "'":
-                vel[c] = v
-                row[c] = prev[c] + v
-            else:  # '"': second difference
-                vel[c] = vel[c] + v
-                row[c] = prev[c] + vel[c]
-        for c in range(nall):
-            if not math.isnan(row[c]):
-                prev[c] = row[c]
+                continue
+            need = (prev1[c],) if mode[c] == "'" else (prev1[c], prev2[c])
+            if not all(math.isfinite(x) for x in need):
+                missing = k - 1 if not math.isfinite(prev1[c]) else k - 2
+                raise FormatError(f"{where}: point {k}: channel {names[c]}: a {_ORDER_NAME[mode[c]]} needs the "
+                                  + ("value of the point before it" if mode[c] == "'" else
+                                     "values of the two points before it")
+                                  + (f", and point {missing} has none" if missing >= 0 else
+                                     f", and point {k} is the trace's {'first' if k == 0 else 'second'}"))
+            row[c] = prev1[c] + v if mode[c] == "'" else prev1[c] + (prev1[c] - prev2[c]) + v
+        prev2, prev1 = prev1, row
         t = row[it] * ch.t_scale if it is not None else math.nan
         rows.append((row[ix], row[iy], t))
     arr = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
@@ -146,9 +191,26 @@ def _parse_trace(text: str, ch: _Channels, where: str) -> np.ndarray:
     return arr
 
 
-def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> list[InkMLGroup]:
-    """Read an InkML file into groups of strokes (see the module doc). Raises FormatError naming the element.
+@dataclass
+class _Node:
+    """A traceGroup (or a traceView holding others) while reading: its items are ("trace", array),
+    ("ref", id, traceView element) and ("node", nested _Node), in document order."""
 
+    el: ET.Element
+    items: list
+    parent: Optional["_Node"]
+    depth: int
+
+
+def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> list[InkMLGroup]:
+    """Read an InkML file into groups of strokes. Raises FormatError naming the element.
+
+    One :class:`InkMLGroup` per ``traceGroup`` (and per ``traceView`` holding others, or standing alone under
+    ``ink``) that holds ink, in document order, a group before the groups nested in it; each group's ink is every
+    trace in it, nested groups' included; a ``traceView traceDataRef`` stands for the trace, or the traceGroup /
+    traceView, it names. The document's traces that no group holds or views come first, as one group with ``id``
+    None. Trace values follow the grammar quoted above :func:`_parse_trace`: hex numbers, white space between a
+    difference order, the minus and the number, explicit values and first / second differences of the values.
     The file is parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; at most
     ``max_bytes`` bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB in MiB)."""
     path = Path(path)
@@ -195,8 +257,8 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> l
 
     traces: dict[str, np.ndarray] = {}
     referenced: set[str] = set()
-    groups: list[tuple[ET.Element, list]] = []  # (element, items: arrays or ('ref', id, el))
-    bare: list[np.ndarray] = []
+    nodes: list[_Node] = []  # every traceGroup (or traceView holding others), in document order
+    bare: list[tuple[np.ndarray, ET.Element]] = []
     counter = {"trace": 0}
 
     def trace_channels(el: ET.Element, current: _Channels) -> _Channels:
@@ -216,30 +278,30 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> l
             traces[xml_id(el)] = arr
         return arr
 
-    def walk_group(el: ET.Element, current: _Channels) -> None:
+    def view_ref(el: ET.Element) -> Optional[str]:
+        r = ref(el.get("traceDataRef"))
+        if r and (el.get("from") or el.get("to")):
+            raise FormatError(f"{path}: {describe_element(el)}: traceView from/to ranges are not supported")
+        return r
+
+    def walk(el: ET.Element, current: _Channels, parent: Optional[_Node]) -> _Node:
+        node = _Node(el, [], parent, 0 if parent is None else parent.depth + 1)
+        nodes.append(node)
         current = trace_channels(el, current)
-        items = []
         for child in el:
             n = local_name(child.tag)
             if n == "trace":
-                items.append(read_trace(child, current))
+                node.items.append(("trace", read_trace(child, current)))
             elif n == "traceView":
-                r = ref(child.get("traceDataRef"))
-                if not r:
-                    # a traceView holding nested traceViews / traces: flatten one level
-                    walk_group(child, current)
-                    continue
-                if child.get("from") or child.get("to"):
-                    raise FormatError(f"{path}: {describe_element(child)}: traceView from/to ranges are not supported")
-                items.append(("ref", r, child))
+                r = view_ref(child)
+                node.items.append(("ref", r, child) if r else ("node", walk(child, current, node)))
             elif n == "traceGroup":
-                walk_group(child, current)
+                node.items.append(("node", walk(child, current, node)))
             elif n == "context":
                 current = context_channels(child) or current
             elif n == "traceFormat":
                 current = _channels_of(child, str(path))
-        if items:
-            groups.append((el, items))
+        return node
 
     current = default
     doc_annotations = {}
@@ -248,13 +310,14 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> l
         if n == "trace":
             bare.append((read_trace(child, current), child))
         elif n == "traceGroup":
-            walk_group(child, current)
+            walk(child, current, None)
         elif n == "traceView":
-            r = ref(child.get("traceDataRef"))
+            r = view_ref(child)
             if r:
-                groups.append((child, [("ref", r, child)]))
+                node = _Node(child, [("ref", r, child)], None, 0)
+                nodes.append(node)
             else:
-                walk_group(child, current)
+                walk(child, current, None)
         elif n == "context":
             current = context_channels(child) or current
         elif n == "traceFormat":
@@ -262,31 +325,62 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> l
         elif n == "annotation":
             doc_annotations[child.get("type") or ""] = (child.text or "").strip()
 
-    out: list[InkMLGroup] = []
-    for el, items in groups:
-        strokes = []
-        for it in items:
-            if isinstance(it, tuple):
-                _, r, view = it
-                if r not in traces:
-                    raise FormatError(f"{path}: {describe_element(view)}: traceDataRef {r!r} names no trace")
-                referenced.add(r)
-                strokes.append(traces[r])
+    # a traceView's traceDataRef names a trace, or a traceGroup / traceView whose traces it stands for
+    by_id = {xml_id(nd.el): nd for nd in nodes if xml_id(nd.el)}
+    memo: dict[int, list[np.ndarray]] = {}
+
+    def strokes_of(node: _Node, seen: tuple = ()) -> list[np.ndarray]:
+        if id(node) in memo:
+            return memo[id(node)]
+        out = []
+        for item in node.items:
+            if item[0] == "trace":
+                out.append(item[1])
+            elif item[0] == "node":
+                out.extend(strokes_of(item[1], seen))
             else:
-                strokes.append(it)
+                _, r, view = item
+                if r in traces:
+                    referenced.add(r)
+                    out.append(traces[r])
+                elif r in by_id:
+                    if r in seen:
+                        raise FormatError(f"{path}: {describe_element(view)}: traceDataRef {r!r} refers back to "
+                                          "a group that contains this view")
+                    out.extend(strokes_of(by_id[r], seen + (r,)))
+                else:
+                    raise FormatError(f"{path}: {describe_element(view)}: traceDataRef {r!r} names no trace or "
+                                      "traceGroup")
+        memo[id(node)] = out
+        return out
+
+    kept: list[tuple[_Node, list[np.ndarray]]] = []
+    for node in nodes:
+        own = (xml_id(node.el),) if xml_id(node.el) else ()
+        st = strokes_of(node, own)
+        if st:
+            kept.append((node, st))
+    loose = [arr for arr, el in bare if not (xml_id(el) and xml_id(el) in referenced)]
+    offset = 1 if loose else 0
+    index = {id(node): offset + i for i, (node, _) in enumerate(kept)}
+    out: list[InkMLGroup] = []
+    if loose:
+        out.append(InkMLGroup(None, doc_annotations.get("truth"), as_ink(loose, f"{path}: bare traces"),
+                              dict(doc_annotations)))
+    for node, st in kept:
         ann = {}
-        for a in el:
+        for a in node.el:
             if local_name(a.tag) == "annotation":
                 ann.setdefault(a.get("type") or "", (a.text or "").strip())
         try:
-            ink = as_ink(strokes, f"{path}: {describe_element(el)}")
+            ink = as_ink(st, f"{path}: {describe_element(node.el)}")
         except InkError as e:
             raise FormatError(str(e)) from None
-        out.append(InkMLGroup(xml_id(el), ann.get("truth"), ink, ann))
-    loose = [arr for arr, el in bare if not (xml_id(el) and xml_id(el) in referenced)]
-    if loose:
-        out.insert(0, InkMLGroup(None, doc_annotations.get("truth"), as_ink(loose, f"{path}: bare traces"),
-                                 dict(doc_annotations)))
+        up = node.parent
+        while up is not None and id(up) not in index:
+            up = up.parent
+        out.append(InkMLGroup(xml_id(node.el), ann.get("truth"), ink, ann,
+                              index[id(up)] if up is not None else None, node.depth))
     return out
 
 
