@@ -363,15 +363,15 @@ def test_decode_constructed_tokens():
     assert text == "hello" and len(strokes2) == 2
 
 
-def test_decode_drops_unpaired_and_out_of_range():
-    t = ("<ink_token_450><ink_token_5><ink_token_6><ink_token_230>"   # x 5 unpaired -> (6, 5)
-         "<ink_token_240>"                                             # y without x: dropped
-         "<ink_token_7><ink_token_999><ink_token_250>"                 # 999 out of range breaks the pair
-         "<ink_token_8><ink_token_450><ink_token_9><ink_token_449>")   # x 8 unpaired at stroke end
+def test_decode_pairs_by_position_and_raises_out_of_range():
+    # the notebook's detokenize: (5, 6 - 225) is one dropped pair, not x 5 dropped and (6, 5) kept
+    t = ("<ink_token_450><ink_token_5><ink_token_6><ink_token_230>"    # pair dropped; 230 alone at the end
+         "<ink_token_450><ink_token_9><ink_token_449>")
     strokes = decode_ink_tokens(t)
-    assert len(strokes) == 2
-    np.testing.assert_array_equal(strokes[0], [[6, 5]])
-    np.testing.assert_array_equal(strokes[1], [[9, 224]])
+    assert len(strokes) == 1
+    np.testing.assert_array_equal(strokes[0], [[9, 224]])
+    with pytest.raises(DerenderError, match="outside the vocabulary"):
+        decode_ink_tokens("<ink_token_450><ink_token_7><ink_token_999><ink_token_250>")
     assert decode_ink_tokens("no ink at all") == []
     assert split_inksight_output("just text") == ("just text", [])
 
@@ -416,9 +416,8 @@ def test_inksight_missing_model_is_a_clear_error(tmp_path):
         InkSightDerenderer(tmp_path / "nowhere")
 
 
-def test_inksight_missing_tensorflow_is_a_clear_error(tmp_path, monkeypatch):
+def test_inksight_without_its_python_is_a_clear_error(tmp_path, monkeypatch):
     (tmp_path / "saved_model.pb").write_bytes(b"")
-    monkeypatch.setitem(sys.modules, "tensorflow", None)  # import fails as if not installed
-    monkeypatch.setitem(sys.modules, "tensorflow_text", None)
-    with pytest.raises(DerenderError, match=r"tensorflow, tensorflow-text.*pip install 'tensorflow>=2.15,<2.18'"):
+    monkeypatch.delenv("INKSIGHT_PYTHON", raising=False)
+    with pytest.raises(DerenderError, match=r"INKSIGHT_PYTHON is not set.*requirements-inksight.txt"):
         InkSightDerenderer(tmp_path)

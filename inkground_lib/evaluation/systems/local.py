@@ -173,19 +173,50 @@ def build_skeleton(name, cfg):
     return DerenderSystem(name, cfg, make_derenderer("skeleton"), "skeleton")
 
 
-INKSIGHT_NEEDS = ("TensorFlow 2.15-2.17 with tensorflow-text and the InkSight-Small-p SavedModel on disk "
-                  "(Hugging Face Derendering/InkSight-Small-p), its folder named by the environment variable "
-                  "in model_dir_env; use the 'skeleton' system as the offline stand-in")
+INKSIGHT_NEEDS = ("InkSight's own environment (requirements-inksight.txt: TensorFlow 2.17.0, tensorflow-text; "
+                  "`make inksight-e2e` builds .venv-inksight), its python named by INKSIGHT_PYTHON, and the "
+                  "InkSight-Small-p SavedModel on disk (Hugging Face Derendering/InkSight-Small-p), its folder "
+                  "named by the environment variable in model_dir_env; use the 'skeleton' system as the "
+                  "offline stand-in")
+
+
+class InkSightSystem(DerenderSystem):
+    """InkSight Small-p run as the public notebook runs it (see
+    :mod:`inkground_lib.components.derenderers.inksight`): the word crop is the notebook's
+    (:func:`~inkground_lib.components.derenderers.inksight.inksight_crop`: the box grown by ``grow``, default
+    0.1, of its width and height on EACH side, clipped, truncated to whole pixels), the model is called in
+    InkSight's environment through the worker, with the "Derender the ink." retry when the first answer has
+    no ink. ``attempts`` of the output is the number of model calls (1, or 2 after the retry); an answer
+    with no ink after the retry has status "empty"."""
+
+    def __init__(self, name, cfg, derenderer):
+        super().__init__(name, cfg, derenderer, "inksight")
+
+    def answer_params(self):
+        return dict(super().answer_params(), crop="inksight-notebook: grow per side, int-truncated")
+
+    def predict(self, item: Item) -> RawOutput:
+        from inkground_lib.components.derenderers.inksight import inksight_crop
+
+        crop, cb = inksight_crop(item.load_image(), _box_of(item, self.name), grow=self.grow)
+        ink, ans = self.derenderer.derender_answer(np.ascontiguousarray(crop), cb, item.text)
+        ink = as_ink(ink, f"{self.name}: word {item.word_id}")
+        return RawOutput(strokes=ink, status="ok" if ink.n_points else "empty", attempts=len(ans.prompts))
+
+    def close(self) -> None:
+        self.derenderer.close()
 
 
 def build_inksight(name, cfg):
+    from inkground_lib.components.derenderers.inksight import InkSightDerenderer
+
     var = cfg.get("model_dir_env") or "INKSIGHT_MODEL_DIR"
     model_dir = os.environ.get(var)
     if not model_dir:
         raise SystemUnavailable(f"system {name}: environment variable {var} is not set; InkSight needs "
                                 f"{INKSIGHT_NEEDS}")
     try:
-        d = make_derenderer(f"inksight-small-p:{model_dir}")
+        d = InkSightDerenderer(model_dir)
     except (DerenderError, ImportError, OSError) as e:
         raise SystemUnavailable(f"system {name}: InkSight cannot be loaded: {e}") from None
-    return DerenderSystem(name, cfg, d, "inksight")
+    return InkSightSystem(name, cfg, d)
