@@ -40,3 +40,14 @@ clean:
 
 clean-all:
 	$(PYTHON) -m inkground_lib.build.clean --all $(if $(YES),--yes)
+
+# InkSight end to end, outside `make test`: its own environment .venv-inksight (requirements-inksight.txt:
+# TensorFlow 2.17.0 + tensorflow-text, ~2.1 GB, Python 3.9-3.12), a tiny SavedModel with InkSight's signature,
+# and the real worker driven from the main environment (torch, no TensorFlow) through the `inksight` system
+.PHONY: inksight-e2e
+inksight-e2e: $(STAMP)
+	@$(PYTHON) -c 'import sys; sys.exit(not (3, 9) <= sys.version_info[:2] <= (3, 12))' || \
+	  { echo "inksight-e2e: TensorFlow 2.17 needs Python 3.9-3.12; run with PYTHON=python3.11"; exit 1; }
+	@test -x .venv-inksight/bin/python || $(PYTHON) -m venv .venv-inksight
+	.venv-inksight/bin/python -m pip --disable-pip-version-check -q install -r requirements-inksight.txt
+	$(PY) -m inkground_lib.components.derenderers.inksight_e2e --python .venv-inksight/bin/python
