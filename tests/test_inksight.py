@@ -58,6 +58,14 @@ def test_crop_cuts_the_page_at_the_notebook_box():
     np.testing.assert_array_equal(crop, page[18:31, 51:71])
 
 
+def test_crop_equals_the_notebooks_rotate_then_crop():
+    # rotate_crop_scale_and_pad: original.rotate(0, center=(min_x, min_y)).crop((min_x, min_y, max_x, max_y))
+    page = np.random.default_rng(1).integers(0, 256, (50, 100, 3), dtype=np.uint8)
+    crop, (x0, y0, x1, y1) = inksight_crop(page, (53, 20, 70, 31))
+    im = Image.fromarray(page).rotate(0, center=(x0, y0)).crop((int(x0), int(y0), int(x1), int(y1)))
+    np.testing.assert_array_equal(crop, np.asarray(im))
+
+
 # ----------------------------------------------------------------------------------------- resize, pad
 
 def test_resize_is_bicubic_hand_computed():

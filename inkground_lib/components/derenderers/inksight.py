@@ -6,8 +6,10 @@ Source of every rule below: google-research/inksight, colab.ipynb (checked 2026-
 those of the .ipynb file at commit 4c5a66e). Conventions: page pixels, origin top-left, y down; the model's
 canvas is 224 x 224 pixels, same orientation.
 
-* crop (:func:`inksight_crop_box`): the full-page docTR path, lines 830-845 - the box in whole pixels, grown
-  by 10% of its width and height on EACH side, clipped to the page, then ``int`` of x0, y0, width, height;
+* crop (:func:`inksight_crop_box`): the full-page docTR path (the notebook's default segmenter, line 1176),
+  lines 830-845 - the box in whole pixels, grown by 10% of its width and height on EACH side, clipped to the
+  page, then ``int`` of x0, y0, width, height; ``rotate_crop_scale_and_pad`` then rotates by 0 degrees (an
+  identity in Pillow) and crops that box (lines 769-773);
 * scale (:func:`prepare_inksight_crop`): ``rotate_crop_scale_and_pad``, lines 764-790 - ratio =
   min(224 / w, 224 / h), new size ``int(w * ratio) x int(h * ratio)`` with PIL's ``Image.resize`` default
   filter, which is BICUBIC for RGB images (Pillow's Image.resize documentation);
@@ -19,7 +21,7 @@ canvas is 224 x 224 pixels, same orientation.
   by ``make inksight-e2e`` against TensorFlow 2.17.0);
 * prompts: "Recognize and derender." and, when its answer decodes to no stroke, one retry with "Derender the
   ink." on the same image (lines 1085-1099 and 1195-1220);
-* tokens (:func:`decode_ink_tokens`): ``text_to_tokens`` and ``detokenize``, lines 882-925 - any token
+* tokens (:func:`decode_ink_tokens`): ``text_to_tokens`` and ``detokenize``, lines 882-921 - any token
   outside 0..450 raises; x and y are paired by POSITION; a pair whose x or y is out of range is dropped;
 * back to the page (:func:`inksight_to_page`): ``unpad_unscale_unrotate_uncrop``, lines 996-1010 -
   x = (x224 - dx) / ratio + crop x0.
