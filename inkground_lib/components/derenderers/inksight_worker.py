@@ -77,7 +77,7 @@ def load_saved_model(model_dir: str) -> ModelCall:
                                "(requirements-inksight.txt pins 2.17.0)")
     text_ops = True
     try:
-        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops InkSight's graph uses)
+        import tensorflow_text  # noqa: F401  (registers the ops InkSight's graph uses, as the notebook imports it)
     except ImportError:
         text_ops = False
     try:
