@@ -154,10 +154,10 @@ class InkSightWorker:
         f = getattr(self, "_stderr", None)
         if f is None or f.closed:
             return ""
-        try:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - n))
-            return f.read().decode("utf-8", "replace").strip()
+        try:  # pread: the file offset the worker writes at stays where it is
+            fd = f.fileno()
+            size = os.fstat(fd).st_size
+            return os.pread(fd, n, max(0, size - n)).decode("utf-8", "replace").strip()
         except (OSError, ValueError):
             return ""
 
