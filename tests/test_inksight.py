@@ -247,3 +247,40 @@ def test_inverse_mapping_hand_computed():
     assert tall.dx == 75 and tall.dy == 0
     ink = inksight_to_page([np.array([[75.0, 0.0], [75.0 + 56.0, 112.0]])], tall, (5, 7, 105, 307))
     np.testing.assert_allclose(ink[0][:, :2], [[5.0, 7.0], [5 + 56 * 300 / 224, 7 + 150.0]])
+
+
+def test_the_pseudo_label_stage_crops_as_the_notebook_for_inksight():
+    """The pseudo-label stage asks the derenderer for its crop: InkSight gets the notebook's crop box, the
+    skeleton derenderer the stage's default (10% larger box, at least 2 px)."""
+    import numpy as np
+
+    from inkground_lib.components.derenderers.inksight import inksight_crop_box
+    from inkground_lib.core.dataset import Page, Word
+    from inkground_lib.core.ink import as_ink
+    from inkground_lib.pseudo.derender_stage import derender_page
+
+    class Recorder:
+        parallel = False
+
+        def __init__(self, crop=None):
+            self.boxes = []
+            if crop is not None:
+                self.crop = crop
+
+        def derender(self, crop, crop_box, text=None):
+            self.boxes.append(tuple(crop_box))
+            return as_ink([[[crop_box[0], crop_box[1], 0.0]]])
+
+    photo = np.full((120, 240, 3), 255, np.uint8)
+    ink = as_ink([[[60, 40, 0], [180, 80, 1]]])
+    word = Word("p0-w0", "word", (60.0, 40.0, 180.0, 80.0), ink, "p0", "test", ink)
+    page = Page("p0", None, "w", 240, 120, [word])
+    page.load_image = lambda: photo
+    from inkground_lib.components.derenderers.inksight import inksight_crop
+
+    notebook = Recorder(crop=inksight_crop)
+    derender_page((page, notebook, "k"))
+    assert notebook.boxes == [tuple(float(v) for v in inksight_crop_box(word.box, (240, 120)))]
+    plain = Recorder()
+    derender_page((page, plain, "k"))
+    assert plain.boxes != notebook.boxes

@@ -32,7 +32,8 @@ def derender_page(job) -> dict:
     inks, errors = {}, {}
     for w in page.words:
         try:
-            crop, cbox = crop_word(photo, w.box, grow=CROP_GROW)
+            cropper = getattr(der, "crop", None)  # a derenderer with its own crop rule (InkSight's notebook)
+            crop, cbox = cropper(photo, w.box) if cropper else crop_word(photo, w.box, grow=CROP_GROW)
             ink = der.derender(crop, cbox, w.text)
         except DerenderError as e:
             ink, errors[w.id] = Ink(), str(e)
@@ -45,8 +46,9 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
                      workers: Optional[int] = None) -> dict[str, Ink]:
     """Pseudo-labels of every word of every page of ``ds``: {word id: ink in page pixels}.
 
-    Each word is cut out with :func:`~inkground_lib.components.derenderers.base.crop_word` (box grown by 10%, at least 2 px)
-    and derendered (the word's text is passed; the skeleton derenderer ignores it). Results go page by page
+    Each word is cut out with the derenderer's own ``crop(photo, box)`` where it has one (InkSight: the public
+    notebook's crop), else :func:`~inkground_lib.components.derenderers.base.crop_word` (box grown by 10%, at
+    least 2 px), and derendered (the word's text is passed; the skeleton derenderer ignores it). Results go page by page
     to ``run_dir/derender-<name>.jsonl`` (one record per page: key, inks rounded to 0.01 px, per-word
     errors, seconds); pages whose record (same key, see the module doc) exists are not recomputed. A word
     whose box lies outside the photo gets an empty ink and its error is recorded. Inks are always returned

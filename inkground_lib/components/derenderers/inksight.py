@@ -377,6 +377,11 @@ class InkSightDerenderer:
         ans = inksight_answer(self.run_model, prep.jpeg, self.first_prompt(text), self.strict_tokens)
         return inksight_to_page(ans.strokes, prep, box), ans
 
+    def crop(self, photo: np.ndarray, box: Sequence[float]) -> tuple[np.ndarray, Box]:
+        """The word crop as the public notebook cuts it (:func:`inksight_crop`); the pseudo-label stage uses
+        it instead of its default crop."""
+        return inksight_crop(photo, box)
+
     def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
         ink, ans = self.derender_answer(crop, crop_box, text)
         self.last_answer, self.last_text = ans, ans.text
