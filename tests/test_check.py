@@ -85,3 +85,8 @@ def test_missing_variable_named_and_a_live_garbage_answer_is_not_ready(env, caps
     env.script(ok("The word says ink."), match="messages")
     code, out, _ = run(capsys, "--systems", "vl", "--live")
     assert code == 1 and "parsed unparseable" in line(out, "vl")
+
+
+def test_live_check_of_a_local_system_runs_it_once(env, capsys):
+    code, out, _ = run(capsys, "--systems", "font", "--live")
+    assert code == 0 and "ok:" in line(out, "font") and " points" in line(out, "font")

@@ -112,6 +112,12 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
         if getattr(system, "kind", None) != "api":
             row.ready = True
             row.detail = "local system: runs here"
+            if live:  # e.g. InkSight: its worker, environment and model answer one word
+                out = system.predict(live_item())
+                n = 0 if out.strokes is None else out.strokes.n_points
+                row.live = f"{out.status}: {n} points" if out.status != "error" else f"error: {out.error}"
+                row.ready = out.status == "ok" and n > 0
+                row.detail = "" if row.ready else row.live
             return row
         try:
             served = system.list_models(timeout)
