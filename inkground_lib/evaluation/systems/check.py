@@ -117,7 +117,7 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
                 n = 0 if out.strokes is None else out.strokes.n_points
                 row.live = f"{out.status}: {n} points" if out.status != "error" else f"error: {out.error}"
                 row.ready = out.status == "ok" and n > 0
-                row.detail = "" if row.ready else row.live
+                row.detail = "local system: runs here" if row.ready else row.live
             return row
         try:
             served = system.list_models(timeout)
