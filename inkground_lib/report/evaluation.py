@@ -91,3 +91,18 @@ def fig_images(images, titles=None, width: float = 6.0):
         if titles:
             ax.set_title(titles[k], fontsize=10)
     return fig
+
+
+def both_sides_table(res) -> pd.DataFrame:
+    """Section 03's "both sides" table (:func:`inkground_lib.evaluation.both_sides.both_sides`): each
+    derenderer against its own labels, the other's and the truth; DTW and Chamfer in reference word heights
+    with 95% page-bootstrap intervals, at a precision that tells the bounds apart."""
+    from inkground_lib.report.format import value_with_interval
+
+    t = res.table
+    out = pd.DataFrame({"derenderer": t["derenderer"], "scored against": t["scored against"],
+                        "words": t["n_words"]})
+    rows = t.to_dict("records")
+    for m, label in (("dtw", "DTW"), ("chamfer", "Chamfer")):
+        out[label] = [value_with_interval(r, m) for r in rows]
+    return out.set_index(["derenderer", "scored against"])
