@@ -428,6 +428,16 @@ def test_run_pseudo_labels_end_to_end_and_reuse(synth_ds, tmp_path):
     pd.testing.assert_frame_equal(r.pages, r2.pages)
     tab = funnel_table(r2)
     assert tab.loc["candidate pages", "paper (reported)"] == 2984
+    # parameters are set, not measured, and never divided by the paper's (issue 13); no raw NaN on the page
+    for q, v in (("OCR match threshold (share of words)", 0.85), ("raters (pool)", 10), ("raters per pair (min)", 2),
+                 ("score every rater must give to keep a page", 10)):
+        assert tab.loc[q, "ours (measured)"] == "— set, not measured"
+        assert tab.loc[q, "ours (set, not measured)"] == v and str(tab.loc[q, "ours / paper"]).startswith("—")
+    assert tab.loc["OCR match threshold (share of words)", "ours / paper"] == "— set to the paper's value"
+    assert tab.loc["raters (pool)", "ours / paper"] == "— set by this run, not the paper's value"  # 10, not 85
+    assert tab.loc["candidate pages", "ours (measured)"] == 3
+    assert tab.loc["raters who rated a pair here", "paper (reported)"] == "— not reported"
+    assert "NaN" not in tab.to_string() and "nan" not in tab.to_html()
 
 
 def test_run_pseudo_labels_with_ratings_file_and_subset(synth_ds, tmp_path):

@@ -50,3 +50,77 @@ def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 2):
     for ax in list(axes.flat)[n:]:
         ax.set_axis_off()
     return fig
+
+
+# Section 01's table: (label, key in core.dataset.statistics, id in reported.csv).
+STATISTICS_ROWS = [
+    ("pages", "pages", "pages"),
+    ("words per page (mean)", "words_per_page_mean", "words_per_page_mean"),
+    ("words per page (min)", "words_per_page_min", "words_per_page_min"),
+    ("words per page (max)", "words_per_page_max", "words_per_page_max"),
+    ("strokes per page (mean)", "strokes_per_page_mean", "strokes_per_page_mean"),
+    ("points per stroke (mean)", "points_per_stroke_mean", "points_per_stroke_mean"),
+    ("median word-box width / page width", "box_width_median", "box_width_median"),
+    ("median word-box height / page height", "box_height_median", "box_height_median"),
+]
+
+
+def generator_settings(ds, paper: pd.DataFrame | None = None) -> dict:
+    """The statistics of ``ds`` that its generator was SET to (the synthetic generator's parameters, read
+    from the dataset's manifest): {statistic key: (setting, note)}, empty for a dataset that was not
+    generated (recorded, benchmark, inkGround). Words per page: the generator's floor ``words_min``, cap
+    ``words_max`` and target mean ``words_mean`` (defaults from the paper's 2-140, mean 34.89). Word-box
+    size: the generator's letter ``size`` (1 = the default x-height, chosen so the median word box matches
+    the paper's 0.100 x 0.037 of the page), so the box medians follow from a setting and are not compared."""
+    if ds.kind != "synth":
+        return {}
+    paper = paper_numbers() if paper is None else paper
+    m = (ds.meta or {}).get("params", {})
+    out = {}
+
+    def note(value, pid, what):
+        p = float(paper.loc[pid, "value"])
+        return (f"generator's {what} set to the paper's value" if math.isclose(float(value), p, rel_tol=1e-9)
+                else f"generator's {what} set to {value:g} (paper {p:g})")
+
+    for key, param, pid, what in (("words_per_page_min", "words_min", "words_per_page_min", "floor"),
+                                  ("words_per_page_max", "words_max", "words_per_page_max", "cap"),
+                                  ("words_per_page_mean", "words_mean", "words_per_page_mean", "target mean")):
+        if param in m:
+            out[key] = (m[param], note(m[param], pid, what))
+    if "size" in m:
+        for key in ("box_width_median", "box_height_median"):
+            out[key] = (f"letter size {m['size']:g}", "generator's letter size tuned to the paper's box")
+    return out
+
+
+def generator_sentence(ds, paper: pd.DataFrame | None = None) -> str:
+    """One sentence for section 01's prose: which statistics the generator was set to match, with its
+    settings (:func:`generator_settings`), or that none was set."""
+    s = generator_settings(ds, paper)
+    if not s:
+        return (f"The dataset {ds.name} was not generated to match the paper, so every statistic in the table "
+                f"is measured.")
+    parts = []
+    w = {k: s[k][0] for k in ("words_per_page_min", "words_per_page_max", "words_per_page_mean") if k in s}
+    if len(w) == 3:
+        parts.append(f"words per page (drawn between {w['words_per_page_min']:g} and {w['words_per_page_max']:g} "
+                     f"with a target mean of {w['words_per_page_mean']:g})")
+    if "box_width_median" in s:
+        parts.append(f"the word-box size ({s['box_width_median'][0]}, the default x-height chosen so the "
+                     f"median word box matches the paper's)")
+    return (f"The synthetic generator was SET to the paper's statistics for {' and '.join(parts)}: those rows "
+            f"show the generator's setting in the column 'ours (set, not measured)', with no ratio to the "
+            f"paper's value, since a setting divided by the value it was set to measures nothing. The other rows "
+            f"are measured.")
+
+
+def statistics_table(ds, stats: dict, rec_stats: dict | None = None, paper: pd.DataFrame | None = None):
+    """Section 01's table: the statistics of ``ds`` (``stats``, from core.dataset.statistics) beside the
+    paper's, the rows the generator was set to shown as set (:func:`generator_settings`), and the recorded
+    set's statistics (``rec_stats``) as a further measured column."""
+    from inkground_lib.report.tables import beside_paper
+
+    return beside_paper(stats, STATISTICS_ROWS, paper=paper,
+                        also={"recorded set (measured)": rec_stats} if rec_stats else None,
+                        set_values=generator_settings(ds, paper))

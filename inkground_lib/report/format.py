@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from inkground_lib.core.paper import paper_numbers
 
@@ -38,11 +39,63 @@ def paper_glue(ids: list[str], prefix: str = "paper_") -> None:
     glue_all({k: float(p.loc[k, "value"]) for k in ids}, prefix=prefix)
 
 
-def value_with_interval(row, key: str, decimals: int = 3) -> str:
-    v = row.get(key, float("nan"))
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    lo, hi = row.get(f"{key}_lo", float("nan")), row.get(f"{key}_hi", float("nan"))
-    if lo is None or (isinstance(lo, float) and math.isnan(lo)):
-        return f"{v:.{decimals}f}"
-    return f"{v:.{decimals}f} [{lo:.2f}, {hi:.2f}]"
+EM_DASH = "\u2014"
+
+
+def is_missing(v) -> bool:
+    """None, NaN (Python or numpy) or pandas NA."""
+    if v is None:
+        return True
+    r = pd.isna(v)
+    return bool(r) if isinstance(r, (bool, np.bool_)) else False
+
+
+def missing(reason: str) -> str:
+    """What a table shows instead of a missing number: an em dash with the reason beside it
+    (``missing("no valid output")`` -> "— no valid output"), never a raw NaN or None."""
+    return f"{EM_DASH} {reason}"
+
+
+def fixed(x: float, d: int) -> str:
+    """``x`` at ``d`` decimals, without the sign of a negative zero ("0.000", not "-0.000")."""
+    s = f"{x:.{d}f}"
+    return s.lstrip("-") if float(s) == 0 else s
+
+
+def interval_decimals(lo: float, hi: float, *, at_least: int = 3, at_most: int = 6) -> int:
+    """Decimals at which the interval [lo, hi] prints as two different numbers: the fewest, from ``at_least``
+    up to ``at_most`` (an interval narrower than 10^-at_most, or of zero width, prints at ``at_least``)."""
+    if hi > lo:
+        for d in range(at_least, at_most + 1):
+            if fixed(lo, d) != fixed(hi, d):
+                return d
+    return at_least
+
+
+def format_interval(v, lo, hi, *, missing_reason: str = "not measured", at_least: int = 3) -> str:
+    """A point estimate with its interval, all three at the same precision (:func:`interval_decimals`), so a
+    point estimate inside its interval never prints outside it: 0.018 [0.017, 0.019], not 0.018 [0.02, 0.02].
+    A missing estimate prints as :func:`missing` (``missing_reason``); a missing interval as the value alone."""
+    if is_missing(v):
+        return missing(missing_reason)
+    v = float(v)
+    if is_missing(lo) or is_missing(hi):
+        return fixed(v, at_least)
+    lo, hi = float(lo), float(hi)
+    d = interval_decimals(lo, hi, at_least=at_least)
+    return f"{fixed(v, d)} [{fixed(lo, d)}, {fixed(hi, d)}]"
+
+
+def value_with_interval(row, key: str, decimals: int = 3, missing_reason: str = "not measured") -> str:
+    """``row[key]`` with its ``_lo`` / ``_hi`` bounds (:func:`format_interval`)."""
+    return format_interval(row.get(key), row.get(f"{key}_lo"), row.get(f"{key}_hi"),
+                           missing_reason=missing_reason, at_least=decimals)
+
+
+def cell(v, decimals: int, missing_reason: str):
+    """A table cell: :func:`count_or_rounded`, or :func:`missing` (``missing_reason``) for a missing value."""
+    if is_missing(v):
+        return missing(missing_reason)
+    if isinstance(v, str):
+        return v
+    return count_or_rounded(v, decimals)

@@ -8,26 +8,52 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.core.dataset import Dataset, load_dataset
+from inkground_lib.core.defaults import KEEP_SCORE
 from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
+from inkground_lib.report.format import missing
+
+
+def funnel_parameters(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> dict:
+    """The funnel's quantities this run SET rather than measured: {key: (value, note)} for
+    :func:`inkground_lib.report.tables.beside_paper`. Always the OCR threshold and the keep score; with
+    simulated raters also the rater pool and the raters per pair (with a ratings file those are measured).
+    ``note`` says whether the value is the paper's."""
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.tables import set_note
+
+    paper = paper_numbers() if paper is None else paper
+
+    def pv(pid):
+        return float(paper.loc[pid, "value"]) if pid in paper.index else float("nan")
+
+    out = {"ocr_threshold": float(res.params["ocr_threshold"]), "keep_score": KEEP_SCORE}
+    if res.params.get("n_raters") is not None:
+        out["rater_pool"] = int(res.params["n_raters"])
+    if res.params.get("raters_per_pair") is not None:
+        out["raters_per_pair_min"] = int(res.params["raters_per_pair"][0])
+    ids = {"rater_pool": "n_raters"}
+    return {k: (v, set_note(v, pv(ids.get(k, k)))) for k, v in out.items()}
 
 
 def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> pd.DataFrame:
-    """The funnel beside the paper's reported numbers (:func:`inkground_lib.report.tables.beside_paper`)."""
+    """The funnel beside the paper's reported numbers (:func:`inkground_lib.report.tables.beside_paper`); the
+    parameters of :func:`funnel_parameters` are shown as set, not measured, and are not divided by the paper's."""
     from inkground_lib.report.tables import beside_paper
 
     return beside_paper(summary_numbers(res), [
         ("candidate pages", "candidates", "candidates"),
         ("OCR match threshold (share of words)", "ocr_threshold", "ocr_threshold"),
         ("pages passing the OCR filter", "ocr_pass_pages", "ocr_pass_pages"),
-        ("share of candidates passing the OCR filter", "ocr_pass_rate", "ocr_pass_rate"),
+        ("share of candidates passing the OCR filter", "ocr_pass_rate", "ocr_pass_rate", "no candidate pages"),
         ("raters (pool)", "rater_pool", "n_raters"),
         ("raters who rated a pair here", "n_raters", None),
         ("raters per pair (min)", "raters_per_pair_min", "raters_per_pair_min"),
+        ("score every rater must give to keep a page", "keep_score", "keep_score"),
         ("pages kept by the raters (benchmark)", "benchmark_pages", "benchmark_pages"),
-        ("share of OCR-passed pages kept", "benchmark_rate", None),
-        ("rater agreement on accept / reject", "rater_agreement", "rater_agreement"),
-        ("Krippendorff's alpha (accept / reject)", "rater_alpha", None),
-    ], paper=paper)
+        ("share of OCR-passed pages kept", "benchmark_rate", None, "no page passed the OCR filter"),
+        ("rater agreement on accept / reject", "rater_agreement", "rater_agreement", "no ratings"),
+        ("Krippendorff's alpha (accept / reject)", "rater_alpha", None, "undefined for these ratings"),
+    ], paper=paper, set_values=funnel_parameters(res, paper))
 
 
 _TRUTH_METRICS = [("dtw", "DTW (word heights)"), ("chamfer", "Chamfer (word heights)"),
@@ -45,7 +71,8 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
     for name, d in groups:
         r = {"pages": int(len(d))}
         for m, label in _TRUTH_METRICS:
-            r[f"median {label}"] = round(float(d[m].median()), 3) if len(d) and d[m].notna().any() else float("nan")
+            r[f"median {label}"] = (round(float(d[m].median()), 3) if len(d) and d[m].notna().any() else
+                                    missing("no pages" if not len(d) else "no true ink"))
         rows.append(pd.Series(r, name=name, dtype=object))
     return pd.DataFrame(rows).rename_axis("stage outcome")
 

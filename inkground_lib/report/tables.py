@@ -1,4 +1,10 @@
-"""Tables of ours beside the paper's."""
+"""Tables of ours beside the paper's.
+
+No table prints a raw NaN or None: a missing number is an em dash with its reason
+(:func:`inkground_lib.report.format.missing`, e.g. "— no valid output", "— not reported"). A quantity we set
+(a parameter, or a statistic the synthetic generator was set to) is never shown as measured nor divided by
+the paper's value.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +15,67 @@ import pandas as pd
 from inkground_lib.core.defaults import METRIC_LABELS
 from inkground_lib.core.paper import paper_numbers
 from inkground_lib.core.text import short_reason
-from inkground_lib.report.format import count_or_rounded, value_with_interval
+from inkground_lib.report.format import cell, format_interval, is_missing, missing
+
+MEASURED = "ours (measured)"
+SET = "ours (set, not measured)"
+PAPER = "paper (reported)"
+RATIO = "ours / paper"
+SET_TO_PAPER = "set to the paper's value"
 
 
-def beside_paper(ours: dict, rows: list[tuple[str, str, str | None]], *, paper: pd.DataFrame | None = None,
-                 decimals: int = 3, also: dict[str, dict] | None = None) -> pd.DataFrame:
+def set_note(value, paper_value) -> str:
+    """Why a set row has no ratio: "set to the paper's value" when ``value`` equals the paper's, else says
+    that this run set another value."""
+    try:
+        same = not is_missing(paper_value) and math.isclose(float(value), float(paper_value), rel_tol=1e-9)
+    except (TypeError, ValueError):
+        same = False
+    return SET_TO_PAPER if same else "set by this run, not the paper's value"
+
+
+def beside_paper(ours: dict, rows: list[tuple], *, paper: pd.DataFrame | None = None, decimals: int = 3,
+                 also: dict[str, dict] | None = None, set_values: dict[str, tuple] | None = None) -> pd.DataFrame:
     """A table with our value beside the paper's.
 
-    ``rows``: (label, key in ``ours``, id in reported.csv or None where the paper gives no number).
-    Columns: quantity, ours (measured here), paper (reported), ratio ours / paper; ``also``: {column name:
-    values} of other measured datasets, shown after the paper's column (e.g. the recorded set).
+    ``rows``: (label, key in ``ours``, id in reported.csv or None where the paper gives no number[, why ours
+    can be missing]). Columns: quantity, ours (measured here), paper (reported), ratio ours / paper; ``also``:
+    {column name: values} of other measured datasets, shown after the ratio (e.g. the recorded set).
+
+    ``set_values``: {key: (value, note)} for the quantities we SET rather than measured (a run parameter, or
+    a statistic the generator was set to match; ``note`` says so, e.g. :data:`SET_TO_PAPER`). Their value goes
+    in the column "ours (set, not measured)", their measured cell and their ratio say "— set, not measured" /
+    "— <note>": a set value divided by the paper's is 1 by construction and measures nothing.
     """
     paper = paper_numbers() if paper is None else paper
+    set_values = set_values or {}
     out = []
-    for label, key, pid in rows:
-        v = ours.get(key, float("nan"))
-        p = float(paper.loc[pid, "value"]) if pid is not None else float("nan")
-        row = {"quantity": label, "ours (measured)": count_or_rounded(v, decimals),
-               "paper (reported)": count_or_rounded(p, decimals),
-               "ours / paper": round(float(v) / p, 2) if p and not math.isnan(p) else float("nan")}
+    for label, key, pid, *why in rows:
+        why = why[0] if why else "not measured here"
+        p = float(paper.loc[pid, "value"]) if pid is not None and pid in paper.index else float("nan")
+        row = {"quantity": label}
+        if key in set_values:
+            value, note = set_values[key]
+            row[MEASURED] = missing("set, not measured")
+            row[SET] = cell(value, decimals, "not set")
+            row[PAPER] = cell(p, decimals, "not reported")
+            row[RATIO] = missing(note)
+        else:
+            v = ours.get(key)
+            row[MEASURED] = cell(v, decimals, why)
+            if set_values:
+                row[SET] = missing("measured")
+            row[PAPER] = cell(p, decimals, "not reported")
+            if is_missing(p):
+                row[RATIO] = missing("not reported")
+            elif is_missing(v):
+                row[RATIO] = missing("no measured value")
+            elif p == 0:
+                row[RATIO] = missing("the paper's value is 0")
+            else:
+                row[RATIO] = round(float(v) / p, 2)
         for column, values in (also or {}).items():
-            row[column] = count_or_rounded(values.get(key, float("nan")), decimals)
+            row[column] = cell(values.get(key), decimals, "not measured")
         out.append(row)
     return pd.DataFrame(out, dtype=object).set_index("quantity")
 
@@ -42,30 +88,64 @@ PAPER_ROWS = {
                  ("Molmo-7B-D", "molmo_iam")],
 }
 
+VALID_ONLY = " (valid only)"
+# (column, summary key): the paper's five metrics, with the valid-only mean beside DTW, Chamfer and Style.
+RESULT_COLUMNS = []
+for _key, _label in METRIC_LABELS.items():
+    RESULT_COLUMNS.append((_label, _key))
+    if _key in ("dtw", "chamfer", "style"):
+        RESULT_COLUMNS.append((_label + VALID_ONLY, f"{_key}_valid"))
+RESULT_COLUMNS.append(("valid rate", "valid_rate"))
 
-_METRICS = [(label, key) for key, label in METRIC_LABELS.items()]
+
+def _count(r, key: str):
+    v = r.get(key)
+    return None if is_missing(v) else int(v)
 
 
-def results_table(summary: pd.DataFrame, paper_dataset: str | None, *, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+def _why_missing(r, key: str) -> str:
+    """Why a measured summary statistic is NaN, from the row's counts."""
+    if _count(r, "n_words") == 0:
+        return "no words"
+    if key.endswith("_valid") and _count(r, "n_valid") == 0:
+        return "no valid output"
+    if key.startswith("style") and _count(r, "n_style") == 0:
+        return "no Style value (no held-out words)"
+    if key in ("ar", "cr") and _count(r, "n_ocr") == 0:
+        return "no OCR reading"
+    return "not computed"
+
+
+def results_table(summary: pd.DataFrame, paper_dataset: str | None, *, paper: pd.DataFrame | None = None,
+                  not_run: dict | None = None) -> pd.DataFrame:
     """The paper-style results table: one row per system that ran here (measured, with 95% page-bootstrap
     intervals in brackets), then the paper's reported rows for ``paper_dataset`` ("inkGround" or
-    "IAM-OnDB"; None for none). Columns: source, DTW, Chamfer, AR, CR, Style, valid rate."""
+    "IAM-OnDB"; None for none), then the systems of ``not_run`` ({name: reason}; "— not run").
+
+    Columns: source, DTW, DTW (valid only), Chamfer, Chamfer (valid only), AR, CR, Style, Style (valid
+    only), valid rate. DTW, Chamfer and Style are means over all words (invalid outputs scored by the
+    invalid-output rule); "(valid only)" over the words whose output was valid. Each value prints at the
+    precision of its own interval (:func:`inkground_lib.report.format.format_interval`); a missing value is
+    an em dash with its reason. The paper does not report valid-only means nor valid rates."""
     paper = paper_numbers() if paper is None else paper
     rows = []
     for _, r in summary.iterrows():
-        rec = {"system": r.get("label", r["system"]), "source": "ours (measured)"}
-        for col, key in _METRICS:
-            rec[col] = value_with_interval(r, key)
-        rec["valid rate"] = f"{r['valid_rate']:.2f}"
+        rec = {"system": r.get("label", r["system"]), "source": MEASURED}
+        for col, key in RESULT_COLUMNS:
+            rec[col] = format_interval(r.get(key), r.get(f"{key}_lo"), r.get(f"{key}_hi"),
+                                       missing_reason=_why_missing(r, key))
         rows.append(rec)
     for label, prefix in PAPER_ROWS.get(paper_dataset, []):
-        rec = {"system": label, "source": "paper (reported)"}
-        for col, key in _METRICS:
+        rec = {"system": label, "source": PAPER}
+        for col, key in RESULT_COLUMNS:
             pid = f"{prefix}_{key}"
-            rec[col] = f"{float(paper.loc[pid, 'value']):.3f}" if pid in paper.index else "–"
-        rec["valid rate"] = "–"
+            rec[col] = f"{float(paper.loc[pid, 'value']):.3f}" if pid in paper.index else missing("not reported")
         rows.append(rec)
-    df = pd.DataFrame(rows).fillna("")
+    for name in not_run or {}:
+        rec = {"system": name, "source": "not run here"}
+        rec.update({col: missing("not run") for col, _ in RESULT_COLUMNS})
+        rows.append(rec)
+    df = pd.DataFrame(rows, columns=["system", "source"] + [c for c, _ in RESULT_COLUMNS])
     return df.set_index("system")
 
 
@@ -73,5 +153,3 @@ def unavailable_table(unavailable: dict) -> pd.DataFrame:
     """The systems that could not run here, each with what it needs (never a secret value)."""
     rows = [{"system": n, "why it did not run here": short_reason(r)} for n, r in unavailable.items()]
     return pd.DataFrame(rows, columns=["system", "why it did not run here"]).set_index("system")
-
-

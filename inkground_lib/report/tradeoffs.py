@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.analysis.tradeoffs import pareto_front
+from inkground_lib.report.format import is_missing, missing
 
 
 def _front_line(ax, x, y, xb, yb, **kw):
@@ -80,3 +81,26 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, d
 def captioned(tables: dict, caption: str) -> list:
     """Styled tables for display, one per dataset, captioned ``caption.format(dataset)``."""
     return [t.style.set_caption(caption.format(ds)).format(precision=2, na_rep="n/a") for ds, t in tables.items()]
+
+
+def style_table(chance: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
+    """Section 04's Style-beside-chance table (:func:`inkground_lib.analysis.tradeoffs.style_chance_table`)
+    for display: numbers rounded to ``decimals`` (writer classes as counts), and every missing value (NaN,
+    None, an empty interval) an em dash with its reason: "— not reported" on the paper's rows (the paper
+    gives no interval nor classifier accuracy), "— not computed" on ours."""
+    out = chance.astype(object).copy()
+    source = (out.index.get_level_values("source") if "source" in (out.index.names or [])
+              else pd.Index(["ours (measured)"] * len(out)))
+    for col in out.columns:
+        vals = []
+        for src, v in zip(source, out[col]):
+            if is_missing(v) or (isinstance(v, str) and (not v.strip() or "nan" in v.lower())):
+                vals.append(missing("not reported" if str(src).startswith("paper") else "not computed"))
+            elif isinstance(v, str):
+                vals.append(v)
+            elif col == "writer classes":
+                vals.append(int(round(float(v))))
+            else:
+                vals.append(round(float(v), decimals))
+        out[col] = vals
+    return out

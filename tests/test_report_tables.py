@@ -1,0 +1,198 @@
+"""Issue 13: tables that say what was measured (precision, missing values, set parameters). Nothing heavy runs."""
+
+from __future__ import annotations
+
+import math
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inkground_lib.core.paper import paper_numbers
+from inkground_lib.report.dataset_stats import (
+    generator_sentence,
+    generator_settings,
+    statistics_table,
+)
+from inkground_lib.report.format import (
+    EM_DASH,
+    format_interval,
+    interval_decimals,
+    missing,
+    value_with_interval,
+)
+from inkground_lib.report.pseudo_labels import funnel_parameters
+from inkground_lib.report.tables import (
+    MEASURED,
+    PAPER,
+    RATIO,
+    SET,
+    SET_TO_PAPER,
+    beside_paper,
+    results_table,
+)
+
+RAW_MISSING = re.compile(r"\b(nan|NaN|None|NA|<NA>)\b")
+
+
+def _no_raw_missing(df: pd.DataFrame):
+    text = df.to_string() + df.to_html()
+    assert not RAW_MISSING.search(text), RAW_MISSING.search(text)
+
+
+def _parse(s: str):
+    m = re.fullmatch(r"(-?\d+\.(\d+)) \[(-?\d+\.(\d+)), (-?\d+\.(\d+))\]", s)
+    assert m, s
+    return m
+
+
+def test_the_issue_example_prints_its_interval_at_the_point_estimates_precision():
+    assert format_interval(0.018, 0.0172, 0.0188) == "0.018 [0.017, 0.019]"
+    assert format_interval(0.0183, 0.0181, 0.0184) == "0.0183 [0.0181, 0.0184]"  # distinct only at 4 decimals
+    assert format_interval(0.0, 0.0, 0.0) == "0.000 [0.000, 0.000]"
+    assert interval_decimals(0.5, 0.5) == 3
+    assert format_interval(1e-5, -2e-5, 3e-5) == "0.00001 [-0.00002, 0.00003]"
+
+
+def test_a_point_estimate_never_prints_outside_its_rounded_interval():
+    rng = np.random.default_rng(13)
+    for _ in range(20000):
+        scale = 10 ** rng.uniform(-6, 1)
+        lo, hi = np.sort(rng.uniform(0, 1, 2) * scale)
+        if rng.random() < 0.2:  # narrow intervals around round numbers
+            c = round(float(rng.uniform(0, 1)), int(rng.integers(1, 4)))
+            lo, hi = c - rng.uniform(0, 1e-3) * scale, c + rng.uniform(0, 1e-3) * scale
+        v = float(rng.uniform(lo, hi))
+        m = _parse(format_interval(v, lo, hi))
+        d = {len(m.group(2)), len(m.group(4)), len(m.group(6))}
+        assert len(d) == 1, "point and bounds at the same precision"
+        pv, plo, phi = float(m.group(1)), float(m.group(3)), float(m.group(5))
+        assert plo <= pv <= phi, (v, lo, hi, m.group(0))
+        if hi - lo > 2e-6:
+            assert plo < phi, ("interval visibly distinct", v, lo, hi, m.group(0))
+
+
+def test_missing_values_are_an_em_dash_with_their_reason():
+    assert missing("no valid output") == f"{EM_DASH} no valid output"
+    assert format_interval(float("nan"), 0.1, 0.2, missing_reason="no valid output") == "— no valid output"
+    assert format_interval(None, None, None, missing_reason="not run") == "— not run"
+    assert format_interval(0.25, float("nan"), float("nan")) == "0.250"
+    assert value_with_interval({"dtw": np.float64(np.nan)}, "dtw") == "— not measured"
+
+
+def _summary_row(system, **kw):
+    r = {"system": system, "label": system, "n_words": 10, "n_pages": 2, "n_valid": 10, "n_style": 4, "n_ocr": 10}
+    for k in ("valid_rate", "dtw", "chamfer", "style", "dtw_valid", "chamfer_valid", "style_valid", "ar", "cr"):
+        r[k], r[k + "_lo"], r[k + "_hi"] = 0.5, 0.4, 0.6
+    r.update(kw)
+    return r
+
+
+def test_results_table_shows_valid_only_means_beside_all_words_and_no_raw_nan():
+    nan = float("nan")
+    summary = pd.DataFrame([
+        _summary_row("good", dtw=0.018, dtw_lo=0.0172, dtw_hi=0.0188, dtw_valid=0.0123, dtw_valid_lo=0.011,
+                     dtw_valid_hi=0.013, valid_rate=0.9, valid_rate_lo=0.85, valid_rate_hi=0.95),
+        _summary_row("broken", n_valid=0, valid_rate=0.0, valid_rate_lo=0.0, valid_rate_hi=0.0,
+                     dtw_valid=nan, dtw_valid_lo=nan, dtw_valid_hi=nan, chamfer_valid=nan, chamfer_valid_lo=nan,
+                     chamfer_valid_hi=nan, style_valid=nan, style_valid_lo=nan, style_valid_hi=nan),
+        _summary_row("no-style", n_style=0, style=nan, style_lo=nan, style_hi=nan, style_valid=nan,
+                     style_valid_lo=nan, style_valid_hi=nan, n_ocr=0, ar=nan, ar_lo=nan, ar_hi=nan),
+    ])
+    t = results_table(summary, "inkGround", not_run={"gemini-3.1-pro": "no key"})
+    cols = list(t.columns)
+    assert cols[:4] == ["source", "DTW", "DTW (valid only)", "Chamfer"]
+    assert cols.index("Style (valid only)") == cols.index("Style") + 1 and cols[-1] == "valid rate"
+    assert t.loc["good", "DTW"] == "0.018 [0.017, 0.019]"
+    assert t.loc["good", "DTW (valid only)"] == "0.012 [0.011, 0.013]"
+    assert t.loc["good", "valid rate"] == "0.900 [0.850, 0.950]"
+    assert t.loc["broken", "DTW (valid only)"] == "— no valid output"
+    assert t.loc["broken", "DTW"] == "0.500 [0.400, 0.600]"
+    assert t.loc["no-style", "Style"].startswith("— no Style value")
+    assert t.loc["no-style", "AR"] == "— no OCR reading"
+    assert t.loc["gemini-3.1-pro", "DTW"] == "— not run"
+    paper = t[t["source"] == PAPER]
+    assert paper.loc["Gemini-3.1-Pro", "DTW"] == f"{float(paper_numbers().loc['gemini_ink_dtw', 'value']):.3f}"
+    assert (paper["DTW (valid only)"] == "— not reported").all() and (paper["valid rate"] == "— not reported").all()
+    _no_raw_missing(t)
+
+
+def test_set_rows_are_flagged_as_set_never_measured_nor_divided_by_the_papers():
+    rep = paper_numbers()
+    ours = {"candidates": 158, "ocr_threshold": 0.85, "rater_pool": 85, "benchmark_rate": float("nan")}
+    t = beside_paper(ours, [("candidates", "candidates", "candidates"), ("threshold", "ocr_threshold", "ocr_threshold"),
+                            ("raters", "rater_pool", "n_raters"), ("kept share", "benchmark_rate", None, "none passed")],
+                     paper=rep, set_values={"ocr_threshold": (0.85, SET_TO_PAPER), "rater_pool": (85, SET_TO_PAPER)})
+    assert list(t.columns) == [MEASURED, SET, PAPER, RATIO]
+    for q in ("threshold", "raters"):
+        assert t.loc[q, MEASURED] == "— set, not measured"
+        assert t.loc[q, RATIO] == f"— {SET_TO_PAPER}"
+    assert t.loc["threshold", SET] == 0.85 and t.loc["raters", SET] == 85
+    assert t.loc["candidates", SET] == "— measured" and t.loc["candidates", RATIO] == round(158 / 2984, 2)
+    assert t.loc["kept share", MEASURED] == "— none passed" and t.loc["kept share", RATIO] == "— not reported"
+    assert not any(isinstance(v, float) and v == 1.0 for v in t[RATIO])
+    _no_raw_missing(t)
+
+
+def test_funnel_parameters_are_set_with_simulated_raters_and_measured_with_a_ratings_file():
+    sim = SimpleNamespace(params={"ocr_threshold": 0.85, "n_raters": 85, "raters_per_pair": [2, 3]})
+    p = funnel_parameters(sim)
+    assert {k: v for k, (v, _) in p.items()} == {"ocr_threshold": 0.85, "keep_score": 10, "rater_pool": 85,
+                                                  "raters_per_pair_min": 2}
+    assert all(note == SET_TO_PAPER for _, note in p.values())
+    other = funnel_parameters(SimpleNamespace(params={"ocr_threshold": 0.9, "n_raters": 10, "raters_per_pair": [2, 2]}))
+    assert other["ocr_threshold"][1] != SET_TO_PAPER and other["rater_pool"][1] != SET_TO_PAPER
+    from_file = funnel_parameters(SimpleNamespace(params={"ocr_threshold": 0.85, "n_raters": None,
+                                                          "raters_per_pair": None}))
+    assert set(from_file) == {"ocr_threshold", "keep_score"}  # the raters were counted, not set
+
+
+def test_section_01_rows_the_generator_was_set_to_are_not_measured():
+    params = {"words_min": 2, "words_max": 140, "words_mean": 35.0, "size": 1.0}
+    synth = SimpleNamespace(kind="synth", name="synth", meta={"generator": "synth-1", "params": params})
+    s = generator_settings(synth)
+    assert set(s) == {"words_per_page_min", "words_per_page_max", "words_per_page_mean", "box_width_median",
+                      "box_height_median"}
+    assert s["words_per_page_max"] == (140, "generator's cap set to the paper's value")
+    assert "35" in s["words_per_page_mean"][1] and "34.89" in s["words_per_page_mean"][1]
+    stats = {"pages": 158, "words_per_page_mean": 33.1, "words_per_page_min": 2, "words_per_page_max": 128,
+             "strokes_per_page_mean": 60.9, "points_per_stroke_mean": 44.7, "box_width_median": 0.1,
+             "box_height_median": 0.035}
+    t = statistics_table(synth, stats, {"pages": 36, "words_per_page_mean": 6.3})
+    for q in ("words per page (mean)", "words per page (min)", "words per page (max)",
+              "median word-box width / page width", "median word-box height / page height"):
+        assert t.loc[q, MEASURED] == "— set, not measured" and str(t.loc[q, RATIO]).startswith(EM_DASH)
+    assert t.loc["strokes per page (mean)", MEASURED] == 60.9
+    assert t.loc["strokes per page (mean)", RATIO] == round(60.9 / 304.3, 2)
+    assert t.loc["words per page (mean)", "recorded set (measured)"] == 6.3
+    _no_raw_missing(t)
+    sentence = generator_sentence(synth)
+    assert "between 2 and 140" in sentence and "target mean of 35" in sentence and "word-box size" in sentence
+    rec = SimpleNamespace(kind="recorded", name="recorded", meta={})
+    assert generator_settings(rec) == {}
+    assert "every statistic in the table is measured" in generator_sentence(rec)
+    t = statistics_table(rec, stats)
+    assert SET not in t.columns and t.loc["words per page (mean)", MEASURED] == 33.1
+
+
+def test_section_04_style_table_has_no_raw_nan():
+    from inkground_lib.analysis.tradeoffs import style_chance_table
+    from inkground_lib.report.tradeoffs import style_table
+
+    summ = pd.DataFrame([{"dataset": "toy", "system": "a", "style": 0.5, "style_lo": 0.4, "style_hi": 0.6,
+                          "n_classes": 4, "chance": 0.25, "style_top1": 0.7},
+                         {"dataset": "toy", "system": "b", "style": 0.3, "style_lo": math.nan, "style_hi": math.nan,
+                          "n_classes": 4, "chance": 0.25, "style_top1": math.nan}])
+    t = style_table(style_chance_table(summ, paper_numbers()))
+    assert t.loc[("paper (reported)", "inkGround", "Kimi-K3"), "classifier top-1"] == "— not reported"
+    assert t.loc[("paper (reported)", "inkGround", "Kimi-K3"), "Style 95% CI"] == "— not reported"
+    assert t.loc[("ours (measured)", "toy", "b"), "Style 95% CI"] == "— not computed"
+    assert t.loc[("ours (measured)", "toy", "a"), "writer classes"] == 4
+    _no_raw_missing(t)
+
+
+@pytest.mark.parametrize("bad", [None, float("nan"), np.float32("nan"), pd.NA])
+def test_every_kind_of_missing_value_becomes_a_dash(bad):
+    assert format_interval(bad, 0.1, 0.2, missing_reason="not run") == "— not run"
