@@ -16,7 +16,9 @@ import pandas as pd
 from inkground_lib.core.defaults import N_BOOT, PAPER_METRIC
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
 
-CLAIM_COLUMNS = ("claim_id", "section", "sentence", "kind", "refs", "check", "measured_as", "needs", "note")
+CLAIM_COLUMNS = ("claim_id", "section", "sentence", "kind", "refs", "check", "unchecked", "measured_as", "needs", "note")
+"""unchecked: what of the claim the check does not reach (empty: the check covers the claim); note: text whose
+numbers are written as {{expression}} or {{expression:format}} over reported ids and computed (never typed)."""
 
 
 KINDS = ("number", "ranking", "arithmetic", "qualitative")
@@ -25,25 +27,78 @@ KINDS = ("number", "ranking", "arithmetic", "qualitative")
 SOURCES = ("stats", "pseudo", "facts")
 
 
-INCONSISTENT = "inconsistent with the paper's own numbers"
+REPRODUCED = "reproduced"
 
 
-REPRODUCED = "reproduced here"
+INCONCLUSIVE = "measured, inconclusive"
 
 
-PARTLY_REPRODUCED = "partly reproduced here"
+NOT_REPRODUCED = "not reproduced"
 
 
-CONSISTENT = "consistent with the paper's own numbers"
+STAND_IN = "measured with stand-ins"
 
 
-STAND_IN = "measured here with stand-ins: not comparable"
+CONSISTENT = "consistent"
+
+
+PARTLY_CONSISTENT = "partly consistent"
+
+
+INCONSISTENT = "inconsistent"
+
+
+STATED = "stated, not checkable"
 
 
 NOT_REPRODUCIBLE = "not reproducible here"
 
 
-STATUSES = (INCONSISTENT, REPRODUCED, PARTLY_REPRODUCED, CONSISTENT, STAND_IN, NOT_REPRODUCIBLE)
+SET_TO_PAPER = "set to the paper's value"
+"""Not a claim status: how an input we set (rater pool, OCR threshold, keep score, raters per pair) is shown."""
+
+
+TOLERANCE = 0.10
+"""A reproduction agrees when the paper's value lies inside our 95% interval and the interval's half-width is
+at most this share of the paper's value."""
+
+
+STATUS_RULES = {
+    INCONSISTENT: "a check over the paper's own numbers fails: they contradict the claim",
+    REPRODUCED: "our value, measured with the paper's components on the paper's data (every recorded condition "
+                "matches), agrees: the paper's value lies inside our 95% interval and the interval's half-width is "
+                f"at most {TOLERANCE:.0%} of the paper's value; a ranking claim holds when recomputed from our numbers",
+    INCONCLUSIVE: "measured under the paper's conditions, but the 95% interval is wider than the tolerance, or only "
+                  "some of the claim's numbers were measured (the rest are named)",
+    NOT_REPRODUCED: "measured under the paper's conditions and it disagrees: the paper's value lies outside our 95% "
+                    "interval, or the ranking fails on our numbers (both values shown)",
+    CONSISTENT: "a check over the paper's own numbers, comparing numbers stated in different places, that could "
+                "have failed and did not",
+    PARTLY_CONSISTENT: "such a check holds for the parts the paper's numbers reach; the unchecked parts are named",
+    STAND_IN: "the same quantity measured here with named stand-ins (our own pages, derenderer, OCR engine or "
+              "simulated raters): not comparable with the paper's value",
+    NOT_REPRODUCIBLE: "a measurable claim that nothing here measured: it needs data, weights or keys (named)",
+    STATED: "a descriptive claim that no number of the paper can test and nothing here measures",
+}
+"""The status vocabulary: status -> the rule that assigns it, in the order :func:`claim_status` applies the rules
+(the first that applies wins); defined once, the reviewers' page shows it."""
+
+
+STATUSES = tuple(STATUS_RULES)
+
+
+PARAMETER_KEYS = {"rater_pool", "keep_score", "ocr_threshold", "raters_per_pair_min"}
+"""measured_as keys that are inputs we set to the paper's value, never measurements."""
+
+
+PAPER_CONDITIONS = {
+    "inkGround": {"data": "inkGround", "reference": "pseudo-labels", "ocr_engine": "deepseek-ocr",
+                  "derenderer": "inksight", "raters": "real"},
+    "IAM-OnDB": {"data": "IAM-OnDB", "reference": "recorded", "ocr_engine": "deepseek-ocr",
+                 "derenderer": "none (recorded truth)", "raters": "none (recorded truth)"},
+}
+"""The conditions of the paper's runs, per paper dataset: a run reproduces only when all of its recorded
+conditions match these."""
 
 
 STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "the skeleton derenderer stands in for InkSight")}
@@ -66,6 +121,8 @@ def load_claims(path: str | Path | None = None, reported: pd.DataFrame | None = 
     parseable, measured_as entries well formed."""
     path = Path(path or CLAIMS_CSV)
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if "unchecked" not in df.columns:
+        df["unchecked"] = ""
     missing = [c for c in CLAIM_COLUMNS if c not in df.columns]
     if missing:
         raise ClaimsError(f"{path}: missing column(s) {missing}")
@@ -88,7 +145,72 @@ def load_claims(path: str | Path | None = None, reported: pd.DataFrame | None = 
             if bad:
                 raise ClaimsError(f"{where}: field check: {bad} not in reported.csv")
         parse_measured_as(r["measured_as"], where)
+        for expr, _ in note_expressions(r["note"]) + note_expressions(r["unchecked"]):
+            bad = sorted(n for n in check_names(f"{expr} == 0", where) if n not in ids)
+            if bad:
+                raise ClaimsError(f"{where}: field note: {bad} not in reported.csv")
+        if r["unchecked"].strip() and not r["check"].strip():
+            raise ClaimsError(f"{where}: field unchecked: names unchecked parts of a claim without a check")
     return df
+
+
+_NOTE_EXPR = re.compile(r"\{\{(.+?)(?::([^{}:]+))?\}\}")
+
+
+def note_expressions(note: str) -> list[tuple[str, str | None]]:
+    """The (expression, format) pairs of a note's {{...}} placeholders."""
+    return [(m.group(1).strip(), m.group(2)) for m in _NOTE_EXPR.finditer(str(note))]
+
+
+def render_note(note: str, values: Mapping[str, float]) -> str:
+    """A note with every {{expression[:format]}} replaced by its value over ``values`` (reported ids)."""
+
+    def sub(m):
+        v = _arith(ast.parse(m.group(1).strip(), mode="eval").body, values)
+        return format(v, m.group(2)) if m.group(2) else format_number(v)
+
+    return _NOTE_EXPR.sub(sub, str(note))
+
+
+_MERMAID_NODE = re.compile(r"\b([A-Z]\w*)\s*(?:\[([^\]]*)\]|\{([^}]*)\})")
+
+
+def flowchart_labels(text: str) -> dict[str, str]:
+    """Mermaid node id -> its label, from every node definition (A[...], C{...}) in ``text``."""
+    out: dict[str, str] = {}
+    for line in str(text).splitlines():
+        if "-->" in line or re.match(r"^\s*[A-Z]\w*\s*[\[{]", line):
+            for m in _MERMAID_NODE.finditer(line):
+                out.setdefault(m.group(1), (m.group(2) if m.group(2) is not None else m.group(3)).strip())
+    return out
+
+
+def is_mermaid(sentence: str) -> bool:
+    return "-->" in sentence or bool(re.fullmatch(r"\s*[A-Z]\w*\s*(\[[^\]]*\]|\{[^}]*\})\s*", sentence))
+
+
+def readable_sentence(sentence: str, labels: Mapping[str, str] | None = None) -> str:
+    """A claim sentence as prose: a Mermaid flowchart line becomes 'Flowchart: <label> (edge) → <label>'
+    (node ids resolved through ``labels``); any other sentence is returned unchanged."""
+    if not is_mermaid(sentence):
+        return sentence
+    labels = dict(labels or {})
+
+    def node(part: str) -> str:
+        m = _MERMAID_NODE.search(part)
+        if m:
+            return (m.group(2) if m.group(2) is not None else m.group(3)).strip()
+        return labels.get(part.strip(), part.strip())
+
+    steps = []
+    for part in sentence.split("-->"):
+        part = part.strip()
+        if " -- " in part:
+            who, edge = part.split(" -- ", 1)
+            steps.append(f"“{node(who)}” ({edge.strip()})")
+        else:
+            steps.append(f"“{node(part)}”")
+    return "Flowchart: " + " → ".join(steps)
 
 
 def parse_measured_as(text: str, where: str = "measured_as") -> list[tuple[str, str, str]]:
@@ -163,7 +285,9 @@ def format_number(v: float) -> str:
     v = float(v)
     if v.is_integer() and abs(v) >= 1:
         return f"{int(v):,}"
-    return f"{v:.4g}" if abs(v) < 1 else f"{v:.4g}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
 
 
 def _arith(node, values: Mapping[str, float]) -> float:
@@ -279,7 +403,7 @@ def check_claims(claims: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass
 class RunInfo:
-    """One section-03 run (one reference) as the reviewers' page sees it."""
+    """One section-03 run (one reference) as the reviewers' page sees it, with the conditions it ran under."""
 
     run_dir: Path
     reference: str
@@ -288,6 +412,7 @@ class RunInfo:
     facts: dict
     data_identity: str | None  # "inkGround" / "IAM-OnDB" when the run scored the paper's data, else None
     role: str  # "benchmark" (pseudo-label references) or "recorded" (recorded truth)
+    conditions: dict = field(default_factory=dict)  # run_conditions(): data, reference, ocr_engine, derenderer, raters
 
 
 def _manifest(dataset_dir) -> dict:
@@ -297,24 +422,60 @@ def _manifest(dataset_dir) -> dict:
         return {}
 
 
+def run_conditions(facts: dict, reference: str = "reference", manifest: dict | None = None) -> dict:
+    """The conditions a section-03 run recorded, in the terms of :data:`PAPER_CONDITIONS`: the data's origin
+    (from the dataset manifest named by facts "dataset_dir"; pages composed by our own builder, from
+    IAM-OnDB or UNIPEN words, are never the paper's data), what the words are scored against, the OCR
+    engine (facts settings), the derenderer that made pseudo-label references and whether their raters
+    were real or simulated (the benchmark manifest)."""
+    m = _manifest(facts.get("dataset_dir")) if manifest is None else manifest
+    kind = m.get("kind") or facts.get("dataset_kind")
+    meta = m.get("meta") or {}
+    sources = sorted({str(s.get("kind")) for s in meta.get("sources", []) if isinstance(s, dict)})
+    if kind == "inkground":
+        data = "inkGround"
+    elif kind == "recorded" and sources and set(sources) == {"iamondb"} and not meta.get("builder"):
+        data = "IAM-OnDB"
+    elif kind == "recorded":
+        data = f"recorded pages composed by our builder from {', '.join(sources) or 'unnamed sources'}"
+    elif kind == "benchmark":
+        data = f"our benchmark set (pseudo-labels on {(meta.get('candidates') or {}).get('name', '?')})"
+    elif kind == "synth":
+        data = "our synthetic pages"
+    else:
+        data = "unknown (no dataset manifest)"
+    recorded = reference == "true" or kind == "recorded"
+    if recorded:
+        derenderer = raters = "none (recorded truth)"
+    elif kind == "inkground":
+        derenderer, raters = "inksight", "real"
+    else:
+        derenderer = str(meta.get("derenderer") or "unknown")
+        raters = str(meta.get("ratings_source") or "unknown")
+    return {"data": data, "reference": "recorded" if recorded else "pseudo-labels",
+            "ocr_engine": str((facts.get("settings") or {}).get("ocr_engine") or "unknown"),
+            "derenderer": derenderer, "raters": raters}
+
+
+def unmet_conditions(conditions: Mapping[str, str], paper_dataset: str) -> list[str]:
+    """The conditions of a run that differ from the paper's on ``paper_dataset`` ('ocr_engine rapidocr, the
+    paper's deepseek-ocr'); empty when the run ran under the paper's conditions."""
+    want = PAPER_CONDITIONS.get(paper_dataset)
+    if want is None:
+        return [f"no recorded conditions for {paper_dataset}"]
+    return [f"{k} {conditions.get(k, 'not recorded')} (the paper's: {v})" for k, v in want.items()
+            if conditions.get(k) != v]
+
+
 def data_identity(facts: dict, dataset_dir=None) -> tuple[str | None, str]:
-    """(the paper dataset this run's data IS, or None; the role of the data). Identity comes only from the
-    dataset's manifest (facts "dataset_dir" or ``dataset_dir``): kind "inkground" is inkGround; a recorded
-    dataset built from IAM-OnDB sources is IAM-OnDB. Without a manifest the data is never taken for the
-    paper's; the role falls back to the dataset name."""
+    """(the paper dataset this run's data IS, or None; the role of the data: "recorded" or "benchmark")."""
     d = dataset_dir or facts.get("dataset_dir")
     m = _manifest(d) if d else {}
+    cond = run_conditions(facts, "reference", m)
+    ident = cond["data"] if cond["data"] in PAPER_CONDITIONS else None
     kind = m.get("kind") or facts.get("dataset_kind")
-    sources = [s.get("kind") for s in (m.get("meta") or {}).get("sources", []) if isinstance(s, dict)]
-    ident = None
-    if kind == "inkground":
-        ident = "inkGround"
-    elif kind == "recorded" and sources and all(s == "iamondb" for s in sources):
-        ident = "IAM-OnDB"
-    if kind in ("recorded",) or (kind is None and "recorded" in str(facts.get("dataset", "")).lower()):
-        role = "recorded"
-    else:
-        role = "benchmark"
+    role = "recorded" if kind == "recorded" or (kind is None and "recorded" in str(facts.get("dataset", "")).lower()) \
+        else "benchmark"
     return ident, role
 
 
@@ -339,7 +500,7 @@ def load_run_infos(eval_runs: Iterable, references: Sequence[str] = ("reference"
                 summ["label"] = summ["system"].map(meta["label"])
                 summ["kind"] = summ["system"].map(meta["kind"])
             ident, role = data_identity(run.facts)
-            out.append(RunInfo(d, ref, run.dataset, summ, run.facts, ident, role))
+            out.append(RunInfo(d, ref, run.dataset, summ, run.facts, ident, role, run_conditions(run.facts, ref)))
     return out
 
 
@@ -357,40 +518,72 @@ def paper_system_names(registry: dict | None = None) -> dict[str, str]:
 
 @dataclass
 class Measurement:
-    status: str  # REPRODUCED / STAND_IN
+    status: str  # a claim status for this one number (REPRODUCED ... STAND_IN), or SET_TO_PAPER
     text: str
     ours: float = float("nan")
     paper: float = float("nan")
+    ref: str = ""  # the reported id
 
 
-def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_paper: dict[str, str]) -> list[Measurement]:
-    """What we measured for one per-system score of the paper."""
-    metric = PAPER_METRIC.get(str(row["metric"]))
-    system = row["system"]
-    if metric is None or not isinstance(system, str) or "VLMs" in system:
+def metric_key(label: str) -> str | None:
+    """The paper's metric label ('Style (restated in the trade-off)' too) -> our column name, or None."""
+    return PAPER_METRIC.get(str(label).split(" (")[0].strip())
+
+
+def is_score_ref(row: pd.Series) -> bool:
+    """A per-system score of the paper (one system, one metric), i.e. a number a run can measure."""
+    return bool(metric_key(row["metric"])) and isinstance(row["system"], str) and "VLMs" not in row["system"]
+
+
+def score_verdict(paper: float, lo: float, hi: float, tolerance: float = TOLERANCE) -> str:
+    """The rule for one number measured under the paper's conditions: the paper's value outside our 95%
+    interval -> not reproduced; inside and the half-width within ``tolerance`` x |paper| -> reproduced;
+    inside but wider -> inconclusive (also without an interval)."""
+    if any(isinstance(x, float) and math.isnan(x) for x in (lo, hi)):
+        return INCONCLUSIVE
+    if not lo <= paper <= hi:
+        return NOT_REPRODUCED
+    return REPRODUCED if (hi - lo) / 2 <= tolerance * abs(paper) else INCONCLUSIVE
+
+
+def _conditions_text(run: RunInfo) -> str:
+    c = run.conditions
+    return ", ".join(f"{k} {c.get(k, 'not recorded')}" for k in ("data", "reference", "ocr_engine", "derenderer", "raters"))
+
+
+def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_paper: dict[str, str],
+                        tolerance: float = TOLERANCE) -> list[Measurement]:
+    """What we measured for one per-system score of the paper: under the paper's conditions (reproduced /
+    inconclusive / not reproduced by :func:`score_verdict`) or with stand-ins (the same system or its
+    stand-in, on data of the same role scored against the same kind of reference)."""
+    if not is_score_ref(row):
         return []
+    metric, system, dataset = metric_key(row["metric"]), row["system"], row["dataset"]
     paper_v = float(row["value"])
-    ref_wanted = "reference" if row["dataset"] == "inkGround" else "true"
+    want = PAPER_CONDITIONS.get(dataset, {})
     out = []
     for run in runs:
-        s = run.summary
-        for _, r in s.iterrows():
-            ours_paper_name = as_paper.get(str(r["system"]))
-            same_system = ours_paper_name == system
+        for _, r in run.summary.iterrows():
+            same_system = as_paper.get(str(r["system"])) == system
             stand_in = STAND_IN_SYSTEMS.get(system, (None,))[0] == r["system"]
-            if not (same_system or stand_in):
+            if not (same_system or stand_in) or metric not in r:
                 continue
             v = float(r[metric])
-            ci = f"[{r[f'{metric}_lo']:.3f}, {r[f'{metric}_hi']:.3f}]" if f"{metric}_lo" in r else ""
-            if same_system and run.data_identity == row["dataset"] and run.reference == ref_wanted:
-                inside = (f"{metric}_lo" in r and r[f"{metric}_lo"] <= paper_v <= r[f"{metric}_hi"])
-                out.append(Measurement(REPRODUCED, f"ours {v:.3f} {ci} vs paper {paper_v:.3f} (difference "
-                                       f"{v - paper_v:+.3f}; the paper's value is {'inside' if inside else 'outside'} "
-                                       f"our 95% CI) on {run.dataset}, {r['system']}", v, paper_v))
-            elif run.role == PAPER_DATASET_ROLE.get(row["dataset"]) and run.reference == ref_wanted:
-                who = (f"{r['system']} ({STAND_IN_SYSTEMS[system][1]})" if stand_in else str(r["system"]))
-                out.append(Measurement(STAND_IN, f"{who} on {run.dataset} (not {row['dataset']}): "
-                                       f"{row['metric']} {v:.3f} {ci}", v, paper_v))
+            lo = float(r.get(f"{metric}_lo", float("nan")))
+            hi = float(r.get(f"{metric}_hi", float("nan")))
+            ci = "" if math.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]"
+            unmet = unmet_conditions(run.conditions, dataset)
+            if same_system and not unmet:
+                verdict = score_verdict(paper_v, lo, hi, tolerance)
+                half = (hi - lo) / 2 if not math.isnan(lo) else float("nan")
+                out.append(Measurement(verdict, f"{pid}: ours {v:.3f}{ci} (half-width {half:.3f}, tolerance "
+                                       f"{tolerance * abs(paper_v):.3f}) vs paper {paper_v:.3f}: the paper's value is "
+                                       f"{'inside' if lo <= paper_v <= hi else 'outside'} our 95% interval; "
+                                       f"{r['system']} on {run.dataset}", v, paper_v, pid))
+            elif run.role == PAPER_DATASET_ROLE.get(dataset) and run.conditions.get("reference") == want.get("reference"):
+                who = f"{r['system']} ({STAND_IN_SYSTEMS[system][1]})" if stand_in else str(r["system"])
+                out.append(Measurement(STAND_IN, f"{pid}: {who} on {run.dataset}: {row['metric']} {v:.3f}{ci} "
+                                       f"(paper {paper_v:.3f}); stand-ins: {'; '.join(unmet)}", v, paper_v, pid))
     return out
 
 
@@ -401,7 +594,7 @@ def _source_values(source: str, key: str, runs: Sequence[RunInfo], pseudo: dict 
     if source == "stats" and stats:
         for name, st in stats.items():
             if key in st:
-                out.append((f"dataset {name}", float(st[key])))
+                out.append((f"dataset {name} (our pages)", float(st[key])))
     elif source == "pseudo" and pseudo:
         nums = dict(pseudo.get("numbers", {}))
         if key == "keep_score":
@@ -433,38 +626,77 @@ class ClaimStatus:
     check: CheckResult
     here: list = field(default_factory=list)  # Measurement
     needs: str = ""
+    reason: str = ""  # why this status (the rule's outcome in words)
+    ours_check: CheckResult | None = None  # a ranking recomputed from our numbers
+
+
+def _combine_scores(score_refs: Sequence[str], same: Sequence[Measurement]) -> tuple[str, str]:
+    """One status from the per-number verdicts measured under the paper's conditions."""
+    measured = {m.ref for m in same}
+    if any(m.status == NOT_REPRODUCED for m in same):
+        bad = sorted({m.ref for m in same if m.status == NOT_REPRODUCED})
+        return NOT_REPRODUCED, f"the paper's value lies outside our 95% interval for {', '.join(bad)}"
+    missing = [r for r in score_refs if r not in measured]
+    if missing:
+        return INCONCLUSIVE, f"not measured here: {', '.join(missing)}"
+    if all(m.status == REPRODUCED for m in same):
+        return REPRODUCED, "every number agrees within the tolerance"
+    wide = sorted({m.ref for m in same if m.status == INCONCLUSIVE})
+    return INCONCLUSIVE, f"95% interval wider than the tolerance for {', '.join(wide)}"
 
 
 def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo], pseudo: dict | None = None,
-                 stats: Mapping[str, dict] | None = None, as_paper: dict[str, str] | None = None) -> ClaimStatus:
-    """The status of one claim (module docstring) from its check over the reported numbers and what was
-    measured here: the per-system scores of its refs (same system on the paper's data: reproduced; the
-    same system or its stand-in on our data of the same role: stand-in) and its measured_as entries
-    (always stand-ins: our data / components)."""
+                 stats: Mapping[str, dict] | None = None, as_paper: dict[str, str] | None = None,
+                 tolerance: float = TOLERANCE) -> ClaimStatus:
+    """The status of one claim by the rules of :data:`STATUS_RULES`, in this order: its check over the
+    paper's numbers fails -> inconsistent; numbers measured under the paper's conditions -> reproduced /
+    inconclusive / not reproduced (a ranking claim: its check recomputed from our numbers); its check holds
+    -> consistent, or partly consistent when the claim names unchecked parts; stand-in measurements ->
+    measured with stand-ins; a per-system score nothing measured -> not reproducible here; else stated,
+    not checkable. Inputs set to the paper's value (:data:`PARAMETER_KEYS`) are shown, never counted."""
     as_paper = paper_system_names() if as_paper is None else as_paper
-    chk = evaluate_check(claim["check"], reported_values(reported))
+    vals = reported_values(reported)
+    chk = evaluate_check(claim["check"], vals)
     here: list[Measurement] = []
     score_refs = []
     for pid in str(claim["refs"]).split():
         row = reported.loc[pid]
-        if PAPER_METRIC.get(str(row["metric"])) and isinstance(row["system"], str) and "VLMs" not in row["system"]:
+        if is_score_ref(row):
             score_refs.append(pid)
-        ms = _score_measurements(pid, row, runs, as_paper)
-        here += [Measurement(m.status, f"{pid}: {m.text}", m.ours, m.paper) for m in ms]
+        here += _score_measurements(pid, row, runs, as_paper, tolerance)
     for name, source, key in parse_measured_as(claim["measured_as"], f"claim {claim['claim_id']}"):
         paper_v = float(reported.loc[name, "value"]) if name in reported.index else float("nan")
         for where, v in _source_values(source, key, runs, pseudo, stats):
-            ptxt = f" (paper {format_number(paper_v)})" if not math.isnan(paper_v) else ""
-            here.append(Measurement(STAND_IN, f"{name}: {format_number(v)} on {where}{ptxt}", v, paper_v))
-    reproduced = {m.text.split(":")[0] for m in here if m.status == REPRODUCED}
+            if key in PARAMETER_KEYS:
+                txt = (f"{name}: set to {format_number(v)}, the paper's value," if math.isclose(v, paper_v)
+                       else f"{name}: set to {format_number(v)} (the paper's value is {format_number(paper_v)})")
+                here.append(Measurement(SET_TO_PAPER, f"{txt} in the {where}", v, paper_v, name))
+            else:
+                ptxt = f" (paper {format_number(paper_v)})" if not math.isnan(paper_v) else ""
+                here.append(Measurement(STAND_IN, f"{name}: {format_number(v)} on {where}{ptxt}", v, paper_v, name))
+    same = [m for m in here if m.status in (REPRODUCED, INCONCLUSIVE, NOT_REPRODUCED)]
+    unchecked = render_note(str(claim.get("unchecked", "") or "").strip(), vals)
+    ours_chk = None
     if chk.ok is False:
-        status = INCONSISTENT
-    elif reproduced:
-        status = REPRODUCED if score_refs and set(score_refs) <= reproduced else PARTLY_REPRODUCED
+        status, reason = INCONSISTENT, "the check over the paper's own numbers fails"
+    elif same and claim["kind"] == "ranking" and str(claim["check"]).strip():
+        ours = {m.ref: m.ours for m in same}
+        missing = sorted(check_names(claim["check"]) - set(ours))
+        if missing:
+            status, reason = INCONCLUSIVE, f"the ranking needs numbers not measured here: {', '.join(missing)}"
+        else:
+            ours_chk = evaluate_check(claim["check"], ours)
+            status = REPRODUCED if ours_chk.ok else NOT_REPRODUCED
+            reason = f"the ranking recomputed from our numbers {'holds' if ours_chk.ok else 'fails'}: {ours_chk.detail}"
+    elif same:
+        status, reason = _combine_scores(score_refs, same)
     elif chk.ok:
-        status = CONSISTENT
-    elif here:
-        status = STAND_IN
+        status = PARTLY_CONSISTENT if unchecked else CONSISTENT
+        reason = f"the check holds; unchecked: {unchecked}" if unchecked else "the check holds"
+    elif any(m.status == STAND_IN for m in here):
+        status, reason = STAND_IN, "measured only with stand-ins"
+    elif score_refs:
+        status, reason = NOT_REPRODUCIBLE, f"nothing here measured {', '.join(score_refs)}"
     else:
-        status = NOT_REPRODUCIBLE
-    return ClaimStatus(claim["claim_id"], status, chk, here, claim.get("needs", ""))
+        status, reason = STATED, "no number of the paper tests it and nothing here measures it"
+    return ClaimStatus(claim["claim_id"], status, chk, here, claim.get("needs", ""), reason, ours_chk)
