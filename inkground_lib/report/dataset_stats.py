@@ -111,8 +111,8 @@ def generator_sentence(ds, paper: pd.DataFrame | None = None) -> str:
                      f"median word box matches the paper's)")
     return (f"The synthetic generator was SET to the paper's statistics for {' and '.join(parts)}: those rows "
             f"show the generator's setting in the column 'ours (set, not measured)', with no ratio to the "
-            f"paper's value, since a setting divided by the value it was set to measures nothing. The other rows "
-            f"are measured.")
+            f"paper's value, since a setting divided by the value it was set to measures nothing. The other rows, "
+            f"and the values of the pages drawn with these settings quoted below, are measured.")
 
 
 def statistics_table(ds, stats: dict, rec_stats: dict | None = None, paper: pd.DataFrame | None = None):
