@@ -137,3 +137,17 @@ def test_make_book_warns_when_the_default_benchmark_is_too_small(tmp_path, capsy
     assert make_book.check_benchmark_size(tiny) is True and capsys.readouterr().out == ""
     monkeypatch.setattr(make_book, "BOOK_MIN_BENCHMARK", (2, 7))
     assert make_book.check_benchmark_size(tiny) is False
+
+
+def test_parameter_line_says_not_set_instead_of_none():
+    """Issue 13: no raw None on a page: a parameter left at None reads "not set"."""
+    import nbformat
+
+    from inkground_lib.build.notebook_runner import _present_parameters, find_section
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell("x = 1")]
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    _present_parameters(nb, find_section("02"), {"ratings": None, "ocr_threshold": 0.9})
+    line = next(c.source for c in nb.cells if c.metadata.get("tags") == ["inkground-parameters"])
+    assert "`ratings` not set" in line and "`ocr_threshold = 0.9`" in line and "None" not in line

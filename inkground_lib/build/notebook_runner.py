@@ -248,7 +248,8 @@ def _present_parameters(nb, section: Section, params: dict) -> None:
             first_code = i if first_code is None else first_code
     shown = {**notebook_parameters(section), **{k: repr(v) for k, v in params.items()}}
     text = ("**Parameters of this run** (`inkground run " + section.key + " -p NAME VALUE` reruns it): " +
-            ", ".join(f"`{k} = {v}`" for k, v in shown.items()) + ".")
+            ", ".join(f"`{k}` not set" if str(v).strip() == "None" else f"`{k} = {v}`"
+                      for k, v in shown.items()) + ".")  # "not set", not a raw None on the page
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["inkground-parameters"]
     cell["id"] = "inkground-parameters"
