@@ -196,18 +196,19 @@ def test_run_conditions_from_what_a_run_records(tmp_path):
     assert data_identity({"dataset_dir": str(tmp_path / "ds")}) == (None, "recorded")
 
 
-@pytest.mark.skipif(not (Path(SUMMARY_TXT).parents[2] / "data" / "runs").is_dir(), reason="no section-03 runs here")
-def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims):
+def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims, tmp_path):
+    """A recorded set built here (our own page composer over the shipped UNIPEN words) scored in a real
+    section-03 run: the skeleton stand-in reaches inksight_iamondb as "measured with stand-ins"."""
     from inkground_lib.analysis.claims import load_run_infos
-    from inkground_lib.report.reviewers import default_inputs
+    from inkground_lib.datasets.recorded import build_recorded
+    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
 
-    root = Path(SUMMARY_TXT).parents[2]
-    inputs = default_inputs(root)
-    runs = load_run_infos(inputs["eval_runs"])
-    if not any(r.role == "recorded" for r in runs):
-        pytest.skip("no recorded-set run")
+    rec = build_recorded(tmp_path / "rec", pages=4, progress=False)
+    evaluate_dataset(rec, ["reference", "skeleton"], tmp_path / "run", EvalSettings(n_boot=50), progress=False)
+    runs = load_run_infos([tmp_path / "run"])
+    assert runs and all(r.role == "recorded" and r.data_identity is None for r in runs)
     s = claim_status(claims.loc["inksight_iamondb"], rep, runs)
-    assert s.status == STAND_IN and all(m.status == STAND_IN for m in s.here)
+    assert s.status == STAND_IN and s.here and all(m.status == STAND_IN for m in s.here)
 
 
 # ------------------------------------------------------------------------- checks that could have failed
