@@ -111,6 +111,19 @@ def test_section_03_lists_unavailable_systems_and_paper_rows(built_book):
     assert "sk-" not in text
 
 
+def test_no_section_page_shows_a_raw_nan_or_none(built_book):
+    """Issue 13: no page shows NaN or None (an em dash with its reason instead); code listings aside. The small
+    book has stages without pages (no page failed the OCR filter), where raw NaN used to appear."""
+    root, _, _ = built_book
+    for page in sorted((root / "_build/html/book/sections").glob("*.html")):
+        html = page.read_text("utf-8")
+        html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+        html = re.sub(r'<div class="highlight.*?</div>', " ", html, flags=re.S)  # code cells
+        text = re.sub(r"<[^>]+>", " ", html)
+        found = re.findall(r".{0,60}\b(?:NaN|None|nan)\b.{0,20}", text)
+        assert not found, f"{page.name}: {found[:3]}"
+
+
 def test_reproducibility_page_lists_parameters_hash_and_versions(built_book):
     root, _, _ = built_book
     text = (root / "_build/html/book/sections/reproducibility.html").read_text("utf-8")

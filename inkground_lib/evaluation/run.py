@@ -528,4 +528,8 @@ def headline_numbers(bench: EvalResult, bench_true: EvalResult | None = None,
         "rec_style_top1": float(rec.style.get("top1", float("nan"))) if rec is not None else float("nan"),
         "rec_style_classes": int(rec.style.get("n_classes", 0)) if rec is not None else 0,
     })
+    chance = out["rec_style_chance"]
+    out["rec_style_text"] = (f"whose Style classifier chooses among {out['rec_style_classes']} writers (chance "
+                             f"{chance:.3f})" if out["rec_style_classes"] and chance == chance else
+                             "with no Style classifier (no recorded set was scored: — no chance level)")
     return out

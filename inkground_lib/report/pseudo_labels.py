@@ -204,3 +204,48 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
             "derenderer": _DERENDERER_TEXT.get(c["derenderer"], f"the derenderer {c['derenderer']!r}"),
             "ocr": _OCR_TEXT.get(c["ocr_engine"], f"the OCR engine {c['ocr_engine']!r}"),
             "ratings": ratings, "truth": truth}
+
+
+def filters_vs_truth_text(nums: dict) -> str:
+    """Section 02's sentence on whether the filters keep the better references: per-stage medians of the page
+    means (DTW, Chamfer, stroke-order and direction shares) from :func:`inkground_lib.pseudo.run.summary_numbers`,
+    3 decimals; a stage with no page reads as an em dash with the reason, never as NaN.
+
+    >>> t = filters_vs_truth_text({"ocr_fail_dtw_median": float("nan"), "ocr_pass_dtw_median": 0.1234})
+    >>> "— (no page failed the OCR filter)" in t and "0.123 on pages that passed" in t
+    True
+    """
+    import math
+
+    why = {"ocr_fail": "no page failed the OCR filter", "ocr_pass": "no page passed the OCR filter",
+           "rejected": "the raters rejected no page", "kept": "no page was kept"}
+
+    def v(stage: str, metric: str) -> str:
+        x = nums.get(f"{stage}_{metric}_median")
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return f"— ({why[stage]})"
+        return f"{float(x):.3f}"
+
+    return (f"Per page (page means over words), the median DTW is {v('ocr_fail', 'dtw')} on pages that failed the "
+            f"OCR filter and {v('ocr_pass', 'dtw')} on pages that passed; among those, {v('rejected', 'dtw')} on "
+            f"pages the raters rejected and {v('kept', 'dtw')} on kept pages. The median Chamfer is "
+            f"{v('ocr_fail', 'chamfer')} / {v('ocr_pass', 'chamfer')} (failed / passed OCR) and "
+            f"{v('rejected', 'chamfer')} / {v('kept', 'chamfer')} (rejected / kept); the share of words in a "
+            f"different stroke order {v('ocr_fail', 'order_differs')} / {v('ocr_pass', 'order_differs')} and "
+            f"{v('rejected', 'order_differs')} / {v('kept', 'order_differs')}; in a different direction "
+            f"{v('ocr_fail', 'direction_differs')} / {v('ocr_pass', 'direction_differs')} and "
+            f"{v('rejected', 'direction_differs')} / {v('kept', 'direction_differs')}.")
+
+
+def alpha_text(alpha) -> str:
+    """Krippendorff's alpha as prose: 3 decimals, or an em dash with the reason where it is undefined (every
+    rating in one category, or too few ratings: no disagreement is possible to correct for chance).
+
+    >>> alpha_text(0.41234), alpha_text(float("nan"))
+    ('0.412', '— (undefined here: the ratings leave no disagreement to correct for chance)')
+    """
+    import math
+
+    if alpha is None or (isinstance(alpha, float) and math.isnan(alpha)):
+        return "— (undefined here: the ratings leave no disagreement to correct for chance)"
+    return f"{float(alpha):.3f}"
