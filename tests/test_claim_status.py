@@ -175,7 +175,9 @@ def test_parameters_are_set_never_measured(rep, claims):
 def test_run_conditions_from_what_a_run_records(tmp_path):
     facts = {"settings": {"ocr_engine": "deepseek-ocr"}}
     ink = {"kind": "inkground", "meta": {}}
-    assert not unmet_conditions(run_conditions(facts, "reference", ink), "inkGround")
+    # a manifest field anyone can type never makes data the paper's; only a reader's recorded origin does
+    assert [u.split()[0] for u in unmet_conditions(run_conditions(facts, "reference", ink), "inkGround")] == ["data"]
+    assert not unmet_conditions(run_conditions(dict(facts, data_origin="inkGround"), "reference", ink), "inkGround")
     # our own builder's pages from IAM-OnDB words are never the paper's IAM-OnDB
     built = {"kind": "recorded", "meta": {"builder": "inkground_lib.datasets.recorded.build_recorded",
                                           "sources": [{"kind": "iamondb"}]}}

@@ -424,18 +424,20 @@ def _manifest(dataset_dir) -> dict:
 
 def run_conditions(facts: dict, reference: str = "reference", manifest: dict | None = None) -> dict:
     """The conditions a section-03 run recorded, in the terms of :data:`PAPER_CONDITIONS`: the data's origin
-    (from the dataset manifest named by facts "dataset_dir"; pages composed by our own builder, from
-    IAM-OnDB or UNIPEN words, are never the paper's data), what the words are scored against, the OCR
+    (facts "data_origin", which only a reader of the paper's own release may set - none exists here, as the
+    paper's pages, split and segmentation are not public - so no manifest field anyone can type makes data the
+    paper's; pages composed by our own builder, from IAM-OnDB or UNIPEN words, are never the paper's data), what the words are scored against, the OCR
     engine (facts settings), the derenderer that made pseudo-label references and whether their raters
     were real or simulated (the benchmark manifest)."""
     m = _manifest(facts.get("dataset_dir")) if manifest is None else manifest
     kind = m.get("kind") or facts.get("dataset_kind")
     meta = m.get("meta") or {}
     sources = sorted({str(s.get("kind")) for s in meta.get("sources", []) if isinstance(s, dict)})
-    if kind == "inkground":
-        data = "inkGround"
-    elif kind == "recorded" and sources and set(sources) == {"iamondb"} and not meta.get("builder"):
-        data = "IAM-OnDB"
+    origin = facts.get("data_origin")  # set by a reader of the paper's release, never by a manifest field
+    if origin in PAPER_CONDITIONS:
+        data = origin
+    elif kind == "inkground":
+        data = "a dataset whose manifest says inkground (not read from the paper's release: not its data)"
     elif kind == "recorded":
         data = f"recorded pages composed by our builder from {', '.join(sources) or 'unnamed sources'}"
     elif kind == "benchmark":
