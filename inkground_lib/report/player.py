@@ -26,13 +26,23 @@ Choices (see :func:`pen_path_svg` for the details):
 from __future__ import annotations
 
 import hashlib
+import html as _html
 import itertools
 from typing import Sequence
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
 from inkground_lib.core.ink import Ink, InkLike, as_ink
+
+
+def escape(text) -> str:
+    """Text for an XML element's content (&, <, > escaped)."""
+    return _html.escape(str(text), quote=False)
+
+
+def quoteattr(text) -> str:
+    """A double-quoted XML attribute value (&, <, >, " and ' escaped)."""
+    return '"' + _html.escape(str(text), quote=True) + '"'
 
 #: Okabe-Ito colour-blind-safe palette (blue, vermillion, bluish green, reddish purple, orange, sky blue,
 #: yellow, black).
