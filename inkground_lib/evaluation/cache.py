@@ -25,7 +25,6 @@ from inkground_lib.evaluation.systems.base import (
     RawOutput,
     System,
 )
-from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
 SCHEMA = "inkground-prediction"
 SCHEMA_VERSION = 1
@@ -152,9 +151,10 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
     """The cache record of one answer (see module doc).
 
     Of the server's response only an allow-list is stored, each field scrubbed of the system's secrets
-    (API key, base URL) and key-shaped strings: the answer text, the served model name and finish reason
-    (labels, at most :data:`MAX_LABEL_CHARS`), the usage counters (numbers only, :func:`_usage_numbers`) and
-    the error message. Nothing else the server sends is kept."""
+    (API key, base URL) and key-shaped strings: the answer text (scrubbed by the API adapter, exact secrets
+    only, so an answer's own text is not mangled), the served model name and finish reason (labels, at most
+    :data:`MAX_LABEL_CHARS`), the usage counters (numbers only, :func:`_usage_numbers`) and the error
+    message. Nothing else the server sends is kept."""
     from inkground_lib import __version__
 
     scrub = getattr(system, "scrub", lambda s: s)
@@ -163,8 +163,7 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
         "request_hash": key, "word_id": item.word_id, "page_id": item.page_id,
         "system": system.name, "adapter": getattr(system, "adapter", None), "model": getattr(system, "model", None),
         "served_model": _label(out.served_model, scrub),
-        "raw_text": None if out.text is None else scrub_secrets(out.text, getattr(system, "_secrets", ()),
-                                                                patterns=False),
+        "raw_text": out.text,  # already scrubbed of the system's secrets by the API adapter
         "strokes": None if out.strokes is None else ink_to_lists(out.strokes),
         "status": out.status, "finish_reason": _label(out.finish_reason, scrub),
         "usage": _usage_numbers(out.usage or {}, scrub),

@@ -39,16 +39,24 @@ def check_box(box, where: str = "crop_box") -> Box:
     return vals  # type: ignore[return-value]
 
 
-def as_gray(crop, where: str = "crop") -> np.ndarray:
+def check_image(crop, where: str = "crop", min_side: int = 1) -> np.ndarray:
+    """``crop`` as a uint8 (h, w) or (h, w, 3) array (an alpha channel dropped); DerenderError naming ``where``
+    for another shape, another dtype, or a side below ``min_side`` pixels."""
     a = np.asarray(crop)
     if a.ndim == 3 and a.shape[2] == 4:
         a = a[:, :, :3]
     if not (a.ndim == 2 or (a.ndim == 3 and a.shape[2] == 3)):
-        raise DerenderError(f"{where}: expected an (h, w) or (h, w, 3) image, got shape {a.shape}")
+        raise DerenderError(f"{where}: expected an (h, w), (h, w, 3) or (h, w, 4) image, got shape {a.shape}")
     if a.dtype != np.uint8:
         raise DerenderError(f"{where}: expected uint8 pixels, got {a.dtype}")
-    if a.shape[0] < 2 or a.shape[1] < 2:
-        raise DerenderError(f"{where}: image too small ({a.shape[1]} x {a.shape[0]} px)")
+    if a.shape[0] < min_side or a.shape[1] < min_side:
+        raise DerenderError(f"{where}: image too small ({a.shape[1]} x {a.shape[0]} px; at least {min_side} "
+                            f"px a side)")
+    return a
+
+
+def as_gray(crop, where: str = "crop") -> np.ndarray:
+    a = check_image(crop, where, min_side=2)
     if a.ndim == 3:
         a = cv2.cvtColor(np.ascontiguousarray(a), cv2.COLOR_RGB2GRAY)
     return a

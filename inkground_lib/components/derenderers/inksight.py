@@ -43,6 +43,7 @@ from inkground_lib.components.derenderers.base import (
     Box,
     DerenderError,
     check_box,
+    check_image,
 )
 from inkground_lib.core.ink import Ink, as_ink
 
@@ -157,15 +158,7 @@ class InkSightInput:
 
 
 def _as_rgb(crop) -> np.ndarray:
-    a = np.asarray(crop)
-    if a.ndim == 3 and a.shape[2] == 4:
-        a = a[:, :, :3]  # the notebook's np.array(image)[:, :, :3]
-    if not (a.ndim == 2 or (a.ndim == 3 and a.shape[2] == 3)):
-        raise DerenderError(f"crop: expected an (h, w), (h, w, 3) or (h, w, 4) image, got shape {a.shape}")
-    if a.dtype != np.uint8:
-        raise DerenderError(f"crop: expected uint8 pixels, got {a.dtype}")
-    if a.shape[0] < 1 or a.shape[1] < 1:
-        raise DerenderError(f"crop: empty image ({a.shape[1]} x {a.shape[0]} px)")
+    a = check_image(crop, "crop", min_side=1)  # an alpha channel dropped: the notebook's np.array(image)[:, :, :3]
     if a.ndim == 2:  # a gray page: the same values in R, G and B (the notebook's pages are RGB)
         a = np.repeat(a[:, :, None], 3, axis=2)
     return np.ascontiguousarray(a)
