@@ -46,8 +46,8 @@ def built_book(tmp_path_factory):
         shutil.copy(ROOT / f, tmp / f)
     shutil.copytree(ROOT / "book" / "_static", tmp / "book" / "_static")
     (tmp / "book").mkdir(exist_ok=True)
-    for page in ("intro.md", "design.md", "dataset-format.md"):
-        shutil.copy(ROOT / "book" / page, tmp / "book" / page)
+    for page in sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "book").glob("*.bib")):
+        shutil.copy(page, tmp / "book" / page.name)  # every hand-written page and the bibliography
     schema = Path("inkground_lib/core/dataset.schema.json")  # book/dataset-format.md includes it
     (tmp / schema).parent.mkdir(parents=True)
     shutil.copy(ROOT / schema, tmp / schema)
