@@ -1,0 +1,132 @@
+"""How a table is shown in the book: captioned, fitted to the page, human column names, one footnote per
+repeated reason, the paper's rows set apart from ours.
+
+:func:`table_view` turns a DataFrame (the computation's own table: keep it for tests and CSVs) into an HTML
+table rendered by pandas' Styler, inside a box that scrolls sideways on a narrow screen instead of
+overflowing the page (the book's CSS, ``book/_static/inkground.css``, styles the classes named here). Nothing
+is truncated: every row and column is printed (no "..."), long cells wrap.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import pandas as pd
+
+WRAP_CLASS = "ink-table-wrap"  # the scroll box (overflow-x: auto)
+TABLE_CLASS = "ink-table"
+PAPER_ROW_CLASS = "ink-paper-row"  # a row of the paper's reported numbers
+FIRST_PAPER_ROW_CLASS = "ink-first-paper-row"  # the first of them: a rule above it
+NOTES_CLASS = "ink-table-notes"
+REPEATED_MIN_CHARS = 24  # a cell text at least this long that repeats becomes a footnote
+MARKS = "*†‡§¶"
+
+
+def footnote_mark(k: int) -> str:
+    """The k-th footnote mark (0-based): *, †, ‡, §, ¶, then [6], [7], ...
+
+    >>> [footnote_mark(k) for k in (0, 1, 5)]
+    ['*', '†', '[6]']
+    """
+    return MARKS[k] if k < len(MARKS) else f"[{k + 1}]"
+
+
+def fold_repeated(df: pd.DataFrame, min_chars: int = REPEATED_MIN_CHARS) -> tuple[pd.DataFrame, list[str]]:
+    """Cells whose text (at least ``min_chars`` characters) occurs more than once are replaced by a short
+    mark; returns (table, notes) where ``notes[k]`` explains mark k. An em-dash reason keeps its dash:
+    "— torch.cuda.is_available() is False" becomes "— *".
+
+    >>> t, notes = fold_repeated(pd.DataFrame({"a": ["— needs a GPU with CUDA 12", "— needs a GPU with CUDA 12", "1"]}))
+    >>> list(t["a"]), notes
+    (['— *', '— *', '1'], ['* needs a GPU with CUDA 12'])
+    """
+    texts = pd.Series([v for col in df.columns for v in df[col] if isinstance(v, str) and len(v) >= min_chars])
+    repeated = [t for t, n in texts.value_counts(sort=False).items() if n > 1]
+    if not repeated:
+        return df, []
+    order = list(dict.fromkeys(t for col in df.columns for t in df[col] if t in set(repeated)))
+    marks, notes = {}, []
+    for k, text in enumerate(order):
+        mark = footnote_mark(k)
+        dash = text.startswith("— ")
+        marks[text] = f"— {mark}" if dash else mark
+        notes.append(f"{mark} {text[2:] if dash else text}")
+    out = df.copy()
+    for col in out.columns:
+        out[col] = [marks.get(v, v) if isinstance(v, str) else v for v in out[col]]
+    return out, notes
+
+
+@dataclass
+class TableView:
+    """A table as the book shows it; ``data`` is the table behind it (after renaming and folding)."""
+
+    data: pd.DataFrame
+    caption: str
+    notes: list[str] = field(default_factory=list)
+    paper_rows: list[int] = field(default_factory=list)  # positions of the paper's reported rows
+    formatters: dict[str, Callable] = field(default_factory=dict)
+    show_index: bool = True
+    table_id: str = "t"
+
+    def to_html(self) -> str:
+        styler = self.data.style
+        styler = styler.set_uuid(self.table_id)  # fixed ids: two builds give identical pages
+        if self.formatters:
+            styler = styler.format(self.formatters, na_rep="—")
+        else:
+            styler = styler.format(na_rep="—")
+        styler = styler.set_caption(html.escape(self.caption)).set_table_attributes(f'class="{TABLE_CLASS}"')
+        if self.paper_rows:
+            classes = pd.DataFrame("", index=self.data.index, columns=self.data.columns)
+            for k, pos in enumerate(self.paper_rows):
+                classes.iloc[pos, :] = PAPER_ROW_CLASS + (f" {FIRST_PAPER_ROW_CLASS}" if k == 0 else "")
+            styler = styler.set_td_classes(classes)
+        if not self.show_index:
+            styler = styler.hide(axis="index")
+        table = styler.to_html(doctype_html=False)
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
+        notes = f'<div class="{NOTES_CLASS}">{notes}</div>' if notes else ""
+        return f'<div class="{WRAP_CLASS}" tabindex="0" role="region" aria-label="{html.escape(self.caption, quote=True)}">' \
+               f"{table}{notes}</div>"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def table_id(caption: str) -> str:
+    """A stable id from a caption ("Table 1: the benchmark set" -> "table-1-the-benchmark-set").
+
+    >>> table_id("Table 1: ours, beside the paper's")
+    'table-1-ours-beside-the-paper-s'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", caption.lower()).strip("-")[:60] or "t"
+
+
+def table_view(df: pd.DataFrame, caption: str, *, columns: Optional[dict[str, str]] = None,
+               index_name: Optional[str] = None, decimals: Optional[dict[str, int]] = None,
+               paper_rows: Optional[list[int]] = None, notes: Optional[list[str]] = None,
+               fold: bool = True, show_index: bool = True) -> TableView:
+    """``df`` as the book shows it.
+
+    ``columns`` renames columns to human names ({"n_words": "words"}); the index is shown as the first column
+    (``show_index``), headed ``index_name`` (default: the index's own name); ``decimals`` {column (after renaming): digits} formats numbers (integers are
+    printed as integers: 1.000000 never appears); ``paper_rows`` are row positions of the paper's reported
+    numbers (shaded, a rule above the first); ``notes`` are printed under the table, after the footnotes that
+    ``fold`` makes of repeated long cells (:func:`fold_repeated`).
+    """
+    out = df.rename(columns=columns or {})
+    if show_index:  # the index becomes the first column: one header row, no pandas index name row
+        name = index_name if index_name is not None else (out.index.name or "")
+        out = out.reset_index(names=[name] if out.index.nlevels == 1 else None)
+    folded, fold_notes = fold_repeated(out) if fold else (out, [])
+    fmts = {}
+    for col, d in (decimals or {}).items():
+        if col in folded.columns:
+            fmts[col] = (lambda v, d=d: v if isinstance(v, str) else
+                         ("—" if pd.isna(v) else (f"{int(v):,}" if float(v).is_integer() and d == 0 else f"{v:.{d}f}")))
+    return TableView(folded, caption, notes=fold_notes + list(notes or []), paper_rows=list(paper_rows or []),
+                     formatters=fmts, show_index=False, table_id=table_id(caption))
