@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import cv2
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
 
 from inkground_lib.core.files import sha256_file
 

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import cv2
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
 
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
 from inkground_lib.core.ink import InkLike, as_ink

@@ -57,7 +57,7 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     says it can run there (``parallel = True``, e.g. skeleton); records are written here, in page order, so the cache file is the same for any
     number of workers.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
 
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)

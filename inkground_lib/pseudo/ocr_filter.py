@@ -85,7 +85,7 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`). An engine
     given by name whose class says ``parallel = True`` reads pages in ``workers`` processes (None: every core); records are written here in page
     order, so the cache is the same for any number of workers."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
 
     from inkground_lib.components.metrics.readability import normalise_text
     from inkground_lib.core.render import render_config

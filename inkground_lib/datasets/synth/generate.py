@@ -294,7 +294,7 @@ def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional
     nw = workers if workers is not None else min(2, os.cpu_count() or 1)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
         bar = tqdm(total=len(jobs), desc="synth pages", unit="page")
     try:
         for i, page in zip(todo, ordered_map(_page_job, jobs, workers=nw, min_jobs=pool_min_pages)):
