@@ -1,0 +1,385 @@
+"""Browser checks for the book's pages (a test helper, not library code).
+
+Every check returns a list of human-readable problems (empty = fine), each naming the page, the viewport width
+and the element, so that a test can ``assert not problems, "\\n".join(problems)``.
+
+* :func:`check_page` - one page at one viewport width: console errors and page errors, requests that would leave
+  the machine (recorded and aborted), raw NaN / None / nan / ``{glue`` in the article's visible text, images
+  and pen-path players without a caption or accessible text, and anything in the article wider than the article.
+* :func:`check_animation` - the first pen-path player advances (two screenshots differ) and, with
+  ``prefers-reduced-motion: reduce``, shows the final drawing and stands still.
+* :func:`check_downloads` - downloadable notebooks / sources and the HTML pages carry no path of the build
+  machine and no warning.
+
+Where Jupyter Book 1.x (sphinx-book-theme, myst-nb) puts things: the page body is ``<article class="bd-article">``;
+a figure (``{figure}`` or myst-nb ``{glue:figure}``) is ``<figure>`` with a ``<figcaption>``; a bare cell-output
+image is ``<div class="cell_output"><img alt="../../_images/<hash>.png">`` (no caption, alt = its own path); the
+download button links ``_sources/<docname>.ipynb`` (the executed notebook as the book was given it, papermill's
+metadata included) and ``{download}`` files go to ``_downloads/<hash>/``.
+
+Playwright's sync API, as documented on https://playwright.dev/python/docs/api/class-browsertype (``launch``:
+``executable_path``, ``args``, ``headless``) and https://playwright.dev/python/docs/api/class-page (events
+``console``, ``pageerror``, ``request``; ``route`` / ``Route.abort``; ``emulate_media(reduced_motion=...)``;
+``Locator.screenshot``), consulted 2026-11-30; the installed playwright==1.65.2 has these signatures.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import pytest
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-quic", "--no-first-run"]
+HEIGHT = 900  # viewport height (px) for every check
+#: the pen-path player's root element (inkground_lib/report/player.py: ``<svg class="ig-pen-player">``)
+PLAYER = "svg.ig-pen-player"
+#: the article body: sphinx-book-theme's ``<article class="bd-article">``, else any article / main
+ARTICLE = ["article.bd-article", "main .bd-article", "article", "main"]
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+ANIMATION_WAIT_MS = 700
+MAX_PER_KIND = 10  # problems of one kind listed per page (then "... and N more")
+
+
+def chromium_path() -> str | None:
+    """The system Chromium (Debian's /usr/bin/chromium or another on PATH), or None."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1")
+
+
+def require_chromium() -> str:
+    """The Chromium path; without Chromium (or Playwright) the test fails when CI is "true"/"1", else skips."""
+    exe = chromium_path()
+    reason = None
+    if exe is None:
+        reason = "chromium is not installed (apt-get install -y chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            reason = "playwright is not installed (pip install -r requirements.txt)"
+    if reason is None:
+        return exe
+    if _ci():
+        pytest.fail(f"CI={os.environ.get('CI')}: {reason}")
+    pytest.skip(reason)
+
+
+@contextmanager
+def browser(executable: str | None = None) -> Iterator:
+    """A headless Playwright Browser on the system Chromium (never a downloaded one); closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    exe = executable or require_chromium()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _limited(kind: list[str]) -> list[str]:
+    if len(kind) <= MAX_PER_KIND:
+        return kind
+    return kind[:MAX_PER_KIND] + [f"... and {len(kind) - MAX_PER_KIND} more like these"]
+
+
+@contextmanager
+def _open(browser, html_path: Path, width: int, problems: list[str], where: str, *,
+          reduced_motion: str = "no-preference", console: bool = False):
+    """A fresh context + page at ``width`` x HEIGHT with ``html_path`` loaded. Every request that is not local
+    (file:, data:, blob:, about:) is aborted, so nothing leaves the machine, and reported in ``problems``; with
+    ``console`` so are console errors and uncaught page errors (listened to from before the page loads)."""
+    ctx = browser.new_context(viewport={"width": width, "height": HEIGHT}, reduced_motion=reduced_motion,
+                              service_workers="block")
+    page = ctx.new_page()
+    external: list[str] = []
+    errors: list[str] = []
+
+    def route(r):
+        if not r.request.url.startswith(LOCAL_SCHEMES):
+            external.append(r.request.url)
+            r.abort()
+        else:
+            r.continue_()
+
+    page.route("**/*", route)
+    # requests that bypass routing (none expected) and web sockets are still recorded
+    page.on("request", lambda req: None if req.url.startswith(LOCAL_SCHEMES) else external.append(req.url))
+    page.on("websocket", lambda ws: external.append(ws.url))
+    if console:
+        page.on("console", lambda m: errors.append(f"{where}: console error: {m.text[:300]}")
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"{where}: page error: {str(e)[:300]}"))
+    try:
+        page.goto(Path(html_path).resolve().as_uri(), wait_until="load")
+        page.wait_for_timeout(150)  # late scripts (theme, player) and their errors
+        yield page
+    finally:
+        ctx.close()
+        problems.extend(_limited(errors))
+        problems.extend(_limited([f"{where}: request to {u} (not a local file; aborted)"
+                                  for u in dict.fromkeys(external)]))
+
+
+_TEXT_JS = r"""([article, words]) => {
+  // visible text of the article outside code blocks, scripts, styles and SVG titles / descriptions; inline code
+  // (`code`, e.g. ``None`` in prose about a parameter) is exempt from the words but not from "{glue"
+  const skip = 'pre, .highlight, script, style, noscript, template, svg title, svg desc';
+  const out = [];
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest(skip)) continue;
+    if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) continue;
+    const t = n.nodeValue.replace(/\s+/g, ' ');
+    let m = /\{glue/.exec(t);
+    if (!m && words && !el.closest('code, kbd, samp')) m = /\b(?:NaN|None|nan)\b/.exec(t);
+    if (m) {
+      const cls = typeof el.className === 'string' ? el.className.trim() : '';
+      const a = Math.max(0, m.index - 50), b = m.index + m[0].length + 30;
+      out.push([el.tagName.toLowerCase() + (cls ? '.' + cls.split(/\s+/).join('.') : ''),
+                (a > 0 ? '...' : '') + t.slice(a, b).trim() + (b < t.length ? '...' : '')]);
+    }
+  }
+  return out;
+}"""
+
+_MEDIA_JS = r"""([article, player]) => {
+  const out = [];
+  const fileName = /\.(png|svg|jpe?g|gif|webp|bmp|tiff?)$/i;
+  const caption = (el) => {
+    const fig = el.closest('figure');
+    if (!fig) return 'is not inside a <figure>';
+    const cap = fig.querySelector('figcaption');
+    if (!cap) return 'its <figure> has no <figcaption>';
+    if (!cap.textContent.trim()) return 'its <figcaption> is empty';
+    return null;
+  };
+  for (const img of article.querySelectorAll('img')) {
+    const src = img.getAttribute('src') || '';
+    const base = src.split(/[?#]/)[0].split('/').pop();
+    const alt = (img.getAttribute('alt') || '').trim();
+    const name = `<img src="${src.length > 90 ? '...' + src.slice(-87) : src}">`;
+    if (!alt) out.push(`${name} has no alt text`);
+    else if (fileName.test(alt) || alt === src || alt === base || alt.includes('/'))
+      out.push(`${name} has a file name for alt text: "${alt.length > 90 ? '...' + alt.slice(-87) : alt}"`);
+    const c = caption(img);
+    if (c) out.push(`${name} has no caption: ${c}`);
+  }
+  for (const svg of article.querySelectorAll(player)) {
+    const name = `<svg id="${svg.id}" class="${svg.getAttribute('class')}">`;
+    const label = (svg.getAttribute('aria-label') || '').trim();
+    const title = svg.querySelector(':scope > title');
+    if (!label && !(title && title.textContent.trim()))
+      out.push(`pen-path player ${name} has no accessible name (aria-label or <title>)`);
+    const c = caption(svg);
+    if (c) out.push(`pen-path player ${name} has no caption: ${c}`);
+  }
+  return out;
+}"""
+
+_OVERFLOW_JS = r"""([article, player]) => {
+  const right = article.getBoundingClientRect().right;
+  const out = [];
+  if (right > window.innerWidth + 1)
+    out.push(['article', 'bd-article', '', Math.round(right - window.innerWidth), 'the viewport']);
+  const clips = new Map();
+  // true if some ancestor between el and the article clips or scrolls horizontally (it is measured itself)
+  const inBox = (el) => {
+    const p = el.parentElement;
+    if (!p || p === article) return false;
+    if (clips.has(p)) return clips.get(p);
+    const ox = getComputedStyle(p).overflowX;
+    const v = ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip' || inBox(p);
+    clips.set(p, v);
+    return v;
+  };
+  const over = new Set();
+  for (const el of article.querySelectorAll('*')) {
+    if (!el.getClientRects().length) continue;
+    const st = getComputedStyle(el);
+    if (st.position === 'fixed' || st.visibility === 'hidden') continue;
+    if (inBox(el)) continue;
+    const excess = el.getBoundingClientRect().right - right;
+    if (excess <= 1) continue;
+    over.add(el);
+    if (el.parentElement && over.has(el.parentElement)) continue;  // its parent is reported already
+    const cls = typeof el.className === 'string' ? el.className : (el.getAttribute('class') || '');
+    out.push([el.tagName.toLowerCase(), cls.trim(), (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60),
+              Math.round(excess), 'the article']);
+  }
+  return out;
+}"""
+
+
+def _article(page):
+    for sel in ARTICLE:
+        handle = page.query_selector(sel)
+        if handle is not None:
+            return handle
+    return None
+
+
+def check_page(browser, html_path: Path, width: int, *, raw_words: bool = True) -> list[str]:
+    """Problems of one page at one viewport ``width`` (height 900): console errors, page errors, requests that
+    are not file: / data: (aborted), raw NaN / None / nan as words or ``{glue`` in the article's visible text
+    (code blocks, inline code and scripts aside), images and pen-path players without caption or accessible text,
+    and elements whose right edge passes the article's by more than 1 px outside a box that scrolls or clips
+    horizontally (tables and code blocks may be wider only inside such a box).
+
+    ``raw_words=False`` skips the NaN / None / nan words (not ``{glue``): for a hand-written page whose prose
+    is about NaN handling."""
+    html_path = Path(html_path)
+    where = f"{html_path.name} at {width} px"
+    problems: list[str] = []
+    found: list[str] = []
+    with _open(browser, html_path, width, problems, where, console=True) as page:
+        article = _article(page)
+        if article is None:
+            found.append(f"{where}: no article element ({' / '.join(ARTICLE)})")
+        else:
+            for tag, text in page.evaluate(_TEXT_JS, [article, raw_words]):
+                found.append(f"{where}: raw NaN/None/glue in <{tag}>: {text!r}")
+            found += _limited([f"{where}: {p}" for p in page.evaluate(_MEDIA_JS, [article, PLAYER])])
+            found += _limited([
+                f"{where}: <{tag}{' class=' + repr(cls) if cls else ''}> {text!r} extends {px} px past {what}'s "
+                f"right edge (put it in a box with overflow-x:auto, or give it max-width:100%)"
+                for tag, cls, text, px, what in page.evaluate(_OVERFLOW_JS, [article, PLAYER])])
+    return problems + found
+
+
+def _pixels(png: bytes):
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"), dtype=np.int16)
+
+
+def _differ(a: bytes, b: bytes, tolerance: int = 0) -> int:
+    """Number of pixels whose channels differ by more than ``tolerance`` (all, if the sizes differ)."""
+    pa, pb = _pixels(a), _pixels(b)
+    if pa.shape != pb.shape:
+        return max(pa.shape[0] * pa.shape[1], pb.shape[0] * pb.shape[1])
+    return int((abs(pa - pb).max(axis=2) > tolerance).sum())
+
+
+_RESTART_JS = """el => { const a = el.getAnimations({subtree: true});
+  a.forEach(x => { x.currentTime = 0; }); return a.length; }"""
+_FINISH_JS = """el => { const a = el.getAnimations({subtree: true});
+  a.forEach(x => { try { x.finish(); } catch (e) {} }); return a.length; }"""
+
+
+def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
+    """Problems of the page's first pen-path player (``svg.ig-pen-player``): it must exist; restarted from its
+    first frame, two screenshots of its box ~700 ms apart must differ; with ``prefers-reduced-motion: reduce`` it
+    must run no animation, two screenshots must be equal and match the finished animation (the final drawing)."""
+    html_path = Path(html_path)
+    where = f"{html_path.name} at {width} px"
+    problems: list[str] = []
+    final = None
+    with _open(browser, html_path, width, problems, where) as page:
+        player = page.locator(PLAYER).first
+        if page.locator(PLAYER).count() == 0:
+            problems.append(f"{where}: no pen-path player ({PLAYER}) on the page")
+        else:
+            fid = player.get_attribute("id")
+            player.scroll_into_view_if_needed()
+            n = player.evaluate(_RESTART_JS)  # from its first frame, however long the page took to load
+            first = player.screenshot(animations="allow")
+            page.wait_for_timeout(ANIMATION_WAIT_MS)
+            second = player.screenshot(animations="allow")
+            if n == 0:
+                problems.append(f"{where}: the pen-path player #{fid} runs no CSS animation")
+            if not _differ(first, second):
+                problems.append(f"{where}: the pen-path player #{fid} does not advance: two screenshots "
+                                f"{ANIMATION_WAIT_MS} ms apart are identical")
+            player.evaluate(_FINISH_JS)
+            page.wait_for_timeout(50)
+            final = player.screenshot(animations="allow")
+    if final is None:
+        return problems
+    with _open(browser, html_path, width, problems, f"{where}, reduced motion", reduced_motion="reduce") as page:
+        player = page.locator(PLAYER).first
+        player.scroll_into_view_if_needed()
+        running = player.evaluate("el => el.getAnimations({subtree: true}).length")
+        still_a = player.screenshot(animations="allow")
+        page.wait_for_timeout(ANIMATION_WAIT_MS)
+        still_b = player.screenshot(animations="allow")
+        fid = player.get_attribute("id")
+        if running:
+            problems.append(f"{where}, reduced motion: the pen-path player #{fid} still runs {running} animations")
+        if _differ(still_a, still_b):
+            problems.append(f"{where}, reduced motion: the pen-path player #{fid} moves: two screenshots "
+                            f"{ANIMATION_WAIT_MS} ms apart differ")
+        changed = _differ(still_a, final, tolerance=8)
+        if changed:
+            problems.append(f"{where}, reduced motion: the pen-path player #{fid} does not show the final drawing "
+                            f"({changed} pixels differ from the finished animation)")
+    return problems
+
+
+def _forbidden(build_root: Path, sources: Iterable) -> list[str]:
+    """The build machine's paths to look for: the build root (as given and resolved), its home directory or
+    temporary-directory prefix (e.g. /tmp/pytest-of-root), and every path in ``sources``."""
+    out = []
+    for p in [build_root, *sources]:
+        p = Path(p)
+        out += [str(p), str(p.resolve())]
+    root = Path(build_root).resolve()
+    home = Path.home().resolve()
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if root.is_relative_to(home) and home != Path("/"):
+        out.append(str(home) + "/")
+    for base in {tmp, Path("/tmp"), Path("/var/tmp")}:
+        if root.is_relative_to(base) and root != base:
+            out.append(str(base / root.relative_to(base).parts[0]))
+    return [s for s in dict.fromkeys(out) if len(s) > 1]
+
+
+def _snippet(text: str, i: int, n: int) -> str:
+    return text[max(0, i - 40):i + n + 40].replace("\n", " ")
+
+
+def check_downloads(build_html_dir: Path, build_root: Path, sources: Iterable = ()) -> list[str]:
+    """Problems of the built site's downloadable files (every file under ``_sources/`` and ``_downloads/``:
+    the executed notebooks behind the download button, the pages' sources, {download} files) and of every HTML
+    page: a path of the build machine (``build_root``, its home or temp-dir prefix, each of ``sources``, e.g. the
+    repository the notebooks were executed from) or the word "Warning" (case-sensitive: TqdmWarning,
+    UserWarning, "Warning: IProgress not found", ...)."""
+    site = Path(build_html_dir)
+    if not site.is_dir():
+        return [f"{site}: the built site does not exist"]
+    files = [f for d in ("_sources", "_downloads") for f in sorted((site / d).rglob("*")) if f.is_file()]
+    files += sorted(f for f in site.rglob("*.html") if not f.is_relative_to(site / "_static"))
+    needles = _forbidden(Path(build_root), sources)
+    problems = []
+    for f in files:
+        try:
+            text = f.read_text("utf-8")
+        except UnicodeDecodeError:
+            continue  # a binary download (image, archive): not text the reader sees
+        rel = f.relative_to(site)
+        for needle in needles:
+            hits = [m.start() for m in re.finditer(re.escape(needle), text)]
+            if hits:
+                problems.append(f"{rel}: the build machine's path {needle!r} ({len(hits)}x), e.g. "
+                                f"{_snippet(text, hits[0], len(needle))!r}")
+        hits = [m.start() for m in re.finditer(r"Warning", text)]
+        if hits:
+            problems.append(f"{rel}: 'Warning' ({len(hits)}x), e.g. {_snippet(text, hits[0], 7)!r}")
+    return problems
