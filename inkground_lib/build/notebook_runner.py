@@ -224,6 +224,7 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
         raise RunnerError(f"section {section.key} failed; the executed copy is kept at {failed}:\n{e}") from None
     nb = nbformat.read(str(tmp), as_version=4)
     _present_parameters(nb, section, params)
+    _forget_build_paths(nb, section, target)
     nb.metadata["inkground"] = {"fingerprint": fp, "parameters": params if user_params is None else user_params,
                                 "inputs": inputs or {},
                                 "section": section.name}
@@ -231,6 +232,18 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     tmp.unlink(missing_ok=True)
     failed.unlink(missing_ok=True)
     return target, True
+
+
+def _forget_build_paths(nb, section: Section, target: Path) -> None:
+    """The executed notebook is downloadable from the book: papermill's record of where it ran (absolute
+    input and output paths of the build machine) becomes repository-relative; its durations stay."""
+    pm_meta = nb.metadata.get("papermill", {})
+    for key, path in (("input_path", section.source), ("output_path", target)):
+        if key in pm_meta:
+            try:
+                pm_meta[key] = Path(path).resolve().relative_to(ROOT).as_posix()
+            except ValueError:  # outside the repository (a test's temporary book): the file name only
+                pm_meta[key] = Path(path).name
 
 
 def _present_parameters(nb, section: Section, params: dict) -> None:

@@ -3,51 +3,128 @@
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
 import pandas as pd
 
 from inkground_lib.core.defaults import GRID
 
+GALLERY_TAGS = ("best", "median", "worst")
 
-def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):
-    """Best, median and worst words by DTW, one row per system that ran. Each panel shows the page crop
-    with the prediction drawn over it (colour runs along the pen path from dark to light, a dot marks each
-    stroke's start) and the reference ink as a thin grey line; titles give the word, DTW and what OCR
-    read from the rendered prediction."""
-    import matplotlib.pyplot as plt
 
+@dataclass
+class GalleryEntry:
+    """One panel of a gallery: a system's word picked by DTW rank, with what is drawn."""
+
+    system: str
+    label: str
+    tag: str  # "best", "median" or "worst"
+    word_text: str
+    word_id: str
+    dtw: float  # word heights
+    ocr: str  # what OCR read from the rendered prediction ("" when nothing)
+    prediction: object  # Ink or None (page pixels)
+    reference: object  # Ink (page pixels)
+    box: tuple  # crop box in page pixels (x0, y0, x1, y1)
+    crop: object  # the page photo's pixels inside ``box``
+
+
+def identical_to_reference(scores: pd.DataFrame, name: str) -> bool:
+    """True when every word of system ``name`` scores DTW 0: its inks are the references themselves (the
+    reference ink, or the derenderer that made the pseudo-labels), so its gallery row shows nothing new."""
+    d = scores.loc[scores["system"] == name, "dtw"]
+    return len(d) > 0 and bool((d.fillna(1.0) == 0).all())
+
+
+def gallery_entries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference",
+                    margin: float = 0.35) -> tuple[list[GalleryEntry], list[str]]:
+    """The best, median and worst word by DTW of every system in ``runs`` that has scores, except the
+    systems :func:`identical_to_reference`; returns (entries in system order, names left out)."""
     from inkground_lib.core.render import crop_box
-    from inkground_lib.report.overlay import plot_overlay
 
-    names = [n for n in runs if (scores["system"] == n).any()]
-    if not names:
-        return None
     words = {w.id: (p, w) for p in ds.pages for w in p.words}
     index = {w.id: i for i, w in enumerate(ww for p in ds.pages for ww in p.words)}
-    fig, axes = plt.subplots(len(names), 3, figsize=(12, 2.7 * len(names)), constrained_layout=True, squeeze=False)
-    for axrow, name in zip(axes, names):
-        run = runs[name]
+    entries, skipped = [], []
+    images = {}
+    for name, run in runs.items():
+        if not (scores["system"] == name).any():
+            continue
+        if identical_to_reference(scores, name):
+            skipped.append(getattr(run, "label", name))
+            continue
         s = scores[scores["system"] == name].reset_index(drop=True)
         order = s["dtw"].sort_values(kind="stable").index.tolist()
-        for ax, (tag, i) in zip(axrow, [("best", order[0]), ("median", order[len(order) // 2]), ("worst", order[-1])]):
+        for tag, i in zip(GALLERY_TAGS, (order[0], order[len(order) // 2], order[-1])):
             row = s.loc[i]
             page, word = words[row["word_id"]]
-            ref = word.true_ink if reference == "true" else word.ink
-            box = crop_box(word.box, (page.width, page.height), margin=0.35)
-            img = page.load_image()[box[1]:box[3], box[0]:box[2]]
-            ax.imshow(img, extent=(box[0] - 0.5, box[2] - 0.5, box[3] - 0.5, box[1] - 0.5))
-            for stroke in ref:
-                ax.plot(stroke[:, 0], stroke[:, 1], color="0.45", lw=0.8, alpha=0.8)
-            pred = run.inks[index[word.id]]
-            if pred is not None:
-                plot_overlay(ax, pred, lw=1.6)
-            ax.set_xlim(box[0] - 0.5, box[2] - 0.5)
-            ax.set_ylim(box[3] - 0.5, box[1] - 0.5)
+            box = crop_box(word.box, (page.width, page.height), margin=margin)
+            if page.id not in images:
+                images[page.id] = page.load_image()
             ocr = row.get("ocr_text")
             ocr = "" if ocr is None or ocr is pd.NA or (isinstance(ocr, float) and math.isnan(ocr)) else str(ocr)
-            ax.set_title(f"{run.label} - {tag}: '{word.text}'\nDTW {row['dtw']:.3f}, OCR read '{ocr}'", fontsize=8.5)
-            ax.set_axis_off()
+            entries.append(GalleryEntry(name, run.label, tag, word.text, word.id, float(row["dtw"]), ocr,
+                                        run.inks[index[word.id]],
+                                        word.true_ink if reference == "true" else word.ink, tuple(box),
+                                        images[page.id][box[1]:box[3], box[0]:box[2]]))
+    return entries, skipped
+
+
+def reference_name(reference: str) -> str:
+    return "recorded pen path" if reference == "true" else "pseudo-label reference"
+
+
+def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):
+    """Best, median and worst words by DTW, one row per system that ran (systems whose inks are the
+    references themselves are left out: :func:`identical_to_reference`). Each panel: the page crop, the
+    reference dashed blue, the prediction solid vermillion, dots at stroke starts and arrowheads pointing
+    the pen's direction (:func:`inkground_lib.report.overlay.plot_comparison`); one key for the figure.
+    Titles give the word, DTW (word heights) and what OCR read from the rendered prediction."""
+    import matplotlib.pyplot as plt
+
+    from inkground_lib.report.overlay import plot_comparison
+
+    entries, _ = gallery_entries(ds, scores, runs, reference=reference)
+    if not entries:
+        return None
+    n_rows = len(entries) // 3
+    fig, axes = plt.subplots(n_rows, 3, figsize=(12, 2.9 * n_rows + 0.5), constrained_layout=True, squeeze=False)
+    handles = []
+    for ax, e in zip(axes.ravel(), entries):
+        handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
+                                  prediction_label="prediction", reference_label=reference_name(reference),
+                                  legend=False) or handles
+        ax.set_title(f"{e.label}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'", fontsize=10)
+        ax.set_axis_off()
+    if handles:
+        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=10, frameon=False)
     return fig
+
+
+def player_gallery(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference", width_px: float = 300):
+    """The words of :func:`fig_galleries` as pen paths that play (:mod:`inkground_lib.report.player`): each
+    prediction (solid vermillion) and its reference (dashed blue) drawn stroke by stroke in pen order over
+    the page crop, durations proportional to arc length. Returns a
+    :class:`~inkground_lib.report.player.PlayerGrid`, or None when no system has a row."""
+    from inkground_lib.core.ink import Ink
+    from inkground_lib.report.palette import PREDICTION, REFERENCE
+    from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+
+    entries, _ = gallery_entries(ds, scores, runs, reference=reference)
+    if not entries:
+        return None
+    ref_label = reference_name(reference)
+    figs = []
+    for e in entries:
+        pred = e.prediction if e.prediction is not None else Ink([])
+        title = f"{e.label}, {e.tag} word '{e.word_text}': prediction and {ref_label}, drawn in pen order"
+        svg = pen_path_svg([(e.reference, ref_label, REFERENCE, True), (pred, "prediction", PREDICTION, False)],
+                           width_px=width_px, title=title, photo=(e.crop, e.box[:2]),
+                           fig_id=re.sub(r"[^A-Za-z0-9_-]", "-", f"pp-{reference}-{e.system}-{e.tag}"))
+        figs.append(player_figure(svg, f"{e.label}, {e.tag}: '{e.word_text}', DTW {e.dtw:.3f}"))
+    return PlayerGrid(figs, f"Pen paths that play: each system's best, median and worst word by DTW "
+                            f"(word heights), prediction solid, {ref_label} dashed. Click or press Space to "
+                            f"pause, R to restart.")
 
 
 def systems_table(systems, registry: dict | None = None) -> pd.DataFrame:
@@ -106,3 +183,52 @@ def both_sides_table(res) -> pd.DataFrame:
     for m, label in (("dtw", "DTW"), ("chamfer", "Chamfer")):
         out[label] = [value_with_interval(r, m) for r in rows]
     return out.set_index(["derenderer", "scored against"])
+
+
+def systems_view(systems, caption: str, registry: dict | None = None):
+    """:func:`systems_table` as the book shows it (captioned, human column names, wrapped)."""
+    from inkground_lib.report.table_view import table_view
+
+    t = systems_table(systems, registry).set_index("system")
+    return table_view(t, caption, columns={"rpm": "requests per minute", "kind": "kind of system"}, fold=False)
+
+
+def both_sides_view(res, caption: str):
+    """:func:`both_sides_table` as the book shows it."""
+    from inkground_lib.report.table_view import table_view
+
+    return table_view(both_sides_table(res).reset_index().set_index("derenderer"), caption, fold=False)
+
+
+def summary_text(bench, bench_true, rec=None) -> str:
+    """The section-03 summary sentence, from the runs' summaries (``EvalResult``-like objects with
+    ``summary``, ``runs`` and ``unavailable``): the systems that ran, which leads on DTW and on AR among those
+    that are not the references themselves, how far the pseudo-labels are from the truth, and what did not
+    run. Numbers are means over words (DTW in word heights) or corpus rates (AR)."""
+    from inkground_lib.report.format import missing
+
+    s = bench.summary
+    scored = s[~s["system"].isin(["reference"]) & (s["dtw"].fillna(1.0) != 0)] if len(s) else s
+    parts = []
+    ran = [getattr(r, "label", n) for n, r in bench.runs.items() if n != "reference"]
+    parts.append(f"{len(ran)} systems ran here ({', '.join(ran) if ran else 'none'})")
+    if len(scored):
+        best_dtw = scored.loc[scored["dtw"].idxmin()]
+        best_ar = scored.loc[scored["ar"].idxmax()]
+        parts.append(f"among those not identical to the references, {best_dtw['label']} has the lowest mean DTW "
+                     f"on the benchmark set ({best_dtw['dtw']:.3f} word heights) and {best_ar['label']} the "
+                     f"highest AR ({best_ar['ar']:.3f})")
+    t = bench_true.summary
+    ref = t[t["system"] == "reference"]
+    if len(ref) and ref["dtw"].iloc[0] == ref["dtw"].iloc[0]:
+        parts.append(f"the pseudo-label references themselves lie at a mean DTW of {ref['dtw'].iloc[0]:.3f} word "
+                     f"heights from the writers' true trajectories")
+    else:
+        parts.append(f"the distance of the pseudo-labels to the truth is {missing('not measured')}")
+    if rec is not None and len(rec.summary):
+        parts.append(f"on the recorded words, {len(rec.summary)} systems were scored against recorded pen paths")
+    n_not = len(bench.unavailable)
+    parts.append(f"{n_not} systems could not run on this machine (" + ", ".join(sorted(bench.unavailable)) +
+                 "), so none of the paper's VLM or InkSight numbers is reproduced here: they appear as reported"
+                 if n_not else "every named system ran")
+    return "; ".join(parts) + "."

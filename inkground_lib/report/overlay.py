@@ -84,3 +84,88 @@ def plot_overlay(ax, ink: InkLike, *, image=None, extent_box=None, cmap="viridis
             ax.invert_yaxis()
     ax.set_aspect("equal")
     return lc
+
+
+def _direction_arrows(ax, ink, colour: str, lw: float, min_len_px: float) -> int:
+    """An arrowhead at the middle (by arc length) of every stroke at least ``min_len_px`` page px long,
+    pointing the way the pen moved. Returns the number drawn."""
+    from matplotlib.patches import FancyArrowPatch
+
+    n = 0
+    for s in ink.strokes:
+        xy = s[:, :2]
+        if len(xy) < 2:
+            continue
+        seg = np.hypot(*np.diff(xy, axis=0).T)
+        total = float(seg.sum())
+        if total < min_len_px:
+            continue
+        cum = np.concatenate([[0.0], np.cumsum(seg)])
+        a, b = np.interp([0.45 * total, 0.55 * total], cum, xy[:, 0]), np.interp([0.45 * total, 0.55 * total], cum, xy[:, 1])
+        ax.add_patch(FancyArrowPatch((a[0], b[0]), (a[1], b[1]), arrowstyle="-|>", mutation_scale=7 + 2 * lw,
+                                     color=colour, lw=0, zorder=5))
+        n += 1
+    return n
+
+
+def plot_comparison(ax, prediction: InkLike | None, reference: InkLike | None, *, image=None, extent_box=None,
+                    prediction_label: str = "prediction", reference_label: str = "reference",
+                    reference_colour: str | None = None, lw: float = 1.6, arrows: bool = True,
+                    legend: bool = True):
+    """A prediction and its reference told apart at a glance, over a page crop (page pixels, y down).
+
+    The reference is dashed (:data:`~inkground_lib.report.palette.REFERENCE` blue, or ``reference_colour``,
+    e.g. :data:`~inkground_lib.report.palette.TRUTH` for a true pen path), the prediction solid
+    (:data:`~inkground_lib.report.palette.PREDICTION` vermillion); both get a thin white halo so that they
+    stay visible on dark photographed ink. Each stroke's start is a filled dot and, with ``arrows``, an
+    arrowhead at the middle of each stroke longer than a tenth of the crop points the way the pen moved.
+    ``image``/``extent_box`` as in :func:`plot_overlay`. With ``legend`` a small key names the two lines.
+    Returns the list of legend handles (Line2D)."""
+    import matplotlib.patheffects as pe
+    from matplotlib.lines import Line2D
+
+    from inkground_lib.report.palette import PREDICTION, REFERENCE
+
+    ref_colour = reference_colour or REFERENCE
+    if image is not None:
+        img = np.asarray(image)
+        h, w = img.shape[:2]
+        x0, y0 = (0, 0) if extent_box is None else extent_box[:2]
+        ax.imshow(img, cmap="gray" if img.ndim == 2 else None, vmin=0, vmax=255,
+                  extent=(x0 - 0.5, x0 + w - 0.5, y0 + h - 0.5, y0 - 0.5), interpolation="antialiased")
+        span = max(w, h)
+    elif extent_box is not None:
+        span = max(extent_box[2] - extent_box[0], extent_box[3] - extent_box[1])
+    else:
+        span = 100.0
+    halo = [pe.withStroke(linewidth=lw + 2.2, foreground="white", alpha=0.85)]
+    handles = []
+    for ink, colour, style, label, z in ((reference, ref_colour, (0, (3.5, 2.0)), reference_label, 3),
+                                         (prediction, PREDICTION, "solid", prediction_label, 4)):
+        if ink is None:
+            continue
+        ink = as_ink(ink)
+        for s in ink.strokes:
+            if len(s) == 1:
+                ax.plot(s[:, 0], s[:, 1], "o", ms=2.5 * lw, color=colour, zorder=z)
+            elif len(s):
+                ax.plot(s[:, 0], s[:, 1], color=colour, lw=lw, ls=style, solid_capstyle="round",
+                        path_effects=halo, zorder=z)
+        starts = np.array([s[0, :2] for s in ink.strokes if len(s)])
+        if len(starts):
+            ax.scatter(starts[:, 0], starts[:, 1], s=(2.2 * lw) ** 2 + 6, color=colour, edgecolors="white",
+                       linewidths=0.7, zorder=z + 0.5)
+        if arrows:
+            _direction_arrows(ax, ink, colour, lw, min_len_px=span / 10)
+        handles.append(Line2D([], [], color=colour, lw=lw, ls=style, marker="o", ms=4, markevery=[0],
+                              label=label))
+    if extent_box is not None:
+        ax.set_xlim(extent_box[0] - 0.5, extent_box[2] - 0.5)
+        ax.set_ylim(extent_box[3] - 0.5, extent_box[1] - 0.5)
+    elif image is None and not ax.yaxis_inverted():
+        ax.invert_yaxis()
+    ax.set_aspect("equal")
+    if legend and handles:
+        ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=True, framealpha=0.85, handlelength=2.2,
+                  borderpad=0.3, labelspacing=0.2)
+    return handles

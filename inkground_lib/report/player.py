@@ -44,9 +44,7 @@ def quoteattr(text) -> str:
     """A double-quoted XML attribute value (&, <, >, " and ' escaped)."""
     return '"' + _html.escape(str(text), quote=True) + '"'
 
-#: Okabe-Ito colour-blind-safe palette (blue, vermillion, bluish green, reddish purple, orange, sky blue,
-#: yellow, black).
-OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+from inkground_lib.report.palette import OKABE_ITO  # noqa: E402  (re-exported: the palette's one home is palette.py)
 
 _COUNTER = itertools.count(1)
 
@@ -179,7 +177,7 @@ _SCRIPT = ("(function(){var s=document.getElementById('%s');if(!s)return;"
 def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | None = None,
                  title: str = "Pen path", description: str | None = None, total_ms: float | None = None,
                  timing: str = "arc", pen_up_share: float = 0.15, line_px: float = 2.0, margin_px: float = 8,
-                 controls: bool = True, fig_id: str | None = None) -> str:
+                 controls: bool = True, fig_id: str | None = None, photo=None) -> str:
     """An inline SVG string that draws the inks of ``layers`` stroke by stroke, in pen order.
 
     * ``layers``: a sequence of ``(ink, label, colour, dashed)`` (colour and dashed may be left out; colour
@@ -204,6 +202,10 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
     * Every CSS rule and element id is scoped by a unique figure id (``fig_id``, or made from a hash of the
       content and a per-process counter), so several figures on one page do not collide.
 
+    * ``photo``: ``(image, (x0, y0))``, a page crop (an (h, w) or (h, w, 3) uint8 array) whose top-left pixel
+      sits at page pixel (x0, y0); it is embedded as a JPEG (quality :data:`PHOTO_JPEG_QUALITY`) under the
+      inks, and the frame covers it.
+
     An empty drawing (no layers, or no strokes in any layer) gives a small valid SVG with a note. Coordinates
     are rounded to 0.1 page px, times to 1 ms.
     """
@@ -214,6 +216,13 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         raise ValueError(f"pen_path_svg: width_px must be positive, got {width_px}")
     pts = [ink.points() for ink, *_ in lay]
     pts = np.concatenate(pts) if pts else np.zeros((0, 2))
+    photo_el = None
+    if photo is not None and len(pts):
+        img, (px0, py0) = photo
+        ph, pw = np.asarray(img).shape[:2]
+        pts = np.concatenate([pts, [[px0 - 0.5, py0 - 0.5], [px0 + pw - 0.5, py0 + ph - 0.5]]])
+        photo_el = (f'<image x="{_num(px0 - 0.5)}" y="{_num(py0 - 0.5)}" width="{pw}" height="{ph}" '
+                    f'preserveAspectRatio="none" opacity="{PHOTO_OPACITY}" href="data:image/jpeg;base64,{_jpeg_b64(img)}"/>')
     legend_rows = len(lay) + (1 if controls and len(pts) else 0)
     row_px = 16.0
     if len(pts) == 0:
@@ -283,6 +292,8 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         out.append(f'<text class="hint" x="{g(vx0 + m)}" y="{g(yy + 4 * k)}" font-size="{g(fs * 0.9)}" '
                    f'font-family="sans-serif" fill="#555">click, Space or Enter: pause / play · R: restart</text>')
 
+    if photo_el is not None:
+        out.append(photo_el)
     out.append('<g class="dr">')
     n_mask = 0
     for li, (ink, label, colour, dashed) in enumerate(lay):
@@ -321,6 +332,49 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         out.append(f"<script>{_SCRIPT % fid}</script>")
     out.append("</svg>")
     return "".join(out)
+
+
+PHOTO_JPEG_QUALITY = 80
+PHOTO_OPACITY = 0.55  # the photo is faded so that the drawn lines stand out on dark ink
+
+
+def _jpeg_b64(img) -> str:
+    """A page crop as base64 JPEG text (quality :data:`PHOTO_JPEG_QUALITY`, no metadata)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    arr = np.asarray(img)
+    if arr.dtype != np.uint8:
+        arr = np.clip(arr, 0, 255).astype(np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr).convert("L" if arr.ndim == 2 else "RGB").save(buf, format="JPEG", quality=PHOTO_JPEG_QUALITY)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+PLAYER_FIGURE_CLASS = "ig-player-figure"
+PLAYER_GRID_CLASS = "ig-player-grid"
+
+
+def player_figure(svg: str, caption: str) -> str:
+    """One player in a ``<figure>`` with its ``<figcaption>`` (plain text, escaped)."""
+    return f'<figure class="{PLAYER_FIGURE_CLASS}">{svg}<figcaption>{escape(caption)}</figcaption></figure>'
+
+
+class PlayerGrid:
+    """Players side by side (a CSS grid that wraps on a narrow screen) under one caption; shown inline by
+    Jupyter / myst-nb through ``_repr_html_``. ``figures`` are :func:`player_figure` strings."""
+
+    def __init__(self, figures: Sequence[str], caption: str):
+        self.figures, self.caption = list(figures), caption
+
+    def _repr_html_(self) -> str:
+        style = (f"<style>.{PLAYER_GRID_CLASS}{{display:grid;grid-template-columns:repeat(auto-fill,minmax(240px,1fr));"
+                 f"gap:.6em;margin:0}}.{PLAYER_GRID_CLASS} figure{{margin:0}}.{PLAYER_GRID_CLASS} svg{{max-width:100%;"
+                 f"height:auto}}.{PLAYER_GRID_CLASS} figcaption{{font-size:.8em}}</style>")
+        return (f'{style}<figure class="{PLAYER_GRID_CLASS}-outer"><div class="{PLAYER_GRID_CLASS}">'
+                f'{"".join(self.figures)}</div><figcaption>{escape(self.caption)}</figcaption></figure>')
 
 
 def _default_desc(lay) -> str:

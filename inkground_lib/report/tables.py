@@ -153,3 +153,26 @@ def unavailable_table(unavailable: dict) -> pd.DataFrame:
     """The systems that could not run here, each with what it needs (never a secret value)."""
     rows = [{"system": n, "why it did not run here": short_reason(r)} for n, r in unavailable.items()]
     return pd.DataFrame(rows, columns=["system", "why it did not run here"]).set_index("system")
+
+
+def results_view(summary: pd.DataFrame, paper_dataset: str | None, caption: str, *,
+                 paper: pd.DataFrame | None = None, not_run: dict | None = None):
+    """:func:`results_table` as the book shows it (:func:`inkground_lib.report.table_view.table_view`): one
+    caption, the paper's reported rows shaded under a rule, and the systems that did not run in a footnote
+    instead of a row of dashes each."""
+    from inkground_lib.report.table_view import table_view
+
+    df = results_table(summary, paper_dataset, paper=paper)
+    paper_rows = [i for i, src in enumerate(df["source"]) if src == PAPER]
+    notes = []
+    if not_run:
+        notes.append("Not run here (no numbers): " + ", ".join(sorted(not_run)) +
+                     "; the table of systems that could not run says why.")
+    return table_view(df, caption, index_name="system", paper_rows=paper_rows, notes=notes)
+
+
+def unavailable_view(unavailable: dict, caption: str):
+    """:func:`unavailable_table` as the book shows it (captioned, long reasons wrapped, not cut)."""
+    from inkground_lib.report.table_view import table_view
+
+    return table_view(unavailable_table(unavailable), caption, fold=False)
