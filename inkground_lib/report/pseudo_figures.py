@@ -1,0 +1,206 @@
+"""Section 02's figures: the funnel beside the paper's, example pairs at a readable size, and the
+pseudo-labels over the writers' true pen paths (static and playable)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from inkground_lib.core.dataset import Dataset, load_dataset
+from inkground_lib.pseudo.run import PipelineResult
+from inkground_lib.report.palette import OKABE_ITO, PREDICTION, TRUTH
+
+FUNNEL_STAGES = (("candidate pages", "candidates", "candidates"),
+                 ("passed the OCR filter", "ocr_pass_pages", "ocr_pass_pages"),
+                 ("kept by the raters", "benchmark_pages", "benchmark_pages"))
+
+
+def funnel_counts(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> pd.DataFrame:
+    """Pages at each stage of the funnel, ours (measured) and the paper's (reported): columns stage, ours,
+    paper, ours_share, paper_share (shares of each side's candidate pages)."""
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.pseudo.run import summary_numbers
+
+    paper = paper_numbers() if paper is None else paper
+    nums = summary_numbers(res)
+    rows = []
+    for label, key, pid in FUNNEL_STAGES:
+        p = float(paper.loc[pid, "value"]) if pid in paper.index else float("nan")
+        rows.append({"stage": label, "ours": float(nums.get(key, float("nan"))), "paper": p})
+    df = pd.DataFrame(rows)
+    for side in ("ours", "paper"):
+        first = df[side].iloc[0]
+        df[f"{side}_share"] = df[side] / first if first and first == first else float("nan")
+    return df
+
+
+def fig_funnel(res: PipelineResult, paper: Optional[pd.DataFrame] = None):
+    """The funnel as horizontal bars: the share of each side's candidate pages that reaches each stage,
+    ours (measured here) beside the paper's (reported), each bar labelled with its page count. Shares make
+    the two comparable although the paper starts from far more pages."""
+    import matplotlib.pyplot as plt
+
+    df = funnel_counts(res, paper)
+    fig, ax = plt.subplots(figsize=(8, 3.0), constrained_layout=True)
+    y = np.arange(len(df))[::-1]
+    h = 0.38
+    for k, (side, colour, hatch, label) in enumerate((("ours", OKABE_ITO[0], None, "ours (measured)"),
+                                                      ("paper", OKABE_ITO[4], "//", "paper (reported)"))):
+        vals = df[f"{side}_share"].fillna(0).to_numpy()
+        bars = ax.barh(y + (h / 2 if k == 0 else -h / 2), vals, height=h, color=colour, hatch=hatch,
+                       edgecolor="white", label=label)
+        for b, n in zip(bars, df[side]):
+            text = "not reported" if n != n else f"{n:,.0f} pages"
+            ax.text(b.get_width() + 0.01, b.get_y() + b.get_height() / 2, text, va="center", fontsize=9)
+    ax.set_yticks(y, df["stage"], fontsize=10)
+    ax.set_xlim(0, 1.3)
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
+    ax.set_xlabel("share of the candidate pages")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(loc="lower right", fontsize=9, frameon=False)
+    return fig
+
+
+def truth_examples(res: PipelineResult, ds: Optional[Dataset] = None) -> list[dict]:
+    """The best, median and worst word by DTW between its pseudo-label and the writer's true pen path
+    (words with a true ink and a pseudo-label): dicts with tag, word, dtw, chamfer (word heights), pseudo,
+    truth (Inks, page pixels), box and crop (the page photo inside the box)."""
+    from inkground_lib.core.render import crop_box
+
+    ds = ds or load_dataset(res.candidates)
+    w = res.words
+    if "dtw" not in w.columns:
+        return []
+    w = w[w["dtw"].notna() & (w["points"] > 0)].sort_values(["dtw", "word_id"], kind="stable").reset_index(drop=True)
+    if not len(w):
+        return []
+    out = []
+    for tag, i in (("best", 0), ("median", len(w) // 2), ("worst", len(w) - 1)):
+        r = w.iloc[i]
+        page = ds.page(r["page"])
+        word = next(x for x in page.words if x.id == r["word_id"])
+        box = crop_box(word.box, (page.width, page.height), margin=0.3)
+        out.append({"tag": tag, "word": word.text, "word_id": word.id, "dtw": float(r["dtw"]),
+                    "chamfer": float(r["chamfer"]), "pseudo": res.pseudo[word.id], "truth": word.true_ink,
+                    "box": tuple(box), "crop": page.load_image()[box[1]:box[3], box[0]:box[2]]})
+    return out
+
+
+def fig_truth_examples(res: PipelineResult, ds: Optional[Dataset] = None):
+    """:func:`truth_examples` drawn: the pseudo-label solid vermillion over the writer's true pen path
+    dashed green, dots at stroke starts, arrowheads in the pen's direction; titles give DTW and Chamfer in
+    word heights. None when no word has a true pen path."""
+    import matplotlib.pyplot as plt
+
+    from inkground_lib.report.overlay import plot_comparison
+
+    ex = truth_examples(res, ds)
+    if not ex:
+        return None
+    fig, axes = plt.subplots(1, len(ex), figsize=(4.2 * len(ex), 2.8), constrained_layout=True, squeeze=False)
+    handles = []
+    for ax, e in zip(axes[0], ex):
+        handles = plot_comparison(ax, e["pseudo"], e["truth"], image=e["crop"], extent_box=e["box"],
+                                  prediction_label="pseudo-label", reference_label="writer's true pen path",
+                                  reference_colour=TRUTH, legend=False) or handles
+        ax.set_title(f"{e['tag']}: '{e['word']}'\nDTW {e['dtw']:.3f}, Chamfer {e['chamfer']:.3f}", fontsize=10)
+        ax.set_axis_off()
+    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=10, frameon=False)
+    return fig
+
+
+def truth_players(res: PipelineResult, ds: Optional[Dataset] = None, width_px: float = 300):
+    """:func:`truth_examples` as pen paths that play (pseudo-label solid, true pen path dashed, in pen order);
+    a :class:`~inkground_lib.report.player.PlayerGrid`, or None."""
+    from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+
+    ex = truth_examples(res, ds)
+    if not ex:
+        return None
+    figs = []
+    for e in ex:
+        title = f"{e['tag']} word '{e['word']}': pseudo-label and the writer's true pen path, in pen order"
+        svg = pen_path_svg([(e["truth"], "writer's true pen path", TRUTH, True),
+                            (e["pseudo"], "pseudo-label", PREDICTION, False)], width_px=width_px, title=title,
+                           photo=(e["crop"], e["box"][:2]),
+                           fig_id=re.sub(r"[^A-Za-z0-9_-]", "-", f"pt-{e['tag']}-{e['word_id']}"))
+        figs.append(player_figure(svg, f"{e['tag']}: '{e['word']}', DTW {e['dtw']:.3f} word heights"))
+    return PlayerGrid(figs, "The pseudo-labels of the best, median and worst word (DTW to the truth) drawn as the "
+                            "writer and the derenderer moved the pen: true pen path dashed green, pseudo-label "
+                            "solid vermillion. Click or press Space to pause, R to restart.")
+
+
+def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_row: int = 3):
+    """Example pairs for each stage outcome (rows: the page failed the OCR filter / was rejected by the
+    raters / was kept): the photo crop above, the pseudo-label drawn over a faded copy below (solid
+    vermillion, dots at stroke starts, numbers giving the stroke order, arrowheads the direction), titled with
+    what OCR read from each and whether they match. Text at 9-10 pt at the book's width."""
+    import matplotlib.pyplot as plt
+
+    from inkground_lib.core.render import crop_box
+    from inkground_lib.report.overlay import plot_comparison
+    from inkground_lib.report.pseudo_labels import _pick_examples
+
+    ds = ds or load_dataset(res.candidates)
+    rows = _pick_examples(res, n_per_row)
+    if not rows:
+        return None
+    fig, axes = plt.subplots(2 * len(rows), n_per_row, figsize=(3.6 * n_per_row, 3.0 * len(rows)), squeeze=False,
+                             constrained_layout=True)
+    photos: dict[str, np.ndarray] = {}
+    for r, (st, d) in enumerate(rows):
+        for c, (_, wr) in enumerate(d.iterrows()):
+            page = ds.page(wr["page"])
+            if page.id not in photos:
+                photos[page.id] = page.load_image()
+            word = next(x for x in page.words if x.id == wr["word_id"])
+            cb = crop_box(word.box, (page.width, page.height), margin=0.15)
+            img = photos[page.id][cb[1]:cb[3], cb[0]:cb[2]]
+            a0, a1 = axes[2 * r, c], axes[2 * r + 1, c]
+            a0.imshow(img, extent=(cb[0] - 0.5, cb[2] - 0.5, cb[3] - 0.5, cb[1] - 0.5))
+            a0.set_title(f"{st}\nphoto, OCR read {wr['ocr_original']!r}", fontsize=9)
+            faded = (255 - (255 - img.astype(np.float32)) * 0.35).astype(np.uint8)
+            plot_comparison(a1, res.pseudo[word.id], None, image=faded, extent_box=cb, legend=False,
+                            prediction_label="pseudo-label")
+            for k, s in enumerate(res.pseudo[word.id].strokes):
+                if len(s):
+                    a1.annotate(str(k + 1), (s[0, 0], s[0, 1]), xytext=(3, 3), textcoords="offset points",
+                                fontsize=8, zorder=6, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none",
+                                                                alpha=0.8))
+            mark = "match" if wr["match"] else "no match"
+            a1.set_title(f"pseudo-label, OCR read {wr['ocr_rendered']!r} ({mark})", fontsize=9)
+            for a in (a0, a1):
+                a.set_axis_off()
+        for c in range(len(d), n_per_row):
+            axes[2 * r, c].set_axis_off()
+            axes[2 * r + 1, c].set_axis_off()
+    return fig
+
+
+def fig_truth_by_stage(res: PipelineResult):
+    """Per-page distributions (page means over words) of DTW and Chamfer (word heights) and of the shares of
+    words with a different stroke order / direction, for each stage outcome (failed the OCR filter, rejected
+    by the raters, kept); points jittered (seeded), medians as black bars; Okabe-Ito colours."""
+    import matplotlib.pyplot as plt
+
+    from inkground_lib.pseudo.run import STAGES
+    from inkground_lib.report.pseudo_labels import _TRUTH_METRICS
+
+    p = res.pages
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), constrained_layout=True)
+    colours = dict(zip(STAGES, (OKABE_ITO[1], OKABE_ITO[4], OKABE_ITO[2])))
+    rng = np.random.default_rng(0)
+    for ax, (m, label) in zip(axes, _TRUTH_METRICS):
+        for i, st in enumerate(STAGES):
+            v = p.loc[p["stage"] == st, m].dropna().to_numpy()
+            if len(v):
+                ax.scatter(i + rng.uniform(-0.15, 0.15, len(v)), v, s=14, alpha=0.75, color=colours[st])
+                ax.hlines(np.median(v), i - 0.3, i + 0.3, color="black", lw=2)
+        ax.set_xticks(range(len(STAGES)), ["failed\nOCR", "rejected\nby raters", "kept"], fontsize=9)
+        ax.set_xlim(-0.6, len(STAGES) - 0.4)
+        ax.set_title(label, fontsize=10)
+    axes[0].set_ylabel("page mean (pseudo-label vs truth)")
+    return fig
