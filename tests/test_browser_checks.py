@@ -1,0 +1,344 @@
+"""Every check in browser_checks.py can fail: for each, a tiny hand-written page that violates it (the problem is
+reported, naming page, width and element) and one that passes (nothing reported). Real headless Chromium, one
+browser for the module."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import browser_checks as bc  # noqa: E402
+
+from inkground_lib.core.ink import as_ink  # noqa: E402
+from inkground_lib.report.player import pen_path_svg  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+STYLE = """<style>body{margin:8px;font:16px sans-serif} article{display:block} img,svg{max-width:100%;height:auto}
+.scroll{overflow-x:auto}</style>"""
+RED_DOT = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" '
+           'fill="#D55E00"/></svg>')
+
+
+def write_page(tmp_path: Path, name: str, article: str, head: str = "", outside: str = "") -> Path:
+    """A page shaped like a Jupyter Book 1.x page: <main><article class="bd-article">...</article></main>, with a
+    local image (dot.svg) beside it."""
+    (tmp_path / "dot.svg").write_text(RED_DOT)
+    page = tmp_path / name
+    page.write_text(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{name}</title>{STYLE}{head}'
+                    f'</head><body><main>{outside}<article class="bd-article" role="main">{article}</article>'
+                    f'</main></body></html>')
+    return page
+
+
+def zigzag(n=6):
+    return as_ink([[[10 * i, 0, 0], [10 * i + 5, 40, 50], [10 * i + 10, 0, 100]] for i in range(n)])
+
+
+def player_figure(svg: str, caption: str = "The prediction drawn in pen order.") -> str:
+    cap = f"<figcaption><p>{caption}</p></figcaption>" if caption is not None else ""
+    return f'<figure class="align-default">{svg}{cap}</figure>'
+
+
+GOOD = (
+    "<h1>A good page</h1><p>The mean is 7.25 words per page; a missing value shows as — (no pages).</p>"
+    '<figure class="align-default" id="fig-dot"><img alt="A vermillion rectangle, the word box colour" '
+    'src="dot.svg"><figcaption><p><span class="caption-number">Fig. 1 </span>'
+    '<span class="caption-text">Word boxes.</span></p></figcaption></figure>'
+    + player_figure(pen_path_svg([(zigzag(), "prediction")], fig_id="good-player"))
+    # code: NaN / None / {glue in code blocks, inline code and scripts are not raw values
+    + '<div class="highlight-python notranslate"><div class="highlight"><pre>x = None  # NaN, nan, {glue}</pre>'
+      "</div></div><pre>float('nan')</pre><p>Pass <code class=\"docutils literal\"><span class=\"pre\">None"
+      "</span></code> for the default.</p><script>const v = NaN; /* None {glue */</script>"
+      '<p style="display:none">None (hidden)</p>'
+    # a wide table and a long code line inside their own scroll box are allowed
+    + '<div class="pst-scrollable-table-container scroll"><table style="width:2000px"><tr><td>wide</td></tr>'
+      "</table></div><div class=\"highlight\"><pre class=\"scroll\">" + "long_code_line_" * 80 + "</pre></div>"
+)
+
+
+@pytest.fixture(scope="module")
+def chrome():
+    with bc.browser(bc.require_chromium()) as b:
+        yield b
+
+
+# --- require_chromium -------------------------------------------------------------------------------------------
+
+def test_missing_chromium_skips_locally_and_fails_on_ci(monkeypatch):
+    monkeypatch.setattr(bc, "chromium_path", lambda: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"chromium is not installed \(apt-get install -y chromium\)"):
+        bc.require_chromium()
+    for ci in ("true", "1", "TRUE"):
+        monkeypatch.setenv("CI", ci)
+        with pytest.raises(pytest.fail.Exception, match="chromium is not installed"):
+            bc.require_chromium()
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception):
+        bc.require_chromium()
+
+
+# --- check_page -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_good_page_passes(chrome, tmp_path, width):
+    assert bc.check_page(chrome, write_page(tmp_path, "good.html", GOOD), width) == []
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("console.error('the table failed')", "console error: the table failed"),
+    ("throw new Error('boom at load')", "page error: Error: boom at load"),
+    ("window.addEventListener('load', () => { undefinedFunction(); })", "page error"),
+])
+def test_console_and_page_errors_are_reported(chrome, tmp_path, script, expected):
+    page = write_page(tmp_path, "err.html", GOOD, head=f"<script>{script}</script>")
+    problems = bc.check_page(chrome, page, 1400)
+    assert any(p.startswith("err.html at 1400 px: ") and expected in p for p in problems), problems
+
+
+def test_a_console_log_or_warning_is_not_an_error(chrome, tmp_path):
+    page = write_page(tmp_path, "log.html", GOOD, head="<script>console.log('hello'); console.info('x')</script>")
+    assert bc.check_page(chrome, page, 1400) == []
+
+
+@pytest.mark.parametrize("markup, url", [
+    ('<figure><img alt="A remote picture" src="https://example.org/x.png"><figcaption>Remote.</figcaption></figure>',
+     "https://example.org/x.png"),
+    ('<link rel="stylesheet" href="https://cdn.example.org/theme.css">', "https://cdn.example.org/theme.css"),
+    ("<script>fetch('http://127.0.0.1:9/beacon').catch(() => {})</script>", "http://127.0.0.1:9/beacon"),
+])
+def test_external_requests_are_reported_and_aborted(chrome, tmp_path, markup, url):
+    page = write_page(tmp_path, "ext.html", GOOD + markup)
+    problems = bc.check_page(chrome, page, 420)
+    assert any(f"ext.html at 420 px: request to {url}" in p and "aborted" in p for p in problems), problems
+
+
+def test_external_requests_never_reach_the_network(chrome, tmp_path):
+    """Aborted, not merely recorded: the image never loads."""
+    page = write_page(tmp_path, "ext2.html", '<img id="r" alt="remote" src="https://example.org/x.png">')
+    problems: list[str] = []
+    with bc._open(chrome, page, 1400, problems, "ext2.html") as p:
+        assert p.evaluate("document.getElementById('r').naturalWidth") == 0
+    assert any("https://example.org/x.png" in x for x in problems)
+
+
+@pytest.mark.parametrize("text", ["NaN", "None", "nan", "{glue:text}`n_pages`"])
+def test_raw_values_in_the_text_are_reported(chrome, tmp_path, text):
+    page = write_page(tmp_path, "raw.html", GOOD + f"<p>The mean stroke count is {text} per word.</p>")
+    problems = bc.check_page(chrome, page, 1400)
+    assert any("raw.html at 1400 px: raw NaN/None/glue in <p>" in p and text[:5] in p for p in problems), problems
+
+
+def test_raw_values_in_a_table_cell_are_reported_and_words_can_be_exempted(chrome, tmp_path):
+    page = write_page(tmp_path, "cell.html", GOOD + "<table><tr><td>nan</td><td>{glue:text}`x`</td></tr></table>")
+    problems = bc.check_page(chrome, page, 1400)
+    assert sum("raw NaN/None/glue in <td>" in p for p in problems) == 2, problems
+    # a hand-written page about NaN handling: the words are allowed, unresolved glue is not
+    problems = bc.check_page(chrome, page, 1400, raw_words=False)
+    assert len(problems) == 1 and "{glue" in problems[0], problems
+
+
+def test_words_inside_other_words_are_not_raw_values(chrome, tmp_path):
+    page = write_page(tmp_path, "words.html", GOOD + "<p>Nonetheless, a nanometre of Nancy's finance.</p>")
+    assert bc.check_page(chrome, page, 1400) == []
+
+
+@pytest.mark.parametrize("img, expected", [
+    ('<img alt="fig1.png" src="dot.svg">', 'has a file name for alt text: "fig1.png"'),
+    ('<img alt="dot" src="dot.svg">', 'has a file name for alt text: "dot"'),  # the file's stem
+    ('<img alt="Word boxes on page 3 (orange)" src="dot.svg">', None),
+    ('<img alt="dot.svg" src="dot.svg">', 'has a file name for alt text: "dot.svg"'),
+    ('<img alt="../../_images/ab12.png" src="dot.svg">', "has a file name for alt text"),
+    ('<img alt="" src="dot.svg">', "has no alt text"),
+    ('<img src="dot.svg">', "has no alt text"),
+])
+def test_alt_text_must_describe_the_image(chrome, tmp_path, img, expected):
+    page = write_page(tmp_path, "alt.html", f"<figure>{img}<figcaption>Word boxes.</figcaption></figure>")
+    problems = bc.check_page(chrome, page, 1400)
+    if expected is None:
+        assert problems == []
+    else:
+        assert any(p.startswith("alt.html at 1400 px: <img src=\"dot.svg\">") and expected in p
+                   for p in problems), problems
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a bare cell-output image, as Jupyter Book 1.x renders a plot without {glue:figure}
+    ('<div class="cell_output docutils container"><img alt="Histogram" src="dot.svg"></div>',
+     "has no caption: is not inside a <figure>"),
+    ('<figure><img alt="Histogram" src="dot.svg"></figure>', "its <figure> has no <figcaption>"),
+    ('<figure><img alt="Histogram" src="dot.svg"><figcaption> </figcaption></figure>', "its <figcaption> is empty"),
+])
+def test_every_image_needs_a_caption(chrome, tmp_path, markup, expected):
+    problems = bc.check_page(chrome, write_page(tmp_path, "cap.html", markup), 420)
+    assert any(p.startswith('cap.html at 420 px: <img src="dot.svg"> has no caption') and expected in p
+               for p in problems), problems
+
+
+def test_a_player_needs_a_caption_and_an_accessible_name(chrome, tmp_path):
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="anon", title="Pen path")
+    bare = re.sub(r' aria-label="[^"]*"', "", svg).replace("<title>Pen path</title>", "")
+    problems = bc.check_page(chrome, write_page(tmp_path, "pl.html", f"<div>{bare}</div>"), 1400)
+    assert any('pen-path player <svg id="anon" class="ig-pen-player"> has no accessible name' in p
+               for p in problems), problems
+    assert any('pen-path player <svg id="anon" class="ig-pen-player"> has no caption: is not inside a <figure>' in p
+               for p in problems), problems
+    # either the aria-label or the <title> is enough; a caption makes it whole
+    only_title = re.sub(r' aria-label="[^"]*"', "", svg)
+    assert bc.check_page(chrome, write_page(tmp_path, "pl2.html", player_figure(only_title)), 1400) == []
+
+
+def test_a_wide_element_overflows_the_article_at_420_px(chrome, tmp_path):
+    page = write_page(tmp_path, "wide.html", GOOD + '<div class="too-wide" style="width:2000px">a wide block</div>')
+    problems = bc.check_page(chrome, page, 420)
+    hits = [p for p in problems if "<div class='too-wide'> 'a wide block' extends" in p]
+    assert len(hits) == 1 and hits[0].startswith("wide.html at 420 px: "), problems
+    excess = int(re.search(r"extends (\d+) px", hits[0]).group(1))
+    assert 2000 - 420 <= excess <= 2000 - 420 + 16  # 2000 px wide in a 404 px article (8 px body margin)
+
+
+@pytest.mark.parametrize("markup, tag", [
+    ('<table style="width:1000px"><tr><td>a table without its scroll box</td></tr></table>', "<table>"),
+    ("<pre>" + "long_code_line_" * 60 + "</pre>", "<pre>"),
+    ('<figure><img alt="A wide plot" src="dot.svg" style="width:900px;max-width:none">'
+     "<figcaption>Wide.</figcaption></figure>", "<img>"),
+    ("<p>" + "unbreakable_identifier_" * 30 + "</p>", "<p>"),
+])
+def test_tables_code_and_images_must_fit_or_scroll(chrome, tmp_path, markup, tag):
+    problems = bc.check_page(chrome, write_page(tmp_path, "fit.html", markup), 420)
+    assert any(p.startswith(f"fit.html at 420 px: {tag[:-1]}") and "past the article's right edge" in p
+               for p in problems), problems
+    # inside its own scroll box it is allowed
+    boxed = write_page(tmp_path, "boxed.html", f'<div class="scroll">{markup}</div>')
+    assert bc.check_page(chrome, boxed, 420) == []
+
+
+def test_an_article_wider_than_the_viewport_is_reported(chrome, tmp_path):
+    page = write_page(tmp_path, "vw.html", "<p>text</p>", head="<style>article{width:700px}</style>")
+    problems = bc.check_page(chrome, page, 420)
+    assert any("vw.html at 420 px: <article class='bd-article'>" in p and "the viewport" in p for p in problems)
+    assert bc.check_page(chrome, page, 1400) == []
+
+
+def test_a_page_without_an_article_is_reported(chrome, tmp_path):
+    page = tmp_path / "bare.html"
+    page.write_text("<!DOCTYPE html><html><body><div>no article here</div></body></html>")
+    assert bc.check_page(chrome, page, 1400) == ["bare.html at 1400 px: no article element "
+                                                 "(article.bd-article / main .bd-article / article / main)"]
+
+
+# --- check_animation --------------------------------------------------------------------------------------------
+
+def test_the_real_player_advances_and_stands_still_with_reduced_motion(chrome, tmp_path):
+    page = write_page(tmp_path, "anim.html", GOOD)
+    assert bc.check_animation(chrome, page) == []
+
+
+def test_a_still_svg_fails_the_animation_check(chrome, tmp_path):
+    still = ('<svg xmlns="http://www.w3.org/2000/svg" id="still" class="ig-pen-player" role="img" '
+             'aria-label="A still drawing" width="200" height="60" viewBox="0 0 200 60"><title>Still</title>'
+             '<path d="M10 30L190 30" stroke="#0072B2" stroke-width="3"/></svg>')
+    problems = bc.check_animation(chrome, write_page(tmp_path, "still.html", player_figure(still)))
+    assert "still.html at 1400 px: the pen-path player #still runs no CSS animation" in problems, problems
+    assert any(p.startswith("still.html at 1400 px: the pen-path player #still does not advance") for p in problems)
+
+
+def test_a_paused_player_fails_the_animation_check(chrome, tmp_path):
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="paused").replace('class="ig-pen-player"',
+                                                                             'class="ig-pen-player pz"')
+    problems = bc.check_animation(chrome, write_page(tmp_path, "paused.html", player_figure(svg)))
+    assert any("#paused does not advance" in p for p in problems), problems
+
+
+def test_a_player_that_ignores_reduced_motion_is_reported(chrome, tmp_path):
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="moving", total_ms=8000)
+    svg = re.sub(r"@media \(prefers-reduced-motion: reduce\)\{.*?\}\}", "", svg)
+    assert "prefers-reduced-motion" not in svg
+    problems = bc.check_animation(chrome, write_page(tmp_path, "moving.html", player_figure(svg)))
+    rm = [p for p in problems if p.startswith("moving.html at 1400 px, reduced motion: the pen-path player #moving")]
+    assert any("still runs" in p for p in rm) and any("moves" in p for p in rm), problems
+    assert any("does not show the final drawing" in p for p in rm), problems
+
+
+def test_reduced_motion_must_show_the_final_drawing(chrome, tmp_path):
+    """A player that hides the drawing under reduced motion stands still but shows nothing: reported."""
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="blank")
+    svg = svg.replace("@media (prefers-reduced-motion: reduce){#blank *{animation:none!important}}",
+                      "@media (prefers-reduced-motion: reduce){#blank *{animation:none!important}"
+                      "#blank .dr{display:none}}")
+    problems = bc.check_animation(chrome, write_page(tmp_path, "blank.html", player_figure(svg)))
+    assert len(problems) == 1 and "#blank does not show the final drawing" in problems[0], problems
+
+
+def test_a_page_without_a_player_fails_the_animation_check(chrome, tmp_path):
+    page = write_page(tmp_path, "none.html", "<p>No player here.</p>")
+    assert bc.check_animation(chrome, page) == ["none.html at 1400 px: no pen-path player (svg.ig-pen-player) "
+                                                "on the page"]
+
+
+# --- check_downloads --------------------------------------------------------------------------------------------
+
+def built_site(tmp_path: Path, notebook_text: str = "", html_text: str = "") -> Path:
+    site = tmp_path / "_build" / "html"
+    (site / "_sources" / "book" / "sections").mkdir(parents=True)
+    (site / "book" / "sections").mkdir(parents=True)
+    nb = ('{"cells": [{"cell_type": "code", "outputs": [{"name": "stderr", "output_type": "stream", "text": ["%s"]}]}],'
+          ' "metadata": {"papermill": {"input_path": "notebooks/01.ipynb"}}}')
+    (site / "_sources" / "book" / "sections" / "01_stats.ipynb").write_text(nb % notebook_text)
+    (site / "_sources" / "book" / "intro.md").write_text("# Intro\n")
+    (site / "book" / "sections" / "01_stats.html").write_text(f"<html><body><p>{html_text}</p></body></html>")
+    (site / "_static").mkdir()
+    (site / "_static" / "theme.js").write_text("console.warn('Warning: theme code is not a page')")
+    return site
+
+
+def test_clean_downloads_pass(tmp_path):
+    site = built_site(tmp_path, "progress 4/4", "All 4 pages.")
+    assert bc.check_downloads(site, tmp_path) == []
+
+
+def test_a_build_path_and_a_warning_in_a_notebook_are_reported(tmp_path):
+    leak = ("/tmp/pytest-of-root/pytest-3/book0/.venv/lib/python3.11/site-packages/tqdm/auto.py:21: "
+            "TqdmWarning: IProgress not found.")
+    site = built_site(tmp_path, leak)
+    # the build root of this run is another pytest directory: its /tmp/pytest-of-root prefix still catches it
+    problems = bc.check_downloads(site, Path("/tmp/pytest-of-root/pytest-7/book1"))
+    nb = "_sources/book/sections/01_stats.ipynb"
+    assert any(p.startswith(f"{nb}: the build machine's path '/tmp/pytest-of-root'") and "tqdm/auto.py" in p
+               for p in problems), problems
+    assert any(p.startswith(f"{nb}: 'Warning' (1x)") and "TqdmWarning" in p for p in problems), problems
+    assert len(problems) == 2
+
+
+def test_papermill_paths_and_pages_are_searched(tmp_path):
+    root = tmp_path / "buildroot"
+    nb_meta = f"{root}/book/sections/.01.running.ipynb"
+    site = built_site(tmp_path, f"written to {nb_meta}", f"Read from {root}/ds and /work/main/notebooks: UserWarning")
+    problems = bc.check_downloads(site, root, sources=["/work/main"])
+    assert any(p.startswith("_sources/book/sections/01_stats.ipynb: the build machine's path") and str(root) in p
+               for p in problems), problems
+    page = "book/sections/01_stats.html"
+    assert any(p.startswith(f"{page}: the build machine's path '{root}'") for p in problems), problems
+    assert any(p.startswith(f"{page}: the build machine's path '/work/main'") for p in problems), problems
+    assert any(p.startswith(f"{page}: 'Warning'") and "UserWarning" in p for p in problems), problems
+    assert not any(p.startswith("_static") for p in problems)  # theme assets are not pages
+
+
+def test_downloads_folder_and_home_directory_are_searched(tmp_path, monkeypatch):
+    home = tmp_path / "home" / "builder"
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: home))
+    site = built_site(tmp_path)
+    (site / "_downloads" / "ab12").mkdir(parents=True)
+    (site / "_downloads" / "ab12" / "run.ipynb").write_text(f'{{"text": "cached in {home}/.cache/x"}}')
+    (site / "_downloads" / "ab12" / "plot.png").write_bytes(bytes(range(256)) * 4)  # binary: skipped
+    problems = bc.check_downloads(site, home / "inkground")
+    assert problems == [f"_downloads/ab12/run.ipynb: the build machine's path '{home}/' (1x), e.g. "
+                        f"'{{\"text\": \"cached in {home}/.cache/x\"}}'"], problems
+
+
+def test_warning_is_case_sensitive(tmp_path):
+    site = built_site(tmp_path, "no warnings were raised", "warnings: none")
+    assert bc.check_downloads(site, tmp_path / "elsewhere") == []
