@@ -9,6 +9,7 @@
     inkground validate DIR                                  check a dataset folder (schema and files)
     inkground check [--systems NAME ...] [--live]           is each system ready to run here?
     inkground book                                          datasets -> sections -> the HTML book
+    inkground paper-scale --out DIR [--scheduler ADDRESS]   2,984 pages end to end (resumable)
 
 Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
 """
@@ -182,6 +183,17 @@ def _book(a) -> None:
     print(f"The book is at {index}")
 
 
+def _paper_scale(a) -> int:
+    from inkground_lib.build.paper_scale import PaperScaleParams, run_paper_scale
+
+    params = PaperScaleParams(pages=a.pages, seed=a.seed, style={"epochs": a.style_epochs} if a.style_epochs else {})
+    d = run_paper_scale(Path(a.out), params, workers=a.workers, scheduler=a.scheduler, progress=not a.quiet,
+                        overwrite=a.overwrite)
+    print(f"paper-scale: {d['total_seconds']:.0f} s in all, peak memory {d['peak_memory_gb']:.2f} GB; "
+          f"tables in {Path(a.out) / 'tables'}")
+    return 0
+
+
 def _overwrite_option(parser) -> None:
     parser.add_argument("--overwrite", action="store_true",
                         help="write into a non-empty folder that inkground did not create (its files are kept: "
@@ -286,6 +298,21 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check a dataset folder against the manifest's JSON Schema and its files")
     v.add_argument("dir", help="dataset folder holding manifest.json")
     v.set_defaults(func=_validate)
+
+    from inkground_lib.core.defaults import PAPER_CANDIDATE_PAGES, PAPER_SCALE_SEED
+
+    pp = sub.add_parser("paper-scale", help="the paper's scale end to end: 2,984 candidate pages -> pseudo-labels -> "
+                        "benchmark -> local systems scored -> tables (resumable)")
+    pp.add_argument("--out", required=True, help="output folder (an earlier run there is resumed)")
+    pp.add_argument("--pages", type=int, default=PAPER_CANDIDATE_PAGES)
+    pp.add_argument("--seed", type=int, default=PAPER_SCALE_SEED)
+    pp.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    pp.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786): run the page-parallel work there")
+    pp.add_argument("--style-epochs", dest="style_epochs", type=int,
+                    help="Style classifier epochs (default: the book's recipe)")
+    pp.add_argument("--quiet", action="store_true")
+    _overwrite_option(pp)
+    pp.set_defaults(func=_paper_scale)
 
     b = sub.add_parser("book", help="build datasets, execute the sections, build the HTML book")
     b.add_argument("--force", action="store_true", help="re-execute every section")

@@ -107,3 +107,21 @@ MAX_PAGE_PIXELS = MAX_PAGE_SIDE * MAX_PAGE_SIDE
 photo: PIL warns above it and raises above twice it (Pillow docs, Image.open, checked 2026-11-30; PIL's
 default, 89,478,485, would flag a valid 12,000 x 12,000 page); a photo with a side over MAX_PAGE_SIDE is refused
 before it is decoded."""
+
+# --------------------------------------------------------------------------------------------- the paper's scale
+
+PAPER_CANDIDATE_PAGES = 2984
+"""The paper's candidate pages (before the OCR and rater filters): ``inkground paper-scale`` generates this many."""
+
+PAPER_SCALE_SEED = 1
+"""Seed of the paper-scale synthetic candidates (``inkground synth --pages 2984 --seed 1`` in the README)."""
+
+PAPER_SCALE_SYSTEMS = ("reference", "skeleton", "font", "box")
+"""The local systems ``inkground paper-scale`` predicts and scores (every one runs offline)."""
+
+JOBS_IN_FLIGHT = 4
+"""Jobs submitted ahead per worker by :func:`inkground_lib.core.parallel.windowed_map` (enough to keep each
+worker busy while the driver writes results; few enough that no scheduler holds every page at once)."""
+
+OCR_BATCH_WORDS = 64
+"""Renders per job when section 03's OCR of predictions runs on an executor (one job ~1-2 s of RapidOCR)."""

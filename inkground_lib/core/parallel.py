@@ -8,6 +8,11 @@ threads starve each other on a shared machine.
 
 ``workers=None`` means :func:`default_workers` (the cores this process may use); ``workers=1`` or fewer jobs
 than ``min_jobs`` run in the calling process with no pool at all.
+
+One Executor for every page-parallel stage: :func:`executor` yields a local process pool, or, given a
+scheduler address, a Dask cluster's executor (``distributed.Client(address).get_executor()``). Dask workers
+run the same job functions: they need the same inkground installed and read-only access to the dataset
+folders at the same paths (page photos are read by path); they never write a file.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import multiprocessing as mp
 import os
 import threading
 import time
+from collections import deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
@@ -131,7 +137,87 @@ def ordered_map(fn: Callable[[T], R], jobs: Sequence[T], *, workers: Optional[in
             yield fn(job)
         return
     if executor is not None:
-        yield from executor.map(fn, jobs)
+        yield from windowed_map(executor, fn, jobs)
         return
     with process_pool(workers) as ex:
-        yield from ex.map(fn, jobs)
+        yield from windowed_map(ex, fn, jobs)
+
+
+def windowed_map(ex: Executor, fn: Callable[[T], R], jobs: Sequence[T], window: Optional[int] = None) -> Iterator[R]:
+    """``fn(job)`` for each job on ``ex``, yielded in job order, with at most ``window`` jobs submitted and
+    not yet yielded (default :data:`~inkground_lib.core.defaults.JOBS_IN_FLIGHT` per worker): unlike
+    ``Executor.map``, which submits every job at once, a cluster's scheduler never holds all 2,984 pages'
+    data. Pending jobs are cancelled when the caller stops early or a job fails."""
+    from inkground_lib.core.defaults import JOBS_IN_FLIGHT
+
+    if window is None:
+        window = JOBS_IN_FLIGHT * max(1, executor_workers(ex))
+    pending: deque = deque()
+    it = iter(jobs)
+    try:
+        for job in it:
+            pending.append(ex.submit(fn, job))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for f in pending:
+            f.cancel()
+
+
+def executor_workers(ex: Optional[Executor]) -> int:
+    """How many jobs ``ex`` runs at once: a process pool's processes, a Dask cluster's worker threads, 1 for
+    None (serial) or an executor that does not say."""
+    if ex is None:
+        return 1
+    n = getattr(ex, "_max_workers", None)  # ProcessPoolExecutor / ThreadPoolExecutor
+    if n:
+        return int(n)
+    client = getattr(ex, "_client", None)  # distributed.cfexecutor.ClientExecutor
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a cluster that cannot say: one at a time is still correct
+            return 1
+    return 1
+
+
+@contextlib.contextmanager
+def dask_executor(scheduler) -> Iterator[Executor]:
+    """A ``concurrent.futures`` Executor on a Dask cluster: ``scheduler`` is an address
+    ("tcp://host:8786") or a ``distributed`` cluster object (e.g. ``LocalCluster``).
+
+    Client.get_executor (dask docs, "Source code for distributed.client",
+    docs.dask.org/en/latest/_modules/distributed/client.html, checked 2026-11-30, and the installed
+    distributed 2026.8.0): "Return a concurrent.futures Executor for submitting tasks on this Client",
+    its keywords being "Any submit()- or map()- compatible arguments"; ``pure=False`` (a submit() argument)
+    because a job is not to be deduplicated by hashing its (large) page arguments - each job is submitted
+    once anyway. Every worker first runs :func:`_worker_init` through
+    ``Client.run`` (one thread per numeric library, as in a local pool)."""
+    from distributed import Client
+
+    client = Client(scheduler)
+    try:
+        client.run(_worker_init)
+        ex = client.get_executor(pure=False)
+        try:
+            yield ex
+        finally:
+            ex.shutdown(wait=False)
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def executor(workers: Optional[int] = None, scheduler=None) -> Iterator[Optional[Executor]]:
+    """The Executor every page-parallel stage of one command shares: a Dask cluster's when ``scheduler`` is
+    given (an address or a cluster object, :func:`dask_executor`), else a local :func:`process_pool` of
+    ``workers`` processes (None: :func:`default_workers`), or None for one worker (serial, in this
+    process). Jobs and results are plain picklable data; only the caller writes files."""
+    if scheduler:
+        with dask_executor(scheduler) as ex:
+            yield ex
+        return
+    with process_pool(workers) as ex:
+        yield ex

@@ -132,18 +132,21 @@ def eval_run_folder(run_dir, command: str, overwrite: bool = False):
 
 def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
                    retry_refusals: bool = False, overwrite: bool = False, max_requests: int | None = None,
-                   max_cost: float | None = None):
+                   max_cost: float | None = None, executor=None):
     """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
     ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
     refusal or empty). Returns a :class:`SystemRun`. Raises SystemConfigError / SystemUnavailable (with the
     reason) when the system cannot run here; FolderError when ``run_dir`` is not a run folder (see
     :func:`eval_run_folder`) or another command is writing it. ``max_requests`` / ``max_cost`` (USD, worst
-    case): a spending cap; requests beyond it are not sent (:func:`inkground_lib.evaluation.plan.within_caps`)."""
+    case): a spending cap; requests beyond it are not sent (:func:`inkground_lib.evaluation.plan.within_caps`).
+    ``executor`` (:func:`inkground_lib.core.parallel.executor`): a local system whose derenderer can run in a
+    worker (the skeleton) is run there page by page first (:func:`predict_pages`)."""
     from inkground_lib.evaluation.systems.registry import get_system
 
     system = get_system(name, extra=registry_extra)
     with eval_run_folder(run_dir, "predict", overwrite):
-        return _predict_system(system, name, ds, run_dir, grid, progress, retry_refusals, max_requests, max_cost)
+        return _predict_system(system, name, ds, run_dir, grid, progress, retry_refusals, max_requests, max_cost,
+                               executor)
 
 
 def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None, retry_refusals: bool = False):
@@ -158,13 +161,68 @@ def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None
     return plan_predictions(system, items, cache_path(run_dir, name), retry_refusals)
 
 
+def page_parallel(system) -> bool:
+    """True for a local system whose predictions may run in pool or cluster workers: one whose derenderer
+    says ``parallel = True`` (the skeleton); API systems pace their own requests, replay reads a file."""
+    return system.kind != "api" and bool(getattr(getattr(system, "derenderer", None), "parallel", False))
+
+
+def _predict_page_job(job):
+    """Worker: (system, items of one page) -> the RawOutput of each item (``cache._ask``: a failure is an
+    error output, never an exception)."""
+    from inkground_lib.evaluation.cache import _ask
+
+    system, items = job
+    return [_ask(system, it) for it in items]
+
+
+def predict_pages(system, items, path, executor, progress: bool = True) -> int:
+    """Answer, on ``executor``, the items of ``system`` that ``path`` (its prediction cache) does not hold
+    yet, one job per page; this process appends each record (:func:`inkground_lib.evaluation.cache.make_record`)
+    in item order, so the cache then holds what :func:`~inkground_lib.evaluation.cache.run_predictions` would
+    have written and it asks nothing. Returns the number of records written."""
+    from tqdm import tqdm
+
+    from inkground_lib.evaluation.cache import (
+        append_record,
+        failures_path,
+        load_cache,
+        make_record,
+    )
+
+    cached = load_cache(path, system=system.name, repair=True)
+    todo: dict[str, object] = {}
+    for it in items:
+        k = system.request_key(it)
+        if k not in cached and k not in todo:
+            todo[k] = it
+    by_page: dict[str, list] = {}
+    for k, it in todo.items():
+        by_page.setdefault(it.page_id, []).append((k, it))
+    jobs = list(by_page.values())
+    from inkground_lib.core.parallel import ordered_map
+
+    n = 0
+    with tqdm(total=len(todo), desc=f"predict {system.name} (pages in parallel)", unit="req",
+              disable=not progress) as bar:
+        for job, outs in zip(jobs, ordered_map(_predict_page_job, [(system, [it for _, it in j]) for j in jobs],
+                                               executor=executor)):
+            for (k, it), out in zip(job, outs):
+                append_record(path if out.is_model_output else failures_path(path), make_record(system, it, k, out))
+                n += 1
+            bar.update(len(job))
+    return n
+
+
 def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, retry_refusals: bool,
-                    max_requests=None, max_cost=None):
+                    max_requests=None, max_cost=None, executor=None):
     from inkground_lib.evaluation.cache import cache_path, run_predictions
     from inkground_lib.evaluation.plan import plan_predictions, within_caps
 
     items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
     path = cache_path(run_dir, name)
+    if executor is not None and page_parallel(system) and max_requests is None and max_cost is None:
+        predict_pages(system, items, path, executor, progress)
     allowed = None
     if max_requests is not None or max_cost is not None:
         allowed = within_caps(plan_predictions(system, items, path, retry_refusals), max_requests, max_cost)
@@ -260,11 +318,24 @@ def reference_inks(ds, reference: str = "reference"):
                 yield w.ink
 
 
-def read_renders(ocr, inks, memo: dict | None = None) -> list[str]:
+def _read_batch(job) -> list[str]:
+    """Worker: (OCR engine name, inks) -> the OCR text of each ink's render."""
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.core.render import render_ink
+
+    name, inks = job
+    return [str(t) for t in get_engine(name, progress=False).read([render_ink(ink) for ink in inks])]
+
+
+def read_renders(ocr, inks, memo: dict | None = None, executor=None) -> list[str]:
     """OCR of the render of each ink (an empty ink renders blank). Identical inks (:func:`ink_digest`) are
     rendered and read once; ``memo`` ({(engine name, digest): text}) carries texts between calls, e.g.
-    between systems whose outputs coincide (the reference and the derenderer that made it)."""
+    between systems whose outputs coincide (the reference and the derenderer that made it). ``executor``
+    (:func:`inkground_lib.core.parallel.executor`): an engine that can run one per worker (``parallel``)
+    reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts)."""
+    from inkground_lib.core.defaults import OCR_BATCH_WORDS
     from inkground_lib.core.ink import ink_digest
+    from inkground_lib.core.parallel import ordered_map
     from inkground_lib.core.render import render_ink
 
     memo = {} if memo is None else memo
@@ -273,7 +344,12 @@ def read_renders(ocr, inks, memo: dict | None = None) -> list[str]:
     for k, ink in zip(keys, inks):
         if k not in memo and k not in todo:
             todo[k] = ink
-    if todo:
+    if todo and executor is not None and getattr(ocr, "parallel", False):
+        ks, vs = list(todo), list(todo.values())
+        jobs = [(ocr.name, vs[i:i + OCR_BATCH_WORDS]) for i in range(0, len(vs), OCR_BATCH_WORDS)]
+        texts = [t for batch in ordered_map(_read_batch, jobs, executor=executor) for t in batch]
+        memo.update(zip(ks, texts))
+    elif todo:
         for k, text in zip(todo, ocr.read([render_ink(ink) for ink in todo.values()])):
             memo[k] = text
     return [memo[k] for k in keys]
@@ -297,10 +373,11 @@ def style_rows(model, inks, memo: dict | None = None) -> np.ndarray:
     return np.array([memo[k] for k in keys]).reshape(len(keys), model.n_classes)
 
 
-def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, progress: bool = True):
+def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, progress: bool = True, executor=None):
     """OCR of the renders of every run's inks with ``settings.ocr_engine`` (kept in each run's
     ``ocr_texts``), reusing ``memo`` and the texts a benchmark carries from section 02
-    (:func:`~inkground_lib.pseudo.benchmark.reference_ocr_texts`). Returns the engine."""
+    (:func:`~inkground_lib.pseudo.benchmark.reference_ocr_texts`); ``executor``: see :func:`read_renders`.
+    Returns the engine."""
     from inkground_lib.components.ocr import get_engine
     from inkground_lib.pseudo.benchmark import reference_ocr_texts
 
@@ -309,23 +386,26 @@ def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, prog
         memo.setdefault((ocr.name, digest), text)
     for run in runs:
         if ocr.name not in run.ocr_texts:
-            run.ocr_texts[ocr.name] = read_renders(ocr, [ink if ink is not None else [] for ink in run.inks], memo)
+            run.ocr_texts[ocr.name] = read_renders(ocr, [ink if ink is not None else [] for ink in run.inks], memo,
+                                                   executor)
     return ocr
 
 
 def predict_systems(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings, memo: dict, *,
-                    progress: bool = True, registry_extra=None) -> dict:
+                    progress: bool = True, registry_extra=None, executor=None) -> dict:
     """{name: SystemRun} of the systems that can run here, with the OCR of their renders already read
-    (:func:`read_all_renders`); those that cannot run are left out (:func:`evaluate_dataset` lists them)."""
+    (:func:`read_all_renders`); those that cannot run are left out (:func:`evaluate_dataset` lists them).
+    ``executor``: page-parallel predictions and OCR (:func:`predict_system`, :func:`read_renders`)."""
     from inkground_lib.core.dataset import load_dataset
 
-    runs, _ = run_systems(load_dataset(dataset_dir), systems, run_dir, settings.grid, progress, registry_extra)
-    read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
+    runs, _ = run_systems(load_dataset(dataset_dir), systems, run_dir, settings.grid, progress, registry_extra,
+                          executor)
+    read_all_renders(dataset_dir, runs.values(), settings, memo, progress, executor)
     return runs
 
 
 def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool = True,
-                registry_extra=None) -> tuple[dict, dict]:
+                registry_extra=None, executor=None) -> tuple[dict, dict]:
     """({name: SystemRun}, {name: why it cannot run here}) for ``systems`` on ``ds``
     (:func:`predict_system` each; no key, no TensorFlow, ... is a reason, not an error)."""
     from inkground_lib.evaluation.systems.base import (
@@ -337,7 +417,7 @@ def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool =
     for name in systems:
         try:
             runs[name] = predict_system(name, ds, run_dir, grid=grid, progress=progress,
-                                        registry_extra=registry_extra)
+                                        registry_extra=registry_extra, executor=executor)
         except (SystemConfigError, SystemUnavailable) as e:
             unavailable[name] = str(e)
     return runs, unavailable
@@ -444,13 +524,15 @@ class SectionResult(NamedTuple):
 
 def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, recorded_run,
                      settings: EvalSettings = EvalSettings(), *, workers: int | None = None,
-                     progress: bool = False, registry_extra=None) -> SectionResult:
+                     progress: bool = False, registry_extra=None, executor=None) -> SectionResult:
     """Section 03: the benchmark scored against its references and against the true inks, and the recorded
     set (``recorded``: its folder, or "" / None to skip) against its recorded trajectories.
 
     The same as three :func:`evaluate_dataset` calls (identical files), made faster: the writer classifiers
     that are not already saved train side by side in ``workers`` processes (None: every core) while the
-    systems run and are read by OCR here, and identical renders are read and classified once."""
+    systems run and are read by OCR here, and identical renders are read and classified once. ``executor``
+    (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask cluster) replaces that pool when given,
+    and the skeleton's predictions and the OCR of renders run there page by page too."""
     from contextlib import ExitStack
     from dataclasses import replace
 
@@ -465,20 +547,23 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
         for run in (bench_run, recorded_run) if rec_ds else (bench_run,):
             folders.enter_context(eval_run_folder(run, "eval"))
         return _evaluate_section(benchmark, recorded, systems, bench_run, recorded_run, settings, true_settings,
-                                 bench_ds, rec_ds, memo, kw, workers, progress)
+                                 bench_ds, rec_ds, memo, kw, workers, progress, executor)
 
 
 def _evaluate_section(benchmark, recorded, systems, bench_run, recorded_run, settings, true_settings, bench_ds,
-                      rec_ds, memo, kw, workers, progress) -> SectionResult:
+                      rec_ds, memo, kw, workers, progress, executor=None) -> SectionResult:
+    from contextlib import nullcontext
+
     from inkground_lib.core.parallel import LazyPool, check_workers
 
-    with LazyPool(min(check_workers(workers), 3)) as pool:
+    with (nullcontext(executor) if executor is not None else LazyPool(min(check_workers(workers), 3))) as pool:
         # the classifiers train in the pool while this process runs the systems and reads their renders
         style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress)
         style_t = start_style_classifier(bench_ds, bench_run, true_settings, pool, progress)
         style_r = start_style_classifier(rec_ds, recorded_run, settings, pool, progress) if rec_ds else None
-        bench_runs = predict_systems(benchmark, systems, bench_run, settings, memo, **kw)
-        rec_runs = predict_systems(recorded, systems, recorded_run, settings, memo, **kw) if rec_ds else None
+        bench_runs = predict_systems(benchmark, systems, bench_run, settings, memo, executor=executor, **kw)
+        rec_runs = (predict_systems(recorded, systems, recorded_run, settings, memo, executor=executor, **kw)
+                    if rec_ds else None)
         bench = evaluate_dataset(benchmark, systems, bench_run, settings, runs=bench_runs, style=style_b,
                                  memo=memo, **kw)
         bench_true = evaluate_dataset(benchmark, systems, bench_run, true_settings, runs=bench.runs, style=style_t,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Optional
 
@@ -43,7 +44,7 @@ def derender_page(job) -> dict:
 
 
 def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
-                     workers: Optional[int] = None) -> dict[str, Ink]:
+                     workers: Optional[int] = None, executor: Optional[Executor] = None) -> dict[str, Ink]:
     """Pseudo-labels of every word of every page of ``ds``: {word id: ink in page pixels}.
 
     Each word is cut out with the derenderer's own ``crop(photo, box)`` where it has one (InkSight: the public
@@ -55,9 +56,11 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     as stored (rounded), so a fresh run and a resumed one give identical pseudo-labels. Pages are derendered
     in ``workers`` processes (:mod:`inkground_lib.core.parallel`; None: every core) when the derenderer
     says it can run there (``parallel = True``, e.g. skeleton); records are written here, in page order, so the cache file is the same for any
-    number of workers.
+    number of workers. ``executor`` (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask
+    cluster) replaces the pool of ``workers`` when given.
     """
-    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    from tqdm import tqdm
 
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)
@@ -66,10 +69,10 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     keys = {page.id: sha256_json({"base": page_base_key(page), "derenderer": dcfg}) for page in ds.pages}
     todo = [(page, der, keys[page.id]) for page in ds.pages if keys[page.id] not in done]
     if not getattr(der, "parallel", False):  # e.g. a TensorFlow model: loaded once, here
-        workers = 1
+        workers, executor = 1, None
     with tqdm(total=ds.n_words, desc=f"derender ({dcfg['name']})", unit="word", disable=not progress) as bar:
         bar.update(sum(len(p.words) for p in ds.pages) - sum(len(j[0].words) for j in todo))
-        for job, rec in zip(todo, ordered_map(derender_page, todo, workers=workers)):
+        for job, rec in zip(todo, ordered_map(derender_page, todo, workers=workers, executor=executor)):
             append_jsonl(path, rec)
             done[rec["key"]] = rec
             bar.update(len(job[0].words))

@@ -6,6 +6,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,14 +79,17 @@ def ocr_page(job) -> dict:
 
 
 def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = OCR_THRESHOLD,
-               run_dir=None, progress: bool = True, workers: int | None = None) -> OCRFilterResult:
+               run_dir=None, progress: bool = True, workers: int | None = None,
+               executor: Executor | None = None) -> OCRFilterResult:
     """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
     pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;
     a page with no words never passes. With ``run_dir``, the OCR texts are cached per page in
     ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`). An engine
     given by name whose class says ``parallel = True`` reads pages in ``workers`` processes (None: every core); records are written here in page
-    order, so the cache is the same for any number of workers."""
-    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    order, so the cache is the same for any number of workers; ``executor`` (a pool or a Dask cluster,
+    :func:`inkground_lib.core.parallel.executor`) replaces the pool of ``workers`` when given."""
+    # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    from tqdm import tqdm
 
     from inkground_lib.components.metrics.readability import normalise_text
     from inkground_lib.core.render import render_config
@@ -119,7 +123,7 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
         if sendable is None:
             results = (ocr_page((page, inks, eng, key)) for page, inks, _, key in todo)
         else:
-            results = ordered_map(ocr_page, todo, workers=workers)
+            results = ordered_map(ocr_page, todo, workers=workers, executor=executor)
         for job, rec in zip(todo, results):
             if len(rec["original"]) != len(job[0].words) or len(rec["rendered"]) != len(job[0].words):
                 raise PseudoError(f"OCR engine {ecfg['name']}: returned a wrong number of texts")

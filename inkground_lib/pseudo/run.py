@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -85,7 +86,8 @@ class PipelineResult:
 def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
                  ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
                  n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True,
-                 workers: Optional[int] = None, overwrite: bool = False) -> PipelineResult:
+                 workers: Optional[int] = None, overwrite: bool = False,
+                 executor: Optional[Executor] = None) -> PipelineResult:
     """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
 
     ``derenderer``: a name (:func:`make_derenderer`) or object; ``ocr``: an engine name
@@ -93,7 +95,8 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     None = simulated raters (:func:`simulate_ratings` with ``n_raters``, ``raters_per_pair`` (int or
     (min, max)), ``rater_model`` and ``seed``) over the pages that passed the OCR filter;
     ``n_candidates``: use the first N pages only; ``workers``: processes for derendering and OCR (None:
-    every core; the files written do not depend on it). Writes to ``run_dir``: the derender and OCR caches,
+    every core; the files written do not depend on it); ``executor``: a pool or a Dask cluster
+    (:func:`inkground_lib.core.parallel.executor`) used instead of ``workers`` when given. Writes to ``run_dir``: the derender and OCR caches,
     ratings.csv, pages.csv, words.csv, funnel.csv, summary.json and the benchmark dataset. A rerun with the
     same inputs reuses every derendered and OCR'd page (nothing expensive is recomputed). ``run_dir`` must be
     new, empty or a run folder of inkground's (else FolderError, unless ``overwrite``); it is locked while
@@ -103,7 +106,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
         read_ratings(ratings)  # a bad ratings file fails before the run folder is touched
     with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite):
         return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters,
-                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers)
+                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers, executor)
 
 
 PSEUDO_RUN_FILES = ("summary.json", "funnel.csv")
@@ -111,7 +114,7 @@ PSEUDO_RUN_FILES = ("summary.json", "funnel.csv")
 
 
 def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters, raters_per_pair,
-                       rater_model, n_candidates, seed, progress, workers) -> PipelineResult:
+                       rater_model, n_candidates, seed, progress, workers, executor=None) -> PipelineResult:
     timings: dict[str, float] = {}
     t = time.perf_counter()
     cand = Path(candidates_dir)
@@ -126,12 +129,12 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     timings["load"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers)
+    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers, executor=executor)
     timings["derender"] = time.perf_counter() - t
     t = time.perf_counter()
     eng = make_engine(ocr)
     o = ocr_filter(ds, pseudo, ocr if isinstance(ocr, str) else eng, ocr_threshold, run_dir=run, progress=progress,
-                   workers=workers)
+                   workers=workers, executor=executor)
     timings["ocr"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import re
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -170,13 +171,18 @@ def make_page(params: SynthParams, i: int) -> tuple[Page, np.ndarray]:
     return page, photo
 
 
-def _page_job(args) -> Page:
-    """Worker: make page i, write its image and inks, return the page without inks (cheap to send back)."""
-    params_d, root, i = args
+def _page_job(args) -> tuple[Page, bytes]:
+    """Worker: make page i; return (page with its inks, JPEG bytes of its photo). Workers write nothing: the
+    caller writes both files (so a cluster worker needs no access to the output folder)."""
+    params_d, i = args
     params = SynthParams.from_dict(params_d)
-    root = Path(root)
     page, photo = make_page(params, i)
-    atomic_write_bytes(root / page.image, encode_jpeg(photo, params.jpeg_quality))
+    return page, encode_jpeg(photo, params.jpeg_quality)
+
+
+def _write_page(root: Path, page: Page, jpeg: bytes) -> Page:
+    """Write one page's photo and inks (atomically) into ``root``; returns the page without inks."""
+    atomic_write_bytes(root / page.image, jpeg)
     page.image = root / page.image
     write_page_inks(root, page)
     return _light(page)
@@ -224,7 +230,7 @@ def _meta(params: SynthParams) -> dict:
 
 def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), progress: bool = True,
              workers: Optional[int] = None, pool_min_pages: int = 8, name: str = "synth",
-             overwrite: bool = False) -> Path:
+             overwrite: bool = False, executor: Optional[Executor] = None) -> Path:
     """Write the synthetic dataset ``params`` describes into ``out_dir`` and return the folder.
 
     Files: ``pages/<id>.jpg`` (photo), ``inks/<id>.json`` (true = reference inks), ``manifest.json`` (kind
@@ -234,7 +240,9 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
     * Otherwise ``generator.json`` records the meta first; pages already complete under the same meta (an
       interrupted run) are reused, all others are (re)written, and page files of ours (``p<digits>``) not in
       the new dataset are removed.
-    * ``workers`` processes (default min(2, cpu count)) when there are >= ``pool_min_pages`` pages.
+    * ``workers`` processes (default min(2, cpu count)) when there are >= ``pool_min_pages`` pages, or
+      ``executor`` (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask cluster) when given.
+      Workers return each page's photo bytes and inks; this process writes every file, in page order.
     * A non-empty folder that is not a synthetic dataset (no ``generator.json``, no synth manifest) is
       refused with FolderError, so nothing else is overwritten, unless ``overwrite`` (then pages are written
       into it, but nothing there is deleted). The folder is locked while pages are written
@@ -244,7 +252,7 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
     params.validate()
     root = check_output_folder(out_dir, "a synthetic dataset", _is_own, overwrite)
     with folder_lock(root, "synth"):
-        return _generate(root, params, progress, workers, pool_min_pages, name)
+        return _generate(root, params, progress, workers, pool_min_pages, name, executor)
 
 
 def _is_own(root: Path) -> bool:
@@ -252,7 +260,7 @@ def _is_own(root: Path) -> bool:
 
 
 def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional[int], pool_min_pages: int,
-              name: str) -> Path:
+              name: str, executor: Optional[Executor] = None) -> Path:
     meta = _meta(params)
     mpath = root / "manifest.json"
     if mpath.is_file():
@@ -290,15 +298,17 @@ def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional
         else:
             pages[i] = p
     pd_ = params.as_dict()
-    jobs = [(pd_, str(root), i) for i in todo]
+    jobs = [(pd_, i) for i in todo]
     nw = workers if workers is not None else min(2, os.cpu_count() or 1)
     bar = None
     if progress:
-        from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+        # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+        from tqdm import tqdm
         bar = tqdm(total=len(jobs), desc="synth pages", unit="page")
     try:
-        for i, page in zip(todo, ordered_map(_page_job, jobs, workers=nw, min_jobs=pool_min_pages)):
-            pages[i] = page
+        for i, (page, jpeg) in zip(todo, ordered_map(_page_job, jobs, workers=nw, min_jobs=pool_min_pages,
+                                                      executor=executor)):
+            pages[i] = _write_page(root, page, jpeg)
             if bar:
                 bar.update(1)
     finally:

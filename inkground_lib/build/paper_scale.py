@@ -1,0 +1,291 @@
+"""The paper's scale end to end: 2,984 candidate pages -> pseudo-labels -> benchmark -> the local systems scored
+with every metric -> section tables (``inkground paper-scale --out DIR``).
+
+Stages, each resumable (a rerun after ``kill -9`` at any point skips finished work):
+
+* ``synth``: the candidate pages (:func:`inkground_lib.datasets.synth.generate.generate`; pages already
+  written are reused);
+* ``pseudo``: section 02 (:func:`inkground_lib.pseudo.run.run_pseudo_labels`: derendering and the OCR filter
+  are cached page by page, then raters and the benchmark set);
+* ``predict``: the local systems on the benchmark (cached per word) and the OCR of their renders;
+* ``style``: the two writer classifiers (pseudo-label and true references), trained in the executor while
+  ``predict`` runs, saved by this process;
+* ``score``: every metric against the references and against the true inks, and the section tables.
+
+Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
+pool of ``workers``, or a Dask cluster given its scheduler's address); workers only compute, this process
+writes every file. ``stages.json`` records each finished stage with its seconds, items, throughput and the
+peak memory seen so far (this process and its children, sampled each second with psutil).
+
+Folder ``OUT``: ``candidates/`` (dataset), ``02_pseudo_labels/`` (run; ``benchmark/`` inside),
+``03_evaluation/`` (run), ``tables/`` (CSV and Markdown), ``stages.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import Executor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+from inkground_lib.core.defaults import (
+    PAPER_CANDIDATE_PAGES,
+    PAPER_SCALE_SEED,
+    PAPER_SCALE_SYSTEMS,
+)
+from inkground_lib.core.files import atomic_write_json, atomic_write_text
+from inkground_lib.core.folders import run_folder
+
+STAGES = ("synth", "pseudo", "predict", "style", "score")
+"""The stages of :func:`run_paper_scale`, in order (``style`` overlaps ``predict`` in the executor)."""
+
+STAGES_FILE = "stages.json"
+"""Stage completion record inside the output folder (written atomically after each stage)."""
+
+SUMMARY_COLUMNS = ["system", "label", "n_words", "n_pages", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
+"""Columns of the section-03 tables written by the ``score`` stage."""
+
+
+@dataclass(frozen=True)
+class PaperScaleParams:
+    """What a paper-scale run computes (every field goes into ``stages.json``; a rerun with other values
+    recomputes the stages that depend on them, the caches keep what is still valid).
+
+    pages: candidate pages (the paper: 2,984); seed: their seed; systems: local systems scored; style:
+    StyleParams fields for both writer classifiers (empty: the book's recipe, ``StyleParams()``);
+    derenderer, ocr: section 02's components by name."""
+
+    pages: int = PAPER_CANDIDATE_PAGES
+    seed: int = PAPER_SCALE_SEED
+    systems: tuple = PAPER_SCALE_SYSTEMS
+    style: dict = field(default_factory=dict)
+    derenderer: str = "skeleton"
+    ocr: str = "rapidocr"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["systems"] = list(self.systems)
+        return d
+
+
+class PeakMemory:
+    """Peak memory (bytes) of this process plus all its descendants (pool workers), sampled every ``interval``
+    seconds with psutil in a daemon thread, as the sum of each process's PSS (proportional set size: pages
+    shared between the forked workers are counted once in all, not once per process; RSS where PSS cannot be
+    read); also the peak of this process alone. A Dask cluster's workers are not our children and are not
+    counted (the cluster's dashboard shows them)."""
+
+    def __init__(self, interval: float = 1.0):
+        import psutil
+
+        self._proc = psutil.Process()
+        self.interval = float(interval)
+        self.peak_total = self.peak_self = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> None:
+        import psutil
+
+        def pss(p) -> int:
+            try:
+                return int(p.memory_full_info().pss)
+            except (AttributeError, psutil.AccessDenied):
+                return int(p.memory_info().rss)
+
+        own = pss(self._proc)
+        total = own
+        for c in self._proc.children(recursive=True):
+            try:
+                total += pss(c)
+            except psutil.Error:  # ended between listing and reading
+                pass
+        self.peak_self = max(self.peak_self, own)
+        self.peak_total = max(self.peak_total, total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> "PeakMemory":
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+
+def read_stages(out_dir) -> dict:
+    """The stage record of ``out_dir`` ({"params": ..., "stages": {name: facts}}), empty if none."""
+    path = Path(out_dir) / STAGES_FILE
+    try:
+        d = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {"params": None, "stages": {}}
+    return d if isinstance(d, dict) and isinstance(d.get("stages"), dict) else {"params": None, "stages": {}}
+
+
+def _gb(n: int) -> float:
+    return round(n / 1e9, 3)
+
+
+class _Record:
+    """``stages.json``: which stages are finished, with their facts; written atomically after each stage."""
+
+    def __init__(self, out: Path, params: PaperScaleParams, mem: PeakMemory, scheduler):
+        self.path = out / STAGES_FILE
+        self.mem = mem
+        d = read_stages(out)
+        self.params = params.as_dict()
+        self.data = d if d.get("params") == self.params else {"params": self.params, "stages": {}}
+        self.data["executor"] = "dask" if scheduler else "process pool"
+
+    def done(self, stage: str) -> bool:
+        return stage in self.data["stages"]
+
+    def finish(self, stage: str, seconds: float, items: int, unit: str, **facts) -> dict:
+        self.mem.sample()
+        rec = {"seconds": round(seconds, 2), "items": int(items), "unit": unit,
+               "rate_per_s": round(items / seconds, 2) if seconds > 0 else None,
+               "peak_memory_gb": _gb(self.mem.peak_total), "peak_driver_gb": _gb(self.mem.peak_self),
+               "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **facts}
+        self.data["stages"][stage] = rec
+        atomic_write_json(self.path, self.data)
+        return rec
+
+
+def run_paper_scale(out_dir, params: PaperScaleParams = PaperScaleParams(), *, workers: Optional[int] = None,
+                    scheduler=None, progress: bool = True, overwrite: bool = False, log=print) -> dict:
+    """Run (or resume) the paper-scale pipeline into ``out_dir`` (see the module doc) and return the stage
+    record (``stages.json``'s content, with ``peak_memory_gb`` for the whole run).
+
+    ``workers``: local processes (None: every core); ``scheduler``: a Dask scheduler address (or cluster
+    object) to run the page-parallel work on instead. ``out_dir`` must be new, empty or an earlier paper-scale
+    run (else FolderError unless ``overwrite``); it is locked while the run writes. ``log``: one line per
+    finished stage."""
+    from inkground_lib.core.parallel import executor
+
+    t0 = time.perf_counter()
+    with run_folder(out_dir, "paper-scale", legacy=(STAGES_FILE,), overwrite=overwrite) as out:
+        with PeakMemory() as mem, executor(workers, scheduler) as ex:
+            rec = _Record(out, params, mem, scheduler)
+            _run(out, params, ex, rec, progress, log)
+        # over every stage recorded (a resumed run's earlier stages included) and this invocation
+        stages = rec.data["stages"].values()
+        rec.data["peak_memory_gb"] = max([_gb(mem.peak_total)] + [s["peak_memory_gb"] for s in stages])
+        rec.data["peak_driver_gb"] = max([_gb(mem.peak_self)] + [s["peak_driver_gb"] for s in stages])
+        # wall time of this invocation (a resumed run: of the resumed part; each stage's seconds: its last run)
+        rec.data["total_seconds"] = round(time.perf_counter() - t0, 2)
+        atomic_write_json(rec.path, rec.data)
+        return rec.data
+
+
+def _log_stage(log, name: str, r: dict) -> None:
+    rate = f", {r['rate_per_s']:g} {r['unit']}/s" if r.get("rate_per_s") else ""
+    log(f"paper-scale: {name} done in {r['seconds']:.0f} s ({r['items']} {r['unit']}{rate}); peak memory so far "
+        f"{r['peak_memory_gb']:.2f} GB")
+
+
+def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Record, progress: bool, log) -> None:
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    cand, pseudo_run, eval_run, tables = out / "candidates", out / "02_pseudo_labels", out / "03_evaluation", out / "tables"
+    bench = pseudo_run / "benchmark"
+
+    if rec.done("synth") and (cand / "manifest.json").is_file():
+        log("paper-scale: synth already done")
+    else:
+        t = time.perf_counter()
+        generate(cand, SynthParams(pages=params.pages, seed=params.seed), progress=progress, executor=ex,
+                 workers=1 if ex is None else None)
+        ds = load_dataset(cand, check_images=False)
+        _log_stage(log, "synth", rec.finish("synth", time.perf_counter() - t, len(ds.pages), "pages",
+                                            words=ds.n_words))
+
+    if rec.done("pseudo") and (bench / "manifest.json").is_file() and (pseudo_run / "summary.json").is_file():
+        log("paper-scale: pseudo already done")
+    else:
+        t = time.perf_counter()
+        res = run_pseudo_labels(cand, pseudo_run, derenderer=params.derenderer, ocr=params.ocr, progress=progress,
+                                executor=ex, workers=1 if ex is None else None)
+        n_words = len(res.words)
+        tables.mkdir(parents=True, exist_ok=True)
+        from inkground_lib.report.pseudo_labels import funnel_table
+
+        ft = funnel_table(res)
+        atomic_write_text(tables / "02_funnel.csv", ft.to_csv(index=False))
+        atomic_write_text(tables / "02_funnel.md", ft.to_markdown(index=False) + "\n")
+        tm = res.timings
+        _log_stage(log, "pseudo", rec.finish(
+            "pseudo", time.perf_counter() - t, len(res.pages), "pages", words=n_words,
+            derender_seconds=tm.get("derender"), ocr_seconds=tm.get("ocr"),
+            derender_words_per_s=round(n_words / tm["derender"], 2) if tm.get("derender") else None,
+            ocr_reads_per_s=round(2 * n_words / tm["ocr"], 2) if tm.get("ocr") else None,
+            benchmark_pages=int(res.pages["kept"].sum()),
+            benchmark_words=int(res.pages.loc[res.pages["kept"], "words"].sum())))
+
+    if rec.done("score") and (tables / "03_summary-true.csv").is_file():
+        log("paper-scale: predict, style and score already done")
+        return
+    _evaluate(bench, eval_run, tables, params, ex, rec, progress, log)
+
+
+def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParams, ex, rec: _Record,
+              progress: bool, log) -> None:
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.run import (
+        EvalSettings,
+        eval_run_folder,
+        evaluate_dataset,
+        read_all_renders,
+        run_systems,
+        start_style_classifier,
+    )
+
+    ds = load_dataset(bench)
+    settings = EvalSettings(style=dict(params.style))
+    true_settings = replace(settings, reference="true")
+    memo: dict = {}
+    with eval_run_folder(eval_run, "eval"):
+        t_style = time.perf_counter()
+        # both classifiers train in the executor (or later, here, serially) while the systems run
+        style_b = start_style_classifier(ds, eval_run, settings, ex, progress)
+        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress)
+        t = time.perf_counter()
+        runs, unavailable = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)
+        read_all_renders(bench, runs.values(), settings, memo, progress, ex)
+        if unavailable:
+            raise RuntimeError(f"paper-scale: systems that cannot run here: {unavailable}")
+        n_pred = ds.n_words * len(runs)
+        _log_stage(log, "predict", rec.finish("predict", time.perf_counter() - t, n_pred, "predictions",
+                                              systems=list(runs), words=ds.n_words))
+        model_b, facts_b = style_b()
+        model_t, facts_t = style_t()
+        n_train = facts_b["n_train"] + facts_t["n_train"]
+        _log_stage(log, "style", rec.finish(
+            "style", time.perf_counter() - t_style, n_train, "training words",
+            recipe=settings.style or "book (StyleParams())", classes=facts_b["n_classes"],
+            top1_reference=facts_b["top1"], top1_true=facts_t["top1"], chance=facts_b["chance"],
+            trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"]),
+            note="trained in the executor side by side while predict ran; seconds run from its start"))
+        t = time.perf_counter()
+        out = {}
+        for st, model, facts in ((settings, model_b, facts_b), (true_settings, model_t, facts_t)):
+            out[st.reference] = evaluate_dataset(bench, list(params.systems), eval_run, st, progress=progress,
+                                                 runs=runs, style=lambda m=model, f=facts: (m, f), memo=memo)
+        tables.mkdir(parents=True, exist_ok=True)
+        for ref, res in out.items():
+            cols = [c for c in SUMMARY_COLUMNS if c in res.summary.columns]
+            tab = res.summary[cols]
+            atomic_write_text(tables / f"03_summary-{ref}.csv", tab.to_csv(index=False))
+            atomic_write_text(tables / f"03_summary-{ref}.md", tab.to_markdown(index=False, floatfmt=".3f") + "\n")
+        n_scored = sum(len(r.scores) for r in out.values())
+        _log_stage(log, "score", rec.finish("score", time.perf_counter() - t, n_scored, "word scores"))
