@@ -12,6 +12,7 @@ from inkground_lib.build import notebook_runner
 from inkground_lib.build.notebook_runner import build_book, run_section
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.layout import ROOT
+from inkground_lib.datasets.recorded import build_recorded
 from inkground_lib.datasets.synth.generate import SynthParams, generate
 from inkground_lib.report.reproducibility import write_reproducibility_page
 
@@ -22,15 +23,16 @@ def section_parameters(tmp: Path, ds_dir: Path) -> dict:
     """Every section run on the tiny dataset, with every output under ``tmp`` (never the repo's data/)."""
     ratings = tmp / "ratings.csv"
     return {
-        "01": {"dataset": str(ds_dir), "recorded": str(ds_dir)},  # the tiny set stands in for the recorded one
+        "01": {"dataset": str(ds_dir), "recorded": str(tmp / "rec")},
         # real ratings (all 10) instead of the simulated raters: the tiny benchmark keeps every page that
         # passes the OCR filter, and the ratings-file path is exercised end to end
         "02": {"candidates": str(ds_dir), "run_dir": str(tmp / "run02"), "ratings": str(ratings),
                "ocr_threshold": 0.5},
-        "03": {"benchmark": str(tmp / "run02" / "benchmark"), "recorded": "", "bench_run": str(tmp / "run03"),
+        "03": {"benchmark": str(tmp / "run02" / "benchmark"), "recorded": str(tmp / "rec"),
+               "bench_run": str(tmp / "run03"),
                "recorded_run": str(tmp / "run03rec"), "systems": ["reference", "skeleton", "font", "box",
                                                                    "gemini-3.1-pro"], "n_boot": 200},
-        "04": {"eval_runs": [str(tmp / "run03")], "n_boot": 200},
+        "04": {"eval_runs": [str(tmp / "run03"), str(tmp / "run03rec")], "n_boot": 200},
     }
 
 
@@ -40,6 +42,8 @@ def built_book(tmp_path_factory):
     ds_dir = generate(tmp / "ds", SynthParams(pages=4, words_min=4, words_max=10, words_mean=7,
                                                           width=700, height=900), progress=False)
     ds = load_dataset(ds_dir)
+    # a tiny recorded set from the shipped UNIPEN copy: recorded statistics and galleries are tested too
+    build_recorded(tmp / "rec", pages=2, words_per_page=(3, 4), progress=False)
     (tmp / "ratings.csv").write_text("page,rater,score\n" + "".join(
         f"{p.id},r{k},10\n" for p in ds.pages for k in (1, 2)))
     for f in ["_config.yml", "_toc.yml"]:

@@ -9,24 +9,55 @@ import pandas as pd
 from inkground_lib.core.paper import paper_numbers
 
 
-def fig_dataset_histograms(pages: pd.DataFrame, words: pd.DataFrame, paper: pd.DataFrame | None = None):
-    """Histograms of words per page, strokes per page, points per stroke and word-box size; the paper's
-    value (where it reports one) as a dashed line labelled 'paper'."""
+def fig_dataset_histograms(pages: pd.DataFrame, words: pd.DataFrame, paper: pd.DataFrame | None = None, *,
+                           rec_pages: pd.DataFrame | None = None, rec_words: pd.DataFrame | None = None,
+                           names: tuple[str, str] = ("synthetic", "recorded")):
+    """Distributions of the dataset statistics in two labelled rows of panels: **per page** (words per page,
+    strokes per page, points per stroke as a page mean) and **per word** (word-box width / page width,
+    word-box height / page height, strokes per word). Bars are shares of the pages (or words) of each set, so
+    a second set (``rec_pages`` / ``rec_words``, drawn as an outline) compares at any size; the paper's
+    reported value, where it gives one, is a dashed black line labelled "paper". Okabe-Ito colours."""
     import matplotlib.pyplot as plt
+    import numpy as np
+
+    from inkground_lib.report.palette import OKABE_ITO
 
     paper = paper_numbers() if paper is None else paper
-    fig, axes = plt.subplots(1, 4, figsize=(13, 2.8), constrained_layout=True)
-    pps = (pages["points"] / pages["strokes"].clip(lower=1))
-    specs = [(pages["words"], "words per page", "words_per_page_mean"),
-             (pages["strokes"], "strokes per page", "strokes_per_page_mean"),
-             (pps, "points per stroke (page mean)", "points_per_stroke_mean"),
-             (words["box_w"], "word-box width / page width", "box_width_median")]
-    for ax, (vals, label, pid) in zip(axes, specs):
-        ax.hist(vals, bins=20, color="#4c72b0", alpha=0.85)
-        ax.set_xlabel(label)
-        ax.axvline(float(paper.loc[pid, "value"]), color="#c44e52", ls="--", lw=1.5, label="paper")
-        ax.legend(frameon=False, fontsize=8)
-    axes[0].set_ylabel("count")
+
+    def per_stroke(p):
+        return p["points"] / p["strokes"].clip(lower=1)
+
+    sets = [(names[0], pages, words)] + ([(names[1], rec_pages, rec_words)] if rec_pages is not None else [])
+    rows = [("Per page", [(lambda p, w: p["words"], "words per page", "words_per_page_mean"),
+                          (lambda p, w: p["strokes"], "strokes per page", "strokes_per_page_mean"),
+                          (lambda p, w: per_stroke(p), "points per stroke (page mean)", "points_per_stroke_mean")]),
+            ("Per word", [(lambda p, w: w["box_w"], "word-box width / page width", "box_width_median"),
+                          (lambda p, w: w["box_h"], "word-box height / page height", "box_height_median"),
+                          (lambda p, w: w["strokes"], "strokes per word", None)])]
+    fig = plt.figure(figsize=(12, 6.4), layout="constrained")
+    subfigs = fig.subfigures(2, 1)
+    for sub, (row_title, specs) in zip(subfigs, rows):
+        sub.suptitle(row_title, fontsize=12, fontweight="bold", x=0.02, ha="left")
+        axes = sub.subplots(1, 3)
+        for ax, (get, label, pid) in zip(axes, specs):
+            values = [np.asarray(get(p, w), dtype=float) for _, p, w in sets]
+            allv = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
+            bins = np.histogram_bin_edges(allv, bins=20) if len(allv) else 10
+            for k, ((name, _, _), v) in enumerate(zip(sets, values)):
+                v = v[np.isfinite(v)]
+                if not len(v):
+                    continue
+                weights = np.full(len(v), 1.0 / len(v))
+                if k == 0:
+                    ax.hist(v, bins=bins, weights=weights, color=OKABE_ITO[0], alpha=0.85, label=name)
+                else:
+                    ax.hist(v, bins=bins, weights=weights, histtype="step", lw=2, color=OKABE_ITO[1], label=name)
+            if pid is not None and pid in paper.index:
+                ax.axvline(float(paper.loc[pid, "value"]), color="black", ls="--", lw=1.5, label="paper")
+            ax.set_xlabel(label)
+            ax.legend(frameon=False, fontsize=8)
+            ax.spines[["top", "right"]].set_visible(False)
+        axes[0].set_ylabel("share of pages" if row_title == "Per page" else "share of words")
     return fig
 
 
@@ -34,6 +65,8 @@ def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 2):
     """Example page photos with their word boxes (page pixels) and word ids."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
+
+    from inkground_lib.report.palette import OKABE_ITO
 
     n = len(page_ids)
     cols = min(max_cols, n)
@@ -44,7 +77,7 @@ def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 2):
         ax.imshow(page.load_image())
         for w in page.words:
             x0, y0, x1, y1 = w.box
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec="#dd8452", lw=1))
+            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=OKABE_ITO[1], lw=1.2))
         ax.set_title(f"page {pid}: {len(page.words)} words, writer {page.writer}", fontsize=10)
         ax.set_axis_off()
     for ax in list(axes.flat)[n:]:
