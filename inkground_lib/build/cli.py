@@ -10,6 +10,7 @@
     inkground check [--systems NAME ...] [--live]           is each system ready to run here?
     inkground book                                          datasets -> sections -> the HTML book
     inkground paper-scale --out DIR [--scheduler ADDRESS]   2,984 pages end to end (resumable)
+    inkground rate --run DIR --ratings FILE [...]          people rate a run's pages in a browser (section 02)
 
 Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
 """
@@ -319,6 +320,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--defaults", action="store_true",
                    help="run every section with its default parameters (forget earlier `inkground run` parameters)")
     b.set_defaults(func=_book)
+
+    from inkground_lib.build.rate.cli import add_rate_parser
+
+    add_rate_parser(sub)
     return p
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import zlib
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.core.defaults import KEEP_SCORE, SCORE_RANGE
-from inkground_lib.core.files import atomic_write_text
+from inkground_lib.core.files import FILE_MODE, atomic_write_text
 from inkground_lib.pseudo.keys import PseudoError
 
 
@@ -23,73 +24,313 @@ class RatingsError(PseudoError):
 
 _INT_RE = re.compile(r"^[+-]?\d+(\.0*)?$")
 
+REAL = "real"
+"""The ``source`` of a rating given by a person (written by ``inkground rate``)."""
+
+LOG_COLUMNS = ("page", "rater", "score", "source", "time", "action", "session", "raters_per_page")
+"""The columns of a ratings file written by ``inkground rate`` (:class:`RatingsLog`), one row per event:
+
+* page, rater, score (0-10), source (``real``);
+* time: when the row was written, ISO 8601 UTC (``2026-11-30T19:40:12Z``);
+* action: ``rate``, or ``undo`` = the rater withdrew their standing rating of that page (score repeats the
+  withdrawn score); a missing or empty action is ``rate``;
+* session: a hash of the browser session that gave the rating (never the session cookie itself);
+* raters_per_page: K, the number of raters each page was meant to get when the row was written.
+
+The first three are the plain format section 02 has always read (``page,rater,score``); the others are
+optional there."""
+
+ACTIONS = ("rate", "undo")
+
+RATER_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+"""A rater name: a letter or digit, then letters, digits, ``_``, ``.`` or ``-``; 1-32 characters."""
+
+
+def check_rater_name(name, where: str = "rater") -> str:
+    """``name`` if it satisfies :data:`RATER_RULE`, else :class:`RatingsError` naming ``where`` and the rule.
+
+    >>> check_rater_name("ann_1")
+    'ann_1'
+    """
+    if not isinstance(name, str) or not RATER_RULE.fullmatch(name):
+        raise RatingsError(f"{where}: {str(name)!r:.40} is not a valid rater name (1-32 characters: a letter or "
+                           f"digit, then letters, digits, '_', '.' or '-')")
+    return name
+
+
+def parse_score(s, where: str) -> int:
+    """An integer score 0-10 from text (``7``, ``10``, ``10.0``; not ``7.5``, ``ten``, ``11``), else
+    :class:`RatingsError` naming ``where``."""
+    s = str(s).strip()
+    if not _INT_RE.match(s):
+        raise RatingsError(f"{where}: field score: {s!r:.40} is not an integer score 0-10")
+    score = int(float(s))
+    if not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
+        raise RatingsError(f"{where}: field score: {score} is outside 0-10")
+    return score
+
+
+class _Standing:
+    """The ratings standing after a sequence of rate / undo events: one per (page, rater); a second rating
+    of the same page by the same rater is an error unless an undo withdrew the first."""
+
+    def __init__(self):
+        self.rows: dict[tuple[str, str], dict] = {}  # (page, rater) -> row, in order of the rating
+        self.line: dict[tuple[str, str], int] = {}
+
+    def apply(self, row: dict, where: str, line: int) -> None:
+        k = (row["page"], row["rater"])
+        if row.get("action", "rate") == "undo":
+            if k not in self.rows:
+                raise RatingsError(f"{where}: field action: undo of a rating rater {k[1]!r} did not give for page "
+                                   f"{k[0]!r}")
+            del self.rows[k]
+            del self.line[k]
+            return
+        if k in self.rows:
+            raise RatingsError(f"{where}: field rater: rater {k[1]!r} already rated page {k[0]!r} "
+                               f"(line {self.line[k]})")
+        self.rows[k] = row
+        self.line[k] = line
+
 
 def read_ratings(path) -> pd.DataFrame:
     """A ratings table: a CSV file with a header row holding ``page``, ``rater``, ``score`` (any order;
-    an optional ``source`` column; other columns are ignored). One row per rating.
+    optional ``source``, ``time`` and ``action`` columns, see :data:`LOG_COLUMNS`; other columns are
+    ignored). One row per rating; in a file written by ``inkground rate``, a row with action ``undo``
+    withdraws that rater's earlier rating of that page.
 
-    Returns a DataFrame (page, rater, score, source): page and rater as strings, score as int, source from
-    the file's ``source`` column or ``"file: <name>"``. Raises :class:`RatingsError` naming the file, the
-    row (line number, header = line 1) and the field for: a missing column, an empty cell, a score that is
-    not an integer (``7``, ``10`` and ``10.0`` are integers; ``7.5``, ``ten`` are not), a score outside
-    0-10, the same rater rating the same page twice. A rater who gave no score for a page simply has no
-    row for it.
+    Returns a DataFrame (page, rater, score, source, and time when the file has that column) of the ratings
+    that stand: page and rater as strings, score as int, source from the file's ``source`` column or
+    ``"file: <name>"``. Raises :class:`RatingsError` naming the file, the row (line number, header = line 1)
+    and the field for: a missing column, an empty cell, a score that is not an integer (``7``, ``10`` and
+    ``10.0`` are integers; ``7.5``, ``ten`` are not), a score outside 0-10, the same rater rating the same
+    page twice (without an undo between), an undo of a rating that was not given, an unknown action. A
+    rater who gave no score for a page simply has no row for it.
+
+    A file written by ``inkground rate`` (it has a ``time`` column) whose last line has no newline and is
+    not a complete row was cut by a crash while being written (the rating was never confirmed to the
+    rater): that line is left out, with a warning.
     """
     import csv
+    import io
+    import warnings
 
     path = Path(path)
     if not path.exists():
         raise RatingsError(f"{path}: ratings file is missing")
     if not path.is_file():
         raise RatingsError(f"{path}: not a regular file; give a ratings CSV file")
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.reader(f))
+    text = path.read_bytes().decode("utf-8-sig", errors="strict") if path.stat().st_size else ""
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows:
         raise RatingsError(f"{path}: ratings file is empty (expected a header row: page,rater,score)")
     header = [h.strip().lower() for h in rows[0]]
     for col in ("page", "rater", "score"):
         if col not in header:
             raise RatingsError(f"{path}: line 1: field {col}: column missing (header is {rows[0]})")
+    if "time" in header and text and not text.endswith("\n") and len(rows) > 1 and len(rows[-1]) < len(header):
+        warnings.warn(f"{path}: line {len(rows)}: an incomplete last row (a write cut by a crash) is left out",
+                      stacklevel=2)
+        rows = rows[:-1]
     ix = {c: header.index(c) for c in ("page", "rater", "score")}
-    isrc = header.index("source") if "source" in header else None
-    out, seen = [], {}
+    opt = {c: header.index(c) for c in ("source", "time", "action") if c in header}
+    standing = _Standing()
     for n, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
             continue  # blank line
+        where = f"{path}: line {n}"
         vals = {}
         for col, i in ix.items():
             v = row[i].strip() if i < len(row) else ""
             if not v:
-                raise RatingsError(f"{path}: line {n}: field {col}: missing value")
+                raise RatingsError(f"{where}: field {col}: missing value")
             vals[col] = v
-        s = vals["score"]
-        if not _INT_RE.match(s):
-            raise RatingsError(f"{path}: line {n}: field score: {s!r} is not an integer score 0-10")
-        score = int(float(s))
-        if not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
-            raise RatingsError(f"{path}: line {n}: field score: {score} is outside 0-10")
-        k = (vals["page"], vals["rater"])
-        if k in seen:
-            raise RatingsError(f"{path}: line {n}: field rater: rater {k[1]!r} already rated page {k[0]!r} "
-                               f"(line {seen[k]})")
-        seen[k] = n
-        src = row[isrc].strip() if isrc is not None and isrc < len(row) and row[isrc].strip() else f"file: {path.name}"
-        out.append({"page": vals["page"], "rater": vals["rater"], "score": score, "source": src})
-    return ratings_frame(out)
+        o = {c: (row[i].strip() if i < len(row) else "") for c, i in opt.items()}
+        action = o.get("action") or "rate"
+        if action not in ACTIONS:
+            raise RatingsError(f"{where}: field action: {action!r:.40} is not one of {ACTIONS}")
+        rec = {"page": vals["page"], "rater": vals["rater"], "score": parse_score(vals["score"], where),
+               "source": o.get("source") or f"file: {path.name}", "action": action}
+        if "time" in opt:
+            rec["time"] = o["time"]
+        standing.apply(rec, where, n)
+    out = list(standing.rows.values())
+    return ratings_frame(out, with_time="time" in opt)
 
 
-def ratings_frame(rows) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=["page", "rater", "score", "source"])
+def ratings_frame(rows, with_time: bool = False) -> pd.DataFrame:
+    cols = ["page", "rater", "score", "source"] + (["time"] if with_time else [])
+    df = pd.DataFrame([{c: r.get(c, "") for c in cols} for r in rows], columns=cols)
     df["page"] = df["page"].astype(str)
     df["rater"] = df["rater"].astype(str)
     df["score"] = df["score"].astype(int)
     df["source"] = df["source"].astype(str)
+    if with_time:
+        df["time"] = df["time"].astype(str)
     return df
 
 
 def write_ratings(df: pd.DataFrame, path) -> Path:
     """Write a ratings table as CSV (page, rater, score, source), atomically."""
     return atomic_write_text(path, df[["page", "rater", "score", "source"]].to_csv(index=False))
+
+
+class RatingsLog:
+    """An append-only ratings file (:data:`LOG_COLUMNS`) shared by threads and processes: the writer of
+    ``inkground rate``.
+
+    * Every row is written with one ``write`` on a file opened for appending, then flushed and fsynced
+      before :meth:`append` returns, so a rating confirmed to a rater survives a crash.
+    * Writers take an exclusive ``flock`` on the file itself (no lock file beside it) and, before writing,
+      read the rows other writers appended since (:meth:`refresh`), so a ``check`` callback sees every
+      rating written so far by anyone.
+    * Rows already written are never changed. Opening a file whose last line was cut by a crash (no
+      newline; never confirmed to anyone) cuts that partial line off, or adds the missing newline if the row
+      is complete.
+    * ``on_event(row, line)`` is called for every row, in file order, once: the rows found at open and each
+      one read or appended later.
+
+    A new file starts with the header; an existing file must have exactly this header (a plain
+    ``page,rater,score`` file is read by :func:`read_ratings`, not appended to).
+    """
+
+    def __init__(self, path, on_event=None):
+        import threading
+
+        self.path = Path(path)
+        self.on_event = on_event or (lambda row, line: None)
+        self._lock = threading.Lock()
+        self._offset = 0
+        self._line = 0
+        self._standing = _Standing()
+        self.repaired: str = ""
+        if self.path.exists() and not self.path.is_file():
+            raise RatingsError(f"{self.path}: not a regular file; give a ratings CSV file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._locked() as fd:
+            self._repair(fd)
+            if os.fstat(fd).st_size == 0:
+                self._write(fd, ",".join(LOG_COLUMNS) + "\n")
+            self._read_new(fd)
+
+    # -- file access (callers hold self._lock and the flock)
+    def _locked(self):
+        import fcntl
+        from contextlib import contextmanager
+
+        @contextmanager
+        def cm():
+            with self._lock:
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    yield fd
+                finally:
+                    os.close(fd)  # releases the flock
+        return cm()
+
+    def _repair(self, fd) -> None:
+        size = os.fstat(fd).st_size
+        if not size:
+            return
+        data = os.pread(fd, size, 0)
+        if data.endswith(b"\n"):
+            return
+        start = data.rfind(b"\n") + 1
+        tail = data[start:]
+        cells = tail.decode("utf-8", "replace").split(",")
+        complete = (start > 0 and len(cells) == len(LOG_COLUMNS) and cells[-1].strip().isdigit()
+                    and all(c.strip() for c in cells[:6]))
+        if complete:
+            self._write(fd, "\n")
+            self.repaired = f"{self.path}: added the missing newline after the last row"
+        else:
+            os.ftruncate(fd, start)
+            os.fsync(fd)
+            self.repaired = (f"{self.path}: cut off an incomplete last row left by a crash (never confirmed to a "
+                             f"rater): {tail.decode('utf-8', 'replace')!r:.120}")
+
+    @staticmethod
+    def _write(fd, text: str) -> None:
+        data = text.encode("utf-8")
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+        os.fsync(fd)
+
+    def _read_new(self, fd) -> list[dict]:
+        import csv
+
+        size = os.fstat(fd).st_size
+        if size <= self._offset:
+            return []
+        data = os.pread(fd, size - self._offset, self._offset)
+        end = data.rfind(b"\n") + 1  # only whole lines (another writer's row is whole: we hold the lock)
+        data = data[:end]
+        new = []
+        for raw in data.decode("utf-8").splitlines():
+            self._line += 1
+            where = f"{self.path}: line {self._line}"
+            cells = next(csv.reader([raw]), [])
+            if self._line == 1:
+                if tuple(c.strip().lower() for c in cells) != LOG_COLUMNS:
+                    raise RatingsError(f"{where}: header {cells} is not that of a file written by inkground rate "
+                                       f"({','.join(LOG_COLUMNS)}); give a new file (inkground pseudo --ratings "
+                                       f"reads the old one)")
+                continue
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(LOG_COLUMNS):
+                raise RatingsError(f"{where}: {len(cells)} fields, expected {len(LOG_COLUMNS)}")
+            row = dict(zip(LOG_COLUMNS, (c.strip() for c in cells)))
+            row["score"] = parse_score(row["score"], where)
+            check_rater_name(row["rater"], f"{where}: field rater")
+            if row["action"] not in ACTIONS:
+                raise RatingsError(f"{where}: field action: {row['action']!r:.40} is not one of {ACTIONS}")
+            self._standing.apply(row, where, self._line)
+            new.append(row)
+            self.on_event(row, self._line)
+        self._offset += end
+        return new
+
+    def refresh(self) -> list[dict]:
+        """Read the rows other writers appended since the last read; returns them (``on_event`` is called)."""
+        with self._locked() as fd:
+            return self._read_new(fd)
+
+    def append(self, row: dict, check=None) -> dict:
+        """Append one event row (keys of :data:`LOG_COLUMNS`; time is filled in when missing) after reading
+        everyone's new rows and calling ``check(row)`` (which may raise to refuse it), all under the lock.
+        Returns the row as written; it is on disk (fsync) when this returns."""
+        import csv
+        import io
+        from datetime import datetime, timezone
+
+        row = dict(row)
+        row.setdefault("source", REAL)
+        row.setdefault("action", "rate")
+        row.setdefault("session", "")
+        if not row.get("time"):
+            row["time"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        missing = [c for c in LOG_COLUMNS if c not in row]
+        if missing:
+            raise RatingsError(f"{self.path}: a row to append lacks {missing}")
+        with self._locked() as fd:
+            self._read_new(fd)
+            where = f"{self.path}: new row"
+            row["score"] = parse_score(row["score"], where)
+            check_rater_name(row["rater"], f"{where}: field rater")
+            if check is not None:
+                check(row)
+            probe = _Standing()
+            probe.rows, probe.line = dict(self._standing.rows), dict(self._standing.line)
+            probe.apply(row, where, self._line + 1)  # refuses a double rating / a bad undo before writing
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerow([row[c] for c in LOG_COLUMNS])
+            self._write(fd, buf.getvalue())
+            self._read_new(fd)
+        return row
 
 
 def check_ratings(ratings: pd.DataFrame) -> pd.DataFrame:

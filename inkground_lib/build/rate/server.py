@@ -1,0 +1,548 @@
+"""``inkground rate``: a local web app where people rate the pseudo-labels of a run (section 02's human step).
+
+A pair is a page: the page photo beside the render of all its pseudo-labels, zoomable to each word (its pen
+path plays); one score 0-10 per page. Ratings go, one row at a time and fsynced, to a ratings file outside
+the run folder (:class:`inkground_lib.pseudo.raters.RatingsLog`), which ``inkground pseudo --ratings`` and
+section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.build.rate.assign`.
+
+Framework and server: **Tornado** (tornado.web + its HTTP server, one process, one event loop). It is a
+maintained framework *and* server in one package, already installed here (Jupyter depends on it), so this
+adds no dependency; it brings what the app needs and should not be hand-written: routing, a static file
+handler that refuses paths leaving its folder, XSRF protection for POSTs, cookies with HttpOnly/SameSite,
+autoescaping templates, a body size limit, and binding to a chosen address or an ephemeral port. One event
+loop serialises requests, so the ledger needs no lock; the ratings file is still locked (flock) for other
+processes. Flask or FastAPI would each need a separate server (and new dependencies) for the same.
+Tornado docs used (checked 2026-11-30): https://www.tornadoweb.org/en/stable/web.html (Application settings
+``static_path``, ``xsrf_cookies``, ``xsrf_cookie_kwargs``, ``log_function``, ``template_path``;
+RequestHandler.set_cookie's ``httponly``/``samesite``; StaticFileHandler.validate_absolute_path returns 403
+for a path outside its root) and https://www.tornadoweb.org/en/stable/httpserver.html (``max_body_size``),
+https://www.tornadoweb.org/en/stable/netutil.html (``bind_sockets``, port 0 = ephemeral).
+
+Safety: binds to 127.0.0.1 by default; on any other address every request needs the access token
+(``secrets.token_urlsafe``, compared with ``hmac.compare_digest``), printed to the terminal only; the Host
+header must name the bound address (a DNS-rebinding page cannot read the photos); only the run's page photos
+(by validated page id) and the app's own static files are served; every input (page id, score, rater name,
+JSON body) is validated; the request log shows paths without their query string.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import secrets
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+import tornado.web
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
+
+from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
+from inkground_lib.pseudo.raters import (
+    LOG_COLUMNS,
+    RatingsError,
+    RatingsLog,
+    agreement,
+    ratings_frame,
+)
+
+from .assign import (
+    RESERVE_SECONDS,
+    Ledger,
+    RateError,
+    check_name,
+    check_page_id,
+    check_score,
+)
+from .run_data import RunPages, load_run
+
+HERE = Path(__file__).resolve().parent
+STATIC = HERE / "static"
+TEMPLATES = HERE / "templates"
+
+SESSION_COOKIE = "inkground_session"
+ACCESS_COOKIE = "inkground_access"
+MAX_BODY = 16 * 1024
+"""Largest request body accepted (bytes): requests are tiny JSON objects."""
+
+log = logging.getLogger("inkground.rate")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def session_hash(token: str) -> str:
+    """What the ratings file stores about a browser session: a hash of its cookie, never the cookie."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
+
+
+def check_ratings_path(ratings, run: RunPages) -> Path:
+    """The ratings file must lie outside every folder a pipeline command writes: not in the run folder, not
+    in the candidate pages, not under any inkground run or dataset folder; its folder must exist."""
+    p = Path(ratings)
+    if p.exists() and not p.is_file():
+        raise RateError(f"--ratings {p}: exists and is not a file")
+    parent = p.resolve().parent
+    if not parent.is_dir():
+        raise RateError(f"--ratings {p}: its folder {parent} does not exist; create it first")
+    target = parent / p.name
+    for root in (run.run.resolve(), run.candidates.resolve()):
+        if target == root or root in target.parents:
+            raise RateError(f"--ratings {p}: inside {root}, a folder the pipeline writes; keep ratings outside "
+                            f"every run and dataset folder (e.g. ratings/{p.name} at the top of your project)")
+    for d in target.parents:
+        if (d / RUN_MARK).exists() or (d / LOCK_FILE).exists() or (d / "manifest.json").exists():
+            raise RateError(f"--ratings {p}: inside {d}, a folder inkground writes (run or dataset); keep ratings "
+                            f"outside it")
+    return p
+
+
+@dataclass
+class Session:
+    """Everything the handlers share."""
+
+    run: RunPages
+    ledger: Ledger
+    log: RatingsLog
+    ratings_path: Path
+    token: Optional[str]
+    allowed_hosts: Optional[set]  # None: any Host header (wildcard bind; the token protects)
+    current: dict  # session hash -> rater name in use
+    sessions_last: dict  # session hash -> rater of the session's latest row in the file
+
+
+def open_session(run_dir, ratings, k: Optional[int] = None, *, candidates=None, pages: str = "ocr-passed",
+                 reserve_s: float = RESERVE_SECONDS, token: Optional[str] = None,
+                 allowed_hosts: Optional[set] = None) -> Session:
+    """Load the run and the ratings file (created with its header if new) and check they belong together:
+    every page in the file is a page of the run, and the file's K (raters per page) is ``k``. ``k`` None:
+    the file's K, or :data:`inkground_lib.core.defaults.RATERS_PER_PAIR` for a new file."""
+    from inkground_lib.core.defaults import RATERS_PER_PAIR
+
+    run = load_run(run_dir, candidates, pages)
+    path = check_ratings_path(ratings, run)
+    rows: list[dict] = []
+    try:
+        rlog = RatingsLog(path, on_event=lambda row, line: rows.append(row))
+    except RatingsError as e:
+        raise RateError(str(e)) from None
+    if rlog.repaired:
+        log.warning(rlog.repaired)
+    ks = {r["raters_per_page"] for r in rows}
+    if len(ks) > 1:
+        raise RateError(f"{path}: rows were written with different raters per page {sorted(ks)}")
+    file_k = int(next(iter(ks))) if ks else None
+    if k is None:
+        k = file_k or RATERS_PER_PAIR
+    if file_k is not None and int(k) != file_k:
+        raise RateError(f"{path}: this file was collected with {file_k} raters per page; use "
+                        f"--raters-per-pair {file_k} (K is fixed for a ratings file)")
+    alien = sorted({r["page"] for r in rows} - set(run.all_pages))
+    if alien:
+        raise RateError(f"{path}: rates pages {alien[:5]} that are not pages of the run {run.run}; is it the "
+                        f"ratings file of another run?")
+    ledger = Ledger(list(run.offered), int(k), reserve_s=reserve_s)
+    last: dict = {}
+    for n, row in enumerate(rows):
+        ledger.apply(row, n)
+        if row["session"]:
+            last[row["session"]] = row["rater"]
+
+    def on_event(row, line):
+        ledger.apply(row, line)
+        if row["session"]:
+            last[row["session"]] = row["rater"]
+
+    rlog.on_event = on_event
+    return Session(run, ledger, rlog, path, token, allowed_hosts, {}, last)
+
+
+# --------------------------------------------------------------------------------------------- handlers
+
+class Base(tornado.web.RequestHandler):
+    @property
+    def s(self) -> Session:
+        return self.application.settings["session"]
+
+    def _request_summary(self) -> str:  # Tornado's own log lines: the path without its query (no token)
+        return f"{self.request.method} {self.request.path} ({self.request.remote_ip})"
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Security-Policy",
+                        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                        "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+                        "frame-ancestors 'none'")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header("X-Frame-Options", "DENY")
+
+    def prepare(self) -> None:
+        s = self.s
+        if s.allowed_hosts is not None and self.request.host.lower() not in s.allowed_hosts:
+            raise tornado.web.HTTPError(421)  # Misdirected Request: not the address this server was started on
+        if s.token is None:
+            return
+        given = self.get_query_argument("token", None)
+        if given is not None and hmac.compare_digest(given.encode(), s.token.encode()):
+            self.set_cookie(ACCESS_COOKIE, s.token, httponly=True, samesite="Strict", expires_days=30)
+            self.redirect(self.request.path)  # drop the token from the address bar and history
+            return
+        have = self.get_cookie(ACCESS_COOKIE) or self.request.headers.get("X-Inkground-Token") or ""
+        if not hmac.compare_digest(have.encode(), s.token.encode()):
+            self.set_status(403)
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.finish("access token required: open the address with ?token=... printed in the terminal where "
+                        "`inkground rate` runs\n")
+
+    def session_id(self, create: bool = False) -> Optional[str]:
+        tok = self.get_cookie(SESSION_COOKIE)
+        if tok and 20 <= len(tok) <= 100:
+            return session_hash(tok)
+        if not create:
+            return None
+        tok = secrets.token_urlsafe(32)
+        self.set_cookie(SESSION_COOKIE, tok, httponly=True, samesite="Strict", expires_days=365)
+        return session_hash(tok)
+
+    def rater(self) -> Optional[str]:
+        sid = self.session_id()
+        if sid is None:
+            return None
+        name = self.s.current.get(sid)
+        if name is None:  # after a restart: the rater of this session's latest rating
+            name = self.s.sessions_last.get(sid)
+        if name is not None and self.s.ledger.owns(name, sid):
+            self.s.current[sid] = name
+            return name
+        return None
+
+
+class StaticFiles(tornado.web.StaticFileHandler):
+    """Tornado's static handler (refuses paths that leave the static folder) behind the access checks."""
+
+    s = Base.s
+    _request_summary = Base._request_summary
+    set_default_headers = Base.set_default_headers
+    prepare = Base.prepare
+
+
+class Api(Base):
+    def body(self, keys: tuple) -> dict:
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise RateError("request body: not JSON") from None
+        if not isinstance(data, dict):
+            raise RateError("request body: expected a JSON object")
+        extra = sorted(set(data) - set(keys))
+        if extra:
+            raise RateError(f"request body: unknown fields {extra}")
+        return data
+
+    def reply(self, obj, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.finish(json.dumps(obj))
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        exc = kwargs.get("exc_info", (None, None))[1]
+        msg = str(exc) if isinstance(exc, RateError) else self._reason
+        self.reply({"error": msg}, status_code)
+
+    def guard(self, fn):
+        try:
+            return fn()
+        except RateError as e:
+            self.reply({"error": str(e)}, e.status)
+
+    def need_rater(self) -> str:
+        name = self.rater()
+        if name is None:
+            raise RateError("no rater: enter your rater name first", 401)
+        return name
+
+    def state(self, name: Optional[str], message: str = "") -> dict:
+        L = self.s.ledger
+        out = {"rater": name, "progress": L.progress(name), "message": message, "page": None}
+        if name is not None:
+            self.s.log.refresh()  # ratings other processes wrote
+            page = L.next_page(name)
+            out["progress"] = L.progress(name)
+            if page is not None:
+                out["page"] = page_payload(self.s.run, page)
+            elif not message:
+                out["message"] = "Nothing left for you to rate: every page has its ratings or you rated it. Thank you!"
+            out["can_undo"] = L.last_rated(name) is not None
+        return out
+
+
+class Index(Base):
+    def get(self) -> None:
+        self.render("index.html", xsrf=self.xsrf_token.decode(), k=self.s.ledger.k)
+
+
+class State(Api):
+    def get(self) -> None:
+        self.guard(lambda: self.reply(self.state(self.rater())))
+
+
+class Login(Api):
+    def post(self) -> None:
+        def go():
+            name = check_name(self.body(("name",)).get("name"), "rater name")
+            sid = self.session_id(create=True)
+            name = self.s.ledger.bind(name, sid)
+            self.s.current[sid] = name
+            self.reply(self.state(name))
+        self.guard(go)
+
+
+class Logout(Api):
+    def post(self) -> None:
+        sid = self.session_id()
+        if sid is not None:
+            self.s.current.pop(sid, None)
+            self.s.sessions_last.pop(sid, None)
+        self.reply({"rater": None})
+
+
+class Rate(Api):
+    def post(self) -> None:
+        def go():
+            name = self.need_rater()
+            data = self.body(("page", "score"))
+            page = check_page_id(data.get("page"), "page")
+            score = check_score(data.get("score"), "score")
+            L = self.s.ledger
+            self.s.log.append({"page": page, "rater": name, "score": score, "action": "rate",
+                               "session": self.session_id(), "raters_per_page": L.k},
+                              check=lambda row: L.check_rating(page, name))
+            self.reply(self.state(name, f"Saved: {score} for page {page}."))
+        self.guard(go)
+
+
+class Undo(Api):
+    def post(self) -> None:
+        def go():
+            name = self.need_rater()
+            self.body(())
+            L = self.s.ledger
+            self.s.log.refresh()
+            page = L.last_rated(name)
+            if page is None:
+                raise RateError("nothing to undo: you have no rating left", 409)
+            score = L.ratings[page][name]
+            self.s.log.append({"page": page, "rater": name, "score": score, "action": "undo",
+                               "session": self.session_id(), "raters_per_page": L.k},
+                              check=lambda row: _same_last(L, name, page))
+            L.reserve(name, page)
+            self.reply(self.state(name, f"Undone: your {score} for page {page}; rate it again."))
+        self.guard(go)
+
+
+def _same_last(L: Ledger, name: str, page: str) -> None:
+    if L.last_rated(name) != page:
+        raise RateError("your last rating changed meanwhile (another tab?); try again", 409)
+
+
+class Photo(Base):
+    def get(self, page_id: str) -> None:
+        try:
+            page_id = check_page_id(page_id, "page")
+        except RateError:
+            raise tornado.web.HTTPError(400) from None
+        if page_id not in self.s.run.all_pages:
+            raise tornado.web.HTTPError(404)
+        img = Path(self.s.run.page(page_id).image)
+        kind = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}.get(img.suffix.lower())
+        if kind is None or not img.is_file():
+            raise tornado.web.HTTPError(404)
+        self.set_header("Content-Type", kind)
+        self.set_header("Cache-Control", "private, max-age=3600")
+        self.finish(img.read_bytes())
+
+
+def stats(s: Session) -> dict:
+    """Ratings so far, per-rater progress, and agreement / Krippendorff's alpha on accept (10) vs reject as
+    section 02 computes them (:func:`inkground_lib.pseudo.raters.agreement`)."""
+    L = s.ledger
+    rows = [{"page": p, "rater": r, "score": sc, "source": "real"} for p, got in L.ratings.items()
+            for r, sc in got.items() if p in set(L.pages)]
+    ag = agreement(ratings_frame(rows))
+    full = [p for p in L.pages if len(L.ratings[p]) >= L.k]
+    kept = [p for p in full if min(L.ratings[p].values()) == 10]
+    return {"progress": L.progress(), "raters": L.per_rater(), "ratings": len(rows),
+            "agreement": ag["agreement"], "alpha": ag["alpha"], "pages_with_two_or_more": ag["pages"],
+            "pages_complete": len(full), "pages_all_ten": len(kept), "ratings_file": str(s.ratings_path),
+            "run": str(s.run.run)}
+
+
+class Stats(Base):
+    def get(self) -> None:
+        s = self.s
+        s.log.refresh()
+        self.render("stats.html", st=stats(s), fmt=_fmt)
+
+
+class StatsJson(Api):
+    def get(self) -> None:
+        self.s.log.refresh()
+        st = stats(self.s)
+        self.reply({k: (None if isinstance(v, float) and v != v else v) for k, v in st.items()})
+
+
+def _fmt(x) -> str:
+    return "—" if x is None or (isinstance(x, float) and x != x) else f"{x:.3f}"
+
+
+@lru_cache(maxsize=32)
+def _page_payload(run_id: int, page_id: str) -> str:
+    from inkground_lib.report.player import pen_path_svg
+
+    run = _RUNS[run_id]
+    page = run.page(page_id)
+    words = []
+    for i, w in enumerate(page.words):
+        ink = run.pseudo[w.id]
+        words.append({
+            "id": w.id, "text": w.text, "box": [round(float(v), 1) for v in w.box],
+            "strokes": [[[round(float(x), 1), round(float(y), 1)] for x, y in s[:, :2]] for s in ink.strokes],
+            "svg": pen_path_svg([(ink, "pseudo-label")], width_px=420, title=f"Pseudo-label of the word {w.text}",
+                                controls=False, fig_id=f"w{i}"),
+        })
+    return json.dumps({"id": page.id, "width": page.width, "height": page.height, "photo": f"/photo/{page.id}",
+                       "words": words})
+
+
+_RUNS: dict[int, RunPages] = {}
+
+
+def page_payload(run: RunPages, page_id: str) -> dict:
+    """A page as the app draws it: photo address, size, and per word its text, box, pseudo-label strokes
+    (page pixels) and an animated pen-path SVG (report.player) for the zoomed view."""
+    _RUNS[id(run)] = run
+    return json.loads(_page_payload(id(run), page_id))
+
+
+def _log_request(handler: tornado.web.RequestHandler) -> None:
+    status = handler.get_status()
+    level = logging.INFO if status < 400 else logging.WARNING
+    log.log(level, "%d %s %s %.1fms", status, handler.request.method, handler.request.path,
+            1000.0 * handler.request.request_time())
+
+
+def make_app(session: Session) -> tornado.web.Application:
+    return tornado.web.Application(
+        [(r"/", Index), (r"/api/state", State), (r"/api/login", Login), (r"/api/logout", Logout),
+         (r"/api/rate", Rate), (r"/api/undo", Undo), (r"/api/stats", StatsJson), (r"/stats", Stats),
+         (r"/photo/([^/]+)", Photo)],
+        session=session, static_path=str(STATIC), static_handler_class=StaticFiles,
+        template_path=str(TEMPLATES), xsrf_cookies=True,
+        xsrf_cookie_kwargs={"samesite": "Strict", "httponly": False},
+        log_function=_log_request, compress_response=True)
+
+
+def allowed_hosts_for(host: str, port: int) -> Optional[set]:
+    """Host headers accepted: the bound address (and localhost names for a loopback bind); None (any) for
+    a wildcard bind (0.0.0.0 / ::), where the access token protects the app."""
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    names = {host}
+    if is_loopback(host):
+        names |= {"localhost", "127.0.0.1", "[::1]"}
+    out = set()
+    for n in names:
+        n = f"[{n}]" if ":" in n and not n.startswith("[") else n
+        out |= {f"{n}:{port}".lower()}
+        if port == 80:
+            out.add(n.lower())
+    return out
+
+
+class Server:
+    """A running rating server on its own thread and event loop (for tests and notebooks);
+    :func:`serve` runs one in the foreground."""
+
+    def __init__(self, session: Session, host: str = "127.0.0.1", port: int = 0):
+        self.session, self.host = session, host
+        self.sockets = bind_sockets(port, address=host)
+        self.port = self.sockets[0].getsockname()[1]
+        if session.allowed_hosts is None and host not in ("0.0.0.0", "::", ""):
+            session.allowed_hosts = allowed_hosts_for(host, self.port)
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._stop: Optional[asyncio.Event] = None
+        self._thread: Optional[threading.Thread] = None
+        self._ready = threading.Event()
+
+    @property
+    def url(self) -> str:
+        h = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{h}:{self.port}/"
+
+    async def run(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        srv = HTTPServer(make_app(self.session), max_body_size=MAX_BODY, xheaders=False)
+        srv.add_sockets(self.sockets)
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            srv.stop()
+            await srv.close_all_connections()
+
+    def start(self) -> "Server":
+        self._thread = threading.Thread(target=lambda: asyncio.run(self.run()), daemon=True, name="inkground-rate")
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("rating server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def serve(run_dir, ratings, k: Optional[int] = None, host: str = "127.0.0.1", port: int = 8765, *,
+          candidates=None, pages: str = "ocr-passed", reserve_s: float = RESERVE_SECONDS, out=print) -> None:
+    """Run the rating app in the foreground until interrupted (Ctrl-C). On an address other than loopback an
+    access token is made and the address with the token is printed (to the terminal only)."""
+    token = None if is_loopback(host) else secrets.token_urlsafe(24)
+    session = open_session(run_dir, ratings, k, candidates=candidates, pages=pages, reserve_s=reserve_s, token=token)
+    server = Server(session, host, port)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    L = session.ledger
+    p = L.progress()
+    out(f"rating {len(L.pages)} pages of {session.run.run} ({'pages that passed the OCR filter' if pages == 'ocr-passed' else 'all candidate pages'}), "
+        f"{L.k} raters per page; {p['ratings_given']} of {p['ratings_needed']} ratings so far")
+    out(f"ratings file: {session.ratings_path} (columns {','.join(LOG_COLUMNS)})")
+    if token is None:
+        out(f"open {server.url} in a browser on this machine (Ctrl-C stops; ratings are saved as they are given)")
+    else:
+        import socket
+
+        shown = socket.gethostname() if host in ("0.0.0.0", "::") else host
+        h = f"[{shown}]" if ":" in shown else shown
+        out(f"raters open: http://{h}:{server.port}/?token={token}")
+        out("(keep this address to the raters: the token is the only key to the page photos; it is not saved)")
+    out(f"statistics: {server.url}stats")
+    try:
+        asyncio.run(server.run())
+    except KeyboardInterrupt:
+        out("stopped; every confirmed rating is in the ratings file")
