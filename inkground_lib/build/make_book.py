@@ -144,11 +144,14 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
         executed.append(path)
         if section.key == "02" and params.get("run_dir", PSEUDO_RUN) == PSEUDO_RUN:
             check_benchmark_size(ROOT / BENCHMARK)
+    from inkground_lib.report.front import write_default_front_page
     from inkground_lib.report.reproducibility import write_reproducibility_page
     from inkground_lib.report.reviewers import write_default_reviewers_page
 
     with timer("reviewers page"):
         write_default_reviewers_page(ROOT)
+    with timer("front page"):
+        write_default_front_page(ROOT)  # book/sections/front.md, included by book/intro.md
 
     write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
     with timer("jupyter-book build"):

@@ -444,7 +444,7 @@ def _run_box(n: FrontNumbers) -> list[str]:
                   f"nothing changed took {fmt(second, 0, 'not measured')} s.")
     else:
         timing = f"Time of a fresh `make book`: {missing(b.get('reason', 'not measured'))}."
-    return ["````{admonition} Run it yourself", ":class: tip", "",
+    return ["````{admonition} Run it yourself", ":class: tip ink-run-box", "",
             "```bash", clone, "cd inkground",
             "make book   # creates .venv, installs the pins,", "            # runs every section, builds this book",
             "```", "",
@@ -463,7 +463,7 @@ def _cite_box(n: FrontNumbers) -> list[str]:
         companion = (f"{_md(c.get('authors') or DASH)} ({_md(str(c.get('date') or DASH)[:4])}). "
                      f"*{_md(c.get('title') or DASH)}*, version {_md(c.get('version') or DASH)}, licence "
                      f"{_md(c.get('license') or DASH)}; the citation metadata is in `CITATION.cff`.")
-    L = ["````{admonition} How to cite", ":class: note", "",
+    L = ["````{admonition} How to cite", ":class: note ink-cite-box", "",
          "* The paper, by its title (the summary this book works from names no authors, venue or year): "
          "{cite}`inkground`.", f"* This companion: {companion}"]
     if n.repo_url:

@@ -1,0 +1,182 @@
+"""The generated front page (inkground_lib.report.front) and the reproducibility page's build facts: every
+number is the one in the file it comes from, a missing run reads as "not run", and nothing shows NaN/None."""
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from inkground_lib.core.layout import ROOT
+from inkground_lib.evaluation.systems.registry import load_registry
+from inkground_lib.report import front
+from inkground_lib.report.front import front_page, front_page_numbers, write_front_page
+
+PAPER = ROOT / "data" / "paper"
+
+
+def _root(tmp: Path, config: str = "title: x\n") -> Path:
+    """A repository-like folder with the paper's claims, a config, a licence and no runs."""
+    shutil.copytree(PAPER, tmp / "data" / "paper")
+    (tmp / "_config.yml").write_text(config)
+    (tmp / "LICENSE").write_text("MIT License\n\nCopyright (c) 2026 the inkground authors\n")
+    shutil.copy(ROOT / "CITATION.cff", tmp / "CITATION.cff")
+    return tmp
+
+
+def _pseudo_run(d: Path) -> Path:
+    d.mkdir(parents=True)
+    summary = {"components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
+               "numbers": {"candidates": 1234, "words": 5678, "ocr_pass_pages": 321, "ocr_threshold": 0.85,
+                           "ocr_pass_rate": 0.26, "benchmark_pages": 77, "benchmark_share": 0.0624,
+                           "word_dtw_median": 0.12345, "word_chamfer_median": 0.01876,
+                           "word_order_differs_share": 0.388, "word_direction_differs_share": 0.307,
+                           "kept_dtw_median": 0.1327, "rejected_dtw_median": 0.1434, "ocr_fail_dtw_median": 0.1381,
+                           "rater_agreement": 0.623, "rater_alpha": 0.2419, "ratings": 642}}
+    (d / "summary.json").write_text(json.dumps(summary))
+    pd.DataFrame({"word_id": ["a", "b", "c"], "dtw": [0.1, float("nan"), 0.3]}).to_csv(d / "words.csv", index=False)
+    return d
+
+
+def _eval_run(d: Path) -> Path:
+    d.mkdir(parents=True)
+    facts = {"dataset": "synth-benchmark", "dataset_kind": "benchmark", "reference": "reference",
+             "settings": {"ocr_engine": "rapidocr"}, "style": {"chance": 1 / 41},
+             "unavailable": {"gemini-3.1-pro": "system gemini-3.1-pro: environment variable GEMINI_API_KEY is not "
+                                               "set (it must hold the api key); set it in the environment"}}
+    (d / "facts-reference.json").write_text(json.dumps(facts))
+    pd.DataFrame([{"system": "skeleton", "label": "Skeleton derenderer (InkSight stand-in)", "kind": "specialist",
+                   "n_words": 1291, "n_pages": 41, "dtw": 0.11779, "chamfer": 0.01619, "ar": 0.7681, "style": 0.0829},
+                  {"system": "font", "label": "Font baseline (Hershey futural)", "kind": "local", "n_words": 1291,
+                   "n_pages": 41, "dtw": 0.2288, "chamfer": float("nan"), "ar": 1.0, "style": 0.0293}]
+                 ).to_csv(d / "summary-reference.csv", index=False)
+    return d
+
+
+@pytest.fixture
+def registry():
+    return load_registry(use_env=False)
+
+
+def test_numbers_are_those_of_the_run_files(tmp_path, registry):
+    root = _root(tmp_path)
+    n = front_page_numbers(root, eval_runs=[_eval_run(root / "run03")], pseudo_run=_pseudo_run(root / "run02"),
+                           registry=registry)
+    text = front_page(n)
+    # section 02: funnel counts, distances to the truth, words that have a truth (2 of 3: one dtw is NaN)
+    assert "of 1,234 candidate pages (5,678 words), 321 passed" in text
+    assert "(6% of candidates)" in text  # benchmark_share 0.0624
+    assert "over the 2 candidate words" in text
+    assert "true trajectory is 0.123 " in text and "Chamfer distance` 0.019" in text
+    assert "39% of words have their strokes in a different order and 31%" in text
+    assert "0.133 on the 77 kept pages, 0.143 on pages the raters rejected and 0.138" in text
+    assert "Krippendorff's alpha` is 0.242" in text
+    # section 03: the rows as in the summary; a NaN is an em dash with a reason, never "nan"
+    assert "| synth-benchmark | pseudo-labels | Skeleton derenderer (InkSight stand-in) (made these pseudo-labels) | " \
+           "1,291 | 0.118 | 0.016 | 0.768 | 0.083 |" in text
+    assert "| 0.229 | \u2014 (not computed) | 1.000 | 0.029 |" in text
+    assert "synth-benchmark 0.024" in text  # Style's chance level 1/41
+    # which systems ran, and why the others did not (from the run's facts)
+    assert "0 of them ran here" in text and "Gemini-3.1-Pro: not run (`GEMINI_API_KEY` is not set)" in text
+    assert "Claude-Opus-4.8: not run (no run requested it)" in text
+    assert "DeepSeek-OCR: not run" in text and "`rapidocr`" in text
+    assert not re.search(r"\b(?:nan|NaN|None)\b", text)
+
+
+def test_a_missing_run_reads_as_not_run(tmp_path, registry):
+    root = _root(tmp_path)
+    n = front_page_numbers(root, eval_runs=[], pseudo_run=root / "no-such-run", registry=registry)
+    text = front_page(n)
+    assert "**Pseudo-labels (section 02):** not run" in text and "no-such-run/summary.json" in text
+    assert "**Systems scored (section 03):** not run" in text
+    assert "Gemini-3.1-Pro: not run (no section-03 run)" in text
+    assert "\u2014 (no benchmark result file make_book.txt)" in text  # no benchmarks/ in this root
+    assert not re.search(r"\b(?:nan|NaN|None)\b", text)
+
+
+def test_claim_counts_are_the_reviewers_pages(tmp_path, registry):
+    """The front page counts claims by status exactly as the reviewers' page does, from the same inputs."""
+    from inkground_lib.analysis.claims import load_claims
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.reviewers import write_reviewers_page
+
+    root = _root(tmp_path)
+    runs, pseudo = [_eval_run(root / "run03")], _pseudo_run(root / "run02")
+    n = front_page_numbers(root, eval_runs=runs, pseudo_run=pseudo, registry=registry)
+    reported = paper_numbers(root / "data/paper/reported.csv")
+    page = write_reviewers_page(tmp_path / "reviewers.md", load_claims(root / "data/paper/claims.csv", reported),
+                                reported, eval_runs=runs, pseudo_run=pseudo).read_text()
+    table = dict(re.findall(r"^\| \*\*(.+?)\*\* \| .*? \| (\d+) \|$", page, re.M))
+    assert table and {k: int(v) for k, v in table.items()} == {s: n.claims.get(s, 0) for s in n.statuses}
+    assert sum(n.claims.values()) == len(pd.read_csv(root / "data/paper/claims.csv"))
+    text = front_page(n)
+    for status, k in table.items():
+        assert f"{k} **{status}**" in text
+
+
+def test_benchmark_times_repository_link_and_citation(tmp_path, registry):
+    root = _root(tmp_path, config="title: x\nrepository:\n  url: https://example.org/inkground\n")
+    (root / "benchmarks/results").mkdir(parents=True)
+    (root / "benchmarks/results/make_book.txt").write_text(
+        "# .venv/bin/python benchmarks/bench_book.py\n"
+        "# 2026-11-30 15:40 UTC, commit e65f9b9, x86_64 2 cores (shared), Python 3.11.7; the budget column ...\n"
+        "first make book: 830.0 s wall (including installation); load average 1.09\n"
+        "second make book (nothing changed): 21.0 s wall\n")
+    text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
+    assert "took 830 s (13.8 min) of wall time" in text and "took 21 s" in text
+    assert "x86_64 2 cores (shared), Python 3.11.7, 2026-11-30 15:40 UTC, commit e65f9b9" in text
+    assert "git clone https://example.org/inkground inkground" in text
+    assert "<https://example.org/inkground>" in text
+    assert "version 0.1.0" in text and "licence MIT" in text  # from CITATION.cff
+    # without a repository address in _config.yml: no link, and the page says why
+    (root / "_config.yml").write_text("title: x\n# repository:\n#   url: https://example.org/x\n")
+    text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
+    assert "https://example.org" not in text and "configures no repository address" in text
+
+
+def test_the_real_config_and_code_licence(tmp_path, registry):
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text()) or {}
+    assert front.repository_url(ROOT / "_config.yml") == ((cfg.get("repository") or {}).get("url") or None)
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    out = write_front_page(tmp_path / "front.md", root=ROOT, eval_runs=[], pseudo_run=tmp_path / "none")
+    text = out.read_text()
+    assert "Code: `LICENSE` (MIT License)" in text
+    assert "{cite}`inkground`" in text and "{cite}`unipen,unipen-train-r01-v07`" in text
+
+
+def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
+    from inkground_lib.report.reproducibility import (
+        git_state,
+        write_reproducibility_page,
+    )
+
+    nb = {"cells": [], "metadata": {"inkground": {"section": "02_pseudo_labels", "fingerprint": "ab" * 32},
+                                    "papermill": {"parameters": {"ocr_threshold": 0.9}, "duration": 207.61,
+                                                  "end_time": "2026-11-30T18:44:36.742046+00:00"}}}
+    (tmp_path / "02.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "01.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+    text = write_reproducibility_page(tmp_path / "r.md", [tmp_path / "02.ipynb", tmp_path / "01.ipynb"], {},
+                                      built_at="2026-11-30 20:00 UTC", commit="`abc1234`").read_text()
+    assert "Built 2026-11-30 20:00 UTC from commit `abc1234`." in text
+    assert "| 02_pseudo_labels | `ocr_threshold=0.9` | 208 s (3.5 min) | 2026-11-30 18:44 |" in text
+    assert "| 01 | defaults | \u2014 (not recorded) | \u2014 (not recorded) |" in text
+    assert ".venv/bin/inkground run 01" in text and "\ninkground run" not in text
+    state = git_state(ROOT)
+    assert re.fullmatch(r"`[0-9a-f]{7,}`( with uncommitted changes)?", state), state
+    assert git_state(tmp_path).startswith("\u2014")  # not a checkout: an em dash with the reason
+
+
+def test_book_check_allows_links_but_not_external_resources():
+    """tests/test_book.py's EXTERNAL: a link to another site is allowed, anything fetched from one is not."""
+    from test_book import EXTERNAL
+
+    assert not EXTERNAL.search('<a class="reference external" href="https://arxiv.org/abs/2402.05804">x</a>')
+    for bad in ['<script src="https://cdn.example.org/x.js"></script>', '<img src="//example.org/a.png">',
+                '<link rel="stylesheet" href="https://fonts.example.org/css">',
+                '<link rel="preload" as="font" href="https://example.org/f.woff2">',
+                "<style>@font-face { src: url('https://example.org/f.woff2') }</style>",
+                '<style>@import "https://example.org/s.css";</style>', '<iframe src="https://example.org"></iframe>']:
+        assert EXTERNAL.search(bad), bad
