@@ -88,13 +88,13 @@ def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "ref
     if not entries:
         return None
     n_rows = len(entries) // 3
-    fig, axes = plt.subplots(n_rows, 3, figsize=(12, 2.9 * n_rows + 0.5), constrained_layout=True, squeeze=False)
+    fig, axes = plt.subplots(n_rows, 3, figsize=(9, 2.3 * n_rows + 0.5), constrained_layout=True, squeeze=False)
     handles = []
     for ax, e in zip(axes.ravel(), entries):
         handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
                                   prediction_label="prediction", reference_label=reference_name(reference),
                                   legend=False) or handles
-        ax.set_title(f"{e.label}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'", fontsize=10)
+        ax.set_title(f"{e.system}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'", fontsize=10)
         ax.set_axis_off()
     if handles:
         fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=10, frameon=False)

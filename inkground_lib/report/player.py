@@ -370,7 +370,7 @@ class PlayerGrid:
         self.figures, self.caption = list(figures), caption
 
     def _repr_html_(self) -> str:
-        style = (f"<style>.{PLAYER_GRID_CLASS}{{display:grid;grid-template-columns:repeat(auto-fill,minmax(240px,1fr));"
+        style = (f"<style>.{PLAYER_GRID_CLASS}{{display:grid;grid-template-columns:repeat(auto-fill,minmax(280px,1fr));"
                  f"gap:.6em;margin:0}}.{PLAYER_GRID_CLASS} figure{{margin:0}}.{PLAYER_GRID_CLASS} svg{{max-width:100%;"
                  f"height:auto}}.{PLAYER_GRID_CLASS} figcaption{{font-size:.8em}}</style>")
         return (f'{style}<figure class="{PLAYER_GRID_CLASS}-outer"><div class="{PLAYER_GRID_CLASS}">'

@@ -100,7 +100,7 @@ def fig_truth_examples(res: PipelineResult, ds: Optional[Dataset] = None):
     ex = truth_examples(res, ds)
     if not ex:
         return None
-    fig, axes = plt.subplots(1, len(ex), figsize=(4.2 * len(ex), 2.8), constrained_layout=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(ex), figsize=(3.0 * len(ex), 2.4), constrained_layout=True, squeeze=False)
     handles = []
     for ax, e in zip(axes[0], ex):
         handles = plot_comparison(ax, e["pseudo"], e["truth"], image=e["crop"], extent_box=e["box"],
@@ -148,7 +148,7 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
     rows = _pick_examples(res, n_per_row)
     if not rows:
         return None
-    fig, axes = plt.subplots(2 * len(rows), n_per_row, figsize=(3.6 * n_per_row, 3.0 * len(rows)), squeeze=False,
+    fig, axes = plt.subplots(2 * len(rows), n_per_row, figsize=(3.0 * n_per_row, 3.4 * len(rows)), squeeze=False,
                              constrained_layout=True)
     photos: dict[str, np.ndarray] = {}
     for r, (st, d) in enumerate(rows):

@@ -10,12 +10,15 @@ is truncated: every row and column is printed (no "..."), long cells wrap.
 from __future__ import annotations
 
 import html
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import numpy as np
 import pandas as pd
 
+FIGURE_CLASS = "ink-table-figure"  # caption, scroll box and notes
 WRAP_CLASS = "ink-table-wrap"  # the scroll box (overflow-x: auto)
 TABLE_CLASS = "ink-table"
 PAPER_ROW_CLASS = "ink-paper-row"  # a row of the paper's reported numbers
@@ -60,6 +63,20 @@ def fold_repeated(df: pd.DataFrame, min_chars: int = REPEATED_MIN_CHARS) -> tupl
     return out, notes
 
 
+def number_text(v, decimals: int = 3) -> str:
+    """A cell as text: integers (and whole floats) with thousands separators, other numbers at ``decimals``
+    decimals (two significant digits below 0.001), text as it is.
+
+    >>> [number_text(v) for v in (2984, 1.0, 0.85, 462.357, 0.00042, "— not run", True)]
+    ['2,984', '1', '0.850', '462.357', '0.00042', '— not run', 'True']
+    """
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or v != v:
+        return "—" if isinstance(v, float) else str(v)
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:.2g}" if abs(v) < 0.001 else f"{v:.{decimals}f}"
+
+
 @dataclass
 class TableView:
     """A table as the book shows it; ``data`` is the table behind it (after renaming and folding)."""
@@ -75,11 +92,10 @@ class TableView:
     def to_html(self) -> str:
         styler = self.data.style
         styler = styler.set_uuid(self.table_id)  # fixed ids: two builds give identical pages
+        styler = styler.format(number_text, na_rep="—")  # every cell: no 1.000000, no 462.3570
         if self.formatters:
             styler = styler.format(self.formatters, na_rep="—")
-        else:
-            styler = styler.format(na_rep="—")
-        styler = styler.set_caption(html.escape(self.caption)).set_table_attributes(f'class="{TABLE_CLASS}"')
+        styler = styler.set_table_attributes(f'class="{TABLE_CLASS}" aria-describedby="{self.table_id}-caption"')
         if self.paper_rows:
             classes = pd.DataFrame("", index=self.data.index, columns=self.data.columns)
             for k, pos in enumerate(self.paper_rows):
@@ -90,8 +106,10 @@ class TableView:
         table = styler.to_html(doctype_html=False)
         notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
         notes = f'<div class="{NOTES_CLASS}">{notes}</div>' if notes else ""
-        return f'<div class="{WRAP_CLASS}" tabindex="0" role="region" aria-label="{html.escape(self.caption, quote=True)}">' \
-               f"{table}{notes}</div>"
+        # the caption sits outside the scroll box, so it wraps at the page's width however wide the table is
+        return (f'<figure class="{FIGURE_CLASS}"><figcaption id="{self.table_id}-caption">'
+                f'{html.escape(self.caption)}</figcaption><div class="{WRAP_CLASS}" tabindex="0" role="region" '
+                f'aria-label="{html.escape(self.caption, quote=True)}">{table}</div>{notes}</figure>')
 
     def _repr_html_(self) -> str:
         return self.to_html()
