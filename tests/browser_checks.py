@@ -128,7 +128,7 @@ def _open(browser, html_path: Path, width: int, problems: list[str], where: str,
             f"{where}: page error: {(getattr(e, 'name', '') or 'Error') + ': ' + getattr(e, 'message', str(e))}"[:400]))
     try:
         page.goto(Path(html_path).resolve().as_uri(), wait_until="load")
-        page.wait_for_timeout(150)  # late scripts (theme, player) and their errors
+        page.wait_for_timeout(50)  # late scripts (theme, player) and their errors
         yield page
     finally:
         ctx.close()
@@ -218,7 +218,9 @@ _OVERFLOW_JS = r"""([article, player]) => {
     const st = getComputedStyle(el);
     if (st.position === 'fixed' || st.visibility === 'hidden') continue;
     const r = el.getBoundingClientRect();
-    const inline = st.display === 'inline' && !replaced.has(el.tagName);
+    // a table (or an svg) is reported as a whole: its rows and cells count as its inline content
+    const part = !!(el.parentElement && el.parentElement.closest('table, svg'));
+    const inline = part || (st.display === 'inline' && !replaced.has(el.tagName));
     // a block's content may spill out of its box (a long code line, an unbreakable word): scrollWidth sees it
     const content = inline || clipping(st) ? r.right : r.left + el.clientLeft + el.scrollWidth;
     const x = Math.max(r.right, content) - right;
@@ -326,6 +328,11 @@ def _ink_mismatch(a: bytes, b: bytes) -> float:
     return float(((ia & ~gb).sum() + (ib & ~ga).sum()) / total) if total else 0.0
 
 
+def _shot(page, player) -> bytes:
+    """A screenshot of the player's box (as on screen: the viewport is clipped, nothing is re-laid out)."""
+    return page.screenshot(clip=player.bounding_box(), animations="allow")
+
+
 _RESTART_JS = """el => { const a = el.getAnimations({subtree: true});
   a.forEach(x => { x.currentTime = 0; }); return a.length; }"""
 _FINISH_JS = """el => { const a = el.getAnimations({subtree: true});
@@ -348,9 +355,9 @@ def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
             fid = player.get_attribute("id")
             player.scroll_into_view_if_needed()
             n = player.evaluate(_RESTART_JS)  # from its first frame, however long the page took to load
-            first = player.screenshot(animations="allow")
+            first = _shot(page, player)
             page.wait_for_timeout(ANIMATION_WAIT_MS)
-            second = player.screenshot(animations="allow")
+            second = _shot(page, player)
             if n == 0:
                 problems.append(f"{where}: the pen-path player #{fid} runs no CSS animation")
             if not _differ(first, second):
@@ -358,16 +365,16 @@ def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
                                 f"{ANIMATION_WAIT_MS} ms apart are identical")
             player.evaluate(_FINISH_JS)
             page.wait_for_timeout(50)
-            final = player.screenshot(animations="allow")
-    if final is None:
-        return problems
+            final = _shot(page, player)
+    if final is None or n == 0:
+        return problems  # no player, or nothing animates: there is no motion to reduce
     with _open(browser, html_path, width, problems, f"{where}, reduced motion", reduced_motion="reduce") as page:
         player = page.locator(PLAYER).first
         player.scroll_into_view_if_needed()
         running = player.evaluate("el => el.getAnimations({subtree: true}).length")
-        still_a = player.screenshot(animations="allow")
+        still_a = _shot(page, player)
         page.wait_for_timeout(ANIMATION_WAIT_MS)
-        still_b = player.screenshot(animations="allow")
+        still_b = _shot(page, player)
         fid = player.get_attribute("id")
         if running:
             problems.append(f"{where}, reduced motion: the pen-path player #{fid} still runs {running} animations")
