@@ -196,7 +196,7 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
                    f"the truth is known, whose strokes miss the ink by more than {m['chamfer_tol']:g} word "
                    f"heights, Chamfer)")
     else:
-        ratings = f"ratings read from {c['ratings_source'].removeprefix('file: ')}"
+        ratings = ratings_file_text(res)
     truth = ("the candidate pages come with their true trajectories, so the pseudo-labels can be compared with "
              "the truth" if res.has_truth else
              "the candidate pages have no true trajectories, so the comparison with the truth is empty here")
@@ -204,6 +204,25 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
             "derenderer": _DERENDERER_TEXT.get(c["derenderer"], f"the derenderer {c['derenderer']!r}"),
             "ocr": _OCR_TEXT.get(c["ocr_engine"], f"the OCR engine {c['ocr_engine']!r}"),
             "ratings": ratings, "truth": truth}
+
+
+def ratings_file_text(res: PipelineResult) -> str:
+    """How the book names ratings read from a file: "N raters, real ratings (file ...)" when every rating
+    in it was given by a person (source ``real``, as ``inkground rate`` writes), with the number of ratings
+    of pages that passed the OCR filter; otherwise the file and the sources its rows name."""
+    name = res.components["ratings_source"].removeprefix("file: ")
+    rt = res.ratings
+    sources = sorted(set(rt["source"])) if len(rt) else []
+    if sources == ["real"]:
+        nums = summary_numbers(res)
+        n = nums["n_raters"]
+        return (f"{n} rater{'' if n == 1 else 's'}, real ratings (file {name}: {nums['ratings']} ratings of the "
+                f"pages that passed the OCR filter, given by people with `inkground rate`)")
+    if not sources:
+        return f"ratings read from {name} (it holds no rating)"
+    if all(x.startswith("file: ") for x in sources):  # a plain page,rater,score file: who rated is not said
+        return f"ratings read from {name}"
+    return f"ratings read from {name} (sources: {', '.join(sources)})"
 
 
 def filters_vs_truth_text(nums: dict) -> str:

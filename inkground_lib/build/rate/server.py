@@ -513,10 +513,13 @@ class Server:
         return self
 
     def stop(self) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
+        """Stop serving (idempotent); the listening sockets are closed, the port is free again."""
+        loop, self._loop = self._loop, None
+        if loop is not None and self._stop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(10)
+            self._thread = None
 
 
 def serve(run_dir, ratings, k: Optional[int] = None, host: str = "127.0.0.1", port: int = 8765, *,

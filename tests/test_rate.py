@@ -1,0 +1,465 @@
+"""inkground rate without a browser: assignment rules, input validation, the ratings file (append-only,
+several writers, crash), and the HTTP app (path traversal, access token, Host check, XSRF, name binding,
+restart)."""
+import http.client
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from inkground_lib.build.rate.assign import (
+    Ledger,
+    RateError,
+    check_name,
+    check_page_id,
+    check_score,
+)
+from inkground_lib.build.rate.run_data import RunError, load_run
+from inkground_lib.build.rate.server import Server, open_session, session_hash
+from inkground_lib.core.dataset import dataset_hash
+from inkground_lib.core.files import atomic_write_json
+from inkground_lib.core.folders import RUN_MARK
+from inkground_lib.pseudo.raters import (
+    LOG_COLUMNS,
+    RatingsError,
+    RatingsLog,
+    read_ratings,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------------------- a run folder
+
+def make_run(tmp: Path, pages: int = 4, words: int = 2) -> tuple[Path, Path]:
+    """A small pseudo-label run folder as section 02 leaves it (summary, pages, words, derender cache, run
+    mark) over a hand-made dataset; pseudo-labels = the reference inks. Page p001 failed the OCR filter."""
+    from conftest import make_tiny_dataset
+
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.core.ink import ink_to_lists
+
+    ds_dir = make_tiny_dataset(tmp / "ds", pages=pages, words=words)
+    ds = load_dataset(ds_dir)
+    run = tmp / "run"
+    run.mkdir()
+    atomic_write_json(run / RUN_MARK, {"inkground": "run folder", "created_by": "pseudo"})
+    atomic_write_json(run / "summary.json", {
+        "params": {"candidates": str(ds_dir), "run_dir": str(run), "derenderer": "skeleton"},
+        "components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
+        "candidates_hash": dataset_hash(ds_dir)})
+    pd.DataFrame({"page": [p.id for p in ds.pages], "ocr_pass": [p.id != "p001" for p in ds.pages]}).to_csv(
+        run / "pages.csv", index=False)
+    pd.DataFrame([{"page": p.id, "word_id": w.id, "strokes": len(w.ink), "points": w.ink.n_points}
+                  for p in ds.pages for w in p.words]).to_csv(run / "words.csv", index=False)
+    with open(run / "derender-skeleton.jsonl", "w") as f:
+        for p in ds.pages:
+            f.write(json.dumps({"schema": "inkground-pseudo-derender", "key": p.id, "page": p.id,
+                                "words": {w.id: ink_to_lists(w.ink) for w in p.words}}) + "\n")
+    (tmp / "ratings").mkdir()
+    return run, ds_dir
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    return make_run(tmp_path)[0]
+
+
+# ----------------------------------------------------------------------------------------- assignment
+
+def rate(L: Ledger, page, rater, score=10, session="s"):
+    L.check_rating(page, rater, now=0)
+    L.apply({"page": page, "rater": rater, "score": score, "session": session})
+
+
+def test_next_page_fewest_ratings_never_more_than_k_never_twice():
+    L = Ledger(["a", "b", "c"], k=2, reserve_s=100)
+    assert L.next_page("r1", now=0) == "a"
+    assert L.next_page("r1", now=1) == "a"  # the reservation is kept (a reload shows the same page)
+    assert L.next_page("r2", now=1) == "b"  # same ratings (0): the page fewer others are looking at
+    assert L.next_page("r3", now=1) == "c"
+    assert L.next_page("r4", now=1) == "a"  # one free slot left beside r1's reservation
+    assert L.next_page("r5", now=1) == "b"
+    assert L.next_page("r6", now=1) == "c"
+    assert L.next_page("r7", now=1) is None  # every slot is reserved: no page may get a third rating
+    with pytest.raises(RateError, match="reserved"):
+        L.check_rating("a", "r7", now=1)
+    rate(L, "a", "r1")
+    assert L.next_page("r1", now=2) is None  # b and c are fully reserved; r1 never sees a again
+    rate(L, "a", "r4")
+    with pytest.raises(RateError, match="already has its 2 ratings"):
+        L.check_rating("a", "r7", now=2)
+    with pytest.raises(RateError, match="already rated"):
+        L.check_rating("a", "r1", now=2)
+    # reservations expire: r2's hold on b lapses and r1 can take b
+    assert L.next_page("r1", now=500) == "b"
+    for r in ("r1", "r2", "r3", "r4"):
+        while (p := L.next_page(r, now=600)) is not None:
+            rate(L, p, r)
+    assert all(len(L.ratings[p]) == 2 for p in "abc")
+    assert L.next_page("r9", now=700) is None
+
+
+def test_undo_returns_the_last_page_to_its_rater():
+    L = Ledger(["a", "b"], k=1)
+    rate(L, "a", "r1")
+    rate(L, "b", "r1")
+    assert L.last_rated("r1") == "b"
+    L.apply({"page": "b", "rater": "r1", "score": 10, "action": "undo"})
+    assert L.last_rated("r1") == "a" and "r1" not in L.ratings["b"]
+    assert L.next_page("r1", now=0) == "b"
+    assert L.progress("r1") == {"pages": 2, "k": 1, "ratings_needed": 2, "ratings_given": 1,
+                                "pages_complete": 1, "done": 1, "remaining": 1}
+
+
+def test_name_bound_to_first_session_case_insensitive():
+    L = Ledger(["a"], k=1)
+    assert L.bind("Ann", "s1") == "Ann"
+    assert L.bind("ann", "s1") == "Ann"  # the same session: the name as first typed
+    for name in ("Ann", "ANN"):
+        with pytest.raises(RateError, match="another browser session") as e:
+            L.bind(name, "s2")
+        assert e.value.status == 409
+
+
+@pytest.mark.parametrize("bad", [True, 7.5, "7.5", "11", -1, "ten", None, "", [10]])
+def test_score_validation(bad):
+    with pytest.raises(RateError, match="score"):
+        check_score(bad)
+
+
+def test_good_scores():
+    assert [check_score(v) for v in (0, "7", 10, "10")] == [0, 7, 10, 10]
+
+
+@pytest.mark.parametrize("bad", ["", " ann", "a b", "../x", "a/b", "x" * 33, "é", "<b>", "ann\n", 5])
+def test_rater_name_validation(bad):
+    with pytest.raises(RateError, match="not a valid rater name"):
+        check_name(bad)
+
+
+@pytest.mark.parametrize("bad", ["../x", "a/b", "", "p\x00", ".hidden", "x" * 200])
+def test_page_id_validation(bad):
+    with pytest.raises(RateError, match="not a valid id"):
+        check_page_id(bad)
+
+
+# ----------------------------------------------------------------------------------------- ratings file
+
+def row(page, rater, score=10, action="rate", session="s1", k=2):
+    return {"page": page, "rater": rater, "score": score, "action": action, "session": session,
+            "raters_per_page": k}
+
+
+def test_log_writes_header_and_rows_read_by_section_02(tmp_path):
+    f = tmp_path / "r.csv"
+    log = RatingsLog(f)
+    log.append(row("p1", "ann", 10))
+    log.append(row("p1", "bob", 7))
+    log.append(row("p1", "bob", 7, action="undo"))
+    log.append(row("p1", "bob", 9))
+    lines = f.read_text().splitlines()
+    assert lines[0] == ",".join(LOG_COLUMNS) and len(lines) == 5
+    assert re.fullmatch(r"p1,ann,10,real,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ,rate,s1,2", lines[1])
+    df = read_ratings(f)
+    assert list(df.columns) == ["page", "rater", "score", "source", "time"]
+    assert sorted(zip(df["rater"], df["score"])) == [("ann", 10), ("bob", 9)]
+    assert set(df["source"]) == {"real"}
+    with pytest.raises(RatingsError, match="already rated"):
+        log.append(row("p1", "ann", 3))
+    with pytest.raises(RatingsError, match="undo of a rating"):
+        log.append(row("p2", "ann", 3, action="undo"))
+    with pytest.raises(RatingsError, match="not a valid rater name"):
+        log.append(row("p2", "a,b", 3))
+    assert len(f.read_text().splitlines()) == 5  # refused rows are not written
+
+
+def test_log_refuses_a_plain_ratings_file(tmp_path):
+    f = tmp_path / "old.csv"
+    f.write_text("page,rater,score\np1,a,10\n")
+    with pytest.raises(RatingsError, match="not that of a file written by inkground rate"):
+        RatingsLog(f)
+    assert f.read_text() == "page,rater,score\np1,a,10\n"
+    assert len(read_ratings(f)) == 1  # still read by section 02
+
+
+def test_read_ratings_undo_errors_name_line(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text(",".join(LOG_COLUMNS) + "\np1,ann,10,real,t,rate,s,2\np2,ann,10,real,t,undo,s,2\n")
+    with pytest.raises(RatingsError, match=r"r.csv: line 3: field action: undo"):
+        read_ratings(f)
+    f.write_text(",".join(LOG_COLUMNS) + "\np1,ann,10,real,t,redo,s,2\n")
+    with pytest.raises(RatingsError, match=r"line 2: field action"):
+        read_ratings(f)
+
+
+WRITER = """
+import sys
+from inkground_lib.pseudo.raters import RatingsLog
+log = RatingsLog(sys.argv[1])
+who, n = sys.argv[2], int(sys.argv[3])
+for i in range(n):
+    log.append({"page": f"p{i:04d}", "rater": who, "score": i % 11, "action": "rate", "session": who,
+                "raters_per_page": 9})
+    print(i, flush=True)
+"""
+
+
+def test_several_processes_and_threads_append_without_loss(tmp_path):
+    f = tmp_path / "r.csv"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(f), f"proc{i}", "60"], stdout=subprocess.DEVNULL)
+             for i in range(3)]
+    log = RatingsLog(f)
+    seen = []
+    log.on_event = lambda r, line: seen.append((r["page"], r["rater"]))
+
+    def work(t):
+        for i in range(40):
+            log.append(row(f"p{i:04d}", f"thread{t}", i % 11, k=9))
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in procs:
+        assert p.wait(60) == 0
+    df = read_ratings(f)
+    assert len(df) == 3 * 60 + 3 * 40
+    assert df.groupby("rater").size().to_dict() == {**{f"proc{i}": 60 for i in range(3)},
+                                                    **{f"thread{i}": 40 for i in range(3)}}
+    log.refresh()
+    assert len(seen) == len(df)  # every row, own and others', seen once by the writer's ledger callback
+    assert all(len(line.split(",")) == len(LOG_COLUMNS) for line in f.read_text().splitlines())
+
+
+def test_killed_writer_loses_no_confirmed_rating(tmp_path):
+    f = tmp_path / "r.csv"
+    p = subprocess.Popen([sys.executable, "-c", WRITER, str(f), "ann", "100000"], stdout=subprocess.PIPE, text=True)
+    confirmed = -1
+    for line in p.stdout:
+        confirmed = int(line)
+        if confirmed >= 30:
+            break
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(10)
+    df = read_ratings(f)
+    assert len(df) >= confirmed + 1  # every rating whose append returned is on disk
+    RatingsLog(f).append(row("zz", "bob", 10, k=9))  # and the file takes more rows
+    assert len(read_ratings(f)) == len(df) + 1
+
+
+def test_torn_last_line_is_cut_not_confirmed(tmp_path):
+    f = tmp_path / "r.csv"
+    good = ",".join(LOG_COLUMNS) + "\np1,ann,10,real,2026-11-30T10:00:00Z,rate,s,2\n"
+    f.write_text(good + "p2,ann,1")  # a crash in the middle of a write
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert len(read_ratings(f)) == 1
+    assert any("incomplete last row" in str(x.message) for x in w)
+    log = RatingsLog(f)
+    assert "cut off an incomplete last row" in log.repaired
+    assert f.read_text() == good
+    f.write_text(good + "p2,ann,9,real,2026-11-30T10:00:01Z,rate,s,2")  # complete but its newline was lost
+    log = RatingsLog(f)
+    assert "missing newline" in log.repaired
+    log.append(row("p3", "ann", 5))
+    assert sorted(read_ratings(f)["page"]) == ["p1", "p2", "p3"]
+
+
+# ----------------------------------------------------------------------------------------- run folder
+
+def test_refuses_folders_that_are_not_pseudo_label_runs(tmp_path, run_dir):
+    with pytest.raises(RunError, match="not a folder"):
+        load_run(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunError, match="summary.json is missing"):
+        load_run(tmp_path / "empty")
+    other = tmp_path / "evalrun"
+    other.mkdir()
+    atomic_write_json(other / RUN_MARK, {"created_by": "eval"})
+    with pytest.raises(RunError, match="inkground eval"):
+        load_run(other)
+    r = load_run(run_dir)
+    assert r.offered == ["p000", "p002", "p003"] and len(r.all_pages) == 4
+    assert load_run(run_dir, pages="all").offered == ["p000", "p001", "p002", "p003"]
+    (r.candidates / "pages" / "p000.jpg").write_bytes((r.candidates / "pages" / "p002.jpg").read_bytes() + b"x")
+    with pytest.raises(RunError, match="changed since the run"):
+        load_run(run_dir)
+
+
+def test_ratings_file_must_be_outside_run_and_dataset(tmp_path, run_dir):
+    for bad in (run_dir / "ratings.csv", tmp_path / "ds" / "r.csv", run_dir / "benchmark" / "r.csv"):
+        (bad.parent).mkdir(exist_ok=True)
+        with pytest.raises(RateError, match="inside"):
+            open_session(run_dir, bad, 2)
+        assert not bad.exists()
+    with pytest.raises(RateError, match="does not exist"):
+        open_session(run_dir, tmp_path / "nofolder" / "r.csv", 2)
+
+
+def test_k_is_fixed_per_ratings_file_and_pages_must_belong(tmp_path, run_dir):
+    f = tmp_path / "ratings" / "r.csv"
+    s = open_session(run_dir, f, 2)
+    s.log.append(row("p000", "ann", 10, k=2))
+    with pytest.raises(RateError, match="collected with 2 raters per page"):
+        open_session(run_dir, f, 3)
+    assert open_session(run_dir, f).ledger.k == 2  # K taken from the file
+    RatingsLog(f).append(row("elsewhere", "ann", 10, k=2))
+    with pytest.raises(RateError, match="not pages of the run"):
+        open_session(run_dir, f, 2)
+
+
+# ----------------------------------------------------------------------------------------- HTTP
+
+class Client:
+    """A browser-like HTTP client: keeps cookies, sends the XSRF header; raw paths (no normalisation)."""
+
+    def __init__(self, port, host_header=None):
+        self.port, self.cookies, self.host_header = port, {}, host_header
+
+    def req(self, method, path, body=None, headers=None, xsrf=True):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        h = dict(headers or {})
+        if self.host_header:
+            h["Host"] = self.host_header
+        if self.cookies:
+            h["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if body is not None:
+            body = json.dumps(body) if not isinstance(body, (bytes, str)) else body
+            h["Content-Type"] = "application/json"
+            if xsrf and "_xsrf" in self.cookies:
+                h["X-XSRFToken"] = self.cookies["_xsrf"]
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        for k, v in r.getheaders():
+            if k.lower() == "set-cookie":
+                name, _, rest = v.partition("=")
+                self.cookies[name] = rest.split(";")[0]
+        c.close()
+        return r.status, data, dict(r.getheaders())
+
+    def json(self, method, path, body=None, **kw):
+        st, data, _ = self.req(method, path, body, **kw)
+        return st, json.loads(data)
+
+    def login(self, name):
+        self.req("GET", "/")  # the XSRF cookie
+        return self.json("POST", "/api/login", {"name": name})
+
+
+@pytest.fixture
+def server(tmp_path, run_dir):
+    f = tmp_path / "ratings" / "r.csv"
+    srv = Server(open_session(run_dir, f, 2), "127.0.0.1", 0).start()
+    yield srv
+    srv.stop()
+
+
+def test_path_traversal_is_refused(server, tmp_path):
+    c = Client(server.port)
+    secret = (ROOT / "inkground_lib" / "build" / "rate" / "server.py").read_bytes()[:60]
+    for path in ["/static/../server.py", "/static/%2e%2e/server.py", "/static/..%2fserver.py",
+                 "/static/../../../../etc/passwd", "/static/%2e%2e/%2e%2e/assign.py", "/photo/..%2fmanifest.json",
+                 "/photo/../../etc/passwd", "/photo/%2e%2e", "/photo/p000%2f..%2f..%2fmanifest.json",
+                 "/static//etc/passwd", "/../../etc/passwd"]:
+        st, data, _ = c.req("GET", path)
+        assert st in (400, 403, 404), (path, st)
+        assert secret not in data and b"root:" not in data and b'"schema"' not in data, path
+    st, data, h = c.req("GET", "/photo/p000")
+    assert st == 200 and h["Content-Type"] == "image/jpeg" and data[:2] == b"\xff\xd8"
+    assert c.req("GET", "/photo/p999")[0] == 404
+    assert c.req("GET", "/static/app.js")[0] == 200
+
+
+def test_host_header_must_name_the_server(server):
+    assert Client(server.port, host_header=f"evil.example:{server.port}").req("GET", "/")[0] == 421
+    assert Client(server.port, host_header=f"localhost:{server.port}").req("GET", "/")[0] == 200
+
+
+def test_rating_flow_validation_binding_and_restart(server, tmp_path, run_dir):
+    a, b = Client(server.port), Client(server.port)
+    st, s = a.login("ann")
+    assert st == 200 and s["rater"] == "ann" and s["page"]["id"] == "p000"
+    assert s["page"]["words"][0]["svg"].startswith("<svg") and s["page"]["words"][0]["strokes"]
+    assert b.login("ANN")[0] == 409  # bound to a's session
+    st, _ = b.login("bob")
+    assert st == 200
+    page = s["page"]["id"]
+    for bad, code in [({"page": page, "score": 11}, 400), ({"page": page, "score": "7.5"}, 400),
+                      ({"page": page, "score": True}, 400), ({"page": "../x", "score": 5}, 400),
+                      ({"page": "p001", "score": 5}, 404),  # failed the OCR filter: not offered
+                      ({"page": page, "score": 5, "extra": 1}, 400), ("not json", 400), ([1, 2], 400)]:
+        st, out = a.json("POST", "/api/rate", bad)
+        assert st == code and out["error"], bad
+    assert a.req("POST", "/api/rate", {"page": page, "score": 5}, xsrf=False)[0] == 403  # XSRF
+    assert Client(server.port).json("POST", "/api/rate", {"page": page, "score": 5}, xsrf=False)[0] == 403
+    st, s = a.json("POST", "/api/rate", {"page": page, "score": 10})
+    assert st == 200 and s["progress"]["done"] == 1 and s["page"]["id"] != page
+    st, again = a.json("POST", "/api/rate", {"page": page, "score": 3})
+    assert st == 409 and "already rated" in again["error"]
+    st, s = a.json("POST", "/api/undo", {})
+    assert st == 200 and s["page"]["id"] == page and s["progress"]["done"] == 0
+    st, s = a.json("POST", "/api/rate", {"page": page, "score": 9})
+    assert st == 200
+    nxt = s["page"]["id"]
+    st, stats = a.json("GET", "/api/stats")
+    assert stats["ratings"] == 1 and stats["raters"][0]["rater"] == "ann"
+    assert b"ann" in a.req("GET", "/stats")[1]
+    # restart: a new server over the same file; a's cookie still names ann, b still cannot take ann
+    server.stop()
+    srv2 = Server(open_session(run_dir, tmp_path / "ratings" / "r.csv", 2), "127.0.0.1", 0).start()
+    try:
+        a.port = b.port = srv2.port
+        st, s = a.json("GET", "/api/state")
+        # reservations are not kept over a restart: a page ann has not rated, with the fewest ratings
+        assert s["rater"] == "ann" and s["progress"]["done"] == 1 and s["page"]["id"] not in (page, nxt)
+        assert b.login("ann")[0] == 409
+    finally:
+        srv2.stop()
+    df = read_ratings(tmp_path / "ratings" / "r.csv")
+    assert df[["page", "rater", "score"]].values.tolist() == [[page, "ann", 9]]
+    raw = (tmp_path / "ratings" / "r.csv").read_text()
+    assert raw.count(",undo,") == 1 and session_hash(a.cookies["inkground_session"]) in raw
+    assert a.cookies["inkground_session"] not in raw  # the cookie itself is never stored
+
+
+def test_access_token_off_loopback(tmp_path, run_dir, caplog):
+    caplog.set_level(logging.INFO, logger="inkground.rate")
+    token = "T0ken-for-test-123456"
+    s = open_session(run_dir, tmp_path / "ratings" / "r.csv", 2, token=token)
+    srv = Server(s, "127.0.0.1", 0).start()
+    try:
+        c = Client(srv.port)
+        for path in ("/", "/api/state", "/photo/p000", "/static/app.js", "/stats"):
+            st, data, _ = c.req("GET", path)
+            assert st == 403 and b"access token required" in data, path
+        assert c.req("GET", "/?token=wrong")[0] == 403
+        st, _, h = c.req("GET", "/?token=" + token)
+        assert st == 302 and h["Location"] == "/" and c.cookies["inkground_access"] == token
+        assert c.req("GET", "/photo/p000")[0] == 200
+        assert c.login("ann")[0] == 200
+        assert Client(srv.port).req("GET", "/api/state", headers={"X-Inkground-Token": token})[0] == 200
+    finally:
+        srv.stop()
+    assert caplog.records and not any(token in r.getMessage() for r in caplog.records)
+
+
+def test_cli_refuses_bad_input(tmp_path, run_dir, capsys):
+    from inkground_lib.build.cli import main
+
+    assert main(["rate", "--run", str(tmp_path / "nope"), "--ratings", str(tmp_path / "r.csv")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+    assert main(["rate", "--run", str(run_dir), "--ratings", str(run_dir / "r.csv")]) == 2
+    assert "inside" in capsys.readouterr().err
+    assert main(["rate", "--run", str(run_dir), "--ratings", str(tmp_path / "r.csv"), "--raters-per-pair", "0"]) == 2
+    assert not (tmp_path / "r.csv").exists() and not (run_dir / "r.csv").exists()
