@@ -233,7 +233,8 @@ _OVERFLOW_JS = r"""([article, player]) => {
   for (const el of blocks)
     for (let a = el.parentElement; a && a !== article; a = a.parentElement)
       if (excess.has(a) && excess.get(el) >= excess.get(a) - 1) explained.add(a);
-  const text = (el) => (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+  const text = (el) => (el.getAttribute('aria-label') || el.textContent || '').replace(/\s+/g, ' ').trim()
+    .slice(0, 60);
   const cls = (el) => (typeof el.className === 'string' ? el.className : (el.getAttribute('class') || '')).trim();
   for (const el of blocks) {
     if (explained.has(el)) continue;
