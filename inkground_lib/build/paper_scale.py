@@ -56,7 +56,8 @@ class PaperScaleParams:
 
     pages: candidate pages (the paper: 2,984); seed: their seed; systems: local systems scored; style:
     StyleParams fields for both writer classifiers (empty: the book's recipe, ``StyleParams()``);
-    derenderer, ocr: section 02's components by name."""
+    derenderer, ocr: section 02's components by name; synth: other SynthParams fields of the candidates
+    (empty: the defaults, as ``inkground synth``; tests use small pages)."""
 
     pages: int = PAPER_CANDIDATE_PAGES
     seed: int = PAPER_SCALE_SEED
@@ -64,6 +65,7 @@ class PaperScaleParams:
     style: dict = field(default_factory=dict)
     derenderer: str = "skeleton"
     ocr: str = "rapidocr"
+    synth: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -204,7 +206,8 @@ def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Reco
         log("paper-scale: synth already done")
     else:
         t = time.perf_counter()
-        generate(cand, SynthParams(pages=params.pages, seed=params.seed), progress=progress, executor=ex,
+        generate(cand, SynthParams.from_dict({**params.synth, "pages": params.pages, "seed": params.seed}),
+                 progress=progress, executor=ex,
                  workers=1 if ex is None else None)
         ds = load_dataset(cand, check_images=False)
         _log_stage(log, "synth", rec.finish("synth", time.perf_counter() - t, len(ds.pages), "pages",
