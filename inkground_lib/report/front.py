@@ -300,6 +300,15 @@ def _md(text) -> str:
     return md_escape(text)
 
 
+def ratings_phrase(source) -> str:
+    """How the ratings of a pseudo-label run were made, as prose: "simulated ratings" or "ratings read from
+    <file>"."""
+    src = str(source or "?")
+    if src == "simulated":
+        return "simulated ratings"
+    return f"ratings read from {_md(src[len('file: '):] if src.startswith('file: ') else src)}"
+
+
 def _pseudo_lines(n: FrontNumbers) -> list[str]:
     p = n.pseudo
     if p is None:
@@ -312,7 +321,7 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
          f"(at least {pct(x.get('ocr_threshold'))} of words read alike; {pct(x.get('ocr_pass_rate'))} of "
          f"candidates) and {count(x.get('benchmark_pages'))} the {{term}}`rater filter` "
          f"({pct(x.get('benchmark_share'))} of candidates), with derenderer `{_md(comp.get('derenderer', '?'))}`, "
-         f"OCR `{_md(comp.get('ocr_engine', '?'))}` and {_md(comp.get('ratings_source', '?'))} ratings."]
+         f"OCR `{_md(comp.get('ocr_engine', '?'))}` and {ratings_phrase(comp.get('ratings_source'))}."]
     if "word_dtw_median" in x:
         nw = f"{n.truth_words:,}" if n.truth_words is not None else DASH
         L.append(f"* **How far pseudo-labels are from the truth** (what the paper could not measure: our candidate "
@@ -334,7 +343,7 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
     L.append(f"* **Rater agreement:** the raters agree on accept or reject for {pct(x.get('rater_agreement'))} of "
              f"the pages they rated; {{term}}`Krippendorff's alpha` is "
              f"{fmt(x.get('rater_alpha'), reason='undefined: every decision was the same')} "
-             f"({_md(comp.get('ratings_source', '?'))} ratings, {count(x.get('ratings'))} of them).")
+             f"({ratings_phrase(comp.get('ratings_source'))}, {count(x.get('ratings'))} of them).")
     return L
 
 
@@ -412,7 +421,7 @@ def _systems_lines(n: FrontNumbers) -> list[str]:
         comp = n.pseudo.get("components", {})
         L.append(f"* Pseudo-labels: derenderer `{_md(comp.get('derenderer', '?'))}`"
                  f"{' (InkSight)' if str(comp.get('derenderer', '')).startswith('inksight') else ' (not InkSight)'}"
-                 f"; ratings {_md(comp.get('ratings_source', '?'))}"
+                 f"; {ratings_phrase(comp.get('ratings_source'))}"
                  f"{' (no human rater took part)' if comp.get('ratings_source') == 'simulated' else ''}.")
     local = sorted(ran - set(paper))
     if local:
@@ -429,6 +438,14 @@ def _claims_lines(n: FrontNumbers) -> list[str]:
     parts = [f"{n.claims.get(st, 0)} **{st}**" for st in n.statuses]
     return [f"**The paper's claims:** of its {total} claims: " + "; ".join(parts) + " (each status by the rule "
             "stated on the {doc}`reviewers' page <sections/reviewers>`, computed from the same runs).", ""]
+
+
+def python_phrase(spec: str | None) -> str:
+    """pyproject's requires-python as prose (">=3.11" -> "3.11 or newer")."""
+    if not spec:
+        return missing("pyproject.toml names no Python version")
+    m = re.fullmatch(r"\s*>=\s*([0-9.]+)\s*", spec)
+    return f"{m.group(1)} or newer" if m else _md(spec)
 
 
 def _run_box(n: FrontNumbers) -> list[str]:
@@ -448,7 +465,7 @@ def _run_box(n: FrontNumbers) -> list[str]:
             "```bash", clone, "cd inkground",
             "make book   # creates .venv, installs the pins,", "            # runs every section, builds this book",
             "```", "",
-            f"Needs git, make and Python {_md(n.python or DASH)}; everything runs offline on CPU. " + timing +
+            f"Needs git, make and Python {python_phrase(n.python)}; everything runs offline on CPU. " + timing +
             " The paper's own systems need keys or weights ({doc}`sections/03_model_evaluation`).",
             "" if url else "This book's `_config.yml` configures no repository address (`repository: url:`), "
                            "so no link is shown here.",
