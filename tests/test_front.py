@@ -73,10 +73,10 @@ def test_numbers_are_those_of_the_run_files(tmp_path, registry):
     assert "0.133 on the 77 kept pages, 0.143 on pages the raters rejected and 0.138" in text
     assert "Krippendorff's alpha` is 0.242" in text
     # section 03: the rows as in the summary; a NaN is an em dash with a reason, never "nan"
-    assert "| synth-benchmark | pseudo-labels | Skeleton derenderer (InkSight stand-in) (made these pseudo-labels) | " \
-           "1,291 | 0.118 | 0.016 | 0.768 | 0.083 |" in text
-    assert "| 0.229 | \u2014 (not computed) | 1.000 | 0.029 |" in text
-    assert "synth-benchmark 0.024" in text  # Style's chance level 1/41
+    assert "*synth-benchmark against pseudo-labels* (1,291 words on 41 pages; Style's chance level 0.024)" in text
+    assert "| Skeleton derenderer (InkSight stand-in), which made these pseudo-labels | 0.118 | 0.016 | 0.768 | " \
+           "0.083 |" in text
+    assert "| Font baseline (Hershey futural) | 0.229 | \u2014 (not computed) | 1.000 | 0.029 |" in text
     # which systems ran, and why the others did not (from the run's facts)
     assert "0 of them ran here" in text and "Gemini-3.1-Pro: not run (`GEMINI_API_KEY` is not set)" in text
     assert "Claude-Opus-4.8: not run (no run requested it)" in text
@@ -112,7 +112,7 @@ def test_claim_counts_are_the_reviewers_pages(tmp_path, registry):
     assert sum(n.claims.values()) == len(pd.read_csv(root / "data/paper/claims.csv"))
     text = front_page(n)
     for status, k in table.items():
-        assert f"{k} **{status}**" in text
+        assert f"| {status} | {k} |" in text
 
 
 def test_benchmark_times_repository_link_and_citation(tmp_path, registry):

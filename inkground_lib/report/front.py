@@ -351,10 +351,9 @@ def _runs_lines(n: FrontNumbers) -> list[str]:
     if not n.runs:
         return ["", "**Systems scored (section 03):** not run: no section-03 run folder with a summary was found, "
                 f"so no system was scored {missing('no section-03 run')}.", ""]
-    L = ["", "**Systems scored (section 03)**, each against one reference; means over all words (invalid outputs by "
-         "the {term}`centre-dot rule`), AR over the corpus ({term}`AR`, {term}`Style`):", "",
-         "| run | scored against | system | words | DTW | Chamfer | AR | Style |",
-         "|---|---|---|---|---|---|---|---|"]
+    L = ["", "**Systems scored (section 03).** {term}`DTW` and {term}`Chamfer distance`: means over all words "
+         "(invalid outputs scored by the {term}`centre-dot rule`); {term}`AR`: over the corpus; {term}`Style`: "
+         "mean over the writer classifier's held-out words. One table per dataset and reference:", ""]
     for r in n.runs:
         if r.reference == "true":
             ref = "the writers' true trajectories"
@@ -364,20 +363,19 @@ def _runs_lines(n: FrontNumbers) -> list[str]:
             ref = "recorded ink"
         else:
             ref = "the dataset's reference inks"
+        words = sorted({count(row.get("n_words")) for row in r.rows})
+        pages = sorted({count(row.get("n_pages")) for row in r.rows})
+        chance = (f"; Style's chance level {fmt(r.style_chance)}" if r.style_chance is not None else "")
+        L += [f"*{_md(r.dataset)} against {ref}* ({' / '.join(words)} words on {' / '.join(pages)} pages"
+              f"{chance}):", "", "| system | DTW | Chamfer | AR | Style |", "|---|---|---|---|---|"]
         own = str((n.pseudo or {}).get("components", {}).get("derenderer", "")) if r.kind == "benchmark" else ""
         for row in r.rows:
             label = _md(row.get("label") or row.get("system"))
             if own and row.get("system") == own and r.reference == "reference":
-                label += " (made these pseudo-labels)"
-            L.append(f"| {_md(r.dataset)} | {ref} | {label} | "
-                     f"{count(row.get('n_words'))} | "
-                     f"{fmt(row.get('dtw'))} | {fmt(row.get('chamfer'))} | {fmt(row.get('ar'))} | "
+                label += ", which made these pseudo-labels"
+            L.append(f"| {label} | {fmt(row.get('dtw'))} | {fmt(row.get('chamfer'))} | {fmt(row.get('ar'))} | "
                      f"{fmt(row.get('style'))} |")
-    chances = sorted({(r.dataset, r.style_chance) for r in n.runs if r.style_chance is not None})
-    if chances:
-        L += ["", "Style's chance level (one writer among all): " + "; ".join(
-            f"{_md(d)} {fmt(c)}" for d, c in chances) + "."]
-    L.append("")
+        L.append("")
     return L
 
 
@@ -435,9 +433,10 @@ def _claims_lines(n: FrontNumbers) -> list[str]:
     if n.claims is None:
         return [f"**The paper's claims:** {missing(n.claims_reason)}", ""]
     total = sum(n.claims.values())
-    parts = [f"{n.claims.get(st, 0)} **{st}**" for st in n.statuses]
-    return [f"**The paper's claims:** of its {total} claims: " + "; ".join(parts) + " (each status by the rule "
-            "stated on the {doc}`reviewers' page <sections/reviewers>`, computed from the same runs).", ""]
+    L = [f"**The paper's claims.** Each of its {total} claims has one status, by the rules of the "
+         "{doc}`reviewers' page <sections/reviewers>` and from the same runs:", "", "| status | claims |", "|---|---|"]
+    L += [f"| {st} | {n.claims.get(st, 0)} |" for st in n.statuses]
+    return L + [""]
 
 
 def python_phrase(spec: str | None) -> str:
