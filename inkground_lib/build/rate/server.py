@@ -284,8 +284,9 @@ class Api(Base):
             out["progress"] = L.progress(name)
             if page is not None:
                 out["page"] = page_payload(self.s.run, page)
-            elif not message:
-                out["message"] = "Nothing left for you to rate: every page has its ratings or you rated it. Thank you!"
+            else:
+                out["message"] = (f"{message} " if message else "") + ("Nothing left for you to rate: every page "
+                                                                       "has its ratings or you rated it. Thank you!")
             out["can_undo"] = L.last_rated(name) is not None
         return out
 
