@@ -51,3 +51,10 @@ inksight-e2e: $(STAMP)
 	@test -x .venv-inksight/bin/python || $(PYTHON) -m venv .venv-inksight
 	.venv-inksight/bin/python -m pip --disable-pip-version-check -q install -r requirements-inksight.txt
 	$(PY) -m inkground_lib.components.derenderers.inksight_e2e --python .venv-inksight/bin/python
+
+# The paper's scale end to end (2,984 candidate pages -> pseudo-labels -> benchmark -> local systems scored ->
+# tables; resumable after kill -9): make paper-scale [PAPER_SCALE_OUT=DIR] [SCHEDULER=tcp://host:8786]
+PAPER_SCALE_OUT ?= data/runs/paper_scale
+.PHONY: paper-scale
+paper-scale: $(STAMP)
+	$(PY) -m inkground_lib.build.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
