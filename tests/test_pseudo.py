@@ -462,3 +462,40 @@ def test_run_pseudo_labels_all_rejected_by_ocr(synth_ds, tmp_path):
     assert r.ratings.empty and np.isnan(r.agreement["agreement"])
     assert load_dataset(r.benchmark).pages == []
     assert (r.pages["stage"] == "failed OCR filter").all()
+
+
+def test_read_ratings_of_inkground_rate_file_undo_and_torn_line(tmp_path):
+    from inkground_lib.pseudo.raters import LOG_COLUMNS
+
+    head = ",".join(LOG_COLUMNS) + "\n"
+    f = write_csv(tmp_path / "people.csv", head + "p1,ann,7,real,2026-11-30T10:00:00Z,rate,s1,2\n"
+                  "p1,ann,7,real,2026-11-30T10:00:05Z,undo,s1,2\np1,ann,10,real,2026-11-30T10:00:09Z,rate,s1,2\n"
+                  "p1,bob,9,real,2026-11-30T10:01:00Z,rate,s2,2\np2,bob,1")  # the last row was cut by a crash
+    with pytest.warns(UserWarning, match="line 6: an incomplete last row"):
+        df = read_ratings(f)
+    assert df[["page", "rater", "score", "source"]].values.tolist() == [["p1", "ann", 10, "real"],
+                                                                        ["p1", "bob", 9, "real"]]
+    assert df["time"].tolist() == ["2026-11-30T10:00:09Z", "2026-11-30T10:01:00Z"]
+    assert rater_filter(df) == []
+
+
+def test_run_pseudo_labels_with_real_ratings_says_so(synth_ds, tmp_path):
+    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.report.pseudo_labels import provenance
+
+    ds = load_dataset(synth_ds)
+    p0, p1 = ds.pages[0].id, ds.pages[1].id
+    log = RatingsLog(tmp_path / "people.csv")
+    for page, rater, score, action in [(p0, "ann", 10, "rate"), (p0, "bob", 8, "rate"), (p0, "bob", 8, "undo"),
+                                       (p0, "bob", 10, "rate"), (p1, "ann", 10, "rate"), (p1, "bob", 3, "rate")]:
+        log.append({"page": page, "rater": rater, "score": score, "action": action, "session": rater,
+                    "raters_per_page": 2})
+    r = run_pseudo_labels(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
+                          ratings=tmp_path / "people.csv", n_candidates=2, progress=False)
+    assert r.pages["kept"].tolist() == [True, False]  # bob's 8 on p0 was undone and replaced by a 10
+    text = provenance(r, ds)["ratings"]
+    assert text.startswith("2 raters, real ratings (file people.csv: 4 ratings") and "SIMULATED" not in text
+    plain = write_csv(tmp_path / "plain.csv", f"page,rater,score\n{p0},a,10\n")
+    r = run_pseudo_labels(synth_ds, tmp_path / "run2", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
+                          ratings=plain, n_candidates=2, progress=False)
+    assert provenance(r, ds)["ratings"] == "ratings read from plain.csv"

@@ -463,3 +463,17 @@ def test_cli_refuses_bad_input(tmp_path, run_dir, capsys):
     assert "inside" in capsys.readouterr().err
     assert main(["rate", "--run", str(run_dir), "--ratings", str(tmp_path / "r.csv"), "--raters-per-pair", "0"]) == 2
     assert not (tmp_path / "r.csv").exists() and not (run_dir / "r.csv").exists()
+
+
+def test_access_token_from_environment_or_random(monkeypatch):
+    from inkground_lib.build.rate.server import TOKEN_ENV, access_token
+
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    a, b = access_token(), access_token()
+    assert a != b and len(a) >= 32
+    monkeypatch.setenv(TOKEN_ENV, "a-fixed-token-for-the-lab")
+    assert access_token() == "a-fixed-token-for-the-lab"
+    monkeypatch.setenv(TOKEN_ENV, "short")
+    with pytest.raises(RateError, match="16-128 characters") as e:
+        access_token()
+    assert "short" not in str(e.value)

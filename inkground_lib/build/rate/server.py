@@ -523,11 +523,29 @@ class Server:
             self._thread = None
 
 
+TOKEN_ENV = "INKGROUND_RATE_TOKEN"
+"""An access token to use instead of a new random one (so raters keep their address over a restart)."""
+
+
+def access_token() -> str:
+    """The access token for a non-loopback address: $INKGROUND_RATE_TOKEN (at least 16 characters of
+    ``A-Za-z0-9_-``) or a new random one (``secrets.token_urlsafe``, 32 characters)."""
+    import os
+    import re
+
+    env = os.environ.get(TOKEN_ENV)
+    if env is None:
+        return secrets.token_urlsafe(24)
+    if not re.fullmatch(r"[A-Za-z0-9_-]{16,128}", env):
+        raise RateError(f"${TOKEN_ENV}: must be 16-128 characters of A-Za-z0-9_- (the value is not shown)")
+    return env
+
+
 def serve(run_dir, ratings, k: Optional[int] = None, host: str = "127.0.0.1", port: int = 8765, *,
           candidates=None, pages: str = "ocr-passed", reserve_s: float = RESERVE_SECONDS, out=print) -> None:
     """Run the rating app in the foreground until interrupted (Ctrl-C). On an address other than loopback an
     access token is made and the address with the token is printed (to the terminal only)."""
-    token = None if is_loopback(host) else secrets.token_urlsafe(24)
+    token = None if is_loopback(host) else access_token()
     session = open_session(run_dir, ratings, k, candidates=candidates, pages=pages, reserve_s=reserve_s, token=token)
     server = Server(session, host, port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -537,15 +555,19 @@ def serve(run_dir, ratings, k: Optional[int] = None, host: str = "127.0.0.1", po
         f"{L.k} raters per page; {p['ratings_given']} of {p['ratings_needed']} ratings so far")
     out(f"ratings file: {session.ratings_path} (columns {','.join(LOG_COLUMNS)})")
     if token is None:
-        out(f"open {server.url} in a browser on this machine (Ctrl-C stops; ratings are saved as they are given)")
+        base = server.url
+        out(f"open {base} in a browser on this machine (Ctrl-C stops; ratings are saved as they are given)")
     else:
         import socket
 
         shown = socket.gethostname() if host in ("0.0.0.0", "::") else host
-        h = f"[{shown}]" if ":" in shown else shown
-        out(f"raters open: http://{h}:{server.port}/?token={token}")
-        out("(keep this address to the raters: the token is the only key to the page photos; it is not saved)")
-    out(f"statistics: {server.url}stats")
+        base = f"http://{f'[{shown}]' if ':' in shown else shown}:{server.port}/"
+        out(f"raters open: {base}?token={token}")
+        if host in ("0.0.0.0", "::"):
+            out(f"  (if {shown!r} does not resolve on their machines, use this machine's IP address instead)")
+        out("(give this address to the raters only: the token is the key to the page photos; it is not saved "
+            f"anywhere and changes at every start unless ${TOKEN_ENV} sets it)")
+    out(f"statistics: {base}stats")
     try:
         asyncio.run(server.run())
     except KeyboardInterrupt:
