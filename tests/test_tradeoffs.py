@@ -210,3 +210,223 @@ def test_unknown_ocr_engine_is_an_error_not_a_silent_skip(tiny_run):
 def test_load_run_names_the_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="scores-reference.csv.*section 03"):
         load_run(tmp_path)
+
+
+# ------------------------------------------------------------------------- the page: figures and tables
+# (section 04 as the book shows it: inkground_lib.report.tradeoffs; issue 14, 2026-11-30)
+
+def _summary_like_section_03():
+    """A summary shaped like section 03's: two datasets, four systems each, with the coincident points
+    (reference and skeleton identical) and the axis extremes (AR 0 and 1) that clipped and stacked labels."""
+    rows = []
+    vals = {"synth-benchmark": {"box": (0.287, 0.0, 0.046), "font": (0.299, 0.996, 0.028),
+                                "reference": (0.0, 0.989, 0.170), "skeleton": (0.0, 0.989, 0.170)},
+            "recorded": {"box": (0.219, 0.0, 0.031), "font": (0.229, 1.0, 0.029),
+                         "reference": (0.0, 0.851, 0.115), "skeleton": (0.118, 0.768, 0.083)}}
+    for ds, systems in vals.items():
+        for s, (dtw, ar, st) in systems.items():
+            r = {"dataset": ds, "system": s, "label": f"{s.title()} baseline", "kind": "local", "n_words": 228,
+                 "valid_rate": 1.0, "dtw": dtw, "chamfer": dtw / 2, "ar": ar, "cr": ar, "style": st,
+                 "n_classes": 41 if ds == "synth-benchmark" else 36}
+            for m, w in (("valid_rate", 0), ("dtw", 0.01), ("chamfer", 0.005), ("ar", 0.02), ("cr", 0.02),
+                         ("style", 0.05)):
+                r[f"{m}_lo"], r[f"{m}_hi"] = max(0.0, r[m] - w), r[m] + w
+            r["chance"] = 1 / r["n_classes"]
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def page_figures():
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.tradeoffs import fig_tradeoffs
+
+    rep = paper_numbers()
+    summ = _summary_like_section_03()
+    return {"dtw": fig_tradeoffs(summ, paper_points(rep), y="dtw"),
+            "style": fig_tradeoffs(summ, paper_points(rep), y="style", reported=rep)}
+
+
+def _drawn(fig):
+    """The figure drawn by Agg, as a notebook's PNG is (a figure closed from pyplot keeps a bare canvas)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _visible_ticks(axis, lo, hi):
+    return [t for t in axis.get_majorticklocs() if lo - 1e-9 <= t <= hi + 1e-9]
+
+
+@pytest.mark.parametrize("which", ["dtw", "style"])
+def test_trade_off_axes_tick_at_round_values(page_figures, which):
+    fig = page_figures[which]
+    _drawn(fig)
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            ticks = _visible_ticks(axis, min(lo, hi), max(lo, hi))
+            assert len(ticks) >= 3, (which, ticks)
+            for t in ticks:
+                # a round value: at most 2 significant decimals (0.05, 0.2, 1), never 0.3322 or -0.0158
+                assert abs(round(t, 2) - t) < 1e-9, (which, t)
+            if axis.get_scale() == "linear":  # evenly spaced at 1, 2 or 5 times a power of ten
+                step = ticks[1] - ticks[0]
+                mant = step / 10 ** math.floor(math.log10(step))
+                assert any(math.isclose(mant, m) for m in (1, 2, 5)), (which, ticks)
+                assert np.allclose(np.diff(ticks), step), (which, ticks)
+            labels = [lab.get_text() for lab in axis.get_ticklabels() if lab.get_text()]
+            assert all(len(s.lstrip("−-").replace(".", "")) <= 4 for s in labels), labels
+
+
+def test_dtw_axis_is_symlog_with_round_ticks_when_traces_go_wild():
+    from inkground_lib.report.tradeoffs import fig_tradeoffs
+
+    summ = _summary_like_section_03()
+    summ.loc[0, ["dtw", "dtw_lo", "dtw_hi"]] = [7.7, 6.0, 9.5]  # a wild trace: several word heights
+    fig = fig_tradeoffs(summ, None, y="dtw")
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "symlog"
+    lo, hi = ax.get_ylim()
+    assert _visible_ticks(ax.yaxis, lo, hi) == [0, 0.1, 0.2, 0.5, 1, 2, 5, 10]
+
+
+def test_ours_and_the_papers_style_never_share_an_axes(page_figures):
+    fig = page_figures["style"]
+    seen = 0
+    for ax in fig.axes:
+        labels = {h.get_label() for h in ax.collections + ax.lines + ax.containers}
+        ours = any(lab.startswith("ours") for lab in labels)
+        paper = any(lab.startswith("paper") for lab in labels)
+        assert not (ours and paper), labels
+        seen += ours + paper
+        if ours or paper:  # every Style panel names its classifier's number of classes and draws its chance
+            assert "(classes)" in ax.get_title()
+            assert any(lab.startswith("chance") for lab in labels)
+    assert seen == 4  # two datasets of ours, two of the paper's
+    # the DTW figure does put both on one axes (same unit, word heights), and says which is which
+    labels = {c.get_label() for c in page_figures["dtw"].axes[0].containers + page_figures["dtw"].axes[0].collections}
+    assert any(lab.startswith("ours") for lab in labels) and any(lab.startswith("paper") for lab in labels)
+
+
+@pytest.mark.parametrize("which", ["dtw", "style"])
+def test_point_labels_do_not_overlap_and_stay_inside(page_figures, which):
+    fig = page_figures[which]
+    r = _drawn(fig)
+    fb = fig.bbox
+    for ax in fig.axes:
+        texts = [t for t in ax.texts if t.get_text()]
+        boxes = [t.get_window_extent(r) for t in texts]
+        ab = ax.get_window_extent(r)
+        for t, b in zip(texts, boxes):
+            assert fb.x0 <= b.x0 and b.x1 <= fb.x1 and fb.y0 <= b.y0 and b.y1 <= fb.y1, t.get_text()
+            assert ab.x0 - 1 <= b.x0 and b.x1 <= ab.x1 + 1 and ab.y0 - 1 <= b.y0 and b.y1 <= ab.y1 + 1, t.get_text()
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                assert not boxes[i].overlaps(boxes[j]), (texts[i].get_text(), texts[j].get_text())
+    if which == "dtw":
+        names = [t.get_text() for t in fig.axes[0].texts]
+        # coincident points get one label, not one printed over the other
+        assert "reference = skeleton" in names and "skeleton" in names
+
+
+def test_trade_off_figure_is_deterministic():
+    import io
+
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.tradeoffs import fig_tradeoffs
+
+    rep = paper_numbers()
+
+    def positions():
+        fig = fig_tradeoffs(_summary_like_section_03(), paper_points(rep), y="dtw")
+        fig.savefig(io.BytesIO(), format="png")
+        return [tuple(np.round(t.get_position(), 9)) for t in fig.axes[0].texts]
+
+    assert positions() == positions()
+
+
+def test_fig_tradeoffs_rejects_an_unknown_axis():
+    from inkground_lib.report.tradeoffs import fig_tradeoffs
+
+    with pytest.raises(ValueError, match="dtw' or 'style"):
+        fig_tradeoffs(_summary_like_section_03(), None, y="chamfer")
+
+
+PANDAS_NAMES = ["n_words", "valid_rate", "dtw_lo", "style_hi", "check_ok", "check_detail", "n_classes",
+                "Kendall tau vs default", "level_0", "Unnamed", "NaN", "nan", "None"]
+
+
+def _html_ok(view):
+    import re
+
+    html = view.to_html()
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert "..." not in text and "…" not in text, text
+    for name in PANDAS_NAMES:
+        assert not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text), (name, text[:2000])
+    assert not re.search(r"\d\.\d{5,}", text), re.findall(r"\d\.\d{5,}", text)  # 1.000000, 462.3570
+    return html, text
+
+
+def test_section_04_tables_are_human():
+    from inkground_lib.analysis.claims import check_claims, load_claims
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.table_view import PAPER_ROW_CLASS
+    from inkground_lib.report.tradeoffs import (
+        claims_view,
+        corr_view,
+        points_view,
+        rank_view,
+        style_view,
+        taus_view,
+    )
+
+    rep = paper_numbers()
+    summ = _summary_like_section_03()
+    html, text = _html_ok(points_view(summ, paper_points(rep), rep, "Table 4.1: scores"))
+    assert "Table 4.1: scores" in text and PAPER_ROW_CLASS in html
+    assert "0.287" in text and "228" in text and "228.000" not in text
+    html, text = _html_ok(style_view(style_chance_table(summ, rep), "Table 4.3: Style"))
+    assert "462.4" in text and "0.0019" in text  # Style / chance at 1 decimal, chance 1/537 at 4
+    claims = check_claims(load_claims(reported=rep), rep).set_index("claim_id").iloc[:3]
+    _html_ok(claims_view(claims, "Table 4.2: claims"))
+    s = _scores()
+    cuda = "not available here: deepseek-ocr: torch.cuda.is_available() is False; install a GPU build"
+    vs = [Variant("dtw", "default (spacing 0.05, all words)", point_values(s, "dtw"), default=True),
+          Variant("dtw", "valid outputs only", point_values(s, "dtw", valid_only=True)),
+          Variant("chamfer", "default (spacing 0.05, all words)", point_values(s, "chamfer"), default=True),
+          Variant("ar", "default", point_values(s, "ar"), default=True),
+          Variant("ar", "OCR deepseek-ocr", reason=cuda), Variant("cr", "default", point_values(s, "cr"), default=True),
+          Variant("cr", "OCR deepseek-ocr", reason=cuda)]
+    t = rank_table(vs)
+    view = rank_view(t, vs, "Table 4.4a: ranks on toy")
+    html, text = _html_ok(view)
+    # the reason is one footnote, not repeated in every cell; the variant names are not folded away
+    assert text.count("torch.cuda.is_available() is False") == 1
+    assert sum("torch.cuda" in n for n in view.notes) == 1
+    assert text.count("default (spacing 0.05, all words)") == 2
+    _html_ok(taus_view(kendall_table({"toy": t}), "Table 4.5: taus"))
+    html, text = _html_ok(corr_view(metric_correlations(s), "Table 4.6a: Spearman, toy"))
+    assert "1.00" in text
+
+
+def test_page_numbers_never_print_nan():
+    from types import SimpleNamespace
+
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.tradeoffs import page_numbers
+
+    summ = _summary_like_section_03()
+    taus = pd.DataFrame([{"dataset": "toy", "variants compared": 0, "lowest tau": np.nan, "at": "",
+                          "variants with tau = 1": 0}]).set_index("dataset")
+    a = SimpleNamespace(summary=summ, taus=taus, reported=paper_numbers(), variants={}, prose={})
+    nums = page_numbers(a)
+    assert "no definition variant could be compared" in nums["tau_text"]
+    assert nums["n_systems"] == 4 and nums["n_datasets"] == 2
+    assert "41 writers" in nums["ours_classes_text"] and "537 pages" in nums["paper_classes_text"]
+    for v in nums.values():
+        assert "nan" not in str(v).lower() and "None" not in str(v)
