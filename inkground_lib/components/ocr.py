@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import cv2
 import numpy as np
-from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+from tqdm import tqdm
 
 from inkground_lib.core.files import sha256_file
 

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import cv2
 import numpy as np
 import torch
-from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+from tqdm import tqdm
 
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
 from inkground_lib.core.ink import InkLike, as_ink
@@ -105,9 +105,25 @@ class StyleParams:
 # model
 
 
+def import_transformers():
+    """``transformers``, imported without the one warning its import prints inside a Jupyter kernel:
+    huggingface_hub imports ``tqdm.auto``, which warns (TqdmWarning "IProgress not found") when ipywidgets is
+    absent. Its progress bars are for hub downloads, which never happen here, so the warning would only put
+    the build machine's path into the executed notebooks."""
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=TqdmWarning, message="IProgress not found")
+        import transformers
+    return transformers
+
+
 def build_resnet18(n_classes: int, seed: int = 0):
     """A randomly initialised 1-channel ResNet-18 (transformers) with ``n_classes`` outputs, seeded."""
-    from transformers import ResNetConfig, ResNetForImageClassification
+    transformers = import_transformers()
+    ResNetConfig, ResNetForImageClassification = transformers.ResNetConfig, transformers.ResNetForImageClassification
 
     if int(n_classes) < 2:
         raise StyleError(f"a writer classifier needs at least 2 writers, got {n_classes}")
@@ -510,8 +526,9 @@ def save_style(sm: StyleModel, out_dir: str | Path, n_items: int) -> None:
     out_dir = Path(out_dir)
     sm.out_dir = out_dir
     import safetensors
-    import transformers
     from safetensors.torch import save
+
+    transformers = import_transformers()
 
     state = {k: v.detach().contiguous().clone() for k, v in sm.model.state_dict().items()}
     data = save(state, metadata={"format": FORMAT})

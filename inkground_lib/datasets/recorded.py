@@ -317,7 +317,8 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     ``overwrite`` (pages are then written into it, and nothing of it is deleted); the folder is locked while
     pages are written. Raises DatasetError / FormatError naming the file at fault.
     """
-    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    from tqdm import tqdm
 
     out = check_output_folder(out_dir, "a recorded dataset", is_recorded_folder, overwrite)
     if words_per_page is None:

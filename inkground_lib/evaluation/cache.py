@@ -216,7 +216,8 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
     ``grace`` seconds are written as usual; requests still in flight then are logged with status
     "interrupted" in the failures log; the system's clients are closed and :class:`PredictionInterrupted`
     (a KeyboardInterrupt) is raised with a one-line summary."""
-    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    from tqdm import tqdm
 
     path = Path(cache_path)
     items = list(items)

@@ -476,7 +476,8 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     format raise FormatError naming file and element; every file is read through the size check and the safe
     XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`).
     """
-    from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    from tqdm import tqdm
 
     root = Path(root)
     if not root.is_dir():

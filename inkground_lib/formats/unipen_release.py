@@ -201,7 +201,8 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
     words: list[RecordedWord] = []
     it = tops
     if progress:
-        from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+        # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+        from tqdm import tqdm
         it = tqdm(tops, desc="UNIPEN files", unit="file")
     for path in it:
         rel = path.relative_to(r).as_posix()

@@ -690,7 +690,8 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     show = k > 20_000 if progress is None else bool(progress)
     bar = None
     if show:
-        from tqdm import tqdm  # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+        # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+        from tqdm import tqdm
         bar = tqdm(total=k, desc="DTW + Chamfer", unit="pair")
     old = nb.get_num_threads()
     nb.set_num_threads(n_threads)
