@@ -430,3 +430,24 @@ def test_page_numbers_never_print_nan():
     assert "41 writers" in nums["ours_classes_text"] and "537 pages" in nums["paper_classes_text"]
     for v in nums.values():
         assert "nan" not in str(v).lower() and "None" not in str(v)
+
+
+def test_trade_off_figures_survive_missing_values():
+    """One dataset, no OCR (AR missing), one system without Style, no paper points: figures still draw,
+    with no label for a point that cannot be placed and round ticks."""
+    from inkground_lib.report.tradeoffs import fig_tradeoffs
+
+    summ = _summary_like_section_03()
+    summ = summ[summ["dataset"] == "recorded"].copy()
+    summ[["ar", "ar_lo", "ar_hi"]] = np.nan
+    summ.loc[summ["system"] == "box", ["style", "style_lo", "style_hi"]] = np.nan
+    for y in ("dtw", "style"):
+        fig = fig_tradeoffs(summ, None, y=y)
+        _drawn(fig)
+        assert [t.get_text() for ax in fig.axes for t in ax.texts] == []
+        ax = fig.axes[0]
+        assert all(abs(round(t, 2) - t) < 1e-9 for t in _visible_ticks(ax.yaxis, *sorted(ax.get_ylim())))
+    summ["ar"] = [0.0, 1.0, 0.85, 0.77]
+    fig = fig_tradeoffs(summ, None, y="style")
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == ["font", "reference", "skeleton"]
+    assert len(fig.axes) == 1 and "36 writers" in fig.axes[0].get_title()
