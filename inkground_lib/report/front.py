@@ -341,7 +341,7 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
         L.append(f"* **How far pseudo-labels are from the truth:** "
                  f"{missing('the candidate pages of this run have no true trajectories')}.")
     L.append(f"* **Rater agreement:** the raters agree on accept or reject for {pct(x.get('rater_agreement'))} of "
-             f"the pages they rated; {{term}}`Krippendorff's alpha` is "
+             f"the pages rated at least twice; {{term}}`Krippendorff's alpha` is "
              f"{fmt(x.get('rater_alpha'), reason='undefined: every decision was the same')} "
              f"({ratings_phrase(comp.get('ratings_source'))}, {count(x.get('ratings'))} of them).")
     return L
