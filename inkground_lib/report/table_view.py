@@ -64,17 +64,22 @@ def fold_repeated(df: pd.DataFrame, min_chars: int = REPEATED_MIN_CHARS) -> tupl
 
 
 def number_text(v, decimals: int = 3) -> str:
-    """A cell as text: integers (and whole floats) with thousands separators, other numbers at ``decimals``
-    decimals (two significant digits below 0.001), text as it is.
+    """A cell as text: integers (and whole floats) with thousands separators; other numbers at ``decimals``
+    decimals below 10, one fewer below 100 and one decimal from 100 on (two significant digits below 0.001);
+    text as it is.
 
-    >>> [number_text(v) for v in (2984, 1.0, 0.85, 462.357, 0.00042, "— not run", True)]
-    ['2,984', '1', '0.850', '462.357', '0.00042', '— not run', 'True']
+    >>> [number_text(v) for v in (2984, 1.0, 0.85, 34.89, 462.357, 0.00042, "— not run", True)]
+    ['2,984', '1', '0.850', '34.89', '462.4', '0.00042', '— not run', 'True']
     """
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or v != v:
         return "—" if isinstance(v, float) else str(v)
     if float(v).is_integer():
         return f"{int(v):,}"
-    return f"{v:.2g}" if abs(v) < 0.001 else f"{v:.{decimals}f}"
+    a = abs(v)
+    if a < 0.001:
+        return f"{v:.2g}"
+    d = decimals if a < 10 else (max(decimals - 1, 1) if a < 100 else 1)
+    return f"{v:,.{d}f}"
 
 
 @dataclass
