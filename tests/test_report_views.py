@@ -3,19 +3,20 @@ the paper's rows apart, galleries without rows identical to the reference, pen p
 import re
 import xml.etree.ElementTree as ET
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
 
-matplotlib.use("Agg")
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-
-from inkground_lib.core.ink import Ink  # noqa: E402
-from inkground_lib.report.evaluation import fig_galleries, gallery_entries, identical_to_reference  # noqa: E402
-from inkground_lib.report.palette import PREDICTION, REFERENCE  # noqa: E402
-from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure  # noqa: E402
-from inkground_lib.report.table_view import fold_repeated, number_text, table_view  # noqa: E402
-from inkground_lib.report.tables import PAPER, results_view  # noqa: E402
+from inkground_lib.core.ink import Ink
+from inkground_lib.report.evaluation import (
+    fig_galleries,
+    gallery_entries,
+    identical_to_reference,
+)
+from inkground_lib.report.palette import PREDICTION, REFERENCE
+from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+from inkground_lib.report.table_view import fold_repeated, number_text, table_view
+from inkground_lib.report.tables import PAPER, results_view
 
 
 def test_table_view_prints_every_column_and_row_with_human_names():
