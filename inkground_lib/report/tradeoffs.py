@@ -88,7 +88,7 @@ def _merged_labels(x, y, names):
     return [(kx, ky, " = ".join(v)) for (kx, ky), v in out.items()]
 
 
-def _plot_group(ax, g, ym, yb, colour, marker, ours, label):
+def _plot_group(ax, g, ym, yb, colour, marker, ours, label, fontsize: float = 8):
     """Points (ours: filled with page-bootstrap 95% intervals; the paper's: open), the group's Pareto front
     (solid for ours, dashed for the paper's) and the label texts (returned, to be placed later)."""
     x, y = g["ar"].to_numpy(float), g[ym].to_numpy(float)
@@ -116,7 +116,7 @@ def _plot_group(ax, g, ym, yb, colour, marker, ours, label):
     texts = []
     for xi, yi, t in _merged_labels(x, y, g["system"]):
         # start on the side with room: right of a point in the left part of the AR axis, left of it otherwise
-        texts.append(ax.text(xi, yi, t, fontsize=8, color=colour, ha="left" if xi < 0.6 else "right",
+        texts.append(ax.text(xi, yi, t, fontsize=fontsize, color=colour, ha="left" if xi < 0.6 else "right",
                              va="bottom", zorder=4, fontweight="bold" if ours else "normal"))
     return texts, list(x) + line_x, list(y) + line_y
 
@@ -220,7 +220,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
     pap = [(ds, g) for ds, g in pap if len(g)]
     ncols = max(len(ours), len(pap), 1)
     nrows = 2 if pap else 1
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.1 * ncols, 3.9 * nrows + 0.6), layout="constrained",
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows + 0.7), layout="constrained",
                              squeeze=False, sharex=True)
     placed = []
     for row, items, is_ours in ((0, ours, True), (1, pap, False)):
@@ -234,7 +234,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
             ds, g = items[k]
             c, m = (OURS_STYLE if is_ours else PAPER_STYLE)[k % len(OURS_STYLE if is_ours else PAPER_STYLE)]
             who = "ours (measured)" if is_ours else "paper (reported)"
-            t, x, yy = _plot_group(ax, g, "style", "max", c, m, is_ours, f"{who}: {ds}")
+            t, x, yy = _plot_group(ax, g, "style", "max", c, m, is_ours, f"{who}: {ds}", fontsize=9)
             if is_ours:
                 n = g["n_classes"].dropna()
                 n, unit = (int(n.iloc[0]) if len(n) else None), "writers"
@@ -243,7 +243,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
             if n:
                 ax.axhline(1.0 / n, color="#555555", lw=1, ls=":", zorder=1,
                            label="chance level (1 / writer classes)")
-            ax.set_title(f"{who}: {ds}\n{n if n else 'unknown number of'} {unit} (classes)", fontsize=9.5)
+            ax.set_title(f"{who}: {ds}\n{n if n else 'unknown number of'} {unit} (classes)", fontsize=10)
             hi = g["style_hi"].to_numpy(float) if is_ours and "style_hi" in g else np.asarray(yy, float)
             top = np.nanmax(np.concatenate([hi, np.asarray(yy, float), [0.05]]))
             # ours: up to the highest interval; the paper's: the whole probability range
@@ -294,6 +294,15 @@ def points_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None,
     return out, list(range(len(ours), len(out)))
 
 
+def _paper_marked(t: pd.DataFrame) -> pd.DataFrame:
+    """The source column folded into the dataset column ("inkGround (paper)"): one column fewer on a narrow
+    screen; the paper's rows are also shaded and set apart by a rule."""
+    t = t.copy()
+    paper = t["source"].astype(str).str.startswith("paper")
+    t["dataset"] = [f"{ds} (paper)" if p else str(ds) for ds, p in zip(t["dataset"], paper)]
+    return t.drop(columns="source")
+
+
 def points_view(summary: pd.DataFrame, paper: pd.DataFrame | None, reported: pd.DataFrame | None, caption: str):
     """:func:`points_table` as the book shows it."""
     t, paper_rows = points_table(summary, paper, reported)
@@ -304,8 +313,8 @@ def points_view(summary: pd.DataFrame, paper: pd.DataFrame | None, reported: pd.
              "dataset, same number of writer classes)."]
     if paper_rows:
         notes.append("— on the paper's rows: not given in the paper's summary.")
-    return table_view(t.set_index("source"), caption, columns=METRIC_COLUMNS, decimals=dec, paper_rows=paper_rows,
-                      notes=notes, fold=False)
+    return table_view(_paper_marked(t).set_index("dataset"), caption, columns=METRIC_COLUMNS, decimals=dec,
+                      paper_rows=paper_rows, notes=notes, fold=False)
 
 
 def claims_view(claim_tab: pd.DataFrame, caption: str):
@@ -347,7 +356,8 @@ def style_view(chance: pd.DataFrame, caption: str):
     t = style_table(chance, decimals=6).reset_index()
     paper_rows = [i for i, s in enumerate(t["source"]) if str(s).startswith("paper")]
     dec = {"Style": 3, "chance": 4, "classifier top-1": 3, "Style / chance": 1, "writer classes": 0}
-    return table_view(t.set_index("source"), caption, columns={"classifier top-1": "classifier top-1 accuracy"},
+    return table_view(_paper_marked(t).set_index("dataset"), caption,
+                      columns={"classifier top-1": "classifier top-1 accuracy"},
                       decimals={**dec, "classifier top-1 accuracy": 3}, paper_rows=paper_rows, fold=False,
                       notes=["chance: 1 / writer classes, the Style of a system that draws no writer's style; "
                              "Style / chance: how many times chance."])
