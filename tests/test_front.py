@@ -76,7 +76,7 @@ def test_numbers_are_those_of_the_run_files(tmp_path, registry):
     assert "*synth-benchmark against pseudo-labels* (1,291 words on 41 pages; Style's chance level 0.024)" in text
     assert "| Skeleton derenderer (InkSight stand-in), which made these pseudo-labels | 0.118 | 0.016 | 0.768 | " \
            "0.083 |" in text
-    assert "| Font baseline (Hershey futural) | 0.229 | \u2014 (not computed) | 1.000 | 0.029 |" in text
+    assert "| Font baseline (Hershey futural) | 0.229 | \u2014 not computed | 1.000 | 0.029 |" in text
     # which systems ran, and why the others did not (from the run's facts)
     assert "0 of them ran here" in text and "Gemini-3.1-Pro: not run (`GEMINI_API_KEY` is not set)" in text
     assert "Claude-Opus-4.8: not run (no run requested it)" in text
@@ -91,7 +91,7 @@ def test_a_missing_run_reads_as_not_run(tmp_path, registry):
     assert "**Pseudo-labels (section 02):** not run" in text and "no-such-run/summary.json" in text
     assert "**Systems scored (section 03):** not run" in text
     assert "Gemini-3.1-Pro: not run (no section-03 run)" in text
-    assert "\u2014 (no benchmark result file make_book.txt)" in text  # no benchmarks/ in this root
+    assert "\u2014 no benchmark result file make_book.txt" in text  # no benchmarks/ in this root
     assert not re.search(r"\b(?:nan|NaN|None)\b", text)
 
 

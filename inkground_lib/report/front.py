@@ -21,15 +21,11 @@ from typing import Iterable, Mapping
 
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import PSEUDO_RUN, ROOT, SECTIONS_DIR
+from inkground_lib.report.format import EM_DASH as DASH
+from inkground_lib.report.format import missing
 
-DASH = "\u2014"
 BENCH_RESULT = "benchmarks/results/make_book.txt"
 UNIPEN_JSON = "data/unipen_cursive/unipen_cursive_dev.json"
-
-
-def missing(reason: str) -> str:
-    """How a number that could not be computed is shown: an em dash and the reason."""
-    return f"{DASH} ({reason})"
 
 
 def fmt(v, digits: int = 3, reason: str = "not computed") -> str:
