@@ -208,3 +208,28 @@ def test_pool_workers_end_when_the_calling_process_is_killed(tmp_path):
     else:
         os.kill(worker, signal.SIGKILL)
         raise AssertionError("the pool worker outlived the killed calling process by 10 s")
+
+
+def test_windowed_map_keeps_order_and_bounds_the_jobs_in_flight():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inkground_lib.core.parallel import executor_workers, windowed_map
+
+    submitted = []
+
+    def jobs():
+        for j in range(10):
+            submitted.append(j)
+            yield j
+
+    got = []
+    with ThreadPoolExecutor(2) as ex:
+        assert executor_workers(ex) == 2 and executor_workers(None) == 1
+        for r in windowed_map(ex, _square_ok, jobs(), window=3):
+            got.append(r)
+            assert len(submitted) - len(got) <= 2  # at most 3 submitted and not yet yielded
+    assert got == [j * j for j in range(10)]
+
+
+def _square_ok(x):
+    return x * x
