@@ -190,7 +190,8 @@ def fig_truth_by_stage(res: PipelineResult):
     from inkground_lib.report.pseudo_labels import _TRUTH_METRICS
 
     p = res.pages
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), constrained_layout=True)
+    fig, axes = plt.subplots(2, 2, figsize=(8, 5.6), constrained_layout=True)
+    axes = axes.ravel()
     colours = dict(zip(STAGES, (OKABE_ITO[1], OKABE_ITO[4], OKABE_ITO[2])))
     rng = np.random.default_rng(0)
     for ax, (m, label) in zip(axes, _TRUTH_METRICS):
@@ -199,8 +200,10 @@ def fig_truth_by_stage(res: PipelineResult):
             if len(v):
                 ax.scatter(i + rng.uniform(-0.15, 0.15, len(v)), v, s=14, alpha=0.75, color=colours[st])
                 ax.hlines(np.median(v), i - 0.3, i + 0.3, color="black", lw=2)
-        ax.set_xticks(range(len(STAGES)), ["failed\nOCR", "rejected\nby raters", "kept"], fontsize=9)
+        ax.set_xticks(range(len(STAGES)), ["failed OCR", "rejected by raters", "kept"], fontsize=9)
         ax.set_xlim(-0.6, len(STAGES) - 0.4)
         ax.set_title(label, fontsize=10)
-    axes[0].set_ylabel("page mean (pseudo-label vs truth)")
+        ax.spines[["top", "right"]].set_visible(False)
+    for ax in axes[::2]:
+        ax.set_ylabel("page mean")
     return fig
