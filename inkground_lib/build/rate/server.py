@@ -177,7 +177,9 @@ class Base(tornado.web.RequestHandler):
     def s(self) -> Session:
         return self.application.settings["session"]
 
-    def _request_summary(self) -> str:  # Tornado's own log lines: the path without its query (no token)
+    # Tornado's own warnings (e.g. an XSRF refusal) print _request_summary(), by default the URI with its
+    # query string, which may hold ?token=: here the path only (a private hook of tornado.web, 6.x).
+    def _request_summary(self) -> str:
         return f"{self.request.method} {self.request.path} ({self.request.remote_ip})"
 
     def set_default_headers(self) -> None:
@@ -451,9 +453,14 @@ def make_app(session: Session) -> tornado.web.Application:
         [(r"/", Index), (r"/api/state", State), (r"/api/login", Login), (r"/api/logout", Logout),
          (r"/api/rate", Rate), (r"/api/undo", Undo), (r"/api/stats", StatsJson), (r"/stats", Stats),
          (r"/photo/([^/]+)", Photo)],
-        session=session, static_path=str(STATIC), static_handler_class=StaticFiles,
-        template_path=str(TEMPLATES), xsrf_cookies=True,
-        xsrf_cookie_kwargs={"samesite": "Strict", "httponly": False},
+        session=session,
+        # static_path / static_handler_class: /static/ served by StaticFileHandler, whose
+        # validate_absolute_path answers 403 for a path outside the folder; template_path: autoescaping
+        # templates; xsrf_cookies: every POST must carry the _xsrf cookie's value (header X-XSRFToken);
+        # xsrf_cookie_kwargs: passed to set_cookie; log_function: called instead of the access log.
+        # https://www.tornadoweb.org/en/stable/web.html ("Application configuration"), checked 2026-11-30.
+        static_path=str(STATIC), static_handler_class=StaticFiles, template_path=str(TEMPLATES),
+        xsrf_cookies=True, xsrf_cookie_kwargs={"samesite": "Strict", "httponly": False},  # JS reads it
         log_function=_log_request, compress_response=True)
 
 
