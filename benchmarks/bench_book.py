@@ -32,9 +32,10 @@ BUDGET = {
     "dataset hashes": 5,
     "section 01": 20,
     "section 02": 150,
-    "section 03": 290,
+    "section 03": 285,  # 5 s moved to the front page (issue 14; it measured 2.2 s, 2026-11-30)
     "section 04": 35,
     "reviewers page": 5,
+    "front page": 5,
     "jupyter-book build": 25,
 }
 FIRST_TARGET, SECOND_TARGET = 600, 60
