@@ -133,6 +133,27 @@ def truth_players(res: PipelineResult, ds: Optional[Dataset] = None, width_px: f
                             "solid vermillion. Click or press Space to pause, R to restart.")
 
 
+def pick_examples(res: PipelineResult, n_per_row: int):
+    """Up to ``n_per_row`` words per stage outcome (failed the OCR filter, rejected by the raters, kept),
+    spread evenly over the stage's words, preferring words whose OCR outcome is typical of the stage (no
+    match where the page failed, a match where it was kept); words with a drawn pseudo-label first."""
+    w, p = res.words, res.pages.set_index("page")
+    w = w.assign(stage=w["page"].map(p["stage"]))
+    rows = []
+    for st, want_match in (("failed OCR filter", False), ("rejected by raters", None), ("kept", True)):
+        d = w[w["stage"] == st]
+        if want_match is not None:
+            d = pd.concat([d[d["match"] == want_match], d[d["match"] != want_match]])
+        else:
+            d = pd.concat([d[~d["match"]], d[d["match"]]])
+        d = d[d["points"] > 0] if (d["points"] > 0).any() else d
+        if len(d):
+            idx = np.unique(np.linspace(0, len(d) - 1, min(n_per_row, len(d))).round().astype(int))
+            rows.append((st, d.iloc[idx]))
+    return rows
+
+
+
 def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_row: int = 3):
     """Example pairs for each stage outcome (rows: the page failed the OCR filter / was rejected by the
     raters / was kept): the photo crop above, the pseudo-label drawn over a faded copy below (solid
@@ -142,10 +163,9 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
 
     from inkground_lib.core.render import crop_box
     from inkground_lib.report.overlay import plot_comparison
-    from inkground_lib.report.pseudo_labels import _pick_examples
 
     ds = ds or load_dataset(res.candidates)
-    rows = _pick_examples(res, n_per_row)
+    rows = pick_examples(res, n_per_row)
     if not rows:
         return None
     fig, axes = plt.subplots(2 * len(rows), n_per_row, figsize=(3.0 * n_per_row, 3.4 * len(rows)), squeeze=False,
@@ -187,14 +207,14 @@ def fig_truth_by_stage(res: PipelineResult):
     import matplotlib.pyplot as plt
 
     from inkground_lib.pseudo.run import STAGES
-    from inkground_lib.report.pseudo_labels import _TRUTH_METRICS
+    from inkground_lib.report.pseudo_labels import TRUTH_METRICS
 
     p = res.pages
     fig, axes = plt.subplots(2, 2, figsize=(8, 5.6), constrained_layout=True)
     axes = axes.ravel()
     colours = dict(zip(STAGES, (OKABE_ITO[1], OKABE_ITO[4], OKABE_ITO[2])))
     rng = np.random.default_rng(0)
-    for ax, (m, label) in zip(axes, _TRUTH_METRICS):
+    for ax, (m, label) in zip(axes, TRUTH_METRICS):
         for i, st in enumerate(STAGES):
             v = p.loc[p["stage"] == st, m].dropna().to_numpy()
             if len(v):

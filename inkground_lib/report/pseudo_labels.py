@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
 import pandas as pd
 
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import KEEP_SCORE
-from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
+from inkground_lib.pseudo.run import PipelineResult, summary_numbers
 from inkground_lib.report.format import missing
 
 
@@ -56,7 +55,7 @@ def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> p
     ], paper=paper, set_values=funnel_parameters(res, paper))
 
 
-_TRUTH_METRICS = [("dtw", "DTW (word heights)"), ("chamfer", "Chamfer (word heights)"),
+TRUTH_METRICS = [("dtw", "DTW (word heights)"), ("chamfer", "Chamfer (word heights)"),
                   ("order_differs", "words with a different stroke order"),
                   ("direction_differs", "words with a stroke in the opposite direction")]
 
@@ -70,97 +69,11 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
     rows = []
     for name, d in groups:
         r = {"pages": int(len(d))}
-        for m, label in _TRUTH_METRICS:
+        for m, label in TRUTH_METRICS:
             r[f"median {label}"] = (round(float(d[m].median()), 3) if len(d) and d[m].notna().any() else
                                     missing("no pages" if not len(d) else "no true ink"))
         rows.append(pd.Series(r, name=name, dtype=object))
     return pd.DataFrame(rows).rename_axis("stage outcome")
-
-
-def fig_truth_by_stage(res: PipelineResult):
-    """Per-page distributions (page means over words) of DTW, Chamfer and the shares of words with a
-    different stroke order / direction, for each stage outcome; points jittered, medians as bars."""
-    import matplotlib.pyplot as plt
-
-    p = res.pages
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), constrained_layout=True)
-    colours = {"failed OCR filter": "#c44e52", "rejected by raters": "#dd8452", "kept": "#55a868"}
-    rng = np.random.default_rng(0)
-    for ax, (m, label) in zip(axes, _TRUTH_METRICS):
-        for i, st in enumerate(STAGES):
-            v = p.loc[p["stage"] == st, m].dropna().to_numpy()
-            if len(v):
-                ax.scatter(i + rng.uniform(-0.15, 0.15, len(v)), v, s=14, alpha=0.7, color=colours[st])
-                ax.hlines(np.median(v), i - 0.3, i + 0.3, color="black", lw=2)
-        ax.set_xticks(range(len(STAGES)), ["failed\nOCR", "rejected\nby raters", "kept"], fontsize=8)
-        ax.set_xlim(-0.6, len(STAGES) - 0.4)
-        ax.set_title(label, fontsize=9)
-    axes[0].set_ylabel("page mean (pseudo-label vs truth)")
-    return fig
-
-
-def _pick_examples(res: PipelineResult, n_per_row: int):
-    w, p = res.words, res.pages.set_index("page")
-    w = w.assign(stage=w["page"].map(p["stage"]))
-    rows = []
-    for st, want_match in (("failed OCR filter", False), ("rejected by raters", None), ("kept", True)):
-        d = w[w["stage"] == st]
-        if want_match is not None:
-            d = pd.concat([d[d["match"] == want_match], d[d["match"] != want_match]])
-        else:
-            d = pd.concat([d[~d["match"]], d[d["match"]]])
-        d = d[d["points"] > 0] if (d["points"] > 0).any() else d
-        if len(d):
-            idx = np.unique(np.linspace(0, len(d) - 1, min(n_per_row, len(d))).round().astype(int))
-            rows.append((st, d.iloc[idx]))
-    return rows
-
-
-def fig_examples(res: PipelineResult, ds: Optional[Dataset] = None, n_per_row: int = 3):
-    """Example pairs for each stage outcome (rows: page failed the OCR filter / rejected by the raters /
-    kept): for each word the original crop and the pseudo-label drawn over it with its stroke order
-    (colour runs from the first to the last point; dots mark stroke starts, numbers the stroke order),
-    titled with the two OCR readings."""
-    import matplotlib.pyplot as plt
-
-    from inkground_lib.core.render import crop_box
-    from inkground_lib.report.overlay import plot_overlay
-
-    ds = ds or load_dataset(res.candidates)
-    rows = _pick_examples(res, n_per_row)
-    if not rows:
-        fig, ax = plt.subplots(figsize=(4, 1))
-        ax.text(0.5, 0.5, "no pages", ha="center")
-        ax.set_axis_off()
-        return fig
-    ncol = 2 * n_per_row
-    fig, axes = plt.subplots(len(rows), ncol, figsize=(2.2 * ncol, 1.9 * len(rows)), squeeze=False,
-                             constrained_layout=True)
-    photos: dict[str, np.ndarray] = {}
-    for r, (st, d) in enumerate(rows):
-        for c, (_, wr) in enumerate(d.iterrows()):
-            page = ds.page(wr["page"])
-            if page.id not in photos:
-                photos[page.id] = page.load_image()
-            photo = photos[page.id]
-            word = next(x for x in page.words if x.id == wr["word_id"])
-            cb = crop_box(word.box, (page.width, page.height), margin=0.15)
-            img = photo[cb[1]:cb[3], cb[0]:cb[2]]
-            a0, a1 = axes[r, 2 * c], axes[r, 2 * c + 1]
-            a0.imshow(img, extent=(cb[0] - 0.5, cb[2] - 0.5, cb[3] - 0.5, cb[1] - 0.5))
-            a0.set_title(f"photo; OCR: {wr['ocr_original']!r}", fontsize=7)
-            faded = (255 - (255 - img.astype(np.float32)) * 0.35).astype(np.uint8)
-            plot_overlay(a1, res.pseudo[word.id], image=faded, extent_box=cb, lw=1.2, number_strokes=True)
-            mark = "match" if wr["match"] else "no match"
-            a1.set_title(f"strokes; OCR: {wr['ocr_rendered']!r} ({mark})", fontsize=7)
-            for a in (a0, a1):
-                a.set_xticks([])
-                a.set_yticks([])
-        for c in range(len(d), n_per_row):
-            axes[r, 2 * c].set_axis_off()
-            axes[r, 2 * c + 1].set_axis_off()
-        axes[r, 0].set_ylabel(st, fontsize=8)
-    return fig
 
 
 _DERENDERER_TEXT = {
