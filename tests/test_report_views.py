@@ -115,3 +115,40 @@ def test_player_over_the_page_photo_is_a_captioned_figure():
     assert x0 <= 4.5 and y0 <= 99.5 and x0 + w >= 84.5 and y0 + h >= 139.5  # the frame covers the photo
     html = PlayerGrid([player_figure(svg, "best: 'a', DTW 0.100")], "caption")._repr_html_()
     assert html.count("<figcaption>") == 2 and "DTW 0.100" in html
+
+
+@pytest.fixture(scope="module")
+def pseudo_run(tiny_ds, tmp_path_factory):
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    return run_pseudo_labels(tiny_ds.root, tmp_path_factory.mktemp("views02") / "run", progress=False, workers=1)
+
+
+def test_funnel_counts_are_the_runs_and_the_papers(pseudo_run):
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.pseudo.run import summary_numbers
+    from inkground_lib.report.pseudo_figures import fig_funnel, funnel_counts
+
+    nums, paper = summary_numbers(pseudo_run), paper_numbers()
+    df = funnel_counts(pseudo_run)
+    assert list(df["ours"]) == [nums["candidates"], nums["ocr_pass_pages"], nums["benchmark_pages"]]
+    assert list(df["paper"]) == [paper.loc[k, "value"] for k in ("candidates", "ocr_pass_pages", "benchmark_pages")]
+    for side in ("ours", "paper"):
+        shares = list(df[f"{side}_share"])
+        assert shares[0] == 1 and shares == sorted(shares, reverse=True)
+    texts = [t.get_text() for t in fig_funnel(pseudo_run).axes[0].texts]
+    assert f"{paper.loc['candidates', 'value']:,.0f} pages" in texts and f"{nums['candidates']:,.0f} pages" in texts
+
+
+def test_truth_examples_are_the_best_median_and_worst_by_dtw(pseudo_run, tiny_ds):
+    from inkground_lib.report.pseudo_figures import fig_truth_examples, truth_examples, truth_players
+
+    ex = truth_examples(pseudo_run, tiny_ds)
+    w = pseudo_run.words.dropna(subset=["dtw"])
+    w = w[w["points"] > 0]
+    assert [e["tag"] for e in ex] == ["best", "median", "worst"]
+    assert ex[0]["dtw"] == w["dtw"].min() and ex[-1]["dtw"] == w["dtw"].max()
+    assert ex[0]["dtw"] <= ex[1]["dtw"] <= ex[2]["dtw"]
+    titles = [ax.get_title() for ax in fig_truth_examples(pseudo_run, tiny_ds).axes if ax.get_title()]
+    assert all(f"DTW {e['dtw']:.3f}" in t for e, t in zip(ex, titles))
+    assert truth_players(pseudo_run, tiny_ds)._repr_html_().count('class="ig-pen-player"') == 3
