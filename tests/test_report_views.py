@@ -141,7 +141,11 @@ def test_funnel_counts_are_the_runs_and_the_papers(pseudo_run):
 
 
 def test_truth_examples_are_the_best_median_and_worst_by_dtw(pseudo_run, tiny_ds):
-    from inkground_lib.report.pseudo_figures import fig_truth_examples, truth_examples, truth_players
+    from inkground_lib.report.pseudo_figures import (
+        fig_truth_examples,
+        truth_examples,
+        truth_players,
+    )
 
     ex = truth_examples(pseudo_run, tiny_ds)
     w = pseudo_run.words.dropna(subset=["dtw"])
