@@ -243,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--derenderer", default="skeleton", help="skeleton, or inksight-small-p:<SavedModel folder>")
     ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
     ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
-    ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score); default: simulated raters")
+    ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "
+                    "`inkground rate`; default: simulated raters")
     ps.add_argument("--n-raters", dest="n_raters", type=int, default=85)
     ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=2)
     ps.add_argument("--n-candidates", dest="n_candidates", type=int)
