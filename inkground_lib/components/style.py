@@ -116,6 +116,7 @@ def import_transformers():
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=TqdmWarning, message="IProgress not found")
+        import tqdm.auto  # noqa: F401  (transformers loads lazily: warn-once module imported here, under the filter)
         import transformers
     return transformers
 
