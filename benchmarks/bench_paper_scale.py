@@ -53,7 +53,7 @@ def report(d: dict, full_pages: int, out=print) -> float:
             out(f"{name:8s} not finished")
             continue
         full = r["seconds"] * f_pages
-        if name != "style":
+        if not (name == "style" and "note" in r):  # an older record: style overlapped predict (see below)
             total_full += full
         out(f"{name:8s} {r['seconds']:8.1f} {r['items']:8d} {r['unit']:18s} {r['rate_per_s'] or 0:8.2f} "
             f"{r['peak_memory_gb']:8.2f} {full / 60:10.1f}")
@@ -64,11 +64,9 @@ def report(d: dict, full_pages: int, out=print) -> float:
     if "style" in st:
         s = st["style"]
         out(f"  style: recipe {s.get('recipe')}, {s.get('classes')} classes, top-1 {s.get('top1_reference'):.3f} "
-            f"(pseudo-label refs) / {s.get('top1_true'):.3f} (true), chance {s.get('chance'):.4f}; its seconds "
-            f"overlap predict: the run's wall time counts predict + style together")
-        # style runs in the executor from the start of the evaluation: predict and style overlap
-        full_eval = max(st.get("predict", {}).get("seconds", 0), s["seconds"]) * f_pages
-        total_full += full_eval - st.get("predict", {}).get("seconds", 0) * f_pages
+            f"(pseudo-label refs) / {s.get('top1_true'):.3f} (true), chance {s.get('chance'):.4f}")
+        if "note" in s:  # a run made before style followed predict: its predict seconds include the training
+            out(f"  style: {s['note']}")
     out(f"peak memory (driver + workers, PSS): {d.get('peak_memory_gb')} GB; driver alone {d.get('peak_driver_gb')} GB")
     out(f"wall time of the slice run: {d.get('total_seconds')} s; extrapolated full run: {total_full / 60:.0f} min")
     for name, why in LIMITS.items():

@@ -8,8 +8,8 @@ Stages, each resumable (a rerun after ``kill -9`` at any point skips finished wo
 * ``pseudo``: section 02 (:func:`inkground_lib.pseudo.run.run_pseudo_labels`: derendering and the OCR filter
   are cached page by page, then raters and the benchmark set);
 * ``predict``: the local systems on the benchmark (cached per word) and the OCR of their renders;
-* ``style``: the two writer classifiers (pseudo-label and true references), trained in the executor while
-  ``predict`` runs, saved by this process;
+* ``style``: the two writer classifiers (pseudo-label and true references), trained side by side in the
+  executor once ``predict`` is done (so each stage's seconds are its own), saved by this process;
 * ``score``: every metric against the references and against the true inks, and the section tables.
 
 Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
@@ -258,10 +258,6 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
     true_settings = replace(settings, reference="true")
     memo: dict = {}
     with eval_run_folder(eval_run, "eval"):
-        t_style = time.perf_counter()
-        # both classifiers train in the executor (or later, here, serially) while the systems run
-        style_b = start_style_classifier(ds, eval_run, settings, ex, progress)
-        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress)
         t = time.perf_counter()
         runs, unavailable = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)
         read_all_renders(bench, runs.values(), settings, memo, progress, ex)
@@ -270,6 +266,11 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         n_pred = ds.n_words * len(runs)
         _log_stage(log, "predict", rec.finish("predict", time.perf_counter() - t, n_pred, "predictions",
                                               systems=list(runs), words=ds.n_words))
+        # both classifiers train side by side in the executor (or here, one after the other, without one);
+        # started after predict, whose page jobs would otherwise queue behind them in a 2-worker pool
+        t_style = time.perf_counter()
+        style_b = start_style_classifier(ds, eval_run, settings, ex, progress)
+        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress)
         model_b, facts_b = style_b()
         model_t, facts_t = style_t()
         n_train = facts_b["n_train"] + facts_t["n_train"]
@@ -277,8 +278,7 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
             "style", time.perf_counter() - t_style, n_train, "training words",
             recipe=settings.style or "book (StyleParams())", classes=facts_b["n_classes"],
             top1_reference=facts_b["top1"], top1_true=facts_t["top1"], chance=facts_b["chance"],
-            trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"]),
-            note="trained in the executor side by side while predict ran; seconds run from its start"))
+            trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"])))
         t = time.perf_counter()
         out = {}
         for st, model, facts in ((settings, model_b, facts_b), (true_settings, model_t, facts_t)):
