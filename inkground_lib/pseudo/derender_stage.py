@@ -65,8 +65,23 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)
     path = Path(run_dir) / f"derender-{safe_name(dcfg['name'])}.jsonl"
-    done = {r["key"]: r for r in read_jsonl(path, DERENDER_SCHEMA)}
     keys = {page.id: sha256_json({"base": page_base_key(page), "derenderer": dcfg}) for page in ds.pages}
+    page_of = {keys[page.id]: page for page in ds.pages}
+    # {key: {word id: Ink}}: each record's inks as arrays at once - as JSON lists (a Python list per point)
+    # the 2,984 pages' ~15M points took ~2 GB - and the records of pages not in ``ds`` are not kept
+    done: dict[str, dict[str, Ink]] = {}
+
+    def keep(rec: dict) -> None:
+        page = page_of[rec["key"]]
+        done[rec["key"]] = {w.id: ink_from_lists(rec["words"][w.id], f"{path}: page {page.id}: word {w.id}")
+                            for w in page.words}
+
+    records = read_jsonl(path, DERENDER_SCHEMA)
+    for i, r in enumerate(records):
+        if r["key"] in page_of:
+            keep(r)
+        records[i] = None  # freed as we go
+    del records
     todo = [(page, der, keys[page.id]) for page in ds.pages if keys[page.id] not in done]
     if not getattr(der, "parallel", False):  # e.g. a TensorFlow model: loaded once, here
         workers, executor = 1, None
@@ -74,13 +89,13 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
         bar.update(sum(len(p.words) for p in ds.pages) - sum(len(j[0].words) for j in todo))
         for job, rec in zip(todo, ordered_map(derender_page, todo, workers=workers, executor=executor)):
             append_jsonl(path, rec)
-            done[rec["key"]] = rec
+            keep(rec)
             bar.update(len(job[0].words))
     out: dict[str, Ink] = {}
     for page in ds.pages:
-        rec = done[keys[page.id]]
+        inks = done[keys[page.id]]
         for w in page.words:
-            out[w.id] = ink_from_lists(rec["words"][w.id], f"{path}: page {page.id}: word {w.id}")
+            out[w.id] = inks[w.id]
     return out
 
 
