@@ -105,19 +105,30 @@ class StyleParams:
 # model
 
 
-def import_transformers():
-    """``transformers``, imported without the one warning its import prints inside a Jupyter kernel:
-    huggingface_hub imports ``tqdm.auto``, which warns (TqdmWarning "IProgress not found") when ipywidgets is
-    absent. Its progress bars are for hub downloads, which never happen here, so the warning would only put
-    the build machine's path into the executed notebooks."""
+def quiet_notebook_progress() -> None:
+    """Import ``tqdm.auto`` once without the warning it prints inside a Jupyter kernel (TqdmWarning "IProgress
+    not found", ipywidgets being absent). transformers imports it through huggingface_hub, whose progress bars
+    are for hub downloads that never happen here; the warning would only put the build machine's path into
+    the executed notebooks. Called when this module is imported: a classifier trained in a process pool is
+    unpickled in the notebook's kernel, which imports this module (the class) before transformers (the
+    model), so the warn-once import has happened quietly by then."""
     import warnings
 
     from tqdm import TqdmWarning
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=TqdmWarning, message="IProgress not found")
-        import tqdm.auto  # noqa: F401  (transformers loads lazily: warn-once module imported here, under the filter)
-        import transformers
+        import tqdm.auto  # noqa: F401
+
+
+quiet_notebook_progress()
+
+
+def import_transformers():
+    """``transformers`` (imported lazily: it is heavy), after :func:`quiet_notebook_progress`."""
+    quiet_notebook_progress()
+    import transformers
+
     return transformers
 
 
