@@ -28,7 +28,7 @@ def cluster():
     from distributed import LocalCluster
 
     c = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1", protocol="tcp",
-                     dashboard_address=None)
+                     dashboard_address="127.0.0.1:0")  # any free port (None still takes :8787, maybe in use)
     yield c
     c.close()
 
