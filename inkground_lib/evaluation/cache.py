@@ -10,6 +10,7 @@ import datetime as _dt
 import fcntl
 import os
 import re
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -186,6 +187,9 @@ GRACE_SECONDS = 5.0
 """After Ctrl-C, how long answers already in flight are awaited (and kept) before the run stops."""
 
 
+CLOSE_WAIT_SECONDS = 2.0  # after Ctrl-C, how long closing a system's clients may hold up the exit
+
+
 class PredictionInterrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`run_predictions`, after the grace period: ``summary`` says what was kept."""
 
@@ -269,7 +273,11 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
             pool.shutdown(wait=not pending, cancel_futures=True)
             bar.close()
             if pending:
-                getattr(system, "close", lambda: None)()
+                # closing the clients aborts requests still in flight; it must not itself wait for them, so it
+                # runs in a daemon thread that Ctrl-C's exit does not wait for beyond CLOSE_WAIT_SECONDS
+                closer = threading.Thread(target=getattr(system, "close", lambda: None), daemon=True)
+                closer.start()
+                closer.join(CLOSE_WAIT_SECONDS)
     out = []
     for it, k in zip(items, keys):
         rec = dict(results[k])
