@@ -77,11 +77,16 @@ def test_synth_writes_the_same_files_on_every_executor(tmp_path, cluster):
     assert files["pool"] == files["serial"] and files["dask"] == files["serial"]
 
 
+def _candidates(tmp_path_factory, name: str, pages: int) -> Path:
+    """A small synthetic candidate set (seed 11) written serially, shared by a module's tests."""
+    root = tmp_path_factory.mktemp(name) / "cand"
+    generate(root, SynthParams(pages=pages, seed=11, **SMALL), progress=False, workers=1)
+    return root
+
+
 @pytest.fixture(scope="module")
 def cand(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ps") / "cand"
-    generate(root, SynthParams(pages=6, seed=11, **SMALL), progress=False, workers=1)
-    return root
+    return _candidates(tmp_path_factory, "ps", 6)
 
 
 def test_pseudo_labels_write_the_same_files_on_every_executor(cand, tmp_path, cluster):
@@ -110,9 +115,7 @@ def test_pseudo_labels_write_the_same_files_on_every_executor(cand, tmp_path, cl
 
 @pytest.fixture(scope="module")
 def three(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ps3") / "cand"
-    generate(root, SynthParams(pages=3, seed=11, **SMALL), progress=False, workers=1)
-    return root
+    return _candidates(tmp_path_factory, "ps3", 3)
 
 
 def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, cluster):

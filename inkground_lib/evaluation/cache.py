@@ -175,7 +175,7 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
     }
 
 
-def _ask(system: System, item: Item) -> RawOutput:
+def ask(system: System, item: Item) -> RawOutput:
     try:
         return system.predict(item)
     except Exception as e:  # a local system's failure, or a bug: an error, never an output
@@ -259,7 +259,7 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
         pool = ThreadPoolExecutor(max_workers=workers)
         pending: dict = {}
         try:
-            pending = {pool.submit(_ask, system, it): (k, it) for k, it in todo.items()}
+            pending = {pool.submit(ask, system, it): (k, it) for k, it in todo.items()}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:

@@ -168,12 +168,12 @@ def page_parallel(system) -> bool:
 
 
 def _predict_page_job(job):
-    """Worker: (system, items of one page) -> the RawOutput of each item (``cache._ask``: a failure is an
+    """Worker: (system, items of one page) -> the RawOutput of each item (``cache.ask``: a failure is an
     error output, never an exception)."""
-    from inkground_lib.evaluation.cache import _ask
+    from inkground_lib.evaluation.cache import ask
 
     system, items = job
-    return [_ask(system, it) for it in items]
+    return [ask(system, it) for it in items]
 
 
 def predict_pages(system, items, path, executor, progress: bool = True) -> int:
