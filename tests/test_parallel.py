@@ -233,3 +233,45 @@ def test_windowed_map_keeps_order_and_bounds_the_jobs_in_flight():
 
 def _square_ok(x):
     return x * x
+
+
+def test_read_renders_on_an_executor_shows_a_bar_and_reads_what_this_process_reads(capsys):
+    """The paper-scale run's OCR of renders goes through an executor in batches: same texts, and a progress
+    bar of the renders read (no bar without ``progress``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inks import hershey_ink
+
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.core.defaults import OCR_BATCH_WORDS
+
+    ocr = get_engine("rapidocr", progress=False)
+    words = ["cat", "house", "on", "the", "hill"] * (OCR_BATCH_WORDS // 5 + 1)
+    inks = [hershey_ink(w, 0.01 * i) for i, w in enumerate(words)]  # distinct inks, more than one batch
+    here = read_renders(ocr, inks)
+    capsys.readouterr()
+    with ThreadPoolExecutor(2) as ex:
+        assert read_renders(ocr, inks, {}, ex, progress=True) == here
+        err = capsys.readouterr().err
+        assert "OCR of renders (rapidocr)" in err and "100%" in err
+        assert read_renders(ocr, inks, {}, ex) == here
+        assert "OCR of renders" not in capsys.readouterr().err
+
+
+def test_a_system_run_keeps_its_inks_as_arrays_and_its_records_without_strokes(cand, tmp_path):
+    """Memory at the paper's scale: the cache file keeps every record whole, the run in memory keeps the
+    parsed inks and the records without their nested-list strokes (~4x the ink's memory)."""
+    from inkground_lib.core.files import read_jsonl
+    from inkground_lib.evaluation.cache import cache_path
+    from inkground_lib.evaluation.run import make_items, predict_system, record_ink
+
+    ds = load_dataset(cand)
+    run = predict_system("box", ds, tmp_path, progress=False)
+    on_disk = [r for _, r in read_jsonl(cache_path(tmp_path, "box"), lambda r: isinstance(r, dict))]
+    assert len(run.records) == len(on_disk) == ds.n_words
+    assert all("strokes" not in r for r in run.records) and all(r.get("strokes") for r in on_disk)
+    by_id = {r["word_id"]: r for r in on_disk}
+    for rec, ink, item in zip(run.records, run.inks, make_items(ds, with_prompt=False)):
+        assert rec == {k: v for k, v in by_id[rec["word_id"]].items() if k != "strokes"}
+        expected, _ = record_ink(by_id[rec["word_id"]], item.page_size)
+        assert len(ink) == len(expected) and all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ink, expected))

@@ -23,6 +23,7 @@ Folder ``OUT``: ``candidates/`` (dataset), ``02_pseudo_labels/`` (run; ``benchma
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
@@ -197,7 +198,6 @@ def _log_stage(log, name: str, r: dict) -> None:
 def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Record, progress: bool, log) -> None:
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.datasets.synth.generate import SynthParams, generate
-    from inkground_lib.pseudo.run import run_pseudo_labels
 
     cand, pseudo_run, eval_run, tables = out / "candidates", out / "02_pseudo_labels", out / "03_evaluation", out / "tables"
     bench = pseudo_run / "benchmark"
@@ -216,29 +216,39 @@ def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Reco
     if rec.done("pseudo") and (bench / "manifest.json").is_file() and (pseudo_run / "summary.json").is_file():
         log("paper-scale: pseudo already done")
     else:
-        t = time.perf_counter()
-        res = run_pseudo_labels(cand, pseudo_run, derenderer=params.derenderer, ocr=params.ocr, progress=progress,
-                                executor=ex, workers=1 if ex is None else None)
-        n_words = len(res.words)
-        tables.mkdir(parents=True, exist_ok=True)
-        from inkground_lib.report.pseudo_labels import funnel_table
-
-        ft = funnel_table(res)
-        atomic_write_text(tables / "02_funnel.csv", ft.to_csv(index=False))
-        atomic_write_text(tables / "02_funnel.md", ft.to_markdown(index=False) + "\n")
-        tm = res.timings
-        _log_stage(log, "pseudo", rec.finish(
-            "pseudo", time.perf_counter() - t, len(res.pages), "pages", words=n_words,
-            derender_seconds=tm.get("derender"), ocr_seconds=tm.get("ocr"),
-            derender_words_per_s=round(n_words / tm["derender"], 2) if tm.get("derender") else None,
-            ocr_reads_per_s=round(2 * n_words / tm["ocr"], 2) if tm.get("ocr") else None,
-            benchmark_pages=int(res.pages["kept"].sum()),
-            benchmark_words=int(res.pages.loc[res.pages["kept"], "words"].sum())))
+        _pseudo(cand, pseudo_run, tables, params, ex, rec, progress, log)
+        gc.collect()  # section 02's result (every candidate word's pseudo-label) is not needed from here on
 
     if rec.done("score") and (tables / "03_summary-true.csv").is_file():
         log("paper-scale: predict, style and score already done")
         return
     _evaluate(bench, eval_run, tables, params, ex, rec, progress, log)
+
+
+def _pseudo(cand: Path, pseudo_run: Path, tables: Path, params: PaperScaleParams, ex, rec: _Record, progress: bool,
+            log) -> None:
+    """Section 02 on the candidates (a function of its own so that its result, ~1 GB at the paper's scale, is
+    freed before the evaluation stages)."""
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    t = time.perf_counter()
+    res = run_pseudo_labels(cand, pseudo_run, derenderer=params.derenderer, ocr=params.ocr, progress=progress,
+                            executor=ex, workers=1 if ex is None else None)
+    n_words = len(res.words)
+    tables.mkdir(parents=True, exist_ok=True)
+    from inkground_lib.report.pseudo_labels import funnel_table
+
+    ft = funnel_table(res)
+    atomic_write_text(tables / "02_funnel.csv", ft.to_csv(index=False))
+    atomic_write_text(tables / "02_funnel.md", ft.to_markdown(index=False) + "\n")
+    tm = res.timings
+    _log_stage(log, "pseudo", rec.finish(
+        "pseudo", time.perf_counter() - t, len(res.pages), "pages", words=n_words,
+        derender_seconds=tm.get("derender"), ocr_seconds=tm.get("ocr"),
+        derender_words_per_s=round(n_words / tm["derender"], 2) if tm.get("derender") else None,
+        ocr_reads_per_s=round(2 * n_words / tm["ocr"], 2) if tm.get("ocr") else None,
+        benchmark_pages=int(res.pages["kept"].sum()),
+        benchmark_words=int(res.pages.loc[res.pages["kept"], "words"].sum())))
 
 
 def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParams, ex, rec: _Record,

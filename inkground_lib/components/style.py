@@ -180,7 +180,14 @@ def _torch_state(threads: int | None, seed: int | None):
 
 
 def ink_tensor(ink: InkLike, params: StyleParams = StyleParams()) -> np.ndarray:
-    """The network input for one ink: float32 (1, height, width), 1 = ink, 0 = paper (see module doc)."""
+    """The network input for one ink: float32 (1, height, width), 1 = ink, 0 = paper (see module doc); equal to
+    :func:`ink_darkness` / 255."""
+    return ink_darkness(ink, params).astype(np.float32) / np.float32(255.0)
+
+
+def ink_darkness(ink: InkLike, params: StyleParams = StyleParams()) -> np.ndarray:
+    """The network input for one ink in bytes: uint8 (1, height, width), 255 - the render's grey level, 0 =
+    paper (a quarter of :func:`ink_tensor`'s memory: training keeps every image this way)."""
     img = render_ink(as_ink(ink), params.render)
     H, W = int(params.height), int(params.width)
     h, w = img.shape
@@ -189,20 +196,28 @@ def ink_tensor(ink: InkLike, params: StyleParams = StyleParams()) -> np.ndarray:
         nh, nw = max(1, min(H, int(round(h * s)))), max(1, min(W, int(round(w * s))))
         img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
         h, w = img.shape
-    out = np.zeros((1, H, W), np.float32)
+    out = np.zeros((1, H, W), np.uint8)
     y0, x0 = (H - h) // 2, (W - w) // 2
-    out[0, y0:y0 + h, x0:x0 + w] = (255.0 - img.astype(np.float32)) / 255.0
+    out[0, y0:y0 + h, x0:x0 + w] = 255 - img
     return out
 
 
 def inks_tensor(inks: Sequence[InkLike], params: StyleParams = StyleParams(), where: str = "ink") -> torch.Tensor:
     """Stack of :func:`ink_tensor` as a float32 tensor (n, 1, height, width)."""
-    arrs = []
-    for i, k in enumerate(inks):
-        arrs.append(ink_tensor(as_ink(k, f"{where} {i}"), params))
+    return as_float(inks_darkness(inks, params, where))
+
+
+def inks_darkness(inks: Sequence[InkLike], params: StyleParams = StyleParams(), where: str = "ink") -> torch.Tensor:
+    """Stack of :func:`ink_darkness` as a uint8 tensor (n, 1, height, width)."""
+    arrs = [ink_darkness(as_ink(k, f"{where} {i}"), params) for i, k in enumerate(inks)]
     if not arrs:
-        return torch.zeros((0, 1, params.height, params.width))
+        return torch.zeros((0, 1, params.height, params.width), dtype=torch.uint8)
     return torch.from_numpy(np.stack(arrs))
+
+
+def as_float(x: torch.Tensor) -> torch.Tensor:
+    """uint8 darkness (:func:`inks_darkness`) -> the float32 network input in [0, 1] (x / 255)."""
+    return x.to(torch.float32) / 255.0
 
 
 def _augment(x: torch.Tensor, shift: int, gen: torch.Generator) -> torch.Tensor:
@@ -383,7 +398,8 @@ def evaluate_classifier(model: StyleModel, items: Sequence[tuple[InkLike, str]],
 
 
 def _recalibrate_batchnorm(model, x: torch.Tensor, bs: int) -> None:
-    """Replace BatchNorm running statistics by their exact average over the (unaugmented) training images.
+    """Replace BatchNorm running statistics by their exact average over the (unaugmented) training images
+    ``x`` (uint8 darkness, :func:`inks_darkness`).
 
     Short CPU trainings take few optimiser steps, too few for the running averages (momentum 0.1) to
     forget their initial values (mean 0, variance 1); eval-mode outputs are then near chance. One pass in
@@ -400,7 +416,7 @@ def _recalibrate_batchnorm(model, x: torch.Tensor, bs: int) -> None:
         for b in range(0, len(x), bs):
             xb = x[b:b + bs]
             if len(xb) > 1:
-                model(pixel_values=xb)
+                model(pixel_values=as_float(xb))
     for m, mom in zip(bns, saved):
         m.momentum = mom
 
@@ -464,7 +480,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
 
     t0 = time.perf_counter()
     y = torch.tensor([classes.index(lab) for lab in labels], dtype=torch.long)
-    x = inks_tensor(inks, params, where="training item")
+    x = inks_darkness(inks, params, where="training item")  # uint8; each batch is made float below
     model = build_resnet18(len(classes), params.seed)
     losses: list[float] = []
     with _torch_state(params.threads, params.seed):
@@ -489,7 +505,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
             for j, b in enumerate(starts):
                 e = starts[j + 1] if j + 1 < len(starts) else n
                 idx = perm[b:e]
-                xb = x[idx]
+                xb = as_float(x[idx])
                 if params.augment:
                     xb = _augment(xb, params.shift, gen)
                 loss = torch.nn.functional.cross_entropy(model(pixel_values=xb).logits, y[idx])

@@ -46,8 +46,9 @@ class EvalSettings:
 
 @dataclass
 class SystemRun:
-    """One system's run on one dataset: its records (one per word, dataset order), the inks scored (page
-    pixels; None where the output was not usable) and their statuses."""
+    """One system's run on one dataset: its records (one per word, dataset order; the cache records without
+    their ``strokes``), the inks scored (page pixels; None where the output was not usable) and their
+    statuses."""
 
     name: str
     label: str
@@ -229,10 +230,13 @@ def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, r
     records = run_predictions(system, items, path, progress=progress, retry_refusals=retry_refusals,
                               allowed=allowed)
     inks, statuses = [], []
-    for rec, it in zip(records, items):
+    for i, (rec, it) in enumerate(zip(records, items)):
         ink, st = record_ink(rec, it.page_size, grid)
         inks.append(ink)
         statuses.append(st)
+        # the parsed ink is kept in ``inks``; the record's strokes as nested lists of Python floats took ~4x
+        # its memory (~1 GB for the paper-scale benchmark's four systems)
+        records[i] = {k: v for k, v in rec.items() if k != "strokes"}
     return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses)
 
 
@@ -327,12 +331,15 @@ def _read_batch(job) -> list[str]:
     return [str(t) for t in get_engine(name, progress=False).read([render_ink(ink) for ink in inks])]
 
 
-def read_renders(ocr, inks, memo: dict | None = None, executor=None) -> list[str]:
+def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: bool = False) -> list[str]:
     """OCR of the render of each ink (an empty ink renders blank). Identical inks (:func:`ink_digest`) are
     rendered and read once; ``memo`` ({(engine name, digest): text}) carries texts between calls, e.g.
     between systems whose outputs coincide (the reference and the derenderer that made it). ``executor``
     (:func:`inkground_lib.core.parallel.executor`): an engine that can run one per worker (``parallel``)
-    reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts)."""
+    reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts), with a
+    tqdm bar of the renders read when ``progress``."""
+    from tqdm import tqdm
+
     from inkground_lib.core.defaults import OCR_BATCH_WORDS
     from inkground_lib.core.ink import ink_digest
     from inkground_lib.core.parallel import ordered_map
@@ -347,7 +354,11 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None) -> list[str
     if todo and executor is not None and getattr(ocr, "parallel", False):
         ks, vs = list(todo), list(todo.values())
         jobs = [(ocr.name, vs[i:i + OCR_BATCH_WORDS]) for i in range(0, len(vs), OCR_BATCH_WORDS)]
-        texts = [t for batch in ordered_map(_read_batch, jobs, executor=executor) for t in batch]
+        texts: list[str] = []
+        with tqdm(total=len(vs), desc=f"OCR of renders ({ocr.name})", unit="word", disable=not progress) as bar:
+            for batch in ordered_map(_read_batch, jobs, executor=executor):
+                texts.extend(batch)
+                bar.update(len(batch))
         memo.update(zip(ks, texts))
     elif todo:
         for k, text in zip(todo, ocr.read([render_ink(ink) for ink in todo.values()])):
@@ -387,7 +398,7 @@ def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, prog
     for run in runs:
         if ocr.name not in run.ocr_texts:
             run.ocr_texts[ocr.name] = read_renders(ocr, [ink if ink is not None else [] for ink in run.inks], memo,
-                                                   executor)
+                                                   executor, progress)
     return ocr
 
 
