@@ -181,6 +181,28 @@ def test_jsonl_torn_last_line_is_dropped_and_a_complete_one_kept(tmp_path):
         read_jsonl(p, ok)
 
 
+def test_jsonl_records_are_parsed_one_at_a_time_and_a_torn_line_repaired_at_the_end(tmp_path):
+    """iter_jsonl yields each record as it parses it (the paper-scale derender cache is read page by page);
+    a broken middle line raises after the records before it, and a torn last line is cut off once the
+    iteration reaches it."""
+    from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
+
+    p = tmp_path / "log.jsonl"
+    for k in (1, 2):
+        append_jsonl(p, {"k": k})
+    good = p.read_bytes()
+    ok = lambda r: isinstance(r, dict) and "k" in r  # noqa: E731
+    p.write_bytes(b'{"k": 1}\n{broken\n{"k": 2}\n')
+    it = iter_jsonl(p, ok)
+    assert next(it) == (1, {"k": 1})
+    with pytest.raises(JSONLError, match="line 2"):
+        next(it)
+    p.write_bytes(good + b'{"k": 3')
+    it = iter_jsonl(p, ok)
+    assert [r["k"] for _, r in [next(it), next(it)]] == [1, 2] and p.read_bytes().endswith(b'{"k": 3')
+    assert list(it) == [] and p.read_bytes() == good
+
+
 @pytest.mark.parametrize("bad", ["../evil", "a/b", "", ".hidden", "x" * 129, "p 1", "p\x00"])
 def test_a_page_or_word_id_that_is_no_plain_name_is_refused_before_anything_is_written(tmp_path, bad):
     """Issue 11, case 1: a page id with ../ made `inkground pseudo` write outside its run folder."""

@@ -16,8 +16,8 @@ from inkground_lib.pseudo.keys import (
     CROP_GROW,
     DERENDER_SCHEMA,
     derenderer_config,
+    iter_records,
     page_base_key,
-    read_jsonl,
     safe_name,
 )
 
@@ -76,12 +76,9 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
         done[rec["key"]] = {w.id: ink_from_lists(rec["words"][w.id], f"{path}: page {page.id}: word {w.id}")
                             for w in page.words}
 
-    records = read_jsonl(path, DERENDER_SCHEMA)
-    for i, r in enumerate(records):
+    for r in iter_records(path, DERENDER_SCHEMA):  # one page's record at a time
         if r["key"] in page_of:
             keep(r)
-        records[i] = None  # freed as we go
-    del records
     todo = [(page, der, keys[page.id]) for page in ds.pages if keys[page.id] not in done]
     if not getattr(der, "parallel", False):  # e.g. a TensorFlow model: loaded once, here
         workers, executor = 1, None
@@ -102,6 +99,6 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
 def derender_errors(run_dir, derenderer) -> dict[str, str]:
     path = Path(run_dir) / f"derender-{safe_name(derenderer_config(derenderer)['name'])}.jsonl"
     errs: dict[str, str] = {}
-    for r in read_jsonl(path, DERENDER_SCHEMA):
+    for r in iter_records(path, DERENDER_SCHEMA):
         errs.update(r.get("errors", {}))
     return errs

@@ -7,11 +7,11 @@ import inspect
 import os
 import re
 from pathlib import Path
+from typing import Iterator
 
 from inkground_lib.core.dataset import Page
 from inkground_lib.core.defaults import CROP_GROW
-from inkground_lib.core.files import JSONLError, sha256_file
-from inkground_lib.core.files import read_jsonl as files_read_jsonl
+from inkground_lib.core.files import JSONLError, iter_jsonl, sha256_file
 
 DERENDER_SCHEMA = "inkground-pseudo-derender"
 
@@ -77,13 +77,19 @@ def page_base_key(page: Page) -> dict:
 
 
 def read_jsonl(path: Path, schema: str) -> list[dict]:
-    """Valid records of an append-only JSONL log (:func:`inkground_lib.core.files.read_jsonl`: a torn last line
-    from an interrupted run is dropped and cut off the file; any other invalid line raises PseudoError
-    naming the file and the line)."""
+    """Valid records of an append-only JSONL log (:func:`iter_records` as a list)."""
+    return list(iter_records(path, schema))
+
+
+def iter_records(path: Path, schema: str) -> Iterator[dict]:
+    """Valid records of an append-only JSONL log, parsed one at a time
+    (:func:`inkground_lib.core.files.iter_jsonl`: a torn last line from an interrupted run is dropped and cut
+    off the file; any other invalid line raises PseudoError naming the file and the line)."""
     try:
-        return [rec for _, rec in files_read_jsonl(
-            path, lambda r: isinstance(r, dict) and r.get("schema") == schema and isinstance(r.get("key"), str),
-            what=f"{schema} record")]
+        for _, rec in iter_jsonl(
+                path, lambda r: isinstance(r, dict) and r.get("schema") == schema and isinstance(r.get("key"), str),
+                what=f"{schema} record"):
+            yield rec
     except JSONLError as err:
         raise PseudoError(f"{err}; the file is corrupt (delete it to recompute)") from None
 
