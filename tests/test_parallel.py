@@ -275,3 +275,28 @@ def test_a_system_run_keeps_its_inks_as_arrays_and_its_records_without_strokes(c
         assert rec == {k: v for k, v in by_id[rec["word_id"]].items() if k != "strokes"}
         expected, _ = record_ink(by_id[rec["word_id"]], item.page_size)
         assert len(ink) == len(expected) and all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ink, expected))
+
+
+def test_a_classifier_trained_in_an_executor_draws_its_bar_only_when_given_a_line(cand, tmp_path, capsys):
+    """paper-scale's Style stage: each worker draws its classifier's training bar on a line of its own; the
+    notebooks' workers draw none (a kernel would print them into the page); the weights do not depend on it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inkground_lib.evaluation.run import start_style_classifier
+
+    ds = load_dataset(cand)
+    settings = EvalSettings(style=TINY_STYLE)
+    capsys.readouterr()
+    with ThreadPoolExecutor(1) as ex:
+        quiet, _ = start_style_classifier(ds, tmp_path / "a", settings, ex, True)()
+        assert "Style training" not in capsys.readouterr().err
+        shown, _ = start_style_classifier(ds, tmp_path / "b", settings, ex, True, bar_position=0)()
+        assert "Style training (on references)" in capsys.readouterr().err
+    a, b = quiet.model.state_dict(), shown.model.state_dict()
+    assert all(torch_equal(a[k], b[k]) for k in a)
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b))

@@ -279,8 +279,9 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         # both classifiers train side by side in the executor (or here, one after the other, without one);
         # started after predict, whose page jobs would otherwise queue behind them in a 2-worker pool
         t_style = time.perf_counter()
-        style_b = start_style_classifier(ds, eval_run, settings, ex, progress)
-        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress)
+        # each classifier's bar is drawn by the worker training it (a local pool's workers share this terminal)
+        style_b = start_style_classifier(ds, eval_run, settings, ex, progress, bar_position=0)
+        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress, bar_position=1)
         model_b, facts_b = style_b()
         model_t, facts_t = style_t()
         n_train = facts_b["n_train"] + facts_t["n_train"]

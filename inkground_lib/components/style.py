@@ -459,8 +459,11 @@ def load_style(out_dir: str | Path) -> StyleModel:
 
 
 def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams = StyleParams(),
-                out_dir: str | Path | None = None, progress: bool = True) -> StyleModel:
+                out_dir: str | Path | None = None, progress: bool = True, desc: str = "Style training",
+                position: int | None = None) -> StyleModel:
     """Train the writer classifier on ``train_items`` = [(ink, writer_label), ...] (see module doc).
+    ``progress``: a tqdm bar of the optimiser steps, named ``desc``, on line ``position`` (tqdm's: several
+    trainings in separate processes of one terminal each keep a line of their own).
 
     With ``out_dir``: if it already holds a model whose input hash (items in order) and params equal these,
     that model is loaded and returned (``trained`` False); otherwise the new model is trained and written
@@ -495,7 +498,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
                                                      pct_start=min(0.5, max(0.2, 2.0 / steps)))
                  if steps >= 4 else None)
         model.train()
-        bar = tqdm(total=steps, desc="Style training", unit="batch", disable=not progress, leave=False)
+        bar = tqdm(total=steps, desc=desc, unit="batch", disable=not progress, leave=False, position=position)
         for _ in range(params.epochs):
             perm = torch.randperm(n, generator=gen)
             starts = list(range(0, n, bs))

@@ -241,21 +241,28 @@ def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, r
 
 
 def _style_train_job(job):
-    """Pool job: train a writer classifier without saving it (the caller saves); job = (items, params)."""
+    """Pool job: train a writer classifier without saving it (the caller saves); job = (items, params, bar),
+    bar = None (no progress bar) or (its name, its line)."""
     from inkground_lib.components.style import train_style
 
-    items, params = job
-    return train_style(items, params, None, progress=False)
+    items, params, bar = job
+    if bar is None:
+        return train_style(items, params, None, progress=False)
+    return train_style(items, params, None, progress=True, desc=bar[0], position=bar[1])
 
 
-def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True):
+def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True,
+                           bar_position: int | None = None):
     """Start (or reuse) the writer classifier of :func:`style_classifier`; returns a function of no
     arguments giving (StyleModel or None, facts).
 
     A model already in ``run_dir/style-<reference>`` for the same training items and settings is loaded at
     once; otherwise it is trained here when the function is called, or, with ``executor`` (a process
     pool), trained there from now on while the caller does other work - the caller's process writes the
-    model folder either way, and the weights are the same (one torch thread, seeded)."""
+    model folder either way, and the weights are the same (one torch thread, seeded). A worker shows no
+    progress bar unless ``progress`` and ``bar_position`` (its tqdm line; a local pool's workers write to
+    this terminal, a Dask worker to its own log) are given: a notebook's kernel would otherwise print the
+    workers' bars into the page."""
     from inkground_lib.components.style import (
         StyleParams,
         evaluate_classifier,
@@ -292,7 +299,10 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
             model = train_style(train, params, out_dir, progress=progress)
             return model, facts_of(model)
         return train_here
-    future = executor.submit(_style_train_job, (train, params))
+    refs_name = "true inks" if settings.reference == "true" else f"{settings.reference}s"
+    bar = ((f"Style training (on {refs_name})", int(bar_position))
+           if progress and bar_position is not None else None)
+    future = executor.submit(_style_train_job, (train, params, bar))
 
     def collect():
         model = future.result()
