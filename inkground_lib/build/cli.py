@@ -306,13 +306,16 @@ def build_parser() -> argparse.ArgumentParser:
     pp = sub.add_parser("paper-scale", help="the paper's scale end to end: 2,984 candidate pages -> pseudo-labels -> "
                         "benchmark -> local systems scored -> tables (resumable)")
     pp.add_argument("--out", required=True, help="output folder (an earlier run there is resumed)")
-    pp.add_argument("--pages", type=int, default=PAPER_CANDIDATE_PAGES)
-    pp.add_argument("--seed", type=int, default=PAPER_SCALE_SEED)
+    pp.add_argument("--pages", type=int, default=PAPER_CANDIDATE_PAGES,
+                    help=f"candidate pages (default: the paper's {PAPER_CANDIDATE_PAGES}; page i depends only on "
+                         f"the seed and i, so fewer pages are the first pages of the full set)")
+    pp.add_argument("--seed", type=int, default=PAPER_SCALE_SEED,
+                    help=f"seed of the candidate pages (default: {PAPER_SCALE_SEED})")
     pp.add_argument("--workers", type=int, help="local worker processes (default: every core)")
     pp.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786): run the page-parallel work there")
     pp.add_argument("--style-epochs", dest="style_epochs", type=int,
                     help="Style classifier epochs (default: the book's recipe)")
-    pp.add_argument("--quiet", action="store_true")
+    pp.add_argument("--quiet", action="store_true", help="no progress bars")
     _overwrite_option(pp)
     pp.set_defaults(func=_paper_scale)
 
