@@ -136,7 +136,7 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
         run = tmp_path / kind
         with _executor(kind, cluster) as ex:
             runs, unavailable = run_systems(ds, systems, run, settings.grid, False, None, ex)
-            read_all_renders(cand, runs.values(), settings, {}, False, ex)
+            read_all_renders(cand, runs.values(), settings, {}, False, ex, log_dir=run)
         assert not unavailable
         evaluate_dataset(cand, systems, run, settings, runs=runs, progress=False)
         # a cache's line order is the order answers came back (a serial run's thread pool included): compare
@@ -146,9 +146,9 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
                            key=lambda r: r["word_id"])
                  for n in systems}
         got[kind] = ((run / "scores-reference.csv").read_bytes(), (run / "summary-reference.csv").read_bytes(),
-                     preds)
+                     preds, (run / "ocr-renders-rapidocr.jsonl").read_bytes())
     assert got["serial"][2]["skeleton"] and len(got["serial"][2]["skeleton"]) == ds.n_words
-    assert b"skeleton" in got["serial"][0]
+    assert b"skeleton" in got["serial"][0] and got["serial"][3].count(b"\n") >= 1
     for kind in ("pool", "dask"):
         assert got[kind] == got["serial"], kind
 

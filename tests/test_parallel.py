@@ -300,3 +300,35 @@ def torch_equal(a, b) -> bool:
     import torch
 
     return bool(torch.equal(a, b))
+
+
+def test_the_render_ocr_log_is_reused_after_a_kill_and_written_the_same_with_or_without_an_executor(tmp_path,
+                                                                                                  monkeypatch):
+    """paper-scale's OCR of renders is resumable: each batch is logged as it is read; a rerun reads only the
+    renders not logged yet (a torn last line is dropped), and the log is the same file with or without an
+    executor."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inks import hershey_ink
+
+    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.core.defaults import OCR_BATCH_WORDS
+    from inkground_lib.evaluation.render_ocr_log import read_render_texts
+
+    ocr = get_engine("rapidocr", progress=False)
+    inks = [hershey_ink(w, 0.01 * i) for i, w in enumerate(["cat", "on", "hill"] * (OCR_BATCH_WORDS // 3 + 2))]
+    serial, pooled = tmp_path / "serial.jsonl", tmp_path / "pooled.jsonl"
+    texts = read_renders(ocr, inks, {}, log=serial)
+    with ThreadPoolExecutor(2) as ex:
+        assert read_renders(ocr, inks, {}, ex, log=pooled) == texts
+    assert serial.read_bytes() == pooled.read_bytes() and len(serial.read_bytes().splitlines()) == 2
+    assert read_render_texts(serial, ocr) == {ink_digest(k): t for k, t in zip(inks, texts)}
+
+    first = serial.read_bytes().splitlines(keepends=True)[0]
+    serial.write_bytes(first + b'{"schema": "inkground-render-ocr", "tex')  # killed during the second batch
+
+    read, asked = ocr.read, []
+    monkeypatch.setattr(ocr, "read", lambda images: asked.append(len(images)) or read(images))
+    assert read_renders(ocr, inks, {}, log=serial) == texts
+    assert asked == [len(inks) - OCR_BATCH_WORDS]  # only the renders of the batch not logged were read
+    assert serial.read_bytes() == pooled.read_bytes()

@@ -270,7 +270,7 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
     with eval_run_folder(eval_run, "eval"):
         t = time.perf_counter()
         runs, unavailable = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)
-        read_all_renders(bench, runs.values(), settings, memo, progress, ex)
+        read_all_renders(bench, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # resumable
         if unavailable:
             raise RuntimeError(f"paper-scale: systems that cannot run here: {unavailable}")
         n_pred = ds.n_words * len(runs)

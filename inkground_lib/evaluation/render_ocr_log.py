@@ -1,0 +1,61 @@
+"""A run's log of the OCR texts of its renders (``ocr-renders-<engine>.jsonl``): the paper-scale run appends
+each batch as it is read, so a rerun after ``kill -9`` reads only what was not read yet.
+
+One JSON line per batch: ``{"schema", "engine": engine config, "render": render config, "texts": {ink digest:
+text}}``. Texts are reused only under the same engine config (:func:`inkground_lib.pseudo.keys.engine_config`:
+name, source and output settings) and render config (:func:`inkground_lib.core.render.render_config`); a torn
+last line is dropped (:func:`inkground_lib.core.files.iter_jsonl`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
+from inkground_lib.core.render import render_config
+from inkground_lib.pseudo.keys import engine_config, safe_name
+
+RENDER_OCR_SCHEMA = "inkground-render-ocr"
+"""Schema name of a line of the log."""
+
+
+class RenderOCRLogError(ValueError):
+    """A render-OCR log with an invalid line (not a torn last line); names the file and the line."""
+
+
+def render_ocr_log_path(run_dir: str | os.PathLike, ocr) -> Path:
+    """``run_dir/ocr-renders-<engine name>.jsonl``."""
+    return Path(run_dir) / f"ocr-renders-{safe_name(engine_config(ocr)['name'])}.jsonl"
+
+
+def _identity(ocr) -> dict:
+    return {"engine": engine_config(ocr), "render": render_config()}
+
+
+def _valid(rec) -> bool:
+    return (isinstance(rec, dict) and rec.get("schema") == RENDER_OCR_SCHEMA and isinstance(rec.get("texts"), dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in rec["texts"].items()))
+
+
+def read_render_texts(path: str | os.PathLike, ocr) -> dict[str, str]:
+    """{ink digest: text} of the log's lines written with ``ocr``'s config and today's render config (other
+    lines are ignored); a missing file gives {}."""
+    ident = _identity(ocr)
+    out: dict[str, str] = {}
+    try:
+        for _, rec in iter_jsonl(path, _valid, what=f"{RENDER_OCR_SCHEMA} record"):
+            if rec.get("engine") == ident["engine"] and rec.get("render") == ident["render"]:
+                out.update(rec["texts"])
+    except JSONLError as err:
+        raise RenderOCRLogError(f"{err}; the log is corrupt (delete it to read the renders again)") from None
+    return out
+
+
+def append_render_texts(path: str | os.PathLike, ocr, digests: Sequence[str], texts: Sequence[str]) -> None:
+    """Append one line: the texts ``ocr`` read from the renders of the inks with these digests."""
+    if len(digests) != len(texts):
+        raise ValueError(f"append_render_texts: {len(digests)} digests but {len(texts)} texts")
+    append_jsonl(path, {"schema": RENDER_OCR_SCHEMA, **_identity(ocr),
+                        "texts": {d: str(t) for d, t in zip(digests, texts)}})
