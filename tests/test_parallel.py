@@ -332,3 +332,34 @@ def test_the_render_ocr_log_is_reused_after_a_kill_and_written_the_same_with_or_
     assert read_renders(ocr, inks, {}, log=serial) == texts
     assert asked == [len(inks) - OCR_BATCH_WORDS]  # only the renders of the batch not logged were read
     assert serial.read_bytes() == pooled.read_bytes()
+
+
+def test_a_classifier_trained_in_an_executor_resumes_at_its_last_finished_epoch(cand, tmp_path):
+    """A run killed during Style training: the epochs before the kill are kept in the model folder; the rerun
+    submits only the rest, gives the weights of an uninterrupted training and removes the checkpoint."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inkground_lib.evaluation.run import reference_inks, start_style_classifier
+
+    ds = load_dataset(cand)
+    settings = EvalSettings(style=TINY_STYLE)
+    params = style.StyleParams.from_dict(TINY_STYLE)
+    train = [(ink, p.writer) for ink, (w, p) in zip(reference_inks(ds), [(w, p) for p in ds.pages for w in p.words])
+             if w.split == "train"]
+    whole = style.train_style(train, params, progress=False)
+    folder = tmp_path / "run" / "style-reference"
+    style.save_checkpoint(folder, style.train_epochs(train, params, None, 1), train, params)  # killed after 1
+
+    class Counting(ThreadPoolExecutor):
+        jobs = 0
+
+        def submit(self, fn, *args, **kwargs):
+            Counting.jobs += 1
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(1) as ex:
+        resumed, facts = start_style_classifier(ds, tmp_path / "run", settings, ex, False)()
+    assert Counting.jobs == params.epochs - 1 and facts["trained_now"]
+    a, b = whole.model.state_dict(), resumed.model.state_dict()
+    assert all(torch_equal(a[k], b[k]) for k in a) and resumed.losses == whole.losses
+    assert not (folder / style.CHECKPOINT_FILE).exists() and (folder / style.META_FILE).is_file()

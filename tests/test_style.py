@@ -197,3 +197,39 @@ def test_training_on_very_few_words_works(n, epochs):
     model = train_style(items, StyleParams(epochs=epochs), None, progress=False)
     p = model.proba([it[0] for it in items])
     assert p.shape == (n, 2) and np.allclose(p.sum(axis=1), 1)
+
+
+def test_a_training_continued_from_its_state_in_another_process_is_bit_identical(trained, tmp_path):
+    """train_epochs: one epoch, the state through pickle (a pool job's round trip) and a checkpoint file,
+    then the rest; the weights, BatchNorm statistics and losses equal train_style's in one go."""
+    import pickle
+
+    model, train, _, _ = trained
+    state = style.train_epochs(train, FAST, None, 1)
+    assert state.epoch == 1 and len(state.losses) == 1
+    state = pickle.loads(pickle.dumps(state))
+    style.save_checkpoint(tmp_path, state, train, FAST)
+    state = style.load_checkpoint(tmp_path, train, FAST)
+    assert state is not None and state.epoch == 1
+    state = style.train_epochs(train, FAST, state, 2)
+    assert state.epoch == 3
+    with pytest.raises(style.StyleError, match="epoch 3 of 6"):
+        style.style_model_from_state(state, train, FAST)
+    state = style.train_epochs(train, FAST, pickle.loads(pickle.dumps(state)))
+    again = style.style_model_from_state(state, train, FAST)
+    a, b = model.model.state_dict(), again.model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a) and again.losses == model.losses
+    assert again.input_hash == model.input_hash and again.trained and not again.model.training
+
+
+def test_a_checkpoint_of_another_training_or_a_damaged_one_is_not_used(trained, tmp_path):
+    _, train, _, _ = trained
+    state = style.train_epochs(train, FAST, None, 1)
+    style.save_checkpoint(tmp_path, state, train, FAST)
+    assert style.load_checkpoint(tmp_path, train, FAST) is not None
+    assert style.load_checkpoint(tmp_path, train[:-1], FAST) is None  # other items
+    assert style.load_checkpoint(tmp_path, train, replace(FAST, lr=1e-3)) is None  # other params
+    path = tmp_path / style.CHECKPOINT_FILE
+    path.write_bytes(path.read_bytes()[:1000])  # torn
+    assert style.load_checkpoint(tmp_path, train, FAST) is None
+    assert style.load_checkpoint(tmp_path / "absent", train, FAST) is None

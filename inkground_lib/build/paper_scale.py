@@ -9,7 +9,8 @@ Stages, each resumable (a rerun after ``kill -9`` at any point skips finished wo
   are cached page by page, then raters and the benchmark set);
 * ``predict``: the local systems on the benchmark (cached per word) and the OCR of their renders;
 * ``style``: the two writer classifiers (pseudo-label and true references), trained side by side in the
-  executor once ``predict`` is done (so each stage's seconds are its own), saved by this process;
+  executor once ``predict`` is done (so each stage's seconds are its own), one epoch per job; this process
+  keeps each training's state after every epoch and saves the models (a kill loses at most an epoch);
 * ``score``: every metric against the references and against the true inks, and the section tables.
 
 Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
@@ -18,7 +19,8 @@ writes every file. ``stages.json`` records each finished stage with its seconds,
 peak memory seen so far (this process and its children, sampled each second with psutil).
 
 Folder ``OUT``: ``candidates/`` (dataset), ``02_pseudo_labels/`` (run; ``benchmark/`` inside),
-``03_evaluation/`` (run), ``tables/`` (CSV and Markdown), ``stages.json``.
+``03_evaluation/`` (run: prediction caches, the OCR log of the renders, the classifiers), ``tables/`` (CSV and
+Markdown), ``stages.json``.
 """
 
 from __future__ import annotations
@@ -279,7 +281,7 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         # both classifiers train side by side in the executor (or here, one after the other, without one);
         # started after predict, whose page jobs would otherwise queue behind them in a 2-worker pool
         t_style = time.perf_counter()
-        # each classifier's bar is drawn by the worker training it (a local pool's workers share this terminal)
+        # one bar of epochs per classifier, on lines 0 and 1
         style_b = start_style_classifier(ds, eval_run, settings, ex, progress, bar_position=0)
         style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress, bar_position=1)
         model_b, facts_b = style_b()

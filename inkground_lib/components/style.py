@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import threading
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -153,9 +154,20 @@ def expected_param_count(n_classes: int, channels: int = 1) -> int:
     return 11_689_512 - 64 * 3 * 7 * 7 + 64 * channels * 7 * 7 - (512 * 1000 + 1000) + 512 * n_classes + n_classes
 
 
+_TORCH_STATE_LOCK = threading.RLock()
+"""torch's thread count, seed and deterministic flags are global to the process: blocks that set them run one
+at a time (the Style classifiers' epoch threads assemble their models in one process)."""
+
+
 @contextlib.contextmanager
 def _torch_state(threads: int | None, seed: int | None):
-    """Seed torch, enable deterministic algorithms and set CPU threads for the block; restore afterwards."""
+    """Seed torch, enable deterministic algorithms and set CPU threads for the block; restore afterwards.
+    One such block runs at a time in a process (:data:`_TORCH_STATE_LOCK`)."""
+    with _TORCH_STATE_LOCK:
+        yield from _torch_state_unlocked(threads, seed)
+
+
+def _torch_state_unlocked(threads: int | None, seed: int | None):
     old_threads = torch.get_num_threads()
     old_det = torch.are_deterministic_algorithms_enabled()
     old_fill = torch.utils.deterministic.fill_uninitialized_memory
@@ -475,17 +487,53 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
     classes = sorted(set(labels))
     if len(classes) < 2:
         raise StyleError(f"train_style: need items from at least 2 writers, got {len(classes)}")
-    h = items_hash(inks, labels)
     if out_dir is not None:
         saved = saved_style(out_dir, train_items, params)
         if saved is not None:
             return saved
 
+    state = train_epochs(train_items, params, progress=progress, desc=desc, position=position)
+    sm = style_model_from_state(state, train_items, params)
+    sm.out_dir = None if out_dir is None else Path(out_dir)
+    if out_dir is not None:
+        save_style(sm, out_dir, len(inks))
+    return sm
+
+
+@dataclass
+class TrainState:
+    """A training of :func:`train_style` after ``epoch`` of its epochs: everything that continues it bit for bit
+    (the network's weights and BatchNorm statistics, AdamW's moments, the one-cycle schedule, the generator
+    of batch order and shifts), the mean loss of each epoch so far and the seconds spent training."""
+
+    epoch: int
+    model: dict
+    optimizer: dict
+    scheduler: dict | None
+    generator: torch.Tensor
+    losses: list
+    seconds: float
+
+
+def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams = StyleParams(),
+                 state: TrainState | None = None, epochs: int | None = None, progress: bool = False,
+                 desc: str = "Style training", position: int | None = None) -> TrainState:
+    """:func:`train_style`'s training, ``epochs`` epochs at a time (None: to the end) from ``state`` (None: the
+    start). The state returned continues it bit for bit, in this process or another: the paper-scale run
+    trains one epoch per job and keeps each state on disk (:func:`save_checkpoint`), so a kill loses at most
+    the epoch in progress. After the last epoch the BatchNorm statistics are recalibrated over the training
+    images. ``progress``, ``desc``, ``position``: see :func:`train_style`."""
+    inks, labels = _check_items(train_items)
+    classes = sorted(set(labels))
+    if len(classes) < 2:
+        raise StyleError(f"train_style: need items from at least 2 writers, got {len(classes)}")
+    first = 0 if state is None else int(state.epoch)
+    last = params.epochs if epochs is None else min(params.epochs, first + int(epochs))
     t0 = time.perf_counter()
     y = torch.tensor([classes.index(lab) for lab in labels], dtype=torch.long)
     x = inks_darkness(inks, params, where="training item")  # uint8; each batch is made float below
     model = build_resnet18(len(classes), params.seed)
-    losses: list[float] = []
+    losses: list[float] = [] if state is None else [float(v) for v in state.losses]
     with _torch_state(params.threads, params.seed):
         gen = torch.Generator().manual_seed(int(params.seed))
         # fused: one kernel for all 62 tensors (~100x faster than the per-tensor loop on CPU); same maths
@@ -497,9 +545,16 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
         sched = (torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=params.lr, total_steps=steps,
                                                      pct_start=min(0.5, max(0.2, 2.0 / steps)))
                  if steps >= 4 else None)
+        if state is not None:  # after the schedule is made: its construction sets the optimiser's rate
+            model.load_state_dict(state.model)
+            opt.load_state_dict(state.optimizer)
+            if sched is not None:
+                sched.load_state_dict(state.scheduler)
+            gen.set_state(state.generator)
         model.train()
-        bar = tqdm(total=steps, desc=desc, unit="batch", disable=not progress, leave=False, position=position)
-        for _ in range(params.epochs):
+        bar = tqdm(total=steps, initial=first * max(1, -(-n // bs)), desc=desc, unit="batch", disable=not progress,
+                   leave=False, position=position)
+        for _ in range(first, last):
             perm = torch.randperm(n, generator=gen)
             starts = list(range(0, n, bs))
             if len(starts) > 1 and n - starts[-1] == 1:
@@ -521,14 +576,63 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
                 bar.update(1)
             losses.append(tot / n)
         bar.close()
-        _recalibrate_batchnorm(model, x, int(params.eval_batch_size))
+        if last == params.epochs:
+            _recalibrate_batchnorm(model, x, int(params.eval_batch_size))
+    return TrainState(epoch=last, model=model.state_dict(), optimizer=opt.state_dict(),
+                      scheduler=None if sched is None else sched.state_dict(), generator=gen.get_state(),
+                      losses=losses, seconds=(0.0 if state is None else float(state.seconds))
+                      + time.perf_counter() - t0)
+
+
+def style_model_from_state(state: TrainState, train_items: Sequence[tuple[InkLike, str]],
+                           params: StyleParams = StyleParams()) -> StyleModel:
+    """The trained classifier (``trained`` True, in eval mode) of a finished training's state."""
+    inks, labels = _check_items(train_items)
+    if int(state.epoch) != int(params.epochs):
+        raise StyleError(f"style_model_from_state: the training is at epoch {state.epoch} of {params.epochs}")
+    classes = sorted(set(labels))
+    model = build_resnet18(len(classes), params.seed)
+    model.load_state_dict(state.model)
     model.eval()
-    secs = time.perf_counter() - t0
-    sm = StyleModel(model=model, classes=classes, params=params, input_hash=h, trained=True, losses=losses,
-                    train_seconds=secs, out_dir=None if out_dir is None else Path(out_dir))
-    if out_dir is not None:
-        save_style(sm, out_dir, len(inks))
-    return sm
+    return StyleModel(model=model, classes=classes, params=params, input_hash=items_hash(inks, labels),
+                      trained=True, losses=[float(v) for v in state.losses], train_seconds=float(state.seconds))
+
+
+CHECKPOINT_FILE = "style_training.pt"
+"""A training's last state in its model folder (:func:`save_checkpoint`); removed when the model is saved."""
+
+
+def save_checkpoint(out_dir: str | Path, state: TrainState, train_items: Sequence[tuple[InkLike, str]],
+                    params: StyleParams = StyleParams()) -> Path:
+    """Write ``state`` to ``out_dir/style_training.pt`` (atomically, with the input hash and params it
+    belongs to)."""
+    import io
+
+    inks, labels = _check_items(train_items)
+    buf = io.BytesIO()
+    torch.save({"format": FORMAT, "input_hash": items_hash(inks, labels), "params": params.to_dict(),
+                "state": asdict(state)}, buf)
+    return atomic_write_bytes(Path(out_dir) / CHECKPOINT_FILE, buf.getvalue())
+
+
+def load_checkpoint(out_dir: str | Path, train_items: Sequence[tuple[InkLike, str]],
+                    params: StyleParams = StyleParams()) -> TrainState | None:
+    """The state saved by :func:`save_checkpoint` for these items and params, or None (absent, another
+    training's, or damaged: the training starts over). Read with ``weights_only`` (tensors and plain data;
+    nothing in the file is run)."""
+    p = Path(out_dir) / CHECKPOINT_FILE
+    if not p.is_file():
+        return None
+    inks, labels = _check_items(train_items)
+    try:
+        d = torch.load(p, map_location="cpu", weights_only=True)
+        if not (isinstance(d, dict) and d.get("format") == FORMAT and d.get("input_hash") == items_hash(inks, labels)
+                and d.get("params") == json.loads(json.dumps(params.to_dict()))):
+            return None
+        state = TrainState(**d["state"])
+    except Exception:  # a torn or foreign file: start over rather than fail a long run
+        return None
+    return state if 0 < int(state.epoch) < int(params.epochs) else None
 
 
 def saved_style(out_dir: str | Path, train_items: Sequence[tuple[InkLike, str]],
@@ -570,3 +674,4 @@ def save_style(sm: StyleModel, out_dir: str | Path, n_items: int) -> None:
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                          "safetensors": safetensors.__version__}}
     atomic_write_json(out_dir / META_FILE, meta)
+    (out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)  # the finished training's last state, if it was kept

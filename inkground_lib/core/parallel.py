@@ -99,6 +99,12 @@ class LazyPool:
         self.workers = check_workers(workers)
         self._cm = None
         self._ex: Optional[Executor] = None
+        self._lock = threading.Lock()  # threads may submit at once (the Style classifiers' epoch threads)
+
+    @property
+    def in_process(self) -> bool:
+        """True when ``submit`` runs each call here, at once (1 worker)."""
+        return self.workers <= 1
 
     def submit(self, fn, *args, **kwargs) -> Future:
         if self.workers <= 1:
@@ -108,10 +114,11 @@ class LazyPool:
             except BaseException as e:  # delivered by result(), as a pool would
                 fut.set_exception(e)
             return fut
-        if self._ex is None:
-            self._cm = process_pool(self.workers)
-            self._ex = self._cm.__enter__()
-        return self._ex.submit(fn, *args, **kwargs)
+        with self._lock:
+            if self._ex is None:
+                self._cm = process_pool(self.workers)
+                self._ex = self._cm.__enter__()
+            return self._ex.submit(fn, *args, **kwargs)
 
     def __enter__(self) -> "LazyPool":
         return self

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
@@ -240,15 +241,12 @@ def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, r
     return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses)
 
 
-def _style_train_job(job):
-    """Pool job: train a writer classifier without saving it (the caller saves); job = (items, params, bar),
-    bar = None (no progress bar) or (its name, its line)."""
-    from inkground_lib.components.style import train_style
+def _style_epoch_job(job):
+    """Pool job: one more epoch of a writer classifier's training; job = (items, params, state or None)."""
+    from inkground_lib.components.style import train_epochs
 
-    items, params, bar = job
-    if bar is None:
-        return train_style(items, params, None, progress=False)
-    return train_style(items, params, None, progress=True, desc=bar[0], position=bar[1])
+    items, params, state = job
+    return train_epochs(items, params, state, 1)
 
 
 def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True,
@@ -258,16 +256,24 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
 
     A model already in ``run_dir/style-<reference>`` for the same training items and settings is loaded at
     once; otherwise it is trained here when the function is called, or, with ``executor`` (a process
-    pool), trained there from now on while the caller does other work - the caller's process writes the
-    model folder either way, and the weights are the same (one torch thread, seeded). A worker shows no
-    progress bar unless ``progress`` and ``bar_position`` (its tqdm line; a local pool's workers write to
-    this terminal, a Dask worker to its own log) are given: a notebook's kernel would otherwise print the
-    workers' bars into the page."""
+    pool or a Dask cluster), trained there from now on while the caller does other work, one epoch per job:
+    a thread of this process submits each epoch and keeps the training's state after it in the model folder
+    (:func:`~inkground_lib.components.style.save_checkpoint`), so a run killed during training resumes at the
+    last finished epoch. This process writes the model folder either way, and the weights are the same (one
+    torch thread, seeded; a resumed training continues bit for bit). A bar of the epochs is shown when
+    ``progress`` and ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it)."""
+    from concurrent.futures import Future
+
+    from tqdm import tqdm
+
     from inkground_lib.components.style import (
         StyleParams,
         evaluate_classifier,
+        load_checkpoint,
+        save_checkpoint,
         save_style,
         saved_style,
+        style_model_from_state,
         train_style,
     )
 
@@ -294,19 +300,40 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     saved = saved_style(out_dir, train, params)
     if saved is not None:
         return lambda: (saved, facts_of(saved))
-    if executor is None:
-        def train_here():
-            model = train_style(train, params, out_dir, progress=progress)
+    if executor is None or getattr(executor, "in_process", False):  # trained when asked, in the caller's thread
+        def train_here():  # (a 1-worker pool's jobs showed no bar before: nor do they here)
+            model = train_style(train, params, out_dir, progress=progress and executor is None)
             return model, facts_of(model)
         return train_here
     refs_name = "true inks" if settings.reference == "true" else f"{settings.reference}s"
-    bar = ((f"Style training (on {refs_name})", int(bar_position))
-           if progress and bar_position is not None else None)
-    future = executor.submit(_style_train_job, (train, params, bar))
+    show = progress and bar_position is not None
+
+    def epochs():
+        state = load_checkpoint(out_dir, train, params)
+        with tqdm(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch", leave=False,
+                  desc=f"Style training (on {refs_name})", position=bar_position, disable=not show) as bar:
+            while state is None or state.epoch < params.epochs:
+                state = executor.submit(_style_epoch_job, (train, params, state)).result()
+                if state.epoch < params.epochs:
+                    save_checkpoint(out_dir, state, train, params)
+                bar.update(1)
+        model = style_model_from_state(state, train, params)
+        save_style(model, out_dir, len(train))  # removes the checkpoint
+        return model
+
+    done: Future = Future()
+
+    def run():
+        try:
+            done.set_result(epochs())
+        except BaseException as e:  # delivered by collect()
+            done.set_exception(e)
+
+    # a daemon thread: a driver that stops (Ctrl-C, an error elsewhere) never waits for it at exit
+    threading.Thread(target=run, name=f"style-{settings.reference}", daemon=True).start()
 
     def collect():
-        model = future.result()
-        save_style(model, out_dir, len(train))
+        model = done.result()
         return model, facts_of(model)
     return collect
 
