@@ -358,8 +358,15 @@ def test_a_classifier_trained_in_an_executor_resumes_at_its_last_finished_epoch(
             return super().submit(fn, *args, **kwargs)
 
     with Counting(1) as ex:
-        resumed, facts = start_style_classifier(ds, tmp_path / "run", settings, ex, False)()
+        resumed, facts = start_style_classifier(ds, tmp_path / "run", settings, ex, False, resumable=True)()
     assert Counting.jobs == params.epochs - 1 and facts["trained_now"]
     a, b = whole.model.state_dict(), resumed.model.state_dict()
     assert all(torch_equal(a[k], b[k]) for k in a) and resumed.losses == whole.losses
     assert not (folder / style.CHECKPOINT_FILE).exists() and (folder / style.META_FILE).is_file()
+    # without ``resumable`` (the book's classifiers) one job trains to the end and no checkpoint is written
+    Counting.jobs = 0
+    with Counting(1) as ex:
+        again, _ = start_style_classifier(ds, tmp_path / "book", settings, ex, False)()
+    assert Counting.jobs == 1 and not (tmp_path / "book" / "style-reference" / style.CHECKPOINT_FILE).exists()
+    c = again.model.state_dict()
+    assert all(torch_equal(a[k], c[k]) for k in a)

@@ -242,26 +242,29 @@ def _predict_system(system, name: str, ds, run_dir, grid: int, progress: bool, r
 
 
 def _style_epoch_job(job):
-    """Pool job: one more epoch of a writer classifier's training; job = (items, params, state or None)."""
+    """Pool job: more epochs of a writer classifier's training; job = (items, params, state or None, epochs or
+    None = to the end)."""
     from inkground_lib.components.style import train_epochs
 
-    items, params, state = job
-    return train_epochs(items, params, state, 1)
+    items, params, state, epochs = job
+    return train_epochs(items, params, state, epochs)
 
 
 def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True,
-                           bar_position: int | None = None):
+                           bar_position: int | None = None, resumable: bool = False):
     """Start (or reuse) the writer classifier of :func:`style_classifier`; returns a function of no
     arguments giving (StyleModel or None, facts).
 
     A model already in ``run_dir/style-<reference>`` for the same training items and settings is loaded at
     once; otherwise it is trained here when the function is called, or, with ``executor`` (a process
-    pool or a Dask cluster), trained there from now on while the caller does other work, one epoch per job:
-    a thread of this process submits each epoch and keeps the training's state after it in the model folder
-    (:func:`~inkground_lib.components.style.save_checkpoint`), so a run killed during training resumes at the
-    last finished epoch. This process writes the model folder either way, and the weights are the same (one
-    torch thread, seeded; a resumed training continues bit for bit). A bar of the epochs is shown when
-    ``progress`` and ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it)."""
+    pool or a Dask cluster), trained there from now on while the caller does other work (a thread of this
+    process submits the jobs). With ``resumable`` (the paper-scale run: an hour of training), one epoch per
+    job, and this process keeps the training's state after each in the model folder
+    (:func:`~inkground_lib.components.style.save_checkpoint`, ~140 MB), so a run killed during training
+    resumes at the last finished epoch; otherwise (the book's small classifiers) one job trains to the end.
+    This process writes the model folder either way, and the weights are the same (one torch thread, seeded;
+    a resumed training continues bit for bit). A bar of the epochs is shown when ``progress`` and
+    ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it)."""
     from concurrent.futures import Future
 
     from tqdm import tqdm
@@ -309,14 +312,14 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     show = progress and bar_position is not None
 
     def epochs():
-        state = load_checkpoint(out_dir, train, params)
+        state = load_checkpoint(out_dir, train, params) if resumable else None
         with tqdm(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch", leave=False,
                   desc=f"Style training (on {refs_name})", position=bar_position, disable=not show) as bar:
             while state is None or state.epoch < params.epochs:
-                state = executor.submit(_style_epoch_job, (train, params, state)).result()
-                if state.epoch < params.epochs:
+                state = executor.submit(_style_epoch_job, (train, params, state, 1 if resumable else None)).result()
+                if resumable and state.epoch < params.epochs:
                     save_checkpoint(out_dir, state, train, params)
-                bar.update(1)
+                bar.update(state.epoch - bar.n)
         model = style_model_from_state(state, train, params)
         save_style(model, out_dir, len(train))  # removes the checkpoint
         return model
