@@ -233,3 +233,26 @@ def test_a_checkpoint_of_another_training_or_a_damaged_one_is_not_used(trained, 
     path.write_bytes(path.read_bytes()[:1000])  # torn
     assert style.load_checkpoint(tmp_path, train, FAST) is None
     assert style.load_checkpoint(tmp_path / "absent", train, FAST) is None
+
+
+def test_models_are_built_from_several_threads_at_once_in_a_fresh_process():
+    """The paper-scale Style stage assembles both classifiers in threads of one process: transformers' lazy
+    module, resolved from two threads at once, raised AttributeError (ResNetConfig) in one of them."""
+    import subprocess
+    import sys
+
+    code = ("import threading\n"
+            "from inkground_lib.components.style import build_resnet18\n"
+            "errs = []\n"
+            "def go():\n"
+            "    try:\n"
+            "        build_resnet18(5, 0)\n"
+            "    except Exception as e:\n"
+            "        errs.append(repr(e))\n"
+            "ts = [threading.Thread(target=go) for _ in range(4)]\n"
+            "[t.start() for t in ts]\n"
+            "[t.join() for t in ts]\n"
+            "print('errors:', errs)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "errors: []", out.stdout

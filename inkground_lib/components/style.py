@@ -135,8 +135,10 @@ def import_transformers():
 
 def build_resnet18(n_classes: int, seed: int = 0):
     """A randomly initialised 1-channel ResNet-18 (transformers) with ``n_classes`` outputs, seeded."""
-    transformers = import_transformers()
-    ResNetConfig, ResNetForImageClassification = transformers.ResNetConfig, transformers.ResNetForImageClassification
+    with _TORCH_STATE_LOCK:  # transformers' lazy module is not safe to resolve from two threads at once
+        transformers = import_transformers()
+        ResNetConfig, ResNetForImageClassification = (transformers.ResNetConfig,
+                                                      transformers.ResNetForImageClassification)
 
     if int(n_classes) < 2:
         raise StyleError(f"a writer classifier needs at least 2 writers, got {n_classes}")
@@ -156,7 +158,9 @@ def expected_param_count(n_classes: int, channels: int = 1) -> int:
 
 _TORCH_STATE_LOCK = threading.RLock()
 """torch's thread count, seed and deterministic flags are global to the process: blocks that set them run one
-at a time (the Style classifiers' epoch threads assemble their models in one process)."""
+at a time (the Style classifiers' epoch threads assemble their models in one process); transformers' first
+lazy imports are made under it too (two threads resolving ``transformers.ResNetConfig`` at once: one got an
+AttributeError)."""
 
 
 @contextlib.contextmanager
