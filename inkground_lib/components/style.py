@@ -475,11 +475,9 @@ def load_style(out_dir: str | Path) -> StyleModel:
 
 
 def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams = StyleParams(),
-                out_dir: str | Path | None = None, progress: bool = True, desc: str = "Style training",
-                position: int | None = None) -> StyleModel:
+                out_dir: str | Path | None = None, progress: bool = True) -> StyleModel:
     """Train the writer classifier on ``train_items`` = [(ink, writer_label), ...] (see module doc).
-    ``progress``: a tqdm bar of the optimiser steps, named ``desc``, on line ``position`` (tqdm's: several
-    trainings in separate processes of one terminal each keep a line of their own).
+    ``progress``: a tqdm bar of the optimiser steps.
 
     With ``out_dir``: if it already holds a model whose input hash (items in order) and params equal these,
     that model is loaded and returned (``trained`` False); otherwise the new model is trained and written
@@ -496,7 +494,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
         if saved is not None:
             return saved
 
-    state = train_epochs(train_items, params, progress=progress, desc=desc, position=position)
+    state = train_epochs(train_items, params, progress=progress)
     sm = style_model_from_state(state, train_items, params)
     sm.out_dir = None if out_dir is None else Path(out_dir)
     if out_dir is not None:
@@ -520,13 +518,12 @@ class TrainState:
 
 
 def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams = StyleParams(),
-                 state: TrainState | None = None, epochs: int | None = None, progress: bool = False,
-                 desc: str = "Style training", position: int | None = None) -> TrainState:
+                 state: TrainState | None = None, epochs: int | None = None, progress: bool = False) -> TrainState:
     """:func:`train_style`'s training, ``epochs`` epochs at a time (None: to the end) from ``state`` (None: the
     start). The state returned continues it bit for bit, in this process or another: the paper-scale run
     trains one epoch per job and keeps each state on disk (:func:`save_checkpoint`), so a kill loses at most
     the epoch in progress. After the last epoch the BatchNorm statistics are recalibrated over the training
-    images. ``progress``, ``desc``, ``position``: see :func:`train_style`."""
+    images. ``progress``: see :func:`train_style`."""
     inks, labels = _check_items(train_items)
     classes = sorted(set(labels))
     if len(classes) < 2:
@@ -556,8 +553,8 @@ def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams
                 sched.load_state_dict(state.scheduler)
             gen.set_state(state.generator)
         model.train()
-        bar = tqdm(total=steps, initial=first * max(1, -(-n // bs)), desc=desc, unit="batch", disable=not progress,
-                   leave=False, position=position)
+        bar = tqdm(total=steps, initial=first * max(1, -(-n // bs)), desc="Style training", unit="batch",
+                   disable=not progress, leave=False)
         for _ in range(first, last):
             perm = torch.randperm(n, generator=gen)
             starts = list(range(0, n, bs))

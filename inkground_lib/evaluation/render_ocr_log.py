@@ -30,10 +30,6 @@ def render_ocr_log_path(run_dir: str | os.PathLike, ocr) -> Path:
     return Path(run_dir) / f"ocr-renders-{safe_name(engine_config(ocr)['name'])}.jsonl"
 
 
-def _identity(ocr) -> dict:
-    return {"engine": engine_config(ocr), "render": render_config()}
-
-
 def _valid(rec) -> bool:
     return (isinstance(rec, dict) and rec.get("schema") == RENDER_OCR_SCHEMA and isinstance(rec.get("texts"), dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in rec["texts"].items()))
@@ -42,7 +38,7 @@ def _valid(rec) -> bool:
 def read_render_texts(path: str | os.PathLike, ocr) -> dict[str, str]:
     """{ink digest: text} of the log's lines written with ``ocr``'s config and today's render config (other
     lines are ignored); a missing file gives {}."""
-    ident = _identity(ocr)
+    ident = render_ocr_identity(ocr)
     out: dict[str, str] = {}
     try:
         for _, rec in iter_jsonl(path, _valid, what=f"{RENDER_OCR_SCHEMA} record"):
@@ -53,9 +49,17 @@ def read_render_texts(path: str | os.PathLike, ocr) -> dict[str, str]:
     return out
 
 
-def append_render_texts(path: str | os.PathLike, ocr, digests: Sequence[str], texts: Sequence[str]) -> None:
-    """Append one line: the texts ``ocr`` read from the renders of the inks with these digests."""
+def render_ocr_identity(ocr) -> dict:
+    """What a log line's texts depend on: ``ocr``'s engine config and the render config (compute it once per
+    call of :func:`~inkground_lib.evaluation.run.read_renders`: the engine config hashes its source file)."""
+    return {"engine": engine_config(ocr), "render": render_config()}
+
+
+def append_render_texts(path: str | os.PathLike, identity: dict, digests: Sequence[str],
+                        texts: Sequence[str]) -> None:
+    """Append one line: the texts read from the renders of the inks with these digests, by the engine and
+    render config of ``identity`` (:func:`render_ocr_identity`)."""
     if len(digests) != len(texts):
         raise ValueError(f"append_render_texts: {len(digests)} digests but {len(texts)} texts")
-    append_jsonl(path, {"schema": RENDER_OCR_SCHEMA, **_identity(ocr),
+    append_jsonl(path, {"schema": RENDER_OCR_SCHEMA, **identity,
                         "texts": {d: str(t) for d, t in zip(digests, texts)}})

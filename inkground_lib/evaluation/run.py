@@ -390,9 +390,11 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
     from inkground_lib.evaluation.render_ocr_log import (
         append_render_texts,
         read_render_texts,
+        render_ocr_identity,
     )
 
     memo = {} if memo is None else memo
+    identity = None if log is None else render_ocr_identity(ocr)
     if log is not None:
         for d, text in read_render_texts(log, ocr).items():
             memo.setdefault((ocr.name, d), text)
@@ -416,7 +418,7 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
             batch = [str(t) for t in batch]
             memo.update(zip(ks[i:i + OCR_BATCH_WORDS], batch))
             if log is not None:
-                append_render_texts(log, ocr, [d for _, d in ks[i:i + OCR_BATCH_WORDS]], batch)
+                append_render_texts(log, identity, [d for _, d in ks[i:i + OCR_BATCH_WORDS]], batch)
             bar.update(len(batch))
     return [memo[k] for k in keys]
 
