@@ -92,7 +92,9 @@ def test_two_raters_rate_20_pairs_in_chromium(pseudo_run):
             a.wait_for_selector("#rate:not([hidden])")
             b.wait_for_selector("#rate:not([hidden])")
             # the name is bound to ann's browser session: a third browser cannot take it
-            c.wait_for_function("document.querySelector('#login-error').textContent.length > 0")
+            # a function, not a bare expression: Playwright polls a bare expression through eval(), which the
+            # app's Content-Security-Policy (script-src 'self') refuses once the answer takes more than one poll
+            c.wait_for_function("() => document.querySelector('#login-error').textContent.length > 0")
             assert "another browser session" in c.locator("#login-error").text_content()
             assert c.locator("#rate").is_hidden()
             c.context.close()
