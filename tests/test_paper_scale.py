@@ -196,3 +196,21 @@ def test_paper_scale_resumes_after_kill_9(tmp_path):
         assert (out / "tables" / name).stat().st_size > 100
     summary = (out / "tables" / "03_summary-true.csv").read_text()
     assert all(s in summary for s in ("reference", "skeleton", "font", "box"))
+
+    # killed while scoring (what kill -9 leaves then: no score record, no section-03 tables): the rerun reloads
+    # the predictions and the classifiers to score, and their records keep the measurement of the run that
+    # computed them, with the reload's seconds beside it
+    del rec["stages"]["score"]
+    (out / "stages.json").write_text(json.dumps(rec))
+    for name in ("03_summary-reference.csv", "03_summary-reference.md", "03_summary-true.csv", "03_summary-true.md"):
+        (out / "tables" / name).unlink()
+    again = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    third = read_stages(out)
+    assert set(third["stages"]) == set(STAGES)
+    for stage in ("predict", "style"):
+        kept = dict(third["stages"][stage])
+        assert kept.pop("reloaded_seconds") >= 0 and "reloaded_seconds" not in rec["stages"][stage]
+        assert kept == rec["stages"][stage], stage
+    assert third["stages"]["score"]["finished"] >= rec["stages"]["style"]["finished"]
+    assert (out / "tables" / "03_summary-true.csv").read_text() == summary

@@ -16,7 +16,9 @@ Stages, each resumable (a rerun after ``kill -9`` at any point skips finished wo
 Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
 pool of ``workers``, or a Dask cluster given its scheduler's address); workers only compute, this process
 writes every file. ``stages.json`` records each finished stage with its seconds, items, throughput and the
-peak memory seen so far (this process and its children, sampled each second with psutil).
+peak memory seen so far (this process and its children, sampled each second with psutil), as measured by the
+invocation that finished it: a later invocation that only reloads a finished stage (``predict`` and ``style``
+are reloaded to score) adds ``reloaded_seconds`` and keeps the measurement.
 
 Folder ``OUT``: ``candidates/`` (dataset), ``02_pseudo_labels/`` (run; ``benchmark/`` inside),
 ``03_evaluation/`` (run: prediction caches, the OCR log of the renders, the classifiers), ``tables/`` (CSV and
@@ -164,6 +166,15 @@ class _Record:
         atomic_write_json(self.path, self.data)
         return rec
 
+    def reloaded(self, stage: str, seconds: float) -> dict:
+        """A stage finished by an earlier invocation and only reloaded by this one (``predict`` and ``style``
+        are reloaded from their caches and model folders to score): its record keeps the measurement of the
+        invocation that did the work, with this reload's seconds beside it as ``reloaded_seconds``."""
+        rec = self.data["stages"][stage]
+        rec["reloaded_seconds"] = round(seconds, 2)
+        atomic_write_json(self.path, self.data)
+        return rec
+
 
 def run_paper_scale(out_dir, params: PaperScaleParams = PaperScaleParams(), *, workers: Optional[int] = None,
                     scheduler=None, progress: bool = True, overwrite: bool = False, log=print) -> dict:
@@ -185,7 +196,8 @@ def run_paper_scale(out_dir, params: PaperScaleParams = PaperScaleParams(), *, w
         stages = rec.data["stages"].values()
         rec.data["peak_memory_gb"] = max([_gb(mem.peak_total)] + [s["peak_memory_gb"] for s in stages])
         rec.data["peak_driver_gb"] = max([_gb(mem.peak_self)] + [s["peak_driver_gb"] for s in stages])
-        # wall time of this invocation (a resumed run: of the resumed part; each stage's seconds: its last run)
+        # wall time of this invocation (a resumed run: of the resumed part; each stage's seconds: the invocation that
+        # finished it)
         rec.data["total_seconds"] = round(time.perf_counter() - t0, 2)
         atomic_write_json(rec.path, rec.data)
         return rec.data
@@ -195,6 +207,11 @@ def _log_stage(log, name: str, r: dict) -> None:
     rate = f", {r['rate_per_s']:g} {r['unit']}/s" if r.get("rate_per_s") else ""
     log(f"paper-scale: {name} done in {r['seconds']:.0f} s ({r['items']} {r['unit']}{rate}); peak memory so far "
         f"{r['peak_memory_gb']:.2f} GB")
+
+
+def _log_reloaded(log, name: str, r: dict) -> None:
+    log(f"paper-scale: {name} already done (reloaded in {r['reloaded_seconds']:.0f} s; its record keeps the "
+        f"{r['seconds']:.0f} s of the run that did it)")
 
 
 def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Record, progress: bool, log) -> None:
@@ -276,8 +293,11 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         if unavailable:
             raise RuntimeError(f"paper-scale: systems that cannot run here: {unavailable}")
         n_pred = ds.n_words * len(runs)
-        _log_stage(log, "predict", rec.finish("predict", time.perf_counter() - t, n_pred, "predictions",
-                                              systems=list(runs), words=ds.n_words))
+        if rec.done("predict"):  # its record is the measurement of the run that predicted
+            _log_reloaded(log, "predict", rec.reloaded("predict", time.perf_counter() - t))
+        else:
+            _log_stage(log, "predict", rec.finish("predict", time.perf_counter() - t, n_pred, "predictions",
+                                                  systems=list(runs), words=ds.n_words))
         # both classifiers train side by side in the executor (or here, one after the other, without one);
         # started after predict, whose page jobs would otherwise queue behind them in a 2-worker pool
         t_style = time.perf_counter()
@@ -287,11 +307,14 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         model_b, facts_b = style_b()
         model_t, facts_t = style_t()
         n_train = facts_b["n_train"] + facts_t["n_train"]
-        _log_stage(log, "style", rec.finish(
-            "style", time.perf_counter() - t_style, n_train, "training words",
-            recipe=settings.style or "book (StyleParams())", classes=facts_b["n_classes"],
-            top1_reference=facts_b["top1"], top1_true=facts_t["top1"], chance=facts_b["chance"],
-            trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"])))
+        if rec.done("style") and not (facts_b["trained_now"] or facts_t["trained_now"]):  # both models loaded
+            _log_reloaded(log, "style", rec.reloaded("style", time.perf_counter() - t_style))
+        else:
+            _log_stage(log, "style", rec.finish(
+                "style", time.perf_counter() - t_style, n_train, "training words",
+                recipe=settings.style or "book (StyleParams())", classes=facts_b["n_classes"],
+                top1_reference=facts_b["top1"], top1_true=facts_t["top1"], chance=facts_b["chance"],
+                trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"])))
         t = time.perf_counter()
         out = {}
         for st, model, facts in ((settings, model_b, facts_b), (true_settings, model_t, facts_t)):
