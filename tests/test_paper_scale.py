@@ -127,7 +127,7 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
         run_systems,
     )
 
-    settings = EvalSettings(n_boot=20, style=TINY_STYLE)
+    settings = EvalSettings(n_boot=20, style={**TINY_STYLE, "eval_batch_size": 1})
     cand = three
     ds = load_dataset(cand)
     systems = ["skeleton", "font", "box"]
@@ -137,8 +137,9 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
         with _executor(kind, cluster) as ex:
             runs, unavailable = run_systems(ds, systems, run, settings.grid, False, None, ex)
             read_all_renders(cand, runs.values(), settings, {}, False, ex, log_dir=run)
-        assert not unavailable
-        evaluate_dataset(cand, systems, run, settings, runs=runs, progress=False)
+            assert not unavailable
+            # the Style of the renders on the executor: jobs of 8 inference batches of 1 (~3 jobs)
+            evaluate_dataset(cand, systems, run, settings, runs=runs, progress=False, executor=ex)
         # a cache's line order is the order answers came back (a serial run's thread pool included): compare
         # the records by word
         preds = {n: sorted(stable_view(json.loads(line) for line in
@@ -149,6 +150,12 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
                      preds, (run / "ocr-renders-rapidocr.jsonl").read_bytes())
     assert got["serial"][2]["skeleton"] and len(got["serial"][2]["skeleton"]) == ds.n_words
     assert b"skeleton" in got["serial"][0] and got["serial"][3].count(b"\n") >= 1
+    import io
+
+    import pandas as pd
+
+    style = pd.read_csv(io.BytesIO(got["serial"][0]))["style_any"]
+    assert len(style) > 16 and style.notna().all() and style.nunique() > 8  # several Style jobs, real rows
     for kind in ("pool", "dask"):
         assert got[kind] == got["serial"], kind
 

@@ -370,3 +370,56 @@ def test_a_classifier_trained_in_an_executor_resumes_at_its_last_finished_epoch(
     assert Counting.jobs == 1 and not (tmp_path / "book" / "style-reference" / style.CHECKPOINT_FILE).exists()
     c = again.model.state_dict()
     assert all(torch_equal(a[k], c[k]) for k in a)
+
+
+class RecordingPool:
+    """A 2-process pool that records the jobs it was given (what ran where is the pool's, not this test's)."""
+
+    def __init__(self, pool):
+        self.pool, self.jobs = pool, []
+
+    def submit(self, fn, *args):
+        self.jobs.append((fn.__name__, args))
+        return self.pool.submit(fn, *args)
+
+
+def _pid(_):
+    import os
+
+    return os.getpid()
+
+
+def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, tmp_path, capsys):
+    """Scoring's Style of renders in a pool (the paper-scale run): the rows are those computed here, bit for
+    bit (whole inference batches per job), the jobs ran in the workers from the model folder, identical
+    renders were classified once; a bar only with ``progress``; a folder whose model changed is refused."""
+    import os
+
+    from inkground_lib.evaluation.run import style_rows
+
+    ds = load_dataset(cand)
+    items = [(w.true_ink, p.writer) for p in ds.pages for w in p.words]
+    params = style.StyleParams.from_dict({**TINY_STYLE, "eval_batch_size": 1})
+    model = style.train_style(items, params, tmp_path / "m", progress=False)
+    inks = [ink for ink, _ in items] + [items[0][0]]  # a repeated ink
+    here = style_rows(model, inks)
+    with LazyPool(2) as pool:
+        rec = RecordingPool(pool)
+        assert style_rows(model, inks, {}, rec, progress=True).tobytes() == here.tobytes()
+        assert "Style of renders" in capsys.readouterr().err
+        jobs = [a[0] for name, a in rec.jobs if name == "_style_rows_job"]
+        assert len(jobs) >= 2 and sum(len(j[3]) for j in jobs) == len(items)  # the repeat: classified once
+        assert all(len(j[3]) == 8 for j in jobs[:-1]) and jobs[0][0] == str(tmp_path / "m")
+        assert os.getpid() not in {pool.submit(_pid, i).result() for i in range(4)}
+        memo: dict = {}
+        style_rows(model, inks, memo, rec)
+        n = len(rec.jobs)
+        style_rows(model, inks, memo, rec)  # all in memo: nothing submitted
+        assert len(rec.jobs) == n
+    # another model written into the folder: fresh workers loading it refuse to score with it
+    other = style.train_style(items[::-1], params, tmp_path / "m2", progress=False)
+    assert other.input_hash != model.input_hash
+    for name in (style.META_FILE, style.WEIGHTS_FILE):
+        (tmp_path / "m" / name).write_bytes((tmp_path / "m2" / name).read_bytes())
+    with LazyPool(2) as pool, pytest.raises(style.StyleError, match="not the one being scored"):
+        style_rows(model, inks, {}, pool)

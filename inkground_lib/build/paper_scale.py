@@ -11,7 +11,8 @@ Stages, each resumable (a rerun after ``kill -9`` at any point skips finished wo
 * ``style``: the two writer classifiers (pseudo-label and true references), trained side by side in the
   executor once ``predict`` is done (so each stage's seconds are its own), one epoch per job; this process
   keeps each training's state after every epoch and saves the models (a kill loses at most an epoch);
-* ``score``: every metric against the references and against the true inks, and the section tables.
+* ``score``: every metric against the references and against the true inks (the Style of the renders in the
+  executor), and the section tables.
 
 Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
 pool of ``workers``, or a Dask cluster given its scheduler's address); workers only compute, this process
@@ -319,7 +320,8 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         out = {}
         for st, model, facts in ((settings, model_b, facts_b), (true_settings, model_t, facts_t)):
             out[st.reference] = evaluate_dataset(bench, list(params.systems), eval_run, st, progress=progress,
-                                                 runs=runs, style=lambda m=model, f=facts: (m, f), memo=memo)
+                                                 runs=runs, style=lambda m=model, f=facts: (m, f), memo=memo,
+                                                 executor=ex)
         tables.mkdir(parents=True, exist_ok=True)
         for ref, res in out.items():
             cols = [c for c in SUMMARY_COLUMNS if c in res.summary.columns]

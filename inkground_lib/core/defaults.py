@@ -125,3 +125,8 @@ worker busy while the driver writes results; few enough that no scheduler holds 
 
 OCR_BATCH_WORDS = 64
 """Renders per job when section 03's OCR of predictions runs on an executor (one job ~1-2 s of RapidOCR)."""
+
+STYLE_JOB_BATCHES = 8
+"""Inference batches (of the classifier's ``eval_batch_size``) per job when the Style of renders is computed on an
+executor (one job: 512 renders, ~3 s on one core); whole batches, so each batch holds the renders it holds in
+this process and the probabilities are the same."""

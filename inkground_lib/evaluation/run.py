@@ -423,10 +423,42 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
     return [memo[k] for k in keys]
 
 
-def style_rows(model, inks, memo: dict | None = None) -> np.ndarray:
+_WORKER_STYLE_MODELS: dict = {}
+"""In an executor's worker: the classifiers :func:`_style_rows_job` loaded, by (folder, input hash, params)."""
+
+
+def _style_rows_job(job):
+    """Executor job: the probabilities of one slice of renders under a saved classifier; job = (its folder, its
+    input hash, repr of its params, inks). The worker loads the model from the folder once (it reads the
+    output folder by path, as for the page photos) and checks it is the driver's."""
+    from inkground_lib.components.style import StyleError, load_style
+
+    folder, input_hash, params, inks = job
+    key = (folder, input_hash, params)
+    model = _WORKER_STYLE_MODELS.get(key)
+    if model is None:
+        model = load_style(folder)
+        if model.input_hash != input_hash or repr(model.params) != params:
+            raise StyleError(f"{folder}: the classifier there is not the one being scored (another training "
+                             f"replaced it while this run was scoring)")
+        _WORKER_STYLE_MODELS.clear()  # one classifier at a time: ~45-90 MB each
+        _WORKER_STYLE_MODELS[key] = model
+    return model.proba(inks)
+
+
+def style_rows(model, inks, memo: dict | None = None, executor=None, progress: bool = False) -> np.ndarray:
     """The classifier's probabilities (n, classes) for each ink; identical inks are classified once,
-    ``memo`` ({(model key, digest): row}) carries rows between calls."""
+    ``memo`` ({(model key, digest): row}) carries rows between calls.
+
+    ``executor`` (a pool or a Dask cluster): the renders not in ``memo`` are classified there, in jobs of
+    :data:`~inkground_lib.core.defaults.STYLE_JOB_BATCHES` whole inference batches, when the model is saved
+    (its workers load it from ``model.out_dir``); the rows are those of this process (the same batches, one
+    torch thread). A bar with its ETA when ``progress``."""
+    from tqdm import tqdm
+
+    from inkground_lib.core.defaults import STYLE_JOB_BATCHES
     from inkground_lib.core.ink import ink_digest
+    from inkground_lib.core.parallel import ordered_map
 
     memo = {} if memo is None else memo
     mkey = ("style", model.input_hash, repr(model.params), tuple(model.classes))
@@ -435,9 +467,24 @@ def style_rows(model, inks, memo: dict | None = None) -> np.ndarray:
     for k, ink in zip(keys, inks):
         if k not in memo and k not in todo:
             todo[k] = ink
-    if todo:
-        for k, row in zip(todo, model.proba(list(todo.values()))):
-            memo[k] = row
+    ks, vs = list(todo), list(todo.values())
+    step = int(model.params.eval_batch_size) * STYLE_JOB_BATCHES
+    remote = (executor is not None and not getattr(executor, "in_process", False) and model.out_dir is not None
+              and len(vs) > step)
+    if remote:
+        jobs = [(str(model.out_dir), model.input_hash, repr(model.params), vs[i:i + step])
+                for i in range(0, len(vs), step)]
+        chunks = ordered_map(_style_rows_job, jobs, executor=executor)
+    else:
+        chunks = iter([model.proba(vs)] if vs else [])
+    with tqdm(total=len(vs), desc="Style of renders", unit="word", leave=False,
+              disable=not (progress and remote)) as bar:
+        i = 0
+        for rows in chunks:
+            for k, row in zip(ks[i:i + len(rows)], rows):
+                memo[k] = row
+            i += len(rows)
+            bar.update(len(rows))
     return np.array([memo[k] for k in keys]).reshape(len(keys), model.n_classes)
 
 
@@ -495,10 +542,11 @@ def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool =
 
 
 def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True,
-              memo: dict | None = None) -> pd.DataFrame:
+              memo: dict | None = None, executor=None) -> pd.DataFrame:
     """Per-word scores of one system run (see :data:`SCORE_COLUMNS`). Invalid outputs are scored by the
     design's rule: a dot at the page centre for DTW / Chamfer, a blank render for AR, CR and Style.
-    ``memo``: OCR texts and classifier rows already computed (see :func:`read_renders`)."""
+    ``memo``: OCR texts and classifier rows already computed (see :func:`read_renders`); ``executor``: the
+    Style of the renders is computed there (:func:`style_rows`), the same rows."""
     from inkground_lib.components.metrics.readability import edit_counts
     from inkground_lib.components.metrics.trajectory import (
         geometry_batch,
@@ -519,7 +567,7 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
         texts = run.ocr_texts[ocr.name]
     style_any = np.full(len(words), np.nan)
     if style_model is not None and words:  # Style = probability of the true writer
-        rows = style_rows(style_model, blank, memo)
+        rows = style_rows(style_model, blank, memo, executor, progress)
         cols = [style_model.class_index(p.writer, f"word {w.id}") for p, w in words]
         style_any = rows[np.arange(len(cols)), cols].astype(float)
     rows = []
@@ -538,24 +586,25 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
 
 def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings = EvalSettings(), *,
                      progress: bool = True, registry_extra=None, runs: dict | None = None, style=None,
-                     memo: dict | None = None, overwrite: bool = False) -> EvalResult:
+                     memo: dict | None = None, overwrite: bool = False, executor=None) -> EvalResult:
     """Run every system in ``systems`` on the dataset and score it (see module section doc).
 
     A system that cannot run here (no API key, no TensorFlow, ...) is listed in ``unavailable`` with the
     reason, never scored. ``runs`` reuses SystemRuns already made (e.g. scoring the same predictions
     against true inks). ``style``: the function :func:`start_style_classifier` returned (None: train or
-    reuse the classifier here); ``memo``: OCR texts and classifier rows to reuse (:func:`read_renders`).
+    reuse the classifier here); ``memo``: OCR texts and classifier rows to reuse (:func:`read_renders`);
+    ``executor`` (a pool or a Dask cluster): the Style of the renders is computed there (the same scores).
     Scores are written to ``run_dir/scores-<reference>.csv``. ``run_dir`` is checked and locked as in
     :func:`predict_system` (``overwrite``: write into a non-empty folder that is not a run folder)."""
     from inkground_lib.core.dataset import load_dataset
 
     with eval_run_folder(run_dir, "eval", overwrite):
         return _evaluate_dataset(load_dataset(dataset_dir), dataset_dir, systems, Path(run_dir), settings,
-                                 progress, registry_extra, runs, style, memo)
+                                 progress, registry_extra, runs, style, memo, executor)
 
 
 def _evaluate_dataset(ds, dataset_dir, systems, run_dir: Path, settings: EvalSettings, progress, registry_extra,
-                      runs, style, memo) -> EvalResult:
+                      runs, style, memo, executor=None) -> EvalResult:
     runs = dict(runs or {})
     new_runs, unavailable = run_systems(ds, [n for n in systems if n not in runs], run_dir, settings.grid,
                                         progress, registry_extra)
@@ -564,7 +613,7 @@ def _evaluate_dataset(ds, dataset_dir, systems, run_dir: Path, settings: EvalSet
     ocr = read_all_renders(dataset_dir, runs.values(), settings, memo, progress)
     # only now wait for the classifier (trained meanwhile, with a pool), and then use it
     model, facts = (style or start_style_classifier(ds, run_dir, settings, None, progress))()
-    frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo) for n in systems if n in runs]
+    frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo, executor) for n in systems if n in runs]
     scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
     from inkground_lib.core.files import atomic_write_text
 
@@ -603,7 +652,7 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
     that are not already saved train side by side in ``workers`` processes (None: every core) while the
     systems run and are read by OCR here, and identical renders are read and classified once. ``executor``
     (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask cluster) replaces that pool when given,
-    and the skeleton's predictions and the OCR of renders run there page by page too."""
+    and the skeleton's predictions, the OCR of renders and their Style run there too."""
     from contextlib import ExitStack
     from dataclasses import replace
 
@@ -635,12 +684,13 @@ def _evaluate_section(benchmark, recorded, systems, bench_run, recorded_run, set
         bench_runs = predict_systems(benchmark, systems, bench_run, settings, memo, executor=executor, **kw)
         rec_runs = (predict_systems(recorded, systems, recorded_run, settings, memo, executor=executor, **kw)
                     if rec_ds else None)
+        # the Style of renders on a given executor too (the book's own pool is busy training meanwhile)
         bench = evaluate_dataset(benchmark, systems, bench_run, settings, runs=bench_runs, style=style_b,
-                                 memo=memo, **kw)
+                                 memo=memo, executor=executor, **kw)
         bench_true = evaluate_dataset(benchmark, systems, bench_run, true_settings, runs=bench.runs, style=style_t,
-                                      memo=memo, **kw)
+                                      memo=memo, executor=executor, **kw)
         rec = (evaluate_dataset(recorded, systems, recorded_run, settings, runs=rec_runs, style=style_r, memo=memo,
-                                **kw) if rec_ds else None)
+                                executor=executor, **kw) if rec_ds else None)
     return SectionResult(bench, bench_true, rec)
 
 
