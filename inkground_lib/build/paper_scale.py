@@ -11,8 +11,9 @@ Stages, each resumable (a rerun after ``kill -9`` at any point skips finished wo
 * ``style``: the two writer classifiers (pseudo-label and true references), trained side by side in the
   executor once ``predict`` is done (so each stage's seconds are its own), one epoch per job; this process
   keeps each training's state after every epoch and saves the models (a kill loses at most an epoch);
-* ``score``: every metric against the references and against the true inks (the Style of the renders in the
-  executor), and the section tables.
+* ``score``: the systems' runs reloaded from their caches (not kept through the Style training), every metric
+  against the references and against the true inks (the Style of the renders in the executor), and the section
+  tables.
 
 Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
 pool of ``workers``, or a Dask cluster given its scheduler's address); workers only compute, this process
@@ -299,6 +300,10 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         else:
             _log_stage(log, "predict", rec.finish("predict", time.perf_counter() - t, n_pred, "predictions",
                                                   systems=list(runs), words=ds.n_words))
+        # the systems' runs (~0.8 GB at the paper's scale) are not kept through the hour of Style training:
+        # scoring reloads them from the caches just written (~25 s)
+        del runs
+        gc.collect()
         # both classifiers train side by side in the executor (or here, one after the other, without one);
         # started after predict, whose page jobs would otherwise queue behind them in a 2-worker pool
         t_style = time.perf_counter()
@@ -317,6 +322,8 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
                 top1_reference=facts_b["top1"], top1_true=facts_t["top1"], chance=facts_b["chance"],
                 trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"])))
         t = time.perf_counter()
+        runs, _ = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)  # cached
+        read_all_renders(bench, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # from its log
         out = {}
         for st, model, facts in ((settings, model_b, facts_b), (true_settings, model_t, facts_t)):
             out[st.reference] = evaluate_dataset(bench, list(params.systems), eval_run, st, progress=progress,
