@@ -160,6 +160,26 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
         assert got[kind] == got["serial"], kind
 
 
+def test_style_classifiers_have_the_same_weights_on_every_executor(three, tmp_path, cluster):
+    """The Style stage as paper-scale runs it (one epoch per job, the state kept in a checkpoint between
+    them): the saved models are byte-identical serial, on a pool and on a cluster, and no checkpoint is left."""
+    from inkground_lib.components.style import CHECKPOINT_FILE, WEIGHTS_FILE
+    from inkground_lib.evaluation.run import EvalSettings, start_style_classifier
+
+    ds = load_dataset(three)
+    settings = EvalSettings(style={**TINY_STYLE, "epochs": 3})
+    got = {}
+    for kind in KINDS:
+        with _executor(kind, cluster) as ex:
+            model, facts = start_style_classifier(ds, tmp_path / kind, settings, ex, False, resumable=True)()
+        folder = tmp_path / kind / "style-reference"
+        assert facts["trained_now"] and model.out_dir == folder and not (folder / CHECKPOINT_FILE).exists()
+        got[kind] = (folder / WEIGHTS_FILE).read_bytes(), model.losses
+    assert len(got["serial"][1]) == 3
+    for kind in ("pool", "dask"):
+        assert got[kind] == got["serial"], kind
+
+
 def _paper_scale_script(out: Path) -> str:
     return ("import sys\n"
             "from inkground_lib.build.paper_scale import PaperScaleParams, run_paper_scale\n"
