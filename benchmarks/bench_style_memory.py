@@ -36,12 +36,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, executor(2, None) as ex:
         with PeakMemory(0.2) as mem:
             mem.sample()
-            base_self, base_total = mem.peak_self, mem.peak_total
+            base_self = mem.peak_self
             t = time.perf_counter()
             b = start_style_classifier(ds, tmp, settings, ex, False, resumable=not a.one_job)
             tr = start_style_classifier(ds, tmp, dataclasses.replace(settings, reference="true"), ex, False,
                                         resumable=not a.one_job)
-            (mb, fb), (mt, ft) = b(), tr()
+            (_, fb), (_, ft) = b(), tr()
             dt = time.perf_counter() - t
     print(f"{a.pages} pages, {ds.n_words} words ({fb['n_train']} + {ft['n_train']} training words), "
           f"{a.epochs} epochs, 2 workers, {'one job per training' if a.one_job else 'one job per epoch'}: "
