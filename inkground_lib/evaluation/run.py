@@ -476,7 +476,7 @@ def style_rows(model, inks, memo: dict | None = None, executor=None, progress: b
                 for i in range(0, len(vs), step)]
         chunks = ordered_map(_style_rows_job, jobs, executor=executor)
     else:
-        chunks = iter([model.proba(vs)] if vs else [])
+        chunks = iter([model.proba(vs, progress)] if vs else [])  # its own bar of batches
     with tqdm(total=len(vs), desc="Style of renders", unit="word", leave=False,
               disable=not (progress and remote)) as bar:
         i = 0
