@@ -389,7 +389,7 @@ def _pid(_):
     return os.getpid()
 
 
-def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, tmp_path, capsys):
+def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, tmp_path, capsys, monkeypatch):
     """Scoring's Style of renders in a pool (the paper-scale run): the rows are those computed here, bit for
     bit (whole inference batches per job), the jobs ran in the workers from the model folder, identical
     renders were classified once; a bar only with ``progress``; a folder whose model changed is refused."""
@@ -400,7 +400,8 @@ def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, 
     ds = load_dataset(cand)
     items = [(w.true_ink, p.writer) for p in ds.pages for w in p.words]
     params = style.StyleParams.from_dict({**TINY_STYLE, "eval_batch_size": 1})
-    model = style.train_style(items, params, tmp_path / "m", progress=False)
+    monkeypatch.chdir(tmp_path)
+    model = style.train_style(items, params, Path("m"), progress=False)  # a relative folder: sent absolute
     inks = [ink for ink, _ in items] + [items[0][0]]  # a repeated ink
     here = style_rows(model, inks)
     with LazyPool(2) as pool:
@@ -409,7 +410,7 @@ def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, 
         assert "Style of renders" in capsys.readouterr().err
         jobs = [a[0] for name, a in rec.jobs if name == "_style_rows_job"]
         assert len(jobs) >= 2 and sum(len(j[3]) for j in jobs) == len(items)  # the repeat: classified once
-        assert all(len(j[3]) == 8 for j in jobs[:-1]) and jobs[0][0] == str(tmp_path / "m")
+        assert all(len(j[3]) == 8 for j in jobs[:-1]) and jobs[0][0] == str((tmp_path / "m").resolve())
         assert os.getpid() not in {pool.submit(_pid, i).result() for i in range(4)}
         memo: dict = {}
         style_rows(model, inks, memo, rec)

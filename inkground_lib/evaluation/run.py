@@ -472,7 +472,7 @@ def style_rows(model, inks, memo: dict | None = None, executor=None, progress: b
     remote = (executor is not None and not getattr(executor, "in_process", False) and model.out_dir is not None
               and len(vs) > step)
     if remote:
-        jobs = [(str(model.out_dir), model.input_hash, repr(model.params), vs[i:i + step])
+        jobs = [(str(Path(model.out_dir).resolve()), model.input_hash, repr(model.params), vs[i:i + step])
                 for i in range(0, len(vs), step)]
         chunks = ordered_map(_style_rows_job, jobs, executor=executor)
     else:
