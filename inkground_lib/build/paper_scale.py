@@ -13,7 +13,7 @@ Stages, each resumable (a rerun after ``kill -9`` at any point skips finished wo
   keeps each training's state after every epoch and saves the models (a kill loses at most an epoch);
 * ``score``: the systems' runs reloaded from their caches (not kept through the Style training), every metric
   against the references and against the true inks (the Style of the renders in the executor), and the section
-  tables.
+  tables (not logged as it goes: a kill while scoring scores again, ~9 min at the full scale).
 
 Every page-parallel step runs on one Executor (:func:`inkground_lib.core.parallel.executor`: a local process
 pool of ``workers``, or a Dask cluster given its scheduler's address); workers only compute, this process
