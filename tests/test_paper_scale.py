@@ -160,6 +160,8 @@ def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, 
         assert got[kind] == got["serial"], kind
 
 
+# each epoch's job carries the training's state: distributed warns about its size (the README says so)
+@pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning")
 def test_style_classifiers_have_the_same_weights_on_every_executor(three, tmp_path, cluster):
     """The Style stage as paper-scale runs it (one epoch per job, the state kept in a checkpoint between
     them): the saved models are byte-identical serial, on a pool and on a cluster, and no checkpoint is left."""
