@@ -243,3 +243,17 @@ def test_paper_scale_resumes_after_kill_9(tmp_path):
         assert kept == rec["stages"][stage], stage
     assert third["stages"]["score"]["finished"] >= rec["stages"]["style"]["finished"]
     assert (out / "tables" / "03_summary-true.csv").read_text() == summary
+
+    # killed while scoring after a system's prediction cache was deleted: the rerun predicts it again, so
+    # predict is measured again (a new record); Style is still only reloaded
+    del third["stages"]["score"]
+    (out / "stages.json").write_text(json.dumps(third))
+    (out / "03_evaluation" / "predictions" / "box.jsonl").unlink()
+    again = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    fourth = read_stages(out)
+    assert "reloaded_seconds" not in fourth["stages"]["predict"]
+    assert fourth["stages"]["predict"]["finished"] >= third["stages"]["predict"]["finished"]
+    assert fourth["stages"]["style"]["seconds"] == rec["stages"]["style"]["seconds"]
+    assert "reloaded_seconds" in fourth["stages"]["style"]
+    assert (out / "tables" / "03_summary-true.csv").read_text() == summary

@@ -211,6 +211,13 @@ def _log_stage(log, name: str, r: dict) -> None:
         f"{r['peak_memory_gb']:.2f} GB")
 
 
+def _log_sizes(eval_run: Path) -> dict:
+    """{file: size} of the logs the predict stage appends to (prediction caches, the OCR log of the renders):
+    unchanged sizes mean a rerun only reloaded them."""
+    files = list((eval_run / "predictions").glob("*.jsonl")) + list(eval_run.glob("ocr-renders-*.jsonl"))
+    return {f.name: f.stat().st_size for f in files}
+
+
 def _log_reloaded(log, name: str, r: dict) -> None:
     log(f"paper-scale: {name} already done (reloaded in {r['reloaded_seconds']:.0f} s; its record keeps the "
         f"{r['seconds']:.0f} s of the run that did it)")
@@ -290,12 +297,15 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
     memo: dict = {}
     with eval_run_folder(eval_run, "eval"):
         t = time.perf_counter()
+        logged = _log_sizes(eval_run)
         runs, unavailable = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)
         read_all_renders(bench, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # resumable
         if unavailable:
             raise RuntimeError(f"paper-scale: systems that cannot run here: {unavailable}")
         n_pred = ds.n_words * len(runs)
-        if rec.done("predict"):  # its record is the measurement of the run that predicted
+        # its record is the measurement of the run that predicted; a rerun that predicted or read anything (its
+        # caches deleted, say) measured the stage again
+        if rec.done("predict") and _log_sizes(eval_run) == logged:
             _log_reloaded(log, "predict", rec.reloaded("predict", time.perf_counter() - t))
         else:
             _log_stage(log, "predict", rec.finish("predict", time.perf_counter() - t, n_pred, "predictions",
