@@ -1,34 +1,98 @@
-"""The docstring examples of the metric modules and core.text run and pass; the public metric functions
-document their formula (``.. math::``) and carry an example (``>>>``)."""
+"""Every docstring example in the library runs and passes, and none disappears unnoticed: the number of
+examples per module is compared with the table below. The public metric functions document their formula
+(``.. math::``) and carry an example (``>>>``) of their own.
+
+When you add or remove examples on purpose, update ``EXAMPLES`` (``python tests/test_doctests.py`` prints the
+table as it is now)."""
 
 from __future__ import annotations
 
 import doctest
+import importlib
 import inspect
+import pkgutil
+import sys
 
 import pytest
 
+import inkground_lib
 from inkground_lib.components.metrics import readability, trajectory
-from inkground_lib.core import text
 
-# module -> number of public names that carry doctest examples (each has at least one example, so
-# removing the examples of a name drops ``attempted`` below this)
-DOCTESTED = [
-    (trajectory, 9),  # word_height, normalise, dtw_points, chamfer_points, dtw, chamfer,
-                      # invalid_prediction, geometry_batch, subsequence_dtw
-    (readability, 5),  # EditCounts, normalise_text, edit_counts, char_rates, corpus_char_rates
-    (text, 1),  # short_reason
-]
+EXAMPLES = {
+    "inkground_lib.components.metrics.readability": 21,
+    "inkground_lib.components.metrics.trajectory": 45,
+    "inkground_lib.core.dataset": 3,
+    "inkground_lib.core.files": 1,
+    "inkground_lib.core.ink": 2,
+    "inkground_lib.core.manifest_schema": 2,
+    "inkground_lib.core.text": 1,
+    "inkground_lib.evaluation.cost": 14,
+    "inkground_lib.evaluation.parse": 2,
+    "inkground_lib.evaluation.systems.api": 2,
+    "inkground_lib.evaluation.systems.retry": 2,
+    "inkground_lib.formats.iamondb": 1,
+    "inkground_lib.formats.xmlsafe": 2,
+    "inkground_lib.pseudo.raters": 1,
+    "inkground_lib.report.player": 2,
+    "inkground_lib.report.pseudo_labels": 3,
+    "inkground_lib.report.table_view": 5,
+}
+"""Module -> number of docstring examples (``>>>`` lines) defined in it."""
 
+FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 FORMULA_OPTIONAL = {"normalise_text", "invalid_prediction", "geometry_batch", "normalise"}
 
 
-@pytest.mark.parametrize("module, n_doctested", DOCTESTED, ids=lambda v: getattr(v, "__name__", str(v)))
-def test_docstring_examples_pass(module, n_doctested):
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
-                             verbose=False, report=True)
-    assert result.failed == 0
-    assert result.attempted >= n_doctested
+def library_modules() -> list[str]:
+    """Every module of the package (``__main__`` modules, which run a command when imported, left out)."""
+    return sorted(m.name for m in pkgutil.walk_packages(inkground_lib.__path__, "inkground_lib.")
+                  if not m.name.endswith(".__main__"))
+
+
+def module_doctests(name: str) -> list[doctest.DocTest]:
+    """The doctests of the objects defined in module ``name`` (not of names it imports)."""
+    mod = importlib.import_module(name)
+    return [t for t in doctest.DocTestFinder(exclude_empty=True).find(mod, name) if t.examples]
+
+
+def example_counts() -> dict[str, int]:
+    counts = {name: sum(len(t.examples) for t in module_doctests(name)) for name in library_modules()}
+    return {k: v for k, v in counts.items() if v}
+
+
+def test_the_table_names_every_module_with_examples_and_its_count():
+    assert example_counts() == EXAMPLES, ("docstring examples appeared or disappeared: compare with "
+                                          "`python tests/test_doctests.py` and update EXAMPLES on purpose")
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_docstring_examples_pass(name):
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    report: list[str] = []
+    tests = module_doctests(name)
+    for t in tests:
+        runner.run(t, out=report.append)
+    result = runner.summarize(verbose=False)
+    assert result.attempted == sum(len(t.examples) for t in tests) > 0
+    assert result.failed == 0, "".join(report)
+
+
+def test_a_failing_or_missing_example_is_caught():
+    """The two checks can fail: a wrong expected value fails its run, and a dropped example changes the count."""
+    src = '''
+def f(x):
+    """>>> f(2)
+    5
+    """
+    return x + 2
+'''
+    ns: dict = {"__name__": "fake_module"}
+    exec(compile(src, "fake_module", "exec"), ns)
+    test = doctest.DocTestParser().get_doctest(ns["f"].__doc__, ns, "f", "fake_module", 0)
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    runner.run(test, out=lambda s: None)
+    assert runner.summarize(verbose=False).failed == 1
+    assert {**EXAMPLES, "inkground_lib.components.metrics.trajectory": 44} != example_counts()
 
 
 @pytest.mark.parametrize("module", [trajectory, readability], ids=lambda m: m.__name__)
@@ -49,3 +113,7 @@ def test_each_public_name_has_its_own_example(module):
         tests = finder.find(getattr(module, name), name, module=module)
         own = [t for t in tests if t.name == name]
         assert own and own[0].examples, f"{module.__name__}.{name} has no example of its own"
+
+
+if __name__ == "__main__":
+    sys.stdout.write("EXAMPLES = {\n" + "".join(f"    {k!r}: {v},\n" for k, v in example_counts().items()) + "}\n")
