@@ -36,10 +36,10 @@ bench: $(STAMP)
 
 # keeps API predictions and real ratings (they cost money or people's time); clean-all lists them and asks first
 clean:
-	$(PYTHON) -m inkground_lib.build.clean
+	$(PYTHON) -m inkground_lib.publish.clean
 
 clean-all:
-	$(PYTHON) -m inkground_lib.build.clean --all $(if $(YES),--yes)
+	$(PYTHON) -m inkground_lib.publish.clean --all $(if $(YES),--yes)
 
 # InkSight end to end, outside `make test`: its own environment .venv-inksight (requirements-inksight.txt:
 # TensorFlow 2.17.0 + tensorflow-text, ~2.1 GB, Python 3.9-3.12), a tiny SavedModel with InkSight's signature,

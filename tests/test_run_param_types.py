@@ -2,7 +2,7 @@
 import pytest
 
 from inkground_lib.build.cli import main
-from inkground_lib.build.notebook_runner import (
+from inkground_lib.publish.notebook_runner import (
     RunnerError,
     accepts,
     check_parameters,

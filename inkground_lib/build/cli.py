@@ -147,7 +147,7 @@ def _eval(a) -> int:
 
 
 def _run(a) -> None:
-    from inkground_lib.build.notebook_runner import parse_value, run_section
+    from inkground_lib.publish.notebook_runner import parse_value, run_section
 
     params = {}
     for name, value in a.param or []:
@@ -178,7 +178,7 @@ def _validate(a) -> int:
 
 
 def _book(a) -> None:
-    from inkground_lib.build.make_book import make_book
+    from inkground_lib.publish.make_book import make_book
 
     index = make_book(force=a.force, defaults=a.defaults)
     print(f"The book is at {index}")
@@ -336,7 +336,7 @@ OUTPUT_FOLDER_OPTIONS = ("out", "run")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from inkground_lib.build.notebook_runner import RunnerError
+    from inkground_lib.publish.notebook_runner import RunnerError
     from inkground_lib.core.dataset import DatasetError
     from inkground_lib.core.files import PathError
     from inkground_lib.core.ink import InkError
