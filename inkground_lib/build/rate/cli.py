@@ -26,8 +26,8 @@ def add_rate_parser(sub) -> None:
 
 
 def run_rate(a) -> int:
-    from .assign import RateError
-    from .server import serve
+    from inkground_lib.rate.assign import RateError
+    from inkground_lib.rate.server import serve
 
     if a.raters_per_pair is not None and a.raters_per_pair < 1:
         raise RateError(f"--raters-per-pair: must be >= 1, got {a.raters_per_pair}")

@@ -3,7 +3,7 @@
 A pair is a page: the page photo beside the render of all its pseudo-labels, zoomable to each word (its pen
 path plays); one score 0-10 per page. Ratings go, one row at a time and fsynced, to a ratings file outside
 the run folder (:class:`inkground_lib.pseudo.raters.RatingsLog`), which ``inkground pseudo --ratings`` and
-section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.build.rate.assign`.
+section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.rate.assign`.
 
 Framework and server: **Tornado** (tornado.web + its HTTP server, one process, one event loop). It is a
 maintained framework *and* server in one package, already installed here (Jupyter depends on it), so this
