@@ -185,7 +185,7 @@ def _book(a) -> None:
 
 
 def _paper_scale(a) -> int:
-    from inkground_lib.build.paper_scale import PaperScaleParams, run_paper_scale
+    from inkground_lib.pipelines.paper_scale import PaperScaleParams, run_paper_scale
 
     params = PaperScaleParams(pages=a.pages, seed=a.seed, style={"epochs": a.style_epochs} if a.style_epochs else {})
     d = run_paper_scale(Path(a.out), params, workers=a.workers, scheduler=a.scheduler, progress=not a.quiet,
