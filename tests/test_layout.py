@@ -15,7 +15,7 @@ from inkground_lib.core.layout import ROOT
 
 PACKAGE = ROOT / "inkground_lib"
 
-LAYERS = ("core", "formats", "datasets", "components", "pseudo", "evaluation", "analysis", "report", "rate", "pipelines", "publish", "build")
+LAYERS = ("core", "formats", "datasets", "components", "pseudo", "evaluation", "analysis", "report", "rate", "pipelines", "publish", "cli")
 """Bottom to top: a module may import its own layer and the layers before it, never a later one."""
 
 

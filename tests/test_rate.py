@@ -455,7 +455,7 @@ def test_access_token_off_loopback(tmp_path, run_dir, caplog):
 
 
 def test_cli_refuses_bad_input(tmp_path, run_dir, capsys):
-    from inkground_lib.build.cli import main
+    from inkground_lib.cli import main
 
     assert main(["rate", "--run", str(tmp_path / "nope"), "--ratings", str(tmp_path / "r.csv")]) == 2
     assert "not a folder" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Section parameters are type-checked against the notebook's defaults before anything runs."""
 import pytest
 
-from inkground_lib.build.cli import main
+from inkground_lib.cli import main
 from inkground_lib.publish.notebook_runner import (
     RunnerError,
     accepts,

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from inkground_lib.publish import make_book
-from inkground_lib.build.cli import main
+from inkground_lib.cli import main
 from inkground_lib.publish.make_book import earlier_outputs_hash, fit_to_available_data
 from inkground_lib.publish.notebook_runner import (
     RunnerError,

@@ -1,4 +1,4 @@
-"""The ``inkground rate`` subcommand's arguments (registered by :mod:`inkground_lib.build.cli`)."""
+"""The ``inkground rate`` subcommand's arguments (registered by :mod:`inkground_lib.cli`)."""
 
 from __future__ import annotations
 

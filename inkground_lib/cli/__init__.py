@@ -325,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run every section with its default parameters (forget earlier `inkground run` parameters)")
     b.set_defaults(func=_book)
 
-    from inkground_lib.build.rate.cli import add_rate_parser
+    from inkground_lib.cli.rate import add_rate_parser
 
     add_rate_parser(sub)
     return p
@@ -368,6 +368,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     return int(code or 0)
 
-
-if __name__ == "__main__":
-    sys.exit(main())
