@@ -1,11 +1,11 @@
-"""The ``inkground rate`` subcommand's arguments (registered by :mod:`inkground_lib.cli`)."""
+"""``inkground rate``: the rating app's arguments and its start (the app: :mod:`inkground_lib.rate`)."""
 
 from __future__ import annotations
 
+from inkground_lib.core.defaults import RATERS_PER_PAIR
+
 
 def add_rate_parser(sub) -> None:
-    from inkground_lib.core.defaults import RATERS_PER_PAIR
-
     r = sub.add_parser("rate", help="a local web app where people rate a pseudo-label run's pages (0-10); "
                                     "ratings go to a file that `inkground pseudo --ratings` and section 02 read")
     r.add_argument("--run", required=True, help="the pseudo-label run folder (section 02's run_dir)")
@@ -26,6 +26,7 @@ def add_rate_parser(sub) -> None:
 
 
 def run_rate(a) -> int:
+    # pandas and tornado: imported when the command runs, not for `inkground --help`
     from inkground_lib.rate.assign import RateError
     from inkground_lib.rate.server import serve
 
