@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from inkground_lib.cli.options import overwrite_option
-from inkground_lib.core.defaults import GRID
+from inkground_lib.core.defaults import GRID, SPACING
 from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
 
 
@@ -102,7 +102,7 @@ def add_eval_parser(sub) -> None:
                     help="run folder (predictions cache, scores); the book's section 03 keeps its own")
     ev.add_argument("--reference", default="reference", choices=["reference", "true"])
     ev.add_argument("--ocr", default="rapidocr")
-    ev.add_argument("--spacing", type=float, default=0.05)
+    ev.add_argument("--spacing", type=float, default=SPACING)
     ev.add_argument("--grid", type=int, default=GRID)
     ev.add_argument("--quiet", action="store_true")
     overwrite_option(ev)

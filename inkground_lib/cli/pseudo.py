@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from inkground_lib.cli.options import overwrite_option
-from inkground_lib.core.defaults import OCR_THRESHOLD
+from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 
 
 def _pseudo(a) -> int:
@@ -37,8 +37,8 @@ def add_pseudo_parser(sub) -> None:
     ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
     ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "
                     "`inkground rate`; default: simulated raters")
-    ps.add_argument("--n-raters", dest="n_raters", type=int, default=85)
-    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=2)
+    ps.add_argument("--n-raters", dest="n_raters", type=int, default=N_RATERS)
+    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=RATERS_PER_PAIR)
     ps.add_argument("--n-candidates", dest="n_candidates", type=int)
     ps.add_argument("--seed", type=int, default=0)
     ps.add_argument("--quiet", action="store_true")
