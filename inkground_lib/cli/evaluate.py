@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from inkground_lib.cli.options import overwrite_option
-from inkground_lib.core.defaults import GRID, SPACING
+from inkground_lib.core.defaults import CHECK_TIMEOUT, GRID, SPACING
 from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
 
 
@@ -114,5 +114,6 @@ def add_check_parser(sub) -> None:
                                      "model served; --live sends one small real request")
     c.add_argument("--systems", nargs="+", help="system names (default: every registered system)")
     c.add_argument("--live", action="store_true", help="send one small real request per API system and parse it")
-    c.add_argument("--timeout", type=float, default=15.0, help="seconds per endpoint call (default 15)")
+    c.add_argument("--timeout", type=float, default=CHECK_TIMEOUT,
+                   help=f"seconds per endpoint call (default {CHECK_TIMEOUT:g})")
     c.set_defaults(func=_check)
