@@ -21,7 +21,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $@
 
 book: $(STAMP)
-	$(PY) -m inkground_lib.build.cli book
+	$(PY) -m inkground_lib.cli book
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
@@ -29,17 +29,17 @@ test: $(STAMP)
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
 SYSTEMS ?= reference skeleton font box
 eval: $(STAMP)
-	$(PY) -m inkground_lib.build.cli eval --systems $(SYSTEMS)
+	$(PY) -m inkground_lib.cli eval --systems $(SYSTEMS)
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # keeps API predictions and real ratings (they cost money or people's time); clean-all lists them and asks first
 clean:
-	$(PYTHON) -m inkground_lib.build.clean
+	$(PYTHON) -m inkground_lib.publish.clean
 
 clean-all:
-	$(PYTHON) -m inkground_lib.build.clean --all $(if $(YES),--yes)
+	$(PYTHON) -m inkground_lib.publish.clean --all $(if $(YES),--yes)
 
 # InkSight end to end, outside `make test`: its own environment .venv-inksight (requirements-inksight.txt:
 # TensorFlow 2.17.0 + tensorflow-text, ~2.1 GB, Python 3.9-3.12), a tiny SavedModel with InkSight's signature,
@@ -57,4 +57,4 @@ inksight-e2e: $(STAMP)
 PAPER_SCALE_OUT ?= data/runs/paper_scale
 .PHONY: paper-scale
 paper-scale: $(STAMP)
-	$(PY) -m inkground_lib.build.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(PY) -m inkground_lib.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))

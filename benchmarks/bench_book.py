@@ -69,7 +69,7 @@ def main() -> None:
         if a.reuse_venv:
             # use this checkout's venv without reinstalling into it (a reinstall would point its editable
             # install at the temporary clone): make sees its install stamp as newer than the clone's pin
-            # files, and `python -m inkground_lib.build.cli` run in the clone imports the clone's library first
+            # files, and `python -m inkground_lib.cli` run in the clone imports the clone's library first
             (clone / ".venv").symlink_to(ROOT / ".venv")
             for f in ("requirements.txt", "pyproject.toml"):
                 os.utime(clone / f, (0, 0))

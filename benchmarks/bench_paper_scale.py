@@ -116,7 +116,7 @@ def main() -> None:
     if a.report:
         report(json.loads((Path(a.report) / "stages.json").read_text()), PAPER_CANDIDATE_PAGES)
         return
-    from inkground_lib.build.paper_scale import PaperScaleParams, run_paper_scale
+    from inkground_lib.pipelines.paper_scale import PaperScaleParams, run_paper_scale
 
     d = run_paper_scale(Path(a.out), PaperScaleParams(pages=a.pages), workers=a.workers, scheduler=a.scheduler,
                         progress=False)

@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 
-from inkground_lib.build.paper_scale import PeakMemory
+from inkground_lib.pipelines.paper_scale import PeakMemory
 from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.parallel import executor
 from inkground_lib.evaluation.run import EvalSettings, start_style_classifier

@@ -2,8 +2,8 @@
 
 The package is laid out like the book, one subpackage per stage, each using only the layers before it:
 core, formats, datasets, components, pseudo (section 02), evaluation (section 03), analysis (section 04),
-report, build. The names below are the stable public API for your own scripts; they keep working when
-modules move.
+report, then the commands: rate, pipelines, publish, cli. The names below are the stable public API for your
+own scripts; they keep working when modules move.
 """
 
 from __future__ import annotations

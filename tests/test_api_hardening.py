@@ -114,7 +114,7 @@ def test_ctrl_c_keeps_answers_arriving_within_the_grace_and_exits_130(tmp_path):
     with FakeServer() as srv:
         srv.script(slow(3.0), slow(3.0), slow(60), slow(60))  # the first four requests, in arrival order
         env = dict(os.environ, INKGROUND_SYSTEMS=str(extra), T_KEY=KEY, T_URL=srv.openai_url)
-        proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.build.cli", "predict", "--system", "slow-vl",
+        proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.cli", "predict", "--system", "slow-vl",
                                  "--dataset", str(ds), "--run", str(run), "--quiet"], cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60

@@ -7,8 +7,8 @@ from pathlib import Path
 import browser_checks
 import pytest
 
-from inkground_lib.build import notebook_runner
-from inkground_lib.build.notebook_runner import build_book, run_section
+from inkground_lib.publish import notebook_runner
+from inkground_lib.publish.notebook_runner import build_book, run_section
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.layout import ROOT
 from inkground_lib.datasets.recorded import build_recorded

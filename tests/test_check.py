@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fakeserver import FakeServer, http_error, ok, slow  # noqa: E402
 
-from inkground_lib.build.cli import main  # noqa: E402
+from inkground_lib.cli import main  # noqa: E402
 
 KEY = "sk-check-SECRET-42"
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import inkground_lib.build.clean as cl
+import inkground_lib.publish.clean as cl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,7 +61,7 @@ def test_clean_all_asks_and_refuses_without_a_terminal(tmp_path, monkeypatch, ca
 
 def test_clean_runs_with_the_system_python_outside_the_venv():
     """`make clean` runs with $(PYTHON) (no numpy needed): importing the module must not pull the library."""
-    code = ("import sys, inkground_lib.build.clean as c; "
+    code = ("import sys, inkground_lib.publish.clean as c; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pandas')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from inkground_lib.build.cli import main
+from inkground_lib.cli import main
 from inkground_lib.core.dataset import load_dataset
 
 
@@ -62,7 +62,7 @@ def test_unknown_system_is_refused(tmp_path, capsys):
                                   ["pseudo", "--candidates", "x", "--run"]])
 def test_an_output_folder_that_is_a_file_is_a_clear_error(tmp_path, capsys, argv):
     """Issue 11, case 10: --out / --run pointing at a file gave FileExistsError / NotADirectoryError tracebacks."""
-    from inkground_lib.build.cli import main
+    from inkground_lib.cli import main
 
     f = tmp_path / "a_file"
     f.write_text("mine")

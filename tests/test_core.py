@@ -208,7 +208,7 @@ def test_a_page_or_word_id_that_is_no_plain_name_is_refused_before_anything_is_w
     """Issue 11, case 1: a page id with ../ made `inkground pseudo` write outside its run folder."""
     import json as _json
 
-    from inkground_lib.build.cli import main
+    from inkground_lib.cli import main
     from inkground_lib.core.dataset import DatasetError, load_dataset
 
     root = make_tiny_dataset(tmp_path / "ds", pages=2, words=2)

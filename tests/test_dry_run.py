@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import make_tiny_dataset  # noqa: E402
 from fakeserver import FakeServer  # noqa: E402
 
-from inkground_lib.build.cli import main  # noqa: E402
+from inkground_lib.cli import main  # noqa: E402
 
 KEY = "sk-dry-SECRET-7"
 

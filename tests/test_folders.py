@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import make_tiny_dataset  # noqa: E402
 
-from inkground_lib.build.cli import main  # noqa: E402
+from inkground_lib.cli import main  # noqa: E402
 from inkground_lib.core.folders import (  # noqa: E402
     LOCK_FILE,
     FolderError,

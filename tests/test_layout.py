@@ -15,8 +15,14 @@ from inkground_lib.core.layout import ROOT
 
 PACKAGE = ROOT / "inkground_lib"
 
-LAYERS = ("core", "formats", "datasets", "components", "pseudo", "evaluation", "analysis", "report", "build")
-"""Bottom to top: a module may import its own layer and the layers before it, never a later one."""
+LAYERS = ("core", "formats", "datasets", "components", "pseudo", "evaluation", "analysis", "report",
+          "rate", "pipelines", "publish", "cli")
+"""Bottom to top: a module may import its own layer and the layers before it, never a later one. The last four
+hold the commands: the raters' web app, the paper-scale pipeline, publishing the book, and the CLI over them."""
+
+GENERATED_NAMES = ("build", "dist", "out")
+"""Folder names that tools treat as generated output (pytest's norecursedirs, Black's excludes, GitHub's Python
+.gitignore): no folder of the package may carry one."""
 
 
 def module_name(path: Path, package_root: Path) -> str:
@@ -135,6 +141,19 @@ def test_the_layer_check_fails_on_a_wrong_import(tmp_path):
     assert cycles(graph) == [["inkground_lib.core.ink", "inkground_lib.pseudo.run"]]
     (pkg / "stray.py").write_text("")
     assert "inkground_lib.stray is in no layer" in layer_violations(import_graph(pkg))[-1]
+
+
+def generated_looking_folders(package_root: Path) -> list[str]:
+    """Folders under ``package_root`` (at any depth) named like generated output, as paths relative to it."""
+    return sorted(str(p.relative_to(package_root)) for p in package_root.rglob("*")
+                  if p.is_dir() and p.name.lower() in GENERATED_NAMES)
+
+
+def test_no_package_folder_is_named_like_generated_output(tmp_path):
+    assert generated_looking_folders(PACKAGE) == []
+    for folder in ("core", "core/out", "build", "publish/dist", "publish/distribution"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert generated_looking_folders(tmp_path) == ["build", "core/out", "publish/dist"]
 
 
 def test_public_api_names_resolve():

@@ -184,7 +184,7 @@ def test_style_classifiers_have_the_same_weights_on_every_executor(three, tmp_pa
 
 def _paper_scale_script(out: Path) -> str:
     return ("import sys\n"
-            "from inkground_lib.build.paper_scale import PaperScaleParams, run_paper_scale\n"
+            "from inkground_lib.pipelines.paper_scale import PaperScaleParams, run_paper_scale\n"
             "if __name__ == '__main__':\n"
             f"    run_paper_scale({str(out)!r}, PaperScaleParams(pages=5, seed=5, synth={SMALL!r}, "
             f"style={TINY_STYLE!r}), workers=1, progress=False)\n")
@@ -193,7 +193,7 @@ def _paper_scale_script(out: Path) -> str:
 def test_paper_scale_resumes_after_kill_9(tmp_path):
     """kill -9 in the middle of section 02: a rerun keeps the candidates and the cached pages, finishes every
     stage and writes the tables."""
-    from inkground_lib.build.paper_scale import STAGES, read_stages
+    from inkground_lib.pipelines.paper_scale import STAGES, read_stages
 
     out = tmp_path / "ps"
     script = tmp_path / "run.py"

@@ -16,15 +16,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from inkground_lib.build.rate.assign import (
+from inkground_lib.rate.assign import (
     Ledger,
     RateError,
     check_name,
     check_page_id,
     check_score,
 )
-from inkground_lib.build.rate.run_data import RunError, load_run
-from inkground_lib.build.rate.server import Server, open_session, session_hash
+from inkground_lib.rate.run_data import RunError, load_run
+from inkground_lib.rate.server import Server, open_session, session_hash
 from inkground_lib.core.dataset import dataset_hash
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import RUN_MARK
@@ -367,7 +367,7 @@ def server(tmp_path, run_dir):
 
 def test_path_traversal_is_refused(server, tmp_path):
     c = Client(server.port)
-    secret = (ROOT / "inkground_lib" / "build" / "rate" / "server.py").read_bytes()[:60]
+    secret = (ROOT / "inkground_lib" / "rate" / "server.py").read_bytes()[:60]
     for path in ["/static/../server.py", "/static/%2e%2e/server.py", "/static/..%2fserver.py",
                  "/static/../../../../etc/passwd", "/static/%2e%2e/%2e%2e/assign.py", "/photo/..%2fmanifest.json",
                  "/photo/../../etc/passwd", "/photo/%2e%2e", "/photo/p000%2f..%2f..%2fmanifest.json",
@@ -455,7 +455,7 @@ def test_access_token_off_loopback(tmp_path, run_dir, caplog):
 
 
 def test_cli_refuses_bad_input(tmp_path, run_dir, capsys):
-    from inkground_lib.build.cli import main
+    from inkground_lib.cli import main
 
     assert main(["rate", "--run", str(tmp_path / "nope"), "--ratings", str(tmp_path / "r.csv")]) == 2
     assert "not a folder" in capsys.readouterr().err
@@ -466,7 +466,7 @@ def test_cli_refuses_bad_input(tmp_path, run_dir, capsys):
 
 
 def test_access_token_from_environment_or_random(monkeypatch):
-    from inkground_lib.build.rate.server import TOKEN_ENV, access_token
+    from inkground_lib.rate.server import TOKEN_ENV, access_token
 
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     a, b = access_token(), access_token()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inkground_lib.build.rate.server import Server, open_session
+from inkground_lib.rate.server import Server, open_session
 from inkground_lib.pseudo.raters import agreement, read_ratings
 
 CHROMIUM = "/usr/bin/chromium"

@@ -1,8 +1,8 @@
 """Section parameters are type-checked against the notebook's defaults before anything runs."""
 import pytest
 
-from inkground_lib.build.cli import main
-from inkground_lib.build.notebook_runner import (
+from inkground_lib.cli import main
+from inkground_lib.publish.notebook_runner import (
     RunnerError,
     accepts,
     check_parameters,

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from inkground_lib.build import make_book
-from inkground_lib.build.cli import main
-from inkground_lib.build.make_book import earlier_outputs_hash, fit_to_available_data
-from inkground_lib.build.notebook_runner import (
+from inkground_lib.publish import make_book
+from inkground_lib.cli import main
+from inkground_lib.publish.make_book import earlier_outputs_hash, fit_to_available_data
+from inkground_lib.publish.notebook_runner import (
     RunnerError,
     find_section,
     notebook_parameters,
@@ -126,7 +126,7 @@ def test_without_recorded_data_sections_03_and_04_use_the_benchmark_alone(monkey
 def test_make_book_warns_when_the_default_benchmark_is_too_small(tmp_path, capsys, monkeypatch):
     from conftest import make_tiny_dataset
 
-    from inkground_lib.build import make_book
+    from inkground_lib.publish import make_book
 
     tiny = make_tiny_dataset(tmp_path / "tiny", pages=2, words=3)
     assert make_book.check_benchmark_size(tiny) is False  # the real minimum: 40 pages, 1,000 words
@@ -143,7 +143,7 @@ def test_parameter_line_says_not_set_instead_of_none():
     """Issue 13: no raw None on a page: a parameter left at None reads "not set"."""
     import nbformat
 
-    from inkground_lib.build.notebook_runner import _present_parameters, find_section
+    from inkground_lib.publish.notebook_runner import _present_parameters, find_section
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell("x = 1")]

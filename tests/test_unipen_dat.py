@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inkground_lib.build.cli import main
+from inkground_lib.cli import main
 from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.datasets.recorded import build_recorded
 from inkground_lib.formats.unipen_dat import (

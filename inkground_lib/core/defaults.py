@@ -21,11 +21,23 @@ N_RATERS = 85
 RATERS_PER_PAIR = 2
 """Simulated raters per pair (the paper: at least two)."""
 
+RESERVE_SECONDS = 300.0
+"""How long the page offered to a rater stays reserved for them (seconds; ``inkground rate``)."""
+
+RATE_HOST = "127.0.0.1"
+"""Address the rating app listens on by default: this machine only (``inkground rate``)."""
+
+RATE_PORT = 8765
+"""Port the rating app listens on by default (``inkground rate``)."""
+
 CROP_GROW = 0.1
 """Word box growth per side (share of its width and height) before derendering and OCR."""
 
 GRID = 50
 """The prompt's numbered grid: G x G cells over the page photo."""
+
+CHECK_TIMEOUT = 15.0
+"""Seconds allowed for the model list and for the live request of one system (``inkground check``)."""
 
 SPACING = 0.05
 """Arc-length resampling step of both inks before DTW and Chamfer, in reference word heights."""

@@ -11,10 +11,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
+from inkground_lib.core.defaults import CHECK_TIMEOUT
 from inkground_lib.evaluation.systems.base import SystemConfigError, SystemUnavailable
-
-CHECK_TIMEOUT = 15.0
-"""Seconds allowed for the model list and for the live request of one system."""
 
 
 @dataclass

@@ -1,11 +1,11 @@
-"""The ``inkground rate`` subcommand's arguments (registered by :mod:`inkground_lib.build.cli`)."""
+"""``inkground rate``: the rating app's arguments and its start (the app: :mod:`inkground_lib.rate`)."""
 
 from __future__ import annotations
 
+from inkground_lib.core.defaults import RATE_HOST, RATE_PORT, RATERS_PER_PAIR, RESERVE_SECONDS
+
 
 def add_rate_parser(sub) -> None:
-    from inkground_lib.core.defaults import RATERS_PER_PAIR
-
     r = sub.add_parser("rate", help="a local web app where people rate a pseudo-label run's pages (0-10); "
                                     "ratings go to a file that `inkground pseudo --ratings` and section 02 read")
     r.add_argument("--run", required=True, help="the pseudo-label run folder (section 02's run_dir)")
@@ -13,21 +13,22 @@ def add_rate_parser(sub) -> None:
                    help="ratings file to append to (created if new); must lie outside every run and dataset folder")
     r.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=None, metavar="K",
                    help=f"raters per page, fixed for a ratings file (default: the file's, else {RATERS_PER_PAIR})")
-    r.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only; any other address needs the "
+    r.add_argument("--host", default=RATE_HOST,
+                   help=f"address to listen on (default {RATE_HOST}: this machine only; any other address needs the "
                         "access token printed at start, e.g. 0.0.0.0 for the local network)")
-    r.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
+    r.add_argument("--port", type=int, default=RATE_PORT, help=f"port (default {RATE_PORT}; 0: any free port)")
     r.add_argument("--pages", choices=("ocr-passed", "all"), default="ocr-passed",
                    help="pages to rate: those that passed the OCR filter (the paper's funnel; default) or all")
     r.add_argument("--candidates", help="the run's candidate dataset, if it moved since the run")
-    r.add_argument("--reserve-minutes", dest="reserve_minutes", type=float, default=5.0,
-                   help="how long a page offered to a rater stays reserved for them (default 5)")
+    r.add_argument("--reserve-minutes", dest="reserve_minutes", type=float, default=RESERVE_SECONDS / 60,
+                   help=f"how long a page offered to a rater stays reserved for them (default {RESERVE_SECONDS / 60:g})")
     r.set_defaults(func=run_rate)
 
 
 def run_rate(a) -> int:
-    from .assign import RateError
-    from .server import serve
+    # pandas and tornado: imported when the command runs, not for `inkground --help`
+    from inkground_lib.rate.assign import RateError
+    from inkground_lib.rate.server import serve
 
     if a.raters_per_pair is not None and a.raters_per_pair < 1:
         raise RateError(f"--raters-per-pair: must be >= 1, got {a.raters_per_pair}")

@@ -3,7 +3,7 @@
 A pair is a page: the page photo beside the render of all its pseudo-labels, zoomable to each word (its pen
 path plays); one score 0-10 per page. Ratings go, one row at a time and fsynced, to a ratings file outside
 the run folder (:class:`inkground_lib.pseudo.raters.RatingsLog`), which ``inkground pseudo --ratings`` and
-section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.build.rate.assign`.
+section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.rate.assign`.
 
 Framework and server: **Tornado** (tornado.web + its HTTP server, one process, one event loop). It is a
 maintained framework *and* server in one package, already installed here (Jupyter depends on it), so this
@@ -44,6 +44,7 @@ import tornado.web
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
+from inkground_lib.core.defaults import RATE_HOST, RATE_PORT, RESERVE_SECONDS
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
 from inkground_lib.pseudo.raters import (
     LOG_COLUMNS,
@@ -54,7 +55,6 @@ from inkground_lib.pseudo.raters import (
 )
 
 from .assign import (
-    RESERVE_SECONDS,
     Ledger,
     RateError,
     check_name,
@@ -485,7 +485,7 @@ class Server:
     """A running rating server on its own thread and event loop (for tests and notebooks);
     :func:`serve` runs one in the foreground."""
 
-    def __init__(self, session: Session, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, session: Session, host: str = RATE_HOST, port: int = 0):
         self.session, self.host = session, host
         self.sockets = bind_sockets(port, address=host)
         self.port = self.sockets[0].getsockname()[1]
@@ -548,7 +548,7 @@ def access_token() -> str:
     return env
 
 
-def serve(run_dir, ratings, k: Optional[int] = None, host: str = "127.0.0.1", port: int = 8765, *,
+def serve(run_dir, ratings, k: Optional[int] = None, host: str = RATE_HOST, port: int = RATE_PORT, *,
           candidates=None, pages: str = "ocr-passed", reserve_s: float = RESERVE_SECONDS, out=print) -> None:
     """Run the rating app in the foreground until interrupted (Ctrl-C). On an address other than loopback an
     access token is made and the address with the token is printed (to the terminal only)."""

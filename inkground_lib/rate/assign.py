@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from inkground_lib.core.dataset import check_id
+from inkground_lib.core.defaults import RESERVE_SECONDS
 from inkground_lib.pseudo.raters import RatingsError, check_rater_name, parse_score
-
-RESERVE_SECONDS = 300.0
-"""How long the page offered to a rater stays reserved for them (seconds)."""
 
 
 class RateError(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from inkground_lib.build import notebook_runner
+from inkground_lib.publish import notebook_runner
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import BOOK_CANDIDATE_PAGES, BOOK_MIN_BENCHMARK
 from inkground_lib.core.layout import (

@@ -1,6 +1,6 @@
 """``make clean`` and ``make clean-all``: remove what the pipeline rebuilds, keep what cost money or people's time.
 
-``make clean`` (``python -m inkground_lib.build.clean``) removes the built book (``_build/``), the executed
+``make clean`` (``python -m inkground_lib.publish.clean``) removes the built book (``_build/``), the executed
 sections (``book/sections/``) and the generated datasets and runs (``data/datasets/``, ``data/runs/``) but
 keeps, in place:
 
@@ -103,7 +103,7 @@ def clean(targets=None, keep_precious: bool = True) -> tuple[int, list[Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m inkground_lib.build.clean", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m inkground_lib.publish.clean", description=__doc__.split("\n\n")[0])
     p.add_argument("--all", action="store_true", help="also remove API predictions and real ratings (asks first)")
     p.add_argument("--yes", action="store_true", help="with --all: do not ask")
     a = p.parse_args(argv)

@@ -1,0 +1,110 @@
+"""``inkground synth``, ``inkground recorded`` and ``inkground validate``: datasets made and checked."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from inkground_lib.cli.options import overwrite_option
+
+
+def _synth(a) -> None:
+    # numpy and scipy: imported when the command runs, not for `inkground --help`
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+
+    fields = {k: v for k, v in vars(a).items() if k in SynthParams.__dataclass_fields__ and v is not None}
+    params = SynthParams(**fields)
+    out = generate(Path(a.out), params, progress=not a.quiet, workers=a.workers, overwrite=a.overwrite)
+    print(out)
+
+
+def _recorded(a) -> None:
+    # numpy and scipy: imported when the command runs, not for `inkground --help`
+    from inkground_lib.datasets.recorded import build_recorded
+
+    kw = {k: getattr(a, k) for k in ("unipen", "unipen_dir", "iamondb", "pages", "seed") if getattr(a, k) is not None}
+    if a.words_per_page is not None:
+        wpp = [v for x in a.words_per_page for v in (x if isinstance(x, tuple) else (x,))]
+        if len(wpp) not in (1, 2):
+            raise ValueError(f"--words-per-page: expected MIN MAX or MIN-MAX, got {len(wpp)} numbers")
+        kw["words_per_page"] = (wpp[0], wpp[-1])
+    if a.unipen_dir is not None:
+        kw.update(category=None if a.category.lower() == "any" else a.category,
+                  style=None if a.style.lower() == "any" else a.style,
+                  quality=None if a.quality.lower() == "any" else a.quality)
+    out = build_recorded(Path(a.out), progress=not a.quiet, overwrite=a.overwrite, **kw)
+    meta = json.loads((out / "manifest.json").read_text("utf-8"))["meta"]
+    for src in meta["sources"]:
+        if src["kind"] != "unipen_dir":
+            continue
+        sel = ", ".join(f"{k} {'any' if v is None else v}" for k, v in src["selection"].items())
+        print(f"UNIPEN release {src['path']} ({sel})")
+        print(f"  files: {src['files_found']} found, {src['files_parsed']} parsed, {src['files_failed']} failed"
+              + "".join(f"; {k}: {n}" for k, n in src["failures_by_kind"].items()))
+        for f, why in src["failed_files"][:10]:
+            print(f"    {f}: {why}")
+        print(f"  segments read: {src['segments_read']}, skipped: {sum(src['segments_skipped'].values())}"
+              + "".join(f"; {k}: {n}" for k, n in src["segments_skipped"].items()))
+        print(f"  words selected: {src['words']} from {src['writers_selected']} writers")
+    lo, hi = meta["params"]["words_per_page"]
+    print(f"pages: {meta['pages_built']} ({lo}-{hi} words each, one writer per page), writers: {meta['writers']}")
+    print(out)
+
+
+def _words_per_page(text: str) -> int | tuple[int, int]:
+    if "-" in text:
+        lo, _, hi = text.partition("-")
+        return (int(lo), int(hi))
+    return int(text)
+
+
+def _validate(a) -> int:
+    # numpy: imported when the command runs, not for `inkground --help`
+    from inkground_lib.core.validate import exit_code, format_report, validate_dataset
+
+    problems = validate_dataset(a.dir)
+    print("\n".join(format_report(a.dir, problems)), file=sys.stderr if problems else sys.stdout)
+    return exit_code(problems)
+
+
+def add_synth_parser(sub) -> None:
+    s = sub.add_parser("synth", help="generate a synthetic dataset of photographed cursive pages")
+    s.add_argument("--out", required=True, help="dataset folder to write")
+    s.add_argument("--pages", type=int)
+    s.add_argument("--seed", type=int)
+    s.add_argument("--words-min", dest="words_min", type=int)
+    s.add_argument("--words-max", dest="words_max", type=int)
+    s.add_argument("--words-mean", dest="words_mean", type=float)
+    s.add_argument("--width", type=int, help="page photo width in pixels")
+    s.add_argument("--height", type=int, help="page photo height in pixels")
+    s.add_argument("--workers", type=int)
+    s.add_argument("--quiet", action="store_true")
+    overwrite_option(s)
+    s.set_defaults(func=_synth)
+
+
+def add_recorded_parser(sub) -> None:
+    r = sub.add_parser("recorded", help="compose photographed pages from real recorded words")
+    r.add_argument("--out", required=True)
+    r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
+    r.add_argument("--unipen-dir", dest="unipen_dir",
+                   help="the root of a whole UNIPEN release in the original .dat format (data/, include/), e.g. train_r01_v07")
+    r.add_argument("--category", default="6", help="with --unipen-dir: release categories, e.g. 6 (isolated cursive or mixed words) or 6,7; 'any' "
+                        "(needed for a folder of .dat files that is not a release)")
+    r.add_argument("--style", default="CURSIVE", help="with --unipen-dir: .STYLE labels to keep, e.g. CURSIVE or CURSIVE,MIXED; 'any'")
+    r.add_argument("--quality", default="!BAD", help="with --unipen-dir: segment qualities to keep: !BAD (all but BAD), GOOD,OK, 'any'")
+    r.add_argument("--words-per-page", dest="words_per_page", nargs="+", type=_words_per_page, metavar="MIN MAX",
+                   help="words per page: MIN MAX or MIN-MAX (default 20-50 with --unipen-dir, else 4-8)")
+    r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
+    r.add_argument("--pages", type=int)
+    r.add_argument("--seed", type=int)
+    r.add_argument("--quiet", action="store_true")
+    overwrite_option(r)
+    r.set_defaults(func=_recorded)
+
+
+def add_validate_parser(sub) -> None:
+    v = sub.add_parser("validate", help="check a dataset folder against the manifest's JSON Schema and its files")
+    v.add_argument("dir", help="dataset folder holding manifest.json")
+    v.set_defaults(func=_validate)

@@ -1,0 +1,119 @@
+"""``inkground predict``, ``inkground eval`` and ``inkground check``: systems run, scored and checked (section 03)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from inkground_lib.cli.options import overwrite_option
+from inkground_lib.core.defaults import CHECK_TIMEOUT, GRID, SPACING
+from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
+
+
+def _predict(a) -> int:
+    # numpy and pandas: imported when the command runs, not for `inkground --help`
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.run import plan_system, predict_system
+
+    ds = load_dataset(a.dataset)
+    if a.dry_run:
+        plan = plan_system(a.system, ds, Path(a.run), grid=a.grid, retry_refusals=a.retry_refusals)
+        print("\n".join(plan.lines()))
+        return 0
+    run = predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet,
+                         retry_refusals=a.retry_refusals, overwrite=a.overwrite, max_requests=a.max_requests,
+                         max_cost=a.max_cost)
+    not_sent = sum(1 for r in run.records if str(r.get("error") or "").startswith("not sent"))
+    print(f"{run.label}: {len(run.statuses)} words; {_status_counts(run.statuses)}; "
+          + (f"{not_sent} not sent (spending cap); " if not_sent else "") + f"cache {Path(a.run) / 'predictions'}")
+    if run.inks and all(ink is None for ink in run.inks):
+        print(f"inkground predict: no word got a usable prediction from {run.label} "
+              f"({_status_counts(run.statuses)})", file=sys.stderr)
+        return 1  # nothing succeeded: a script or CI must see it
+    return 0
+
+
+def _status_counts(statuses) -> str:
+    """'statuses: ok 10, refusal 2' (sorted by status)."""
+    counts: dict[str, int] = {}
+    for st in statuses:
+        counts[st] = counts.get(st, 0) + 1
+    return "statuses: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
+
+
+def _eval(a) -> int:
+    # numpy and pandas: imported when the command runs, not for `inkground --help`
+    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
+
+    settings = EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
+    res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet,
+                           overwrite=a.overwrite)
+    cols = ["label", "n_words", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
+    if len(res.summary):
+        print(res.summary[cols].to_string(index=False))
+    for name, run in res.runs.items():
+        print(f"{name}: {_status_counts(run.statuses)}")
+    for name, why in res.unavailable.items():
+        print(f"not run: {name}: {why}")
+    print(f"scores: {Path(a.run) / f'scores-{a.reference}.csv'}")
+    if not any(ink is not None for run in res.runs.values() for ink in run.inks):
+        print("inkground eval: no system produced a usable prediction", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _check(a) -> int:
+    # numpy: imported when the command runs, not for `inkground --help`
+    from inkground_lib.evaluation.systems.check import check_systems, check_table
+
+    rows = check_systems(a.systems, live=a.live, timeout=a.timeout)
+    print(check_table(rows))
+    not_ready = [r.system for r in rows if not r.ready]
+    if not_ready:
+        print(f"inkground check: not ready: {', '.join(not_ready)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_predict_parser(sub) -> None:
+    pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
+    pr.add_argument("--system", required=True, help="a name from inkground_lib/evaluation/systems/systems.yaml or $INKGROUND_SYSTEMS")
+    pr.add_argument("--dataset", required=True)
+    pr.add_argument("--run", default=PREDICT_RUN, help="run folder (predictions/<system>.jsonl)")
+    pr.add_argument("--grid", type=int, default=GRID)
+    pr.add_argument("--quiet", action="store_true")
+    pr.add_argument("--retry-refusals", dest="retry_refusals", action="store_true",
+                    help="ask again the words whose cached answer is a refusal or empty (costs requests)")
+    pr.add_argument("--dry-run", dest="dry_run", action="store_true",
+                    help="print the requests to send (after the cache), images, estimated tokens and cost; send nothing")
+    pr.add_argument("--max-requests", dest="max_requests", type=int,
+                    help="spending cap: send at most this many requests (the rest are not sent)")
+    pr.add_argument("--max-cost", dest="max_cost", type=float,
+                    help="spending cap in USD (worst case: estimated input + max_tokens output per request)")
+    overwrite_option(pr)
+    pr.set_defaults(func=_predict)
+
+
+def add_eval_parser(sub) -> None:
+    ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
+    ev.add_argument("--systems", nargs="+", required=True)
+    ev.add_argument("--dataset", default=BENCHMARK)
+    ev.add_argument("--run", default=EVAL_RUN,
+                    help="run folder (predictions cache, scores); the book's section 03 keeps its own")
+    ev.add_argument("--reference", default="reference", choices=["reference", "true"])
+    ev.add_argument("--ocr", default="rapidocr")
+    ev.add_argument("--spacing", type=float, default=SPACING)
+    ev.add_argument("--grid", type=int, default=GRID)
+    ev.add_argument("--quiet", action="store_true")
+    overwrite_option(ev)
+    ev.set_defaults(func=_eval)
+
+
+def add_check_parser(sub) -> None:
+    c = sub.add_parser("check", help="is each system ready? config, missing environment variables, endpoint, "
+                                     "model served; --live sends one small real request")
+    c.add_argument("--systems", nargs="+", help="system names (default: every registered system)")
+    c.add_argument("--live", action="store_true", help="send one small real request per API system and parse it")
+    c.add_argument("--timeout", type=float, default=CHECK_TIMEOUT,
+                   help=f"seconds per endpoint call (default {CHECK_TIMEOUT:g})")
+    c.set_defaults(func=_check)

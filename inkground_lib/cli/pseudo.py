@@ -1,0 +1,46 @@
+"""``inkground pseudo``: the pseudo-label pipeline of section 02."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from inkground_lib.cli.options import overwrite_option
+from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
+
+
+def _pseudo(a) -> int:
+    # pandas, numpy and scipy: imported when the command runs, not for `inkground --help`
+    from inkground_lib.pseudo.run import run_pseudo_labels
+    from inkground_lib.report.pseudo_labels import funnel_table
+
+    res = run_pseudo_labels(Path(a.candidates), Path(a.run), derenderer=a.derenderer, ocr=a.ocr,
+                                   ocr_threshold=a.ocr_threshold, ratings=a.ratings, n_raters=a.n_raters,
+                                   raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
+                                   progress=not a.quiet, overwrite=a.overwrite)
+    print(funnel_table(res).to_string())
+    kept = int(res.pages["kept"].sum())
+    print(f"pages: {len(res.pages)} candidates, {int(res.pages['ocr_pass'].sum())} passed the OCR filter, {kept} kept")
+    print(f"benchmark set: {Path(a.run) / 'benchmark'}")
+    if not kept:
+        print("inkground pseudo: no page was kept; the benchmark set is empty", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_pseudo_parser(sub) -> None:
+    ps = sub.add_parser("pseudo", help="the pseudo-label pipeline: derender, OCR filter, rater filter, benchmark set")
+    ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
+    ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
+    ps.add_argument("--derenderer", default="skeleton", help="skeleton, or inksight-small-p:<SavedModel folder>")
+    ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
+    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
+    ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "
+                    "`inkground rate`; default: simulated raters")
+    ps.add_argument("--n-raters", dest="n_raters", type=int, default=N_RATERS)
+    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=RATERS_PER_PAIR)
+    ps.add_argument("--n-candidates", dest="n_candidates", type=int)
+    ps.add_argument("--seed", type=int, default=0)
+    ps.add_argument("--quiet", action="store_true")
+    overwrite_option(ps)
+    ps.set_defaults(func=_pseudo)
