@@ -1,5 +1,5 @@
-"""The docstring examples of the metric modules and core.text run and pass; the public metric functions
-document their formula (``.. math::``) and carry an example (``>>>``)."""
+"""The docstring examples of the metric modules (trajectory, readability, Style) and core.text run and pass;
+the public metric functions document their formula (``.. math::``) and carry an example (``>>>``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import inspect
 import pytest
 
 from inkground_lib.components.metrics import readability, trajectory
+from inkground_lib.components.style import metric as style_metric
 from inkground_lib.core import text
 
 # module -> number of public names that carry doctest examples (each has at least one example, so
@@ -17,6 +18,7 @@ DOCTESTED = [
     (trajectory, 9),  # word_height, normalise, dtw_points, chamfer_points, dtw, chamfer,
                       # invalid_prediction, geometry_batch, subsequence_dtw
     (readability, 5),  # EditCounts, normalise_text, edit_counts, char_rates, corpus_char_rates
+    (style_metric, 2),  # softmax_rows, true_writer_probability
     (text, 1),  # short_reason
 ]
 
@@ -31,7 +33,7 @@ def test_docstring_examples_pass(module, n_doctested):
     assert result.attempted >= n_doctested
 
 
-@pytest.mark.parametrize("module", [trajectory, readability], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [trajectory, readability, style_metric], ids=lambda m: m.__name__)
 def test_public_functions_document_formula_and_example(module):
     functions = [name for name in module.__all__ if inspect.isfunction(getattr(module, name))]
     assert functions, f"{module.__name__}.__all__ lists no functions"
@@ -42,7 +44,7 @@ def test_public_functions_document_formula_and_example(module):
             assert ".. math::" in doc, f"{module.__name__}.{name} has no '.. math::' formula"
 
 
-@pytest.mark.parametrize("module", [trajectory, readability], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [trajectory, readability, style_metric], ids=lambda m: m.__name__)
 def test_each_public_name_has_its_own_example(module):
     finder = doctest.DocTestFinder()
     for name in module.__all__:

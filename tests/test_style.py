@@ -11,6 +11,7 @@ import torch
 from inks import hershey_ink
 
 from inkground_lib.components import style
+from inkground_lib.components.style.storage import _meta_matches
 from inkground_lib.core.ink import as_ink
 from inkground_lib.core.render import RenderSpec, render_ink
 
@@ -94,7 +95,7 @@ def test_changed_inputs_or_damaged_weights_retrain(trained, tmp_path):
     assert style.train_style(small[::-1], tiny, tmp_path, progress=False).trained  # inputs changed
     meta = json.loads((tmp_path / style.META_FILE).read_text())
     h = style.items_hash([k for k, _ in small[::-1]], [lab for _, lab in small[::-1]])
-    assert style._meta_matches(meta, tiny, h) and not style._meta_matches(meta, replace(tiny, seed=4), h)
+    assert _meta_matches(meta, tiny, h) and not _meta_matches(meta, replace(tiny, seed=4), h)
     wp = tmp_path / style.WEIGHTS_FILE
     wp.write_bytes(wp.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(style.StyleError, match="do not match the SHA-256"):
