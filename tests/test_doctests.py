@@ -1,5 +1,6 @@
-"""The docstring examples of the metric modules (trajectory, readability, Style) and core.text run and pass;
-the public metric functions document their formula (``.. math::``) and carry an example (``>>>``)."""
+"""The docstring examples of the metric modules (trajectory, readability, Style), core.text and core.secrets
+run and pass; the public metric functions document their formula (``.. math::``) and carry an example
+(``>>>``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from inkground_lib.components.metrics import readability, trajectory
 from inkground_lib.components.style import metric as style_metric
-from inkground_lib.core import text
+from inkground_lib.core import secrets, text
 
 # module -> number of public names that carry doctest examples (each has at least one example, so
 # removing the examples of a name drops ``attempted`` below this)
@@ -20,6 +21,7 @@ DOCTESTED = [
     (readability, 5),  # EditCounts, normalise_text, edit_counts, char_rates, corpus_char_rates
     (style_metric, 2),  # softmax_rows, true_writer_probability
     (text, 1),  # short_reason
+    (secrets, 2),  # scrub_secrets, url_secrets
 ]
 
 FORMULA_OPTIONAL = {"normalise_text", "invalid_prediction", "geometry_batch", "normalise"}

@@ -7,13 +7,14 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
-from urllib.parse import urlsplit
 
 import cv2
 import numpy as np
 from tqdm import tqdm
 
 from inkground_lib.components.ocr.base import OCRError, OCRUnavailable, check_images, to_bgr
+from inkground_lib.core.openai_client import openai_client
+from inkground_lib.core.secrets import BEARER, scrub_secrets, url_secrets
 
 # Sources (checked 2026-11-30):
 # * vLLM recipe, https://github.com/vllm-project/recipes/blob/main/DeepSeek/DeepSeek-OCR.md (commit 8959cf6,
@@ -39,13 +40,7 @@ from inkground_lib.components.ocr.base import OCRError, OCRUnavailable, check_im
 #   config.py lists "without layouts: <image>\nFree OCR."; run_dpsk_ocr_pdf.py drops '<｜end▁of▁sentence｜>'
 #   from the output text (generated with skip_special_tokens=False); run_dpsk_ocr_image.py finds grounding spans
 #   with the pattern r'(<\|ref\|>(.*?)<\|/ref\|><\|det\|>(.*?)<\|/det\|>)' and removes the non-image ones.
-# * openai-python README (github.com/openai/openai-python, commit 001dcd3), "Retries": "Certain errors are
-#   automatically retried 2 times by default, with a short exponential backoff. Connection errors ..., 408
-#   Request Timeout, 409 Conflict, 429 Rate Limit, and >=500 Internal errors are all retried by default"
-#   (`max_retries`); "Timeouts": "On timeout, an `APITimeoutError` is thrown". The installed SDK (openai 3.57,
-#   lib/_client_auth.py) refuses an empty api_key ("Missing credentials") and falls back to OPENAI_API_KEY when
-#   none is given, so the client gets a placeholder and each request sets its own Authorization header (or
-#   omits it: openai.Omit()).
+# * The openai SDK's retries, timeouts and credentials: inkground_lib/core/openai_client.py.
 # * vLLM serve arguments (docs.redhat.com/en/documentation/red_hat_ai_inference_server/3.1/html/
 #   vllm_server_arguments): "--api-key: If provided, the server will require this key to be presented in the
 #   header. Default: None" - a server started without it needs no key.
@@ -59,7 +54,6 @@ DEEPSEEK_EXTRA_BODY = {"skip_special_tokens": False,
                        "vllm_xargs": {"ngram_size": 30, "window_size": 90, "whitelist_token_ids": [128821, 128822]}}
 _DS_GROUNDING = re.compile(r"<\|ref\|>.*?<\|/ref\|><\|det\|>.*?<\|/det\|>", re.DOTALL)
 _DS_SPECIAL = re.compile(r"<｜[^｜<>]*｜>")  # '<｜end▁of▁sentence｜>', '<｜▁pad▁｜>', ...
-_BEARER = re.compile(r"(?i:bearer)\s+\S+")
 
 
 def square_pad(img: np.ndarray) -> np.ndarray:
@@ -132,22 +126,16 @@ class DeepSeekOCREngine:
         self.timeout, self.max_tokens = float(timeout), int(max_tokens)
         self.extra_body = dict(DEEPSEEK_EXTRA_BODY if extra_body is None else extra_body)
         # values kept out of every error message, replaced by the name of their variable
-        self._secrets = [(DEEPSEEK_API_KEY_ENV, key or "")] + [
-            (DEEPSEEK_BASE_URL_ENV, s) for s in (base_url, base_url.rstrip("/"), urlsplit(base_url).netloc)]
+        self._secrets = [(DEEPSEEK_API_KEY_ENV, key or "")] + url_secrets(DEEPSEEK_BASE_URL_ENV, base_url,
+                                                                          hostname=False)
         self._errors = openai
-        # the credential is set per request: a bearer token when the key is set, else no header at all (never
-        # the SDK's fallback OPENAI_API_KEY, someone else's key); the OpenAI organisation / project headers the
-        # SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent either
-        self._headers = {"Authorization": f"Bearer {key}" if key else openai.Omit(),
-                         "OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()}
-        self._client = openai.OpenAI(api_key=key or "EMPTY", base_url=base_url, max_retries=self.max_retries,
-                                     timeout=self.timeout)
+        # a bearer token when the key is set, else no Authorization header at all; the OpenAI organisation /
+        # project headers the SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent either
+        self._client, self._headers = openai_client(base_url, key, timeout=self.timeout,
+                                                    max_retries=self.max_retries, omit_account_headers=True)
 
     def _scrub(self, text: str) -> str:
-        for name, value in sorted(self._secrets, key=lambda s: -len(s[1])):
-            if len(value) >= 4:
-                text = text.replace(value, f"<{name}>")
-        return _BEARER.sub("Bearer <redacted>", text)
+        return scrub_secrets(text, self._secrets, patterns=BEARER)
 
     def request(self, img: np.ndarray) -> dict:
         """The chat.completions arguments that read one validated word image."""
