@@ -101,7 +101,7 @@ def _edit_manifest(root, fn):
     (lambda m: m["pages"][0]["words"][0].update(box=[1, 2, 3]), "word p000-w0: field box"),
     (lambda m: m["pages"][0].update(image="../../etc/passwd"), "page p000: field image: '../../etc/passwd' leaves"),
     (lambda m: m["pages"][0].update(inks="/abs/inks.json"), "page p000: field inks: '/abs/inks.json' is absolute"),
-    (lambda m: m["pages"][1].update(width=-3), "page p001: field width/height"),
+    (lambda m: m["pages"][1].update(width=-3), "page p001: field width: must be at least 1, got -3"),
     (lambda m: m["pages"][0]["words"][1].update(split="dev"), "field split"),
 ])
 def test_bad_manifest_names_file_record_and_field(tmp_path, edit, message):

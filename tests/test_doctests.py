@@ -17,14 +17,17 @@ import pytest
 
 import inkground_lib
 from inkground_lib.components.metrics import readability, trajectory
+from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
     "inkground_lib.components.metrics.readability": 21,
     "inkground_lib.components.metrics.trajectory": 45,
+    "inkground_lib.components.style.metric": 4,
     "inkground_lib.core.dataset": 3,
     "inkground_lib.core.files": 1,
     "inkground_lib.core.ink": 2,
-    "inkground_lib.core.manifest_schema": 2,
+    "inkground_lib.core.manifest_schema": 4,
+    "inkground_lib.core.secrets": 4,
     "inkground_lib.core.text": 1,
     "inkground_lib.evaluation.cost": 14,
     "inkground_lib.evaluation.parse": 2,
@@ -95,7 +98,7 @@ def f(x):
     assert {**EXAMPLES, "inkground_lib.components.metrics.trajectory": 44} != example_counts()
 
 
-@pytest.mark.parametrize("module", [trajectory, readability], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [trajectory, readability, style_metric], ids=lambda m: m.__name__)
 def test_public_functions_document_formula_and_example(module):
     functions = [name for name in module.__all__ if inspect.isfunction(getattr(module, name))]
     assert functions, f"{module.__name__}.__all__ lists no functions"
@@ -106,7 +109,7 @@ def test_public_functions_document_formula_and_example(module):
             assert ".. math::" in doc, f"{module.__name__}.{name} has no '.. math::' formula"
 
 
-@pytest.mark.parametrize("module", [trajectory, readability], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [trajectory, readability, style_metric], ids=lambda m: m.__name__)
 def test_each_public_name_has_its_own_example(module):
     finder = doctest.DocTestFinder()
     for name in module.__all__:

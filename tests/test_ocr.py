@@ -11,6 +11,7 @@ import pytest
 from inks import hershey_ink
 
 from inkground_lib.components import ocr
+from inkground_lib.components.ocr.base import to_bgr
 from inkground_lib.core.render import render_ink
 
 WORDS = ["hello", "world", "the", "quick", "brown", "garden", "morning", "letter", "sunday", "thanks",
@@ -68,9 +69,9 @@ def test_rgb_channel_order_is_respected(engine):
     # red ink on white: RGB (255, 0, 0). Read as RGB it is dark enough in the red-insensitive channels.
     g = render_ink(hershey_ink("hello"))
     rgb = np.stack([np.full_like(g, 255), g, g], axis=2)
-    assert ocr._to_bgr(rgb)[0, 0].tolist() == [255, 255, 255]
+    assert to_bgr(rgb)[0, 0].tolist() == [255, 255, 255]
     ink_px = np.argwhere(g == 0)[0]
-    assert ocr._to_bgr(rgb)[tuple(ink_px)].tolist() == [0, 0, 255]  # BGR order for OpenCV-based engines
+    assert to_bgr(rgb)[tuple(ink_px)].tolist() == [0, 0, 255]  # BGR order for OpenCV-based engines
 
 
 def test_bad_images_raise_with_index(engine):

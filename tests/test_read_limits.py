@@ -283,7 +283,7 @@ def test_manifest_page_side_above_max_page_side_is_refused(tmp_path, side):
         with pytest.raises(DatasetError) as e:
             load_dataset(root, check_images=check_images)
         msg = str(e.value)
-        assert msg.startswith(f"{mpath}: page p000: field width/height: ") and "at most 12000 x 12000 px" in msg
+        assert msg.startswith(f"{mpath}: page p000: field {side}: 12001 px; ") and "at most 12000 x 12000 px" in msg
 
 
 def test_max_page_side_is_defined_once():

@@ -11,6 +11,7 @@ import torch
 from inks import hershey_ink
 
 from inkground_lib.components import style
+from inkground_lib.components.style.storage import _meta_matches
 from inkground_lib.core.ink import as_ink
 from inkground_lib.core.render import RenderSpec, render_ink
 
@@ -94,7 +95,7 @@ def test_changed_inputs_or_damaged_weights_retrain(trained, tmp_path):
     assert style.train_style(small[::-1], tiny, tmp_path, progress=False).trained  # inputs changed
     meta = json.loads((tmp_path / style.META_FILE).read_text())
     h = style.items_hash([k for k, _ in small[::-1]], [lab for _, lab in small[::-1]])
-    assert style._meta_matches(meta, tiny, h) and not style._meta_matches(meta, replace(tiny, seed=4), h)
+    assert _meta_matches(meta, tiny, h) and not _meta_matches(meta, replace(tiny, seed=4), h)
     wp = tmp_path / style.WEIGHTS_FILE
     wp.write_bytes(wp.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(style.StyleError, match="do not match the SHA-256"):
@@ -256,3 +257,21 @@ def test_models_are_built_from_several_threads_at_once_in_a_fresh_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "errors: []", out.stdout
+
+
+def test_true_writer_probability_is_the_softmax_at_the_true_writer():
+    """The metric against the plain formula; a slice of rows gives the same bits as the whole (scoring assembles
+    the logits of its renders from several batches and jobs); bad true classes are clear errors."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(50, 7)) * 5
+    idx = rng.integers(0, 7, 50)
+    p = style.true_writer_probability(z, idx)
+    assert np.allclose(p, np.exp(z[np.arange(50), idx]) / np.exp(z).sum(axis=1), rtol=1e-12, atol=0)
+    parts = [style.true_writer_probability(z[i:i + 3], idx[i:i + 3]) for i in range(0, 50, 3)]
+    assert np.array_equal(p, np.concatenate(parts))
+    assert np.array_equal(style.softmax_rows(z)[np.arange(50), idx], p)
+    assert np.allclose(style.true_writer_probability(np.zeros((4, 8)), [0, 1, 2, 7]), 1 / 8)
+    with pytest.raises(ValueError, match="outside 0..6"):
+        style.true_writer_probability(z[:2], [0, 7])
+    with pytest.raises(ValueError, match="2 rows of logits but 1 true classes"):
+        style.true_writer_probability(z[:2], [0])

@@ -32,7 +32,7 @@ from inkground_lib.evaluation.systems.registry import (
     system_kind,
 )
 from inkground_lib.evaluation.systems.retry import RetryPolicy, retry_after_seconds
-from inkground_lib.evaluation.systems.secrets import scrub_secrets
+from inkground_lib.core.secrets import scrub_secrets
 
 KEY = "sk-test-SECRET-123"
 

@@ -7,13 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inkground_lib.core.dataset import (
-    ID_RULE,
-    KINDS,
-    SPLITS,
-    DatasetError,
-    load_dataset,
-)
+from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.defaults import (
     MAX_INK_FILE_BYTES,
     MAX_INK_FILE_ENV,
@@ -23,6 +17,9 @@ from inkground_lib.core.defaults import (
 )
 from inkground_lib.core.layout import ROOT
 from inkground_lib.core.manifest_schema import (
+    ID_RULE,
+    KINDS,
+    SPLITS,
     id_pattern,
     manifest_schema,
     manifest_validator,

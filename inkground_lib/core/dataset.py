@@ -1,7 +1,9 @@
 """Datasets: words, pages, and a folder with a versioned JSON manifest, page photos and inks.
 
-Loading validates everything and raises ``DatasetError`` naming the file, record and field at fault. The
-folder layout and the manifest schema (see MANIFEST_EXAMPLE below) are on the design page of the book.
+Loading validates everything and raises ``DatasetError`` naming the file, record and field at fault: the
+manifest's fields against its JSON Schema (:mod:`inkground_lib.core.manifest_schema`, the one source of their
+types), then what a schema cannot say (files exist, photo sizes, boxes inside their page, unique ids, inks).
+The folder layout and the manifest schema (see MANIFEST_EXAMPLE below) are on the design page of the book.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import stat
 import warnings
 from dataclasses import dataclass, field
@@ -29,12 +30,9 @@ from inkground_lib.core.defaults import (
 )
 from inkground_lib.core.files import PathError, atomic_write_json, confined, sha256_file
 from inkground_lib.core.ink import Ink, InkError, ink_from_lists, ink_to_lists
+from inkground_lib.core.manifest_schema import ID_RULE, KINDS, SCHEMA, SCHEMA_VERSION, schema_problems
 
-SCHEMA = "inkground-dataset"
 INKS_SCHEMA = "inkground-inks"
-SCHEMA_VERSION = 1
-KINDS = ("synth", "recorded", "inkground", "benchmark")
-SPLITS = ("train", "test")
 
 MANIFEST_EXAMPLE = {
     "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "name": "synth", "kind": "synth",
@@ -138,14 +136,10 @@ def write_page_inks(root: str | Path, page: Page) -> Path:
     return atomic_write_json(Path(root) / "inks" / f"{page.id}.json", data, indent=None)
 
 
-ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-"""Page and word ids become file names (``pages/<id>.jpg``, ``inks/<id>.json``, cache keys): a letter or digit,
-then letters, digits, ``.``, ``_`` or ``-``, at most 128 characters in all (no separators, no ``..`` start)."""
-
-
 def check_id(value: str, where: str, error: type[Exception] | None = None) -> str:
-    """``value`` if it satisfies :data:`ID_RULE`, else ``error`` (default DatasetError) naming ``where`` and
-    the rule. Every name that becomes a file name (page, word, system) goes through it where it enters.
+    """``value`` if it satisfies :data:`~inkground_lib.core.manifest_schema.ID_RULE`, else ``error`` (default
+    DatasetError) naming ``where`` and the rule. Every name that becomes a file name (page, word, system) goes
+    through it where it enters.
 
     >>> check_id("p0001-w003", "m")
     'p0001-w003'
@@ -183,23 +177,6 @@ def write_manifest(root: str | Path, name: str, kind: str, reference: str, meta:
 
 
 # --------------------------------------------------------------------------------------------- loading
-
-def _need(rec: dict, key: str, typ, where: str):
-    if not isinstance(rec, dict):
-        raise DatasetError(f"{where}: expected an object, got {type(rec).__name__}")
-    if key not in rec:
-        raise DatasetError(f"{where}: field {key}: missing")
-    v = rec[key]
-    if typ is float:
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    elif typ is int:
-        ok = isinstance(v, int) and not isinstance(v, bool)
-    else:
-        ok = isinstance(v, typ)
-    if not ok:
-        raise DatasetError(f"{where}: field {key}: expected {getattr(typ, '__name__', typ)}, got {v!r:.60}")
-    return v
-
 
 def _mib(n: int) -> str:
     return f"{n:,} bytes ({n / 2**20:,.1f} MiB)"
@@ -330,7 +307,10 @@ def _check_photo_size(image: Path, width: int, height: int, where: str) -> None:
 
 def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_bytes: Optional[int] = None,
                  max_ink_bytes: Optional[int] = None) -> Dataset:
-    """Load and validate a dataset folder. Raises DatasetError naming file, record and field.
+    """Load and validate a dataset folder. Raises DatasetError naming file, record and field: first the
+    manifest against its JSON Schema (:func:`~inkground_lib.core.manifest_schema.schema_problems`, the first
+    fault), then the files and what no schema can say (photos exist at the manifest's size, boxes ordered and
+    inside their page, unique page and word ids, inks readable and non-empty).
 
     Files over their read limit are refused before they are read: ``manifest.json`` over
     ``max_manifest_bytes`` (default MAX_MANIFEST_BYTES, or $INKGROUND_MAX_MANIFEST_MB in MiB) and a page's
@@ -341,60 +321,35 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
     mpath = root / "manifest.json"
     m = _read_manifest(mpath, max_manifest_bytes)
     where = str(mpath)
-    if not isinstance(m, dict):
-        raise DatasetError(f"{where}: expected a JSON object")
-    if m.get("schema") != SCHEMA:
-        raise DatasetError(f"{where}: field schema: expected {SCHEMA!r}, got {m.get('schema')!r}")
-    version = _need(m, "schema_version", int, where)
-    if version != SCHEMA_VERSION:
-        raise DatasetError(f"{where}: field schema_version: {version} is not supported (this library reads "
-                           f"{SCHEMA_VERSION})")
-    name = _need(m, "name", str, where)
-    kind = _need(m, "kind", str, where)
-    if kind not in KINDS:
-        raise DatasetError(f"{where}: field kind: {kind!r} is not one of {KINDS}")
-    reference = _need(m, "reference", str, where)
-    meta = m.get("meta", {})
-    if not isinstance(meta, dict):
-        raise DatasetError(f"{where}: field meta: expected an object")
-    pages_raw = _need(m, "pages", list, where)
+    faults = schema_problems(m, where, pointers=False)  # every field's type, range and pattern
+    if faults:
+        raise DatasetError(str(faults[0]))
+    name, kind, reference, meta = m["name"], m["kind"], m["reference"], m.get("meta", {})
     pages, seen_pages, seen_words = [], set(), set()
-    for i, pr in enumerate(pages_raw):
-        pw = f"{where}: pages[{i}]"
-        pid = check_id(_need(pr, "id", str, pw), f"{pw}: field id")
+    for pr in m["pages"]:
+        pid = pr["id"]
         pw = f"{where}: page {pid}"
         if pid in seen_pages:
             raise DatasetError(f"{pw}: field id: duplicate page id")
         seen_pages.add(pid)
-        image = _manifest_path(root, _need(pr, "image", str, pw), pw, "image")
-        inks_path = _manifest_path(root, _need(pr, "inks", str, pw), pw, "inks")
+        image = _manifest_path(root, pr["image"], pw, "image")
+        inks_path = _manifest_path(root, pr["inks"], pw, "inks")
         if check_images and not image.is_file():
             raise DatasetError(f"{pw}: field image: file {image} is missing")
-        writer = _need(pr, "writer", str, pw)
-        width, height = _need(pr, "width", int, pw), _need(pr, "height", int, pw)
-        if width <= 0 or height <= 0:
-            raise DatasetError(f"{pw}: field width/height: must be positive, got {width} x {height}")
-        if width > MAX_PAGE_SIDE or height > MAX_PAGE_SIDE:
-            raise DatasetError(f"{pw}: field width/height: {width} x {height} px; pages are at most "
-                               f"{MAX_PAGE_SIDE} x {MAX_PAGE_SIDE} px (MAX_PAGE_SIDE)")
+        writer, width, height = pr["writer"], pr["width"], pr["height"]
         if check_images:
             _check_photo_size(image, width, height, pw)
         inks = _read_json(inks_path, f"inks of page {pid}", max_ink_bytes)
         if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
             raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
         words = []
-        for j, wr in enumerate(_need(pr, "words", list, pw)):
-            ww = f"{pw} words[{j}]"
-            wid = check_id(_need(wr, "id", str, ww), f"{ww}: field id")
+        for wr in pr["words"]:
+            wid = wr["id"]
             ww = f"{pw} word {wid}"
             if wid in seen_words:
                 raise DatasetError(f"{ww}: field id: duplicate word id")
             seen_words.add(wid)
-            text = _need(wr, "text", str, ww)
-            box = _need(wr, "box", list, ww)
-            if len(box) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                        and math.isfinite(v) for v in box):
-                raise DatasetError(f"{ww}: field box: expected 4 finite numbers, got {box!r:.80}")
+            box = wr["box"]  # 4 finite numbers (the schema); their order and place are checked here
             if not (box[0] <= box[2] and box[1] <= box[3]):
                 raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
             if box[0] == box[2] and box[1] == box[3]:
@@ -402,9 +357,6 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
             if (box[0] < -BOX_TOLERANCE or box[1] < -BOX_TOLERANCE or box[2] > width + BOX_TOLERANCE
                     or box[3] > height + BOX_TOLERANCE):
                 raise DatasetError(f"{ww}: field box: {box} lies outside the {width} x {height} page")
-            split = wr.get("split", "train")
-            if split not in SPLITS:
-                raise DatasetError(f"{ww}: field split: {split!r} is not one of {SPLITS}")
             rec = inks["words"].get(wid)
             if not isinstance(rec, dict) or "reference" not in rec:
                 raise DatasetError(f"{inks_path}: word {wid}: field reference: missing")
@@ -416,7 +368,8 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
                 raise DatasetError(str(e)) from None
             if ink.n_points == 0:
                 raise DatasetError(f"{inks_path}: word {wid}: field reference: empty (a reference must have ink)")
-            words.append(Word(wid, text, tuple(float(v) for v in box), ink, pid, split, true_ink))
+            words.append(Word(wid, wr["text"], tuple(float(v) for v in box), ink, pid, wr.get("split", "train"),
+                              true_ink))
         pages.append(Page(pid, image, writer, width, height, words))
     return Dataset(root, name, kind, reference, meta, pages)
 

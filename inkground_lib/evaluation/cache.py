@@ -38,7 +38,8 @@ class CacheError(ValueError):
 
 
 def cache_path(run_dir: str | os.PathLike, system_name: str) -> Path:
-    """``<run_dir>/predictions/<system>.jsonl``; the system name must be an id (:data:`~inkground_lib.core.dataset.ID_RULE`)."""
+    """``<run_dir>/predictions/<system>.jsonl``; the system name must be an id
+    (:data:`~inkground_lib.core.manifest_schema.ID_RULE`)."""
     from inkground_lib.core.dataset import check_id
 
     check_id(system_name, "system name (it names the cache file)", CacheError)

@@ -428,7 +428,7 @@ _WORKER_STYLE_MODELS: dict = {}
 
 
 def _style_rows_job(job):
-    """Executor job: the probabilities of one slice of renders under a saved classifier; job = (its folder, its
+    """Executor job: the logits of one slice of renders under a saved classifier; job = (its folder, its
     input hash, repr of its params, inks). The worker loads the model from the folder once (it reads the
     output folder by path, as for the page photos) and checks it is the driver's."""
     from inkground_lib.components.style import StyleError, load_style
@@ -443,12 +443,13 @@ def _style_rows_job(job):
                              f"replaced it while this run was scoring)")
         _WORKER_STYLE_MODELS.clear()  # one classifier at a time: ~45-90 MB each
         _WORKER_STYLE_MODELS[key] = model
-    return model.proba(inks)
+    return model.logits(inks)
 
 
 def style_rows(model, inks, memo: dict | None = None, executor=None, progress: bool = False) -> np.ndarray:
-    """The classifier's probabilities (n, classes) for each ink; identical inks are classified once,
-    ``memo`` ({(model key, digest): row}) carries rows between calls.
+    """The classifier's logits (n, classes) for each ink (their Style:
+    :func:`~inkground_lib.components.style.metric.true_writer_probability`); identical inks are classified
+    once, ``memo`` ({(model key, digest): row}) carries rows between calls.
 
     ``executor`` (a pool or a Dask cluster): the renders not in ``memo`` are classified there, in jobs of
     :data:`~inkground_lib.core.defaults.STYLE_JOB_BATCHES` whole inference batches, when the model is saved
@@ -476,7 +477,7 @@ def style_rows(model, inks, memo: dict | None = None, executor=None, progress: b
                 for i in range(0, len(vs), step)]
         chunks = ordered_map(_style_rows_job, jobs, executor=executor)
     else:
-        chunks = iter([model.proba(vs, progress)] if vs else [])  # its own bar of batches
+        chunks = iter([model.logits(vs, progress)] if vs else [])  # its own bar of batches
     with tqdm(total=len(vs), desc="Style of renders", unit="word", leave=False,
               disable=not (progress and remote)) as bar:
         i = 0
@@ -567,9 +568,11 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
         texts = run.ocr_texts[ocr.name]
     style_any = np.full(len(words), np.nan)
     if style_model is not None and words:  # Style = probability of the true writer
+        from inkground_lib.components.style.metric import true_writer_probability  # (the package loads torch)
+
         rows = style_rows(style_model, blank, memo, executor, progress)
         cols = [style_model.class_index(p.writer, f"word {w.id}") for p, w in words]
-        style_any = rows[np.arange(len(cols)), cols].astype(float)
+        style_any = true_writer_probability(rows, cols)
     rows = []
     for i, ((p, w), st) in enumerate(zip(words, run.statuses)):
         held_out = settings.style_words == "all" or w.split == "test"

@@ -4,7 +4,9 @@ Inks are strokes of x, y, t in page pixels (origin top-left, y down; t is not us
 put in units of the reference word height (:func:`word_height`, :func:`normalise`), resampled along arc
 length, and scored by :func:`dtw` and :func:`chamfer` (one pair) or :func:`geometry_batch` (many pairs).
 :func:`dtw_points` and :func:`chamfer_points` score already-normalised points; :func:`subsequence_dtw`
-aligns a query sequence inside a reference. The numba kernels (names starting with ``_``) are private.
+aligns a query sequence inside a reference. Every DTW and Chamfer here comes from one numba kernel
+(:func:`_dtw_chamfer`, through :func:`_scores`), so a pair scored alone and in a batch gets the same bits. The
+numba kernels (names starting with ``_``) are private.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Iterable, Sequence
 
 import numba as nb
 import numpy as np
-from scipy.spatial import cKDTree
 
 from inkground_lib.core.defaults import SPACING as DEFAULT_SPACING
 from inkground_lib.core.ink import Ink, InkLike, as_ink
@@ -199,15 +200,21 @@ def _dtw_chamfer(P, R):
     return prev[m], rsum, csum
 
 
+@nb.njit(cache=True, nogil=True)
+def _scores(P, R):
+    """(DTW, Chamfer) of two point sequences: the formulas of :func:`dtw_points` and :func:`chamfer_points`
+    over :func:`_dtw_chamfer`'s sums, the one place they are computed."""
+    d, rs, cs = _dtw_chamfer(P, R)
+    return d / R.shape[0], 0.5 * (rs / P.shape[0] + cs / R.shape[0])
+
+
 @nb.njit(cache=True, nogil=True, parallel=True)
 def _batch_kernel(xy, starts, inks, spacing, out):
     """DTW and Chamfer of every pair (see _pair_points for the layout), pairs in parallel."""
     k = out.shape[0]
     for p in nb.prange(k):
         P, R = _pair_points(xy, starts, inks, p, spacing)
-        d, rs, cs = _dtw_chamfer(P, R)
-        out[p, 0] = d / R.shape[0]
-        out[p, 1] = 0.5 * (rs / P.shape[0] + cs / R.shape[0])
+        out[p, 0], out[p, 1] = _scores(P, R)
 
 
 def invalid_prediction(page_size: PageSize) -> Ink:
@@ -458,7 +465,7 @@ def dtw_points(P: np.ndarray, R: np.ndarray) -> float:
     0.3333
     """
     P, R = _points(P, "P"), _points(R, "R")
-    return float(_dtw_chamfer(P, R)[0] / len(R))
+    return float(_scores(P, R)[0])
 
 
 def chamfer_points(P: np.ndarray, R: np.ndarray) -> float:
@@ -466,7 +473,8 @@ def chamfer_points(P: np.ndarray, R: np.ndarray) -> float:
 
     The points are used as given (no normalisation or resampling; :func:`chamfer` does both first), so the
     result is in the units of the points. Symmetric in P and R; the point order does not matter. Nearest
-    neighbours come from ``scipy.spatial.cKDTree`` (exact).
+    neighbours are found exactly, by comparing every pair of points (O(n m)) in the numba kernel that also
+    computes DTW, the one implementation :func:`geometry_batch` (scoring) uses.
 
     Parameters
     ----------
@@ -502,9 +510,7 @@ def chamfer_points(P: np.ndarray, R: np.ndarray) -> float:
     0.1667
     """
     P, R = _points(P, "P"), _points(R, "R")
-    dp, _ = cKDTree(R).query(P, k=1)
-    dr, _ = cKDTree(P).query(R, k=1)
-    return float(0.5 * (dp.mean() + dr.mean()))
+    return float(_scores(P, R)[1])
 
 
 def _points(a, name: str) -> np.ndarray:
@@ -569,7 +575,7 @@ def dtw(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAULT_S
     0.5238
     """
     P, R = normalise(pred, ref, spacing=spacing, page_size=page_size)
-    return float(_dtw_chamfer(P, R)[0] / len(R))
+    return float(_scores(P, R)[0])
 
 
 def chamfer(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAULT_SPACING,
@@ -578,20 +584,14 @@ def chamfer(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAU
 
     Both inks (page pixels, origin top-left, y down) are normalised and resampled by :func:`normalise`
     (as for :func:`dtw`); the point sets P (n points) and R (m points) are then scored by
-    :func:`chamfer_points` (nearest neighbours by ``scipy.spatial.cKDTree``). Unlike DTW it ignores
-    stroke order and direction.
+    :func:`chamfer_points`. Unlike DTW it ignores stroke order and direction.
 
     Parameters
     ----------
-    pred : Ink, sequence of (n, 2) / (n, 3) array-likes, or None
-        The predicted ink in page pixels; ``None`` or no points is an empty prediction (see ``page_size``).
-    ref : Ink or sequence of (n, 2) / (n, 3) array-likes
-        The reference ink in page pixels; must have at least one point.
-    spacing : float or None, optional
-        Resampling step in word heights (default 0.05); ``None`` = no resampling.
-    page_size : (float, float), optional
-        ``(width, height)`` in page pixels; needed only to score an empty prediction, which is then
-        replaced by :func:`invalid_prediction`. Without it an empty prediction raises ``ValueError``.
+    pred, ref, spacing, page_size
+        As for :func:`dtw`: the predicted and the reference ink in page pixels (``None`` or no points is an
+        empty prediction, scored as :func:`invalid_prediction` when ``page_size`` is given), the resampling
+        step in word heights (default 0.05; ``None`` = no resampling) and the page ``(width, height)``.
 
     Returns
     -------
@@ -616,16 +616,16 @@ def chamfer(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAU
     0.0
     """
     P, R = normalise(pred, ref, spacing=spacing, page_size=page_size)
-    return chamfer_points(P, R)
+    return float(_scores(P, R)[1])
 
 
 def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, workers: int | None = None,
                    chunk_size: int = 4096, progress: bool | None = None) -> np.ndarray:
     r"""DTW and Chamfer of many (prediction, reference) pairs: a (k, 2) float64 array [dtw, chamfer].
 
-    Row p equals ``[dtw(pred, ref), chamfer(pred, ref)]`` for pair p (same normalisation, resampling and
-    formulas, in reference word heights), up to floating-point summation order: Chamfer's nearest
-    distances come from the DTW kernel's own distance computations (exact, no KD-tree).
+    Row p equals ``[dtw(pred, ref), chamfer(pred, ref)]`` for pair p, bit for bit (the same normalisation,
+    resampling and kernel, in reference word heights): Chamfer's nearest distances come from the DTW
+    kernel's own distance computations (exact).
 
     Parameters
     ----------

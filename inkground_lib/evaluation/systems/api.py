@@ -8,6 +8,8 @@ import os
 import time
 from typing import Optional
 
+from inkground_lib.core.openai_client import openai_client
+from inkground_lib.core.secrets import scrub_secrets, url_secrets
 from inkground_lib.evaluation.systems.base import (
     BaseSystem,
     Item,
@@ -20,7 +22,6 @@ from inkground_lib.evaluation.systems.retry import (
     retry_after_seconds,
     should_retry,
 )
-from inkground_lib.evaluation.systems.secrets import scrub_secrets
 
 
 def _env(var: Optional[str], what: str, system: str, required: bool = True, default: Optional[str] = None):
@@ -79,15 +80,7 @@ class ApiSystem(BaseSystem):
         base_url = _env(self.base_url_env, "base_url", name, default=cfg.get("default_base_url"))
         self._secrets = [(self.api_key_env, api_key)] if api_key else []
         if base_url and self.base_url_env and os.environ.get(self.base_url_env):
-            self._secrets.append((self.base_url_env, base_url))
-            self._secrets.append((self.base_url_env, base_url.rstrip("/")))
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(base_url)
-            if parts.netloc:
-                self._secrets.append((self.base_url_env, parts.netloc))
-            if parts.hostname:
-                self._secrets.append((self.base_url_env, parts.hostname))
+            self._secrets += url_secrets(self.base_url_env, base_url)
         self.retry = retry or RetryPolicy(max_attempts=int(cfg.get("max_attempts") or 6),
                                           base_delay=float(cfg.get("backoff_base") or 2.0),
                                           max_delay=float(cfg.get("backoff_max") or 60.0))
@@ -178,7 +171,7 @@ class ApiSystem(BaseSystem):
                 out.latency = time.monotonic() - t0
                 out.error = self.scrub(out.error) if out.error else None
                 if out.text:  # a model echoing the key (or URL) must not carry it into the cache either
-                    out.text = scrub_secrets(out.text, self._secrets, patterns=False)
+                    out.text = scrub_secrets(out.text, self._secrets, patterns=())
                 out.status = answer_status(out.status, out.text)
                 return out
             except status_err as e:
@@ -259,14 +252,13 @@ class OpenAISystem(ApiSystem):
         super().__init__(name, cfg, retry, client)
 
     def _make_client(self, api_key, base_url):
-        import openai
-
         if not base_url:
             raise SystemConfigError(f"system {self.name}: no base URL (set base_url_env, e.g. VLLM_BASE_URL)")
-        # no key (key_optional): the SDK would fall back to OPENAI_API_KEY - someone else's key sent to this
-        # server - so it gets a placeholder and every request omits the Authorization header (auth_extra)
-        self.auth_extra = {} if api_key else {"extra_headers": {"Authorization": openai.Omit()}}
-        return openai.OpenAI(api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=self.timeout)
+        # no key (key_optional): every request omits the Authorization header (auth_extra), never the SDK's
+        # fallback OPENAI_API_KEY; retries are this adapter's own (RetryPolicy), not the SDK's
+        client, headers = openai_client(base_url, api_key, timeout=self.timeout, max_retries=0)
+        self.auth_extra = {"extra_headers": headers} if headers else {}
+        return client
 
     def _status_error_types(self):
         import openai

@@ -12,7 +12,7 @@ import numpy as np
 
 from inkground_lib.core.files import sha256_json
 from inkground_lib.core.ink import Ink
-from inkground_lib.evaluation.systems.secrets import scrub_secrets
+from inkground_lib.core.secrets import scrub_secrets
 
 KINDS = ("api", "local", "replay", "specialist")
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from inkground_lib.core.secrets import ENV_NAME
 from inkground_lib.evaluation.systems.api import AnthropicSystem, OpenAISystem
 from inkground_lib.evaluation.systems.base import System, SystemConfigError
 from inkground_lib.evaluation.systems.local import (
@@ -18,7 +19,6 @@ from inkground_lib.evaluation.systems.local import (
 )
 from inkground_lib.evaluation.systems.replay import ReplaySystem
 from inkground_lib.evaluation.systems.retry import RetryPolicy
-from inkground_lib.evaluation.systems.secrets import ENV_NAME
 
 REGISTRY_FILE = Path(__file__).with_name("systems.yaml")
 
