@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: book test venv eval bench clean clean-all
+.PHONY: book test test-fast venv eval bench clean clean-all
 
 venv: $(STAMP)
 
@@ -25,6 +25,11 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
+
+# The contributor's loop (at most 3 minutes on 2 cores): everything but the tests marked slow (the book build,
+# notebooks, process pools, kill -9) or browser. `make test` still runs every test.
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not browser"
 
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
 SYSTEMS ?= reference skeleton font box

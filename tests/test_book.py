@@ -15,6 +15,8 @@ from inkground_lib.datasets.recorded import build_recorded
 from inkground_lib.datasets.synth.generate import SynthParams, generate
 from inkground_lib.report.reproducibility import write_reproducibility_page
 
+pytestmark = pytest.mark.slow  # builds the book
+
 # External *resources*: anything the browser would fetch from another host when the page opens (scripts,
 # images, stylesheets, fonts, frames, CSS url() and @import). A plain <a href="https://..."> is allowed: a link
 # is not a request until a reader follows it, and the bibliography links each reference to its page.

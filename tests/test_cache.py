@@ -74,6 +74,7 @@ def server(monkeypatch):
         yield srv
 
 
+@pytest.mark.slow  # kill -9
 def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path, monkeypatch):
     n = 20
     server.delay = 0.2  # each answer takes a while, so the worker is killed mid-run

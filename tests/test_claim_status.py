@@ -198,6 +198,7 @@ def test_run_conditions_from_what_a_run_records(tmp_path):
     assert data_identity({"dataset_dir": str(tmp_path / "ds")}) == (None, "recorded")
 
 
+@pytest.mark.slow  # runs sections 03 and 04 end to end
 def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims, tmp_path):
     """A recorded set built here (our own page composer over the shipped UNIPEN words) scored in a real
     section-03 run: the skeleton stand-in reaches inksight_iamondb as "measured with stand-ins"."""

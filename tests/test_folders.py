@@ -54,6 +54,7 @@ def test_every_command_refuses_a_users_folder(tmp_path, capsys, cmd):
     assert snapshot(mine) == before and sorted(p.name for p in mine.iterdir()) == ["notes.txt", "scores.csv"]
 
 
+@pytest.mark.slow  # runs predict and eval end to end in subprocesses
 @pytest.mark.parametrize("cmd", ["predict", "eval"])
 def test_overwrite_writes_beside_the_users_files_and_a_rerun_resumes(tmp_path, cmd):
     ds = make_tiny_dataset(tmp_path / "ds")

@@ -50,6 +50,7 @@ def _records(path: Path) -> list[dict]:
     return out
 
 
+@pytest.mark.slow  # process pool
 def test_ordered_map_keeps_order_and_raises_at_the_failing_job():
     jobs = [0, 1, 2, 4, 5, 6]
     assert list(ordered_map(_square, jobs, workers=2, min_jobs=1)) == [j * j for j in jobs]
@@ -61,6 +62,7 @@ def test_ordered_map_keeps_order_and_raises_at_the_failing_job():
         check_workers(0)
 
 
+@pytest.mark.slow  # process pool
 def test_lazy_pool_starts_nothing_until_submit():
     with LazyPool(2) as pool:
         assert pool._ex is None
@@ -71,6 +73,7 @@ def test_lazy_pool_starts_nothing_until_submit():
             pool.submit(_square, 3).result()
 
 
+@pytest.mark.slow  # process pool
 def test_derender_and_ocr_filter_in_a_pool_write_the_serial_files(cand, tmp_path):
     ds = load_dataset(cand)
     serial, pooled = tmp_path / "serial", tmp_path / "pooled"
@@ -86,6 +89,7 @@ def test_derender_and_ocr_filter_in_a_pool_write_the_serial_files(cand, tmp_path
     assert o1.words["ocr_rendered"].str.len().gt(0).any()  # the engine really read something
 
 
+@pytest.mark.slow  # process pool
 def test_a_classifier_trained_in_a_pool_has_the_serial_weights(cand, tmp_path):
     ds = load_dataset(cand)
     items = [(w.true_ink, p.writer) for p in ds.pages for w in p.words]
@@ -124,6 +128,7 @@ def test_identical_renders_are_read_once():
     assert ink_digest(a) == ink_digest(b) != ink_digest(c)
 
 
+@pytest.mark.slow  # process pool
 def test_evaluate_section_equals_three_plain_evaluations(cand, tmp_path):
     bench = cand  # a synth dataset: references are the true inks, so both scorings run
     settings = EvalSettings(n_boot=50, style=TINY_STYLE)
@@ -171,6 +176,7 @@ def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_i
     assert read_renders(Refuse(), inks, memo) == [texts[ink_digest(k)] for k in inks]
 
 
+@pytest.mark.slow  # process pool, kill -9
 def test_pool_workers_end_when_the_calling_process_is_killed(tmp_path):
     """kill -9 of the calling process: its workers stop within seconds instead of finishing their jobs."""
     import os
@@ -235,6 +241,7 @@ def _square_ok(x):
     return x * x
 
 
+@pytest.mark.slow  # process pool
 def test_read_renders_on_an_executor_shows_a_bar_and_reads_what_this_process_reads(capsys):
     """The paper-scale run's OCR of renders goes through an executor in batches: same texts, and a progress
     bar of the renders read (no bar without ``progress``)."""
@@ -277,6 +284,7 @@ def test_a_system_run_keeps_its_inks_as_arrays_and_its_records_without_strokes(c
         assert len(ink) == len(expected) and all(np.array_equal(a, b, equal_nan=True) for a, b in zip(ink, expected))
 
 
+@pytest.mark.slow  # process pool
 def test_a_classifier_trained_in_an_executor_draws_its_bar_only_when_given_a_line(cand, tmp_path, capsys):
     """paper-scale's Style stage: each worker draws its classifier's training bar on a line of its own; the
     notebooks' workers draw none (a kernel would print them into the page); the weights do not depend on it."""
@@ -302,6 +310,7 @@ def torch_equal(a, b) -> bool:
     return bool(torch.equal(a, b))
 
 
+@pytest.mark.slow  # process pool, kill -9
 def test_the_render_ocr_log_is_reused_after_a_kill_and_written_the_same_with_or_without_an_executor(tmp_path,
                                                                                                   monkeypatch):
     """paper-scale's OCR of renders is resumable: each batch is logged as it is read; a rerun reads only the
@@ -334,6 +343,7 @@ def test_the_render_ocr_log_is_reused_after_a_kill_and_written_the_same_with_or_
     assert serial.read_bytes() == pooled.read_bytes()
 
 
+@pytest.mark.slow  # process pool
 def test_a_classifier_trained_in_an_executor_resumes_at_its_last_finished_epoch(cand, tmp_path):
     """A run killed during Style training: the epochs before the kill are kept in the model folder; the rerun
     submits only the rest, gives the weights of an uninterrupted training and removes the checkpoint."""
@@ -389,6 +399,7 @@ def _pid(_):
     return os.getpid()
 
 
+@pytest.mark.slow  # process pool
 def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, tmp_path, capsys, monkeypatch):
     """Scoring's Style of renders in a pool (the paper-scale run): the rows are those computed here, bit for
     bit (whole inference batches per job), the jobs ran in the workers from the model folder, identical

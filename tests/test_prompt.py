@@ -254,6 +254,7 @@ print(request_hash(build_request(photo, (300, 200), "world", ex), "m", {"tempera
 """
 
 
+@pytest.mark.slow  # other processes
 def test_request_hash_stable_across_processes():
     out = [subprocess.run([sys.executable, "-c", _HASH_SCRIPT], capture_output=True, text=True, check=True,
                           cwd=ROOT).stdout.strip() for _ in range(2)]

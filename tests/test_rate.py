@@ -214,6 +214,7 @@ for i in range(n):
 """
 
 
+@pytest.mark.slow  # processes
 def test_several_processes_and_threads_append_without_loss(tmp_path):
     f = tmp_path / "r.csv"
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(f), f"proc{i}", "60"], stdout=subprocess.DEVNULL)
@@ -241,6 +242,7 @@ def test_several_processes_and_threads_append_without_loss(tmp_path):
     assert all(len(line.split(",")) == len(LOG_COLUMNS) for line in f.read_text().splitlines())
 
 
+@pytest.mark.slow  # kill -9
 def test_killed_writer_loses_no_confirmed_rating(tmp_path):
     f = tmp_path / "r.csv"
     p = subprocess.Popen([sys.executable, "-c", WRITER, str(f), "ann", "100000"], stdout=subprocess.PIPE, text=True)

@@ -54,6 +54,7 @@ def test_parse_value(text, value):
     assert parse_value(text) == value
 
 
+@pytest.mark.slow  # executes a notebook
 def test_failed_section_keeps_previous_and_reports(tmp_path):
     """A run on a dataset that does not exist fails clearly and leaves no executed copy that looks valid."""
     with pytest.raises(RunnerError, match="section 01 failed") as e:

@@ -46,6 +46,7 @@ def trained(tmp_path_factory):
     return model, [items[i] for i in tr], [items[i] for i in te], out
 
 
+@pytest.mark.slow  # trains a classifier for ~50 s
 def test_accuracy_well_above_chance_on_held_out_words(trained):
     model, _, test, _ = trained
     assert model.trained and model.classes == ["back", "lean", "wide"]
@@ -200,6 +201,7 @@ def test_training_on_very_few_words_works(n, epochs):
     assert p.shape == (n, 2) and np.allclose(p.sum(axis=1), 1)
 
 
+@pytest.mark.slow  # another process
 def test_a_training_continued_from_its_state_in_another_process_is_bit_identical(trained, tmp_path):
     """train_epochs: one epoch, the state through pickle (a pool job's round trip) and a checkpoint file,
     then the rest; the weights, BatchNorm statistics and losses equal train_style's in one go."""
@@ -236,6 +238,7 @@ def test_a_checkpoint_of_another_training_or_a_damaged_one_is_not_used(trained, 
     assert style.load_checkpoint(tmp_path / "absent", train, FAST) is None
 
 
+@pytest.mark.slow  # a fresh process
 def test_models_are_built_from_several_threads_at_once_in_a_fresh_process():
     """The paper-scale Style stage assembles both classifiers in threads of one process: transformers' lazy
     module, resolved from two threads at once, raised AttributeError (ResNetConfig) in one of them."""

@@ -189,6 +189,7 @@ def test_deterministic_bytes_and_seed_matters(small_ds, tmp_path):
     assert a["manifest.json"] != b["manifest.json"]
 
 
+@pytest.mark.slow  # process pool
 def test_pool_gives_the_same_bytes(small_ds, tmp_path):
     pooled = generate(tmp_path / "pool", SMALL, progress=False, workers=2, pool_min_pages=2)
     assert _files(pooled) == _files(small_ds)
