@@ -203,7 +203,8 @@ def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims, tmp_path):
     section-03 run: the skeleton stand-in reaches inksight_iamondb as "measured with stand-ins"."""
     from inkground_lib.analysis.claims import load_run_infos
     from inkground_lib.datasets.recorded import build_recorded
-    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
+    from inkground_lib.evaluation.run import evaluate_dataset
+    from inkground_lib.evaluation.settings import EvalSettings
 
     rec = build_recorded(tmp_path / "rec", pages=4, progress=False)
     evaluate_dataset(rec, ["reference", "skeleton"], tmp_path / "run", EvalSettings(n_boot=50), progress=False)

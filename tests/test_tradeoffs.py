@@ -22,8 +22,10 @@ from inkground_lib.analysis.tradeoffs import (
     style_chance_table,
 )
 from inkground_lib.datasets.synth.generate import SynthParams, generate
-from inkground_lib.evaluation.run import EvalSettings, predict_system, score_run
+from inkground_lib.evaluation.predict import predict_system
 from inkground_lib.evaluation.scores import scores_frame
+from inkground_lib.evaluation.scoring import score_run
+from inkground_lib.evaluation.settings import EvalSettings
 
 # ------------------------------------------------------------------------------------------------ Pareto
 

@@ -19,7 +19,8 @@ from inkground_lib.core.defaults import (
     PAPER_METRIC,
 )
 from inkground_lib.core.text import short_reason
-from inkground_lib.evaluation.run import predict_system, record_ink, reference_inks
+from inkground_lib.evaluation.items import record_ink, reference_inks
+from inkground_lib.evaluation.predict import predict_system
 
 
 def paper_points(reported: pd.DataFrame) -> pd.DataFrame:
@@ -72,11 +73,11 @@ def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) ->
     """The inks (page pixels; None where unusable) of ``system`` for every word of ``ds`` (dataset order),
     from the run's prediction cache, never asking a model again.
 
-    Local and specialist systems go through :func:`inkground_lib.evaluation.run.predict_system` (cache hits; a
+    Local and specialist systems go through :func:`inkground_lib.evaluation.predict.predict_system` (cache hits; a
     missing local prediction is recomputed locally). API and replay systems are read straight from the
     cache file (no client is built, so no request can be sent): the record of each word (the last one in
     the file when a word was asked more than once, e.g. after a prompt change) parsed by
-    :func:`inkground_lib.evaluation.run.record_ink`; a word without a record is a missing output (None)."""
+    :func:`inkground_lib.evaluation.items.record_ink`; a word without a record is a missing output (None)."""
     kind = run.scores.loc[run.scores["system"] == system, "kind"]
     kind = str(kind.iloc[0]) if len(kind) and pd.notna(kind.iloc[0]) else "api"
     if kind in ("local", "specialist"):

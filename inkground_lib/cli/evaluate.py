@@ -13,7 +13,7 @@ from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
 def _predict(a) -> int:
     # numpy and pandas: imported when the command runs, not for `inkground --help`
     from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.evaluation.run import plan_system, predict_system
+    from inkground_lib.evaluation.predict import plan_system, predict_system
 
     ds = load_dataset(a.dataset)
     if a.dry_run:
@@ -43,7 +43,8 @@ def _status_counts(statuses) -> str:
 
 def _eval(a) -> int:
     # numpy and pandas: imported when the command runs, not for `inkground --help`
-    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
+    from inkground_lib.evaluation.run import evaluate_dataset
+    from inkground_lib.evaluation.settings import EvalSettings
 
     settings = EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
     res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet,

@@ -51,7 +51,7 @@ def read_render_texts(path: str | os.PathLike, ocr) -> dict[str, str]:
 
 def render_ocr_identity(ocr) -> dict:
     """What a log line's texts depend on: ``ocr``'s engine config and the render config (compute it once per
-    call of :func:`~inkground_lib.evaluation.run.read_renders`: the engine config hashes its source file)."""
+    call of :func:`~inkground_lib.evaluation.render_ocr.read_renders`: the engine config hashes its source file)."""
     return {"engine": engine_config(ocr), "render": render_config()}
 
 
