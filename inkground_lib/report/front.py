@@ -150,12 +150,8 @@ def claim_counts(eval_runs: Iterable, pseudo_run, dataset_stats: Mapping | None,
                  ) -> tuple[dict[str, int] | None, str]:
     """Claims per status, computed exactly as the reviewers' page computes them (the same rules, claims,
     reported numbers and runs); (None, reason) when the claims cannot be read."""
-    from inkground_lib.analysis.claims import (
-        claim_status,
-        load_claims,
-        load_run_infos,
-        paper_system_names,
-    )
+    from inkground_lib.analysis.claims import claim_status, load_claims, paper_system_names
+    from inkground_lib.analysis.run_conditions import load_run_infos
     from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, paper_numbers
 
     try:

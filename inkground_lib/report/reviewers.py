@@ -9,25 +9,19 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from inkground_lib.analysis.check_language import format_number, render_note
 from inkground_lib.analysis.claims import (
-    PAPER_CONDITIONS,
     REPRODUCED,
     SET_TO_PAPER,
     STATUS_RULES,
     STATUSES,
     TOLERANCE,
-    RunInfo,
     claim_status,
-    flowchart_labels,
-    format_number,
     load_claims,
-    load_run_infos,
     paper_system_names,
-    readable_sentence,
-    render_note,
     reported_values,
-    unmet_conditions,
 )
+from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, load_run_infos, unmet_conditions
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import (
     DATASETS_DIR,
@@ -37,6 +31,7 @@ from inkground_lib.core.layout import (
     SECTIONS_DIR,
 )
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, SUMMARY_TXT, paper_numbers
+from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$])")
 
