@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -32,13 +31,7 @@ from inkground_lib.core.layout import (
 )
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, SUMMARY_TXT, paper_numbers
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$])")
-
-
-def md_escape(text: str) -> str:
-    """Text shown literally in MyST markdown (brackets, braces, stars, pipes, angle brackets escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+from inkground_lib.report.format import md_escape
 
 
 def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iterable = (), pseudo_run=None,
