@@ -21,6 +21,7 @@ from inkground_lib.analysis.claims import (
     reported_values,
 )
 from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, load_run_infos, unmet_conditions
+from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import (
     DATASETS_DIR,
@@ -30,6 +31,7 @@ from inkground_lib.core.layout import (
     SECTIONS_DIR,
 )
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, SUMMARY_TXT, paper_numbers
+from inkground_lib.datasets.statistics import statistics
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
 from inkground_lib.report.format import md_escape
 
@@ -42,7 +44,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
 
     ``eval_runs``: section-03 run folders (or :class:`RunInfo` objects); ``pseudo_run``: the section-02 run
     folder (its summary.json) or the summary dict; ``dataset_stats``: {dataset name: statistics dict} of
-    section 01 (:func:`inkground_lib.core.dataset.statistics`)."""
+    section 01 (:func:`inkground_lib.datasets.statistics.statistics`)."""
     eval_runs = list(eval_runs or [])
     runs = [r for r in eval_runs if isinstance(r, RunInfo)]
     runs += load_run_infos([r for r in eval_runs if not isinstance(r, RunInfo)])
@@ -163,8 +165,6 @@ def default_inputs(root: Path) -> dict:
     """The default run outputs under ``root``: section-03 run folders (data/runs/*/03_evaluation with a
     facts-*.json), the section-02 run (data/runs/synth/02_pseudo_labels/summary.json) and the statistics
     of every dataset under data/datasets."""
-    from inkground_lib.core.dataset import DatasetError, load_dataset, statistics
-
     root = Path(root)
     runs = sorted(p for p in (root / RUNS_DIR.relative_to(ROOT)).glob("*/03_evaluation") if list(p.glob("facts-*.json")))
     pseudo = root / PSEUDO_RUN / "summary.json"
