@@ -10,8 +10,8 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from inkground_lib.analysis.runs import load_run
 from inkground_lib.core.defaults import N_BOOT
+from inkground_lib.core.run_files import REFERENCES, facts_json, load_eval_run, scores_csv
 from inkground_lib.evaluation.scores import summarize
 
 PAPER_CONDITIONS = {
@@ -104,7 +104,7 @@ def data_identity(facts: dict, dataset_dir=None) -> tuple[str | None, str]:
     return ident, role
 
 
-def load_run_infos(eval_runs: Iterable, references: Sequence[str] = ("reference", "true"),
+def load_run_infos(eval_runs: Iterable, references: Sequence[str] = REFERENCES,
                    n_boot: int | None = None) -> list[RunInfo]:
     """RunInfos of section-03 run folders (both references where present). The summary is the run's
     summary-<reference>.csv (recomputed from the scores with ``n_boot`` when given or when absent)."""
@@ -112,9 +112,9 @@ def load_run_infos(eval_runs: Iterable, references: Sequence[str] = ("reference"
     for d in eval_runs:
         d = Path(d)
         for ref in references:
-            if not (d / f"facts-{ref}.json").is_file() or not (d / f"scores-{ref}.csv").is_file():
+            if not facts_json(d, ref).is_file() or not scores_csv(d, ref).is_file():
                 continue
-            run = load_run(d, ref)
+            run = load_eval_run(d, ref)
             summ = run.summary
             if summ is None or n_boot is not None or "ar" not in summ.columns:
                 summ = summarize(run.scores, n_boot=n_boot or N_BOOT, seed=int(run.settings.get("seed", 0)))

@@ -12,6 +12,7 @@ from tqdm import tqdm
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.run_files import EVAL_RUN_FILES
 from inkground_lib.evaluation.cache import (
     append_record,
     ask,
@@ -40,10 +41,6 @@ class SystemRun:
     inks: list
     statuses: list
     ocr_texts: dict = _field(default_factory=dict)  # OCR engine name -> texts read from the renders
-
-
-EVAL_RUN_FILES = ("predictions", "scores-reference.csv", "scores-true.csv")
-"""Names that mark a prediction / evaluation run folder written before run marks existed."""
 
 
 def eval_run_folder(run_dir, command: str, overwrite: bool = False):

@@ -19,9 +19,10 @@ import pandas as pd
 from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.parallel import LazyPool, check_workers
+from inkground_lib.core.run_files import facts_json, scores_csv, summary_csv
+from inkground_lib.core.scores_table import empty_scores
 from inkground_lib.evaluation.predict import eval_run_folder, run_systems
 from inkground_lib.evaluation.render_ocr import read_all_renders
-from inkground_lib.evaluation.scores import empty_scores
 from inkground_lib.evaluation.scoring import run_summary, score_run
 from inkground_lib.evaluation.settings import EvalSettings, settings_dict
 from inkground_lib.evaluation.style_stage import start_style_classifier
@@ -88,9 +89,9 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
 
 def _write_result(run_dir: Path, res: EvalResult, dataset_dir, dataset_kind: str, settings: EvalSettings) -> None:
     """The run folder's scores, summary and facts of one reference."""
-    atomic_write_text(run_dir / f"scores-{settings.reference}.csv", res.scores.to_csv(index=False))
-    atomic_write_text(run_dir / f"summary-{settings.reference}.csv", res.summary.to_csv(index=False))
-    atomic_write_text(run_dir / f"facts-{settings.reference}.json",
+    atomic_write_text(scores_csv(run_dir, settings.reference), res.scores.to_csv(index=False))
+    atomic_write_text(summary_csv(run_dir, settings.reference), res.summary.to_csv(index=False))
+    atomic_write_text(facts_json(run_dir, settings.reference),
                       json.dumps({"dataset": res.dataset, "dataset_dir": str(dataset_dir), "dataset_kind": dataset_kind,
                                   "reference": settings.reference, "style": res.style,
                                   "unavailable": res.unavailable, "settings": settings_dict(settings)},

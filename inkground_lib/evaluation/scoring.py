@@ -9,17 +9,18 @@ import pandas as pd
 from inkground_lib.components.metrics.readability import edit_counts
 from inkground_lib.components.metrics.trajectory import geometry_batch, invalid_prediction
 from inkground_lib.components.style.metric import true_writer_probability
+from inkground_lib.core.scores_table import scores_frame
 from inkground_lib.evaluation.items import reference_inks
 from inkground_lib.evaluation.predict import SystemRun
 from inkground_lib.evaluation.render_ocr import read_renders
-from inkground_lib.evaluation.scores import scores_frame, summarize
+from inkground_lib.evaluation.scores import summarize
 from inkground_lib.evaluation.settings import EvalSettings
 from inkground_lib.evaluation.style_stage import style_rows
 
 
 def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True,
               memo: dict | None = None, executor=None) -> pd.DataFrame:
-    """Per-word scores of one system run (see :data:`~inkground_lib.evaluation.scores.SCORE_COLUMNS`). Invalid
+    """Per-word scores of one system run (see :data:`~inkground_lib.core.scores_table.SCORE_COLUMNS`). Invalid
     outputs are scored by the design's rule: a dot at the page centre for DTW / Chamfer, a blank render for AR,
     CR and Style. ``memo``: OCR texts and classifier rows already computed (see
     :func:`~inkground_lib.evaluation.render_ocr.read_renders`); ``executor``: the Style of the renders is

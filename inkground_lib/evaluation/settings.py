@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from inkground_lib.core.defaults import GRID, N_BOOT, SPACING
+from inkground_lib.core.run_files import REFERENCES
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class EvalSettings:
     style: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.reference not in ("reference", "true"):
+        if self.reference not in REFERENCES:
             raise ValueError(f"EvalSettings.reference must be 'reference' or 'true', got {self.reference!r}")
         if self.style_words not in ("test", "all"):
             raise ValueError(f"EvalSettings.style_words must be 'test' or 'all', got {self.style_words!r}")

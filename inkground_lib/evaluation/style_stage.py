@@ -26,6 +26,7 @@ from inkground_lib.components.style import (
 from inkground_lib.core.defaults import STYLE_JOB_BATCHES
 from inkground_lib.core.ink import ink_digest
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.run_files import style_dir
 from inkground_lib.evaluation.items import reference_inks
 from inkground_lib.evaluation.settings import EvalSettings
 
@@ -58,7 +59,7 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
     test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
     writers = sorted({wr for _, wr in train})
-    out_dir = Path(run_dir) / f"style-{settings.reference}"
+    out_dir = style_dir(run_dir, settings.reference)
 
     def facts_of(model):
         ev = evaluate_classifier(model, test) if test else None

@@ -21,6 +21,14 @@ from inkground_lib.analysis.claims import STATUSES, claim_status, load_claims, p
 from inkground_lib.analysis.run_conditions import load_run_infos
 from inkground_lib.core.layout import PSEUDO_RUN, ROOT, UNIPEN_SUBSET
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, paper_numbers
+from inkground_lib.core.run_files import (
+    REFERENCES,
+    facts_json,
+    load_eval_run,
+    load_pseudo_summary,
+    summary_csv,
+    words_csv,
+)
 from inkground_lib.evaluation.systems.registry import load_registry
 from inkground_lib.report.format import finite
 from inkground_lib.report.reviewers import default_inputs
@@ -76,6 +84,14 @@ def _read_json(p: Path):
         return None
 
 
+def _pseudo_summary(run_dir) -> dict | None:
+    """A pseudo-label run's summary, or None where it has none or it cannot be read."""
+    try:
+        return load_pseudo_summary(run_dir)
+    except (OSError, ValueError):
+        return None
+
+
 def _read_text(p: Path) -> str:
     try:
         return p.read_text("utf-8")
@@ -94,14 +110,16 @@ def eval_run_numbers(run_dir, root: Path) -> list[EvalRunNumbers]:
     """The summaries of one section-03 run folder: one entry per reference it was scored against."""
     out = []
     d = Path(run_dir)
-    for ref in ("reference", "true"):
-        facts = _read_json(d / f"facts-{ref}.json")
-        summ = d / f"summary-{ref}.csv"
-        if facts is None or not summ.is_file():
+    for ref in REFERENCES:
+        if not facts_json(d, ref).is_file() or not summary_csv(d, ref).is_file():
             continue
-        df = pd.read_csv(summ)
+        try:
+            run = load_eval_run(d, ref, scores=False)
+        except (OSError, ValueError):  # unreadable facts: left out, as a run that was not made
+            continue
+        facts = run.facts
         rows = []
-        for r in df.to_dict("records"):
+        for r in (run.summary.to_dict("records") if run.summary is not None else []):  # None: no system scored
             rows.append({k: r.get(k) for k in ("system", "label", "kind", "n_words", "n_pages", "dtw", "chamfer",
                                                   "ar", "style")})
         out.append(EvalRunNumbers(
@@ -122,7 +140,7 @@ def claim_counts(eval_runs: Iterable, pseudo_run, dataset_stats: Mapping | None,
     except (OSError, ValueError) as e:
         return None, f"the paper's claims could not be read: {e}"
     runs = load_run_infos([Path(r) for r in eval_runs])
-    pseudo = _read_json(Path(pseudo_run) / "summary.json") if pseudo_run is not None else None
+    pseudo = _pseudo_summary(pseudo_run) if pseudo_run is not None else None
     as_paper = paper_system_names()
     counts: dict[str, int] = {}
     for _, c in claims.iterrows():
@@ -199,10 +217,10 @@ def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, 
         pseudo_run = root / PSEUDO_RUN
     eval_runs = [Path(r) for r in (eval_runs or [])]
     pseudo_dir = Path(pseudo_run) if pseudo_run is not None else root / PSEUDO_RUN
-    pseudo = _read_json(pseudo_dir / "summary.json")
+    pseudo = _pseudo_summary(pseudo_dir)
     truth_words = None
-    if pseudo is not None and (pseudo_dir / "words.csv").is_file():
-        w = pd.read_csv(pseudo_dir / "words.csv", usecols=lambda c: c == "dtw")
+    if pseudo is not None and words_csv(pseudo_dir).is_file():
+        w = pd.read_csv(words_csv(pseudo_dir), usecols=lambda c: c == "dtw")
         truth_words = int(w["dtw"].notna().sum()) if "dtw" in w else 0
     runs = [x for r in eval_runs for x in eval_run_numbers(r, root)]
     counts, reason = claim_counts(eval_runs, pseudo_dir if pseudo is not None else None, dataset_stats, root)

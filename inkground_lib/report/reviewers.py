@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -31,6 +30,7 @@ from inkground_lib.core.layout import (
     SECTIONS_DIR,
 )
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, SUMMARY_TXT, paper_numbers
+from inkground_lib.core.run_files import REFERENCES, facts_json, load_pseudo_summary, pseudo_summary_json
 from inkground_lib.datasets.statistics import statistics
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
 from inkground_lib.report.format import md_escape
@@ -50,9 +50,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
     runs += load_run_infos([r for r in eval_runs if not isinstance(r, RunInfo)])
     pseudo = pseudo_run
     if pseudo_run is not None and not isinstance(pseudo_run, dict):
-        p = Path(pseudo_run)
-        p = p / "summary.json" if p.is_dir() else p
-        pseudo = json.loads(p.read_text("utf-8")) if p.is_file() else None
+        pseudo = load_pseudo_summary(pseudo_run)
     stats = dict(dataset_stats or {})
     as_paper = paper_system_names() if as_paper is None else as_paper
     res = [claim_status(c, reported, runs, pseudo, stats, as_paper) for _, c in claims.iterrows()]
@@ -163,11 +161,12 @@ def write_reviewers_page(path: str | Path, claims: pd.DataFrame | None = None, r
 
 def default_inputs(root: Path) -> dict:
     """The default run outputs under ``root``: section-03 run folders (data/runs/*/03_evaluation with a
-    facts-*.json), the section-02 run (data/runs/synth/02_pseudo_labels/summary.json) and the statistics
+    facts-<reference>.json), the section-02 run (data/runs/synth/02_pseudo_labels/summary.json) and the statistics
     of every dataset under data/datasets."""
     root = Path(root)
-    runs = sorted(p for p in (root / RUNS_DIR.relative_to(ROOT)).glob("*/03_evaluation") if list(p.glob("facts-*.json")))
-    pseudo = root / PSEUDO_RUN / "summary.json"
+    runs = sorted(p for p in (root / RUNS_DIR.relative_to(ROOT)).glob("*/03_evaluation")
+                  if any(facts_json(p, ref).is_file() for ref in REFERENCES))
+    pseudo = pseudo_summary_json(root / PSEUDO_RUN)
     stats = {}
     for d in sorted((root / DATASETS_DIR.relative_to(ROOT)).glob("*/manifest.json")):
         try:
