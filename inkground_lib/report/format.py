@@ -28,7 +28,7 @@ def python_scalar(v):
 
 def glue_all(values: dict, prefix: str = "") -> None:
     """Glue every value (plain Python numbers / strings) for ``{glue:text}`` in the notebook's prose."""
-    from myst_nb import glue
+    from myst_nb import glue  # (the notebook machinery: only where a notebook glues)
 
     for k, v in values.items():
         glue(prefix + k, python_scalar(v), display=False)
