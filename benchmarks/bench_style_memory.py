@@ -20,7 +20,8 @@ import time
 from inkground_lib.pipelines.paper_scale import PeakMemory
 from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.parallel import executor
-from inkground_lib.evaluation.run import EvalSettings, start_style_classifier
+from inkground_lib.evaluation.settings import EvalSettings
+from inkground_lib.evaluation.style_stage import start_style_classifier
 
 
 def main() -> None:

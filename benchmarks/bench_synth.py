@@ -18,7 +18,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from inkground_lib.core.dataset import load_dataset, statistics
+from inkground_lib.core.dataset import load_dataset
+from inkground_lib.datasets.statistics import statistics
 from inkground_lib.datasets.synth.generate import SynthParams, generate
 
 PAPER_PAGES = 2984

@@ -96,7 +96,7 @@ def test_empty_answers_and_plain_refusals_have_their_own_status_and_are_retried_
 
 
 def test_a_refusal_is_scored_as_refusal_not_unparseable():
-    from inkground_lib.evaluation.run import record_ink
+    from inkground_lib.evaluation.items import record_ink
 
     assert record_ink({"status": "empty", "raw_text": ""}, (200, 100)) == (None, "empty")
     assert record_ink({"status": "refusal", "raw_text": "I cannot do that."}, (200, 100)) == (None, "refusal")

@@ -105,7 +105,7 @@ def test_every_toc_page_is_built_without_external_references(built_book):
 
 def test_section_01_numbers_are_glued_and_match_the_computation(built_book):
     root, _, _ = built_book
-    from inkground_lib.core.dataset import statistics
+    from inkground_lib.datasets.statistics import statistics
 
     html = (root / "_build/html/book/sections/01_dataset_statistics.html").read_text("utf-8")
     assert "glue" not in re.sub(r"<[^>]+>", "", html).lower()  # no unresolved glue roles

@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from inkground_lib.analysis.check_language import check_names, note_expressions, render_note
 from inkground_lib.analysis.claims import (
     CONSISTENT,
     INCONCLUSIVE,
     INCONSISTENT,
     NOT_REPRODUCED,
     NOT_REPRODUCIBLE,
-    PAPER_CONDITIONS,
     PARTLY_CONSISTENT,
     REPRODUCED,
     SET_TO_PAPER,
@@ -22,21 +22,20 @@ from inkground_lib.analysis.claims import (
     STATED,
     STATUS_RULES,
     STATUSES,
-    RunInfo,
-    check_names,
     claim_status,
-    data_identity,
-    is_mermaid,
     load_claims,
-    note_expressions,
-    readable_sentence,
-    render_note,
     reported_values,
-    run_conditions,
     score_verdict,
+)
+from inkground_lib.analysis.run_conditions import (
+    PAPER_CONDITIONS,
+    RunInfo,
+    data_identity,
+    run_conditions,
     unmet_conditions,
 )
 from inkground_lib.core.paper import SUMMARY_TXT, paper_numbers
+from inkground_lib.report.flowchart import is_mermaid, readable_sentence
 from inkground_lib.report.reviewers import reviewers_page
 
 AS_PAPER = {"gemini-3.1-pro": "Gemini-3.1-Pro", "claude-opus-4.8": "Claude-Opus-4.8", "kimi-k3": "Kimi-K3",
@@ -202,9 +201,10 @@ def test_run_conditions_from_what_a_run_records(tmp_path):
 def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims, tmp_path):
     """A recorded set built here (our own page composer over the shipped UNIPEN words) scored in a real
     section-03 run: the skeleton stand-in reaches inksight_iamondb as "measured with stand-ins"."""
-    from inkground_lib.analysis.claims import load_run_infos
+    from inkground_lib.analysis.run_conditions import load_run_infos
     from inkground_lib.datasets.recorded import build_recorded
-    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
+    from inkground_lib.evaluation.run import evaluate_dataset
+    from inkground_lib.evaluation.settings import EvalSettings
 
     rec = build_recorded(tmp_path / "rec", pages=4, progress=False)
     evaluate_dataset(rec, ["reference", "skeleton"], tmp_path / "run", EvalSettings(n_boot=50), progress=False)
@@ -271,7 +271,7 @@ def test_notes_carry_no_typed_numbers(claims):
 
 def test_flowchart_lines_read_as_prose(claims):
     text = Path(SUMMARY_TXT).read_text("utf-8")
-    from inkground_lib.analysis.claims import flowchart_labels
+    from inkground_lib.report.flowchart import flowchart_labels
 
     labels = flowchart_labels(text)
     assert labels["E"] == "537 benchmark pages"

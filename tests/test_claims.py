@@ -8,24 +8,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from inkground_lib.analysis.check_language import ClaimsError, check_names, evaluate_check
 from inkground_lib.analysis.claims import (
     CLAIMS_CSV,
     CONSISTENT,
     INCONSISTENT,
     NOT_REPRODUCIBLE,
-    PAPER_CONDITIONS,
     PARTLY_CONSISTENT,
     REPRODUCED,
     STAND_IN,
     STATED,
-    ClaimsError,
-    RunInfo,
     check_claims,
-    check_names,
     claim_status,
-    evaluate_check,
     load_claims,
 )
+from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo
 from inkground_lib.core.paper import paper_numbers
 from inkground_lib.report.reviewers import reviewers_page, write_default_reviewers_page
 

@@ -18,6 +18,7 @@ from inkground_lib.core.ink import (
     ink_to_lists,
     resample,
 )
+from inkground_lib.datasets.statistics import statistics
 
 
 def test_as_ink_accepts_2_and_3_columns_and_rejects_nan():
@@ -83,7 +84,7 @@ def test_dataset_round_trip(tmp_path):
 
 def test_statistics(tmp_path):
     ds = dataset.load_dataset(make_tiny_dataset(tmp_path / "ds", pages=2, words=3))
-    s = dataset.statistics(ds)
+    s = statistics(ds)
     assert s["pages"] == 2 and s["words"] == 6 and s["words_per_page_mean"] == 3
     assert s["strokes_per_page_mean"] == 6 and s["points_per_stroke_mean"] == 1.5
     assert s["box_width_median"] == pytest.approx(40 / 200) and s["box_height_median"] == pytest.approx(0.3)

@@ -36,6 +36,7 @@ EXAMPLES = {
     "inkground_lib.formats.iamondb": 1,
     "inkground_lib.formats.xmlsafe": 2,
     "inkground_lib.pseudo.raters": 1,
+    "inkground_lib.report.format": 4,
     "inkground_lib.report.player": 2,
     "inkground_lib.report.pseudo_labels": 3,
     "inkground_lib.report.table_view": 5,

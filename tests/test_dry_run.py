@@ -37,7 +37,7 @@ def env(tmp_path, monkeypatch):
 def test_dry_run_sends_nothing_and_estimates_by_the_formula(env, capsys):
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.evaluation.cost import image_tokens, text_tokens
-    from inkground_lib.evaluation.run import make_items
+    from inkground_lib.evaluation.items import make_items
 
     srv, ds, run = env
     assert main(["predict", "--system", "priced", "--dataset", str(ds), "--run", str(run), "--dry-run"]) == 0
@@ -76,7 +76,7 @@ def test_max_requests_stops_before_the_cap_and_a_rerun_continues(env, capsys):
 
 def test_max_cost_keeps_the_worst_case_under_the_cap(env, capsys):
     from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.evaluation.run import plan_system
+    from inkground_lib.evaluation.predict import plan_system
 
     srv, ds, run = env
     plan = plan_system("priced", load_dataset(ds), run)

@@ -1,4 +1,4 @@
-"""Tests of the per-word scores schema and the per-system summary (inkground_lib.evaluation.run)."""
+"""Tests of the per-word scores schema (inkground_lib.core.scores_table) and the per-system summary (inkground_lib.evaluation.scores)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,8 @@ import pandas as pd
 import pytest
 
 from inkground_lib.components.metrics.readability import corpus_char_rates, edit_counts
-from inkground_lib.evaluation.scores import (
-    SCORE_COLUMNS,
-    SUMMARY_METRICS,
-    empty_scores,
-    page_bootstrap_counts,
-    scores_frame,
-    summarize,
-)
+from inkground_lib.core.scores_table import SCORE_COLUMNS, empty_scores, scores_frame
+from inkground_lib.evaluation.scores import SUMMARY_METRICS, page_bootstrap_counts, summarize
 
 
 def make_scores(seed=0, systems=("alpha", "beta"), n_pages=12, style=True) -> pd.DataFrame:

@@ -10,8 +10,9 @@ import pytest
 
 from inkground_lib.core.layout import ROOT
 from inkground_lib.evaluation.systems.registry import load_registry
-from inkground_lib.report import front
-from inkground_lib.report.front import front_page, front_page_numbers, write_front_page
+from inkground_lib.report import front_numbers
+from inkground_lib.report.front import front_page, write_front_page
+from inkground_lib.report.front_numbers import front_page_numbers
 
 PAPER = ROOT / "data" / "paper"
 
@@ -139,7 +140,7 @@ def test_the_real_config_and_code_licence(tmp_path, registry):
     import yaml
 
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text()) or {}
-    assert front.repository_url(ROOT / "_config.yml") == ((cfg.get("repository") or {}).get("url") or None)
+    assert front_numbers.repository_url(ROOT / "_config.yml") == ((cfg.get("repository") or {}).get("url") or None)
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     out = write_front_page(tmp_path / "front.md", root=ROOT, eval_runs=[], pseudo_run=tmp_path / "none")
     text = out.read_text()

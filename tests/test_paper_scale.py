@@ -122,12 +122,10 @@ def three(tmp_path_factory):
 
 def test_predictions_and_scores_are_the_same_on_every_executor(three, tmp_path, cluster):
     from inkground_lib.evaluation.cache import stable_view
-    from inkground_lib.evaluation.run import (
-        EvalSettings,
-        evaluate_dataset,
-        read_all_renders,
-        run_systems,
-    )
+    from inkground_lib.evaluation.predict import run_systems
+    from inkground_lib.evaluation.render_ocr import read_all_renders
+    from inkground_lib.evaluation.run import evaluate_dataset
+    from inkground_lib.evaluation.settings import EvalSettings
 
     settings = EvalSettings(n_boot=20, style={**TINY_STYLE, "eval_batch_size": 1})
     cand = three
@@ -168,7 +166,8 @@ def test_style_classifiers_have_the_same_weights_on_every_executor(three, tmp_pa
     """The Style stage as paper-scale runs it (one epoch per job, the state kept in a checkpoint between
     them): the saved models are byte-identical serial, on a pool and on a cluster, and no checkpoint is left."""
     from inkground_lib.components.style import CHECKPOINT_FILE, WEIGHTS_FILE
-    from inkground_lib.evaluation.run import EvalSettings, start_style_classifier
+    from inkground_lib.evaluation.settings import EvalSettings
+    from inkground_lib.evaluation.style_stage import start_style_classifier
 
     ds = load_dataset(three)
     settings = EvalSettings(style={**TINY_STYLE, "epochs": 3})

@@ -13,12 +13,9 @@ from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.ink import as_ink, ink_digest
 from inkground_lib.core.parallel import LazyPool, check_workers, ordered_map
 from inkground_lib.datasets.synth.generate import SynthParams, generate
-from inkground_lib.evaluation.run import (
-    EvalSettings,
-    evaluate_dataset,
-    evaluate_section,
-    read_renders,
-)
+from inkground_lib.evaluation.render_ocr import read_renders
+from inkground_lib.evaluation.run import evaluate_dataset, evaluate_section
+from inkground_lib.evaluation.settings import EvalSettings
 from inkground_lib.pseudo.derender_stage import derender_dataset
 from inkground_lib.pseudo.ocr_filter import ocr_filter
 
@@ -270,7 +267,8 @@ def test_a_system_run_keeps_its_inks_as_arrays_and_its_records_without_strokes(c
     parsed inks and the records without their nested-list strokes (~4x the ink's memory)."""
     from inkground_lib.core.files import read_jsonl
     from inkground_lib.evaluation.cache import cache_path
-    from inkground_lib.evaluation.run import make_items, predict_system, record_ink
+    from inkground_lib.evaluation.items import make_items, record_ink
+    from inkground_lib.evaluation.predict import predict_system
 
     ds = load_dataset(cand)
     run = predict_system("box", ds, tmp_path, progress=False)
@@ -290,7 +288,7 @@ def test_a_classifier_trained_in_an_executor_draws_its_bar_only_when_given_a_lin
     notebooks' workers draw none (a kernel would print them into the page); the weights do not depend on it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from inkground_lib.evaluation.run import start_style_classifier
+    from inkground_lib.evaluation.style_stage import start_style_classifier
 
     ds = load_dataset(cand)
     settings = EvalSettings(style=TINY_STYLE)
@@ -349,7 +347,8 @@ def test_a_classifier_trained_in_an_executor_resumes_at_its_last_finished_epoch(
     submits only the rest, gives the weights of an uninterrupted training and removes the checkpoint."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from inkground_lib.evaluation.run import reference_inks, start_style_classifier
+    from inkground_lib.evaluation.items import reference_inks
+    from inkground_lib.evaluation.style_stage import start_style_classifier
 
     ds = load_dataset(cand)
     settings = EvalSettings(style=TINY_STYLE)
@@ -406,7 +405,7 @@ def test_the_style_of_renders_on_an_executor_has_the_rows_of_this_process(cand, 
     renders were classified once; a bar only with ``progress``; a folder whose model changed is refused."""
     import os
 
-    from inkground_lib.evaluation.run import style_rows
+    from inkground_lib.evaluation.style_stage import style_rows
 
     ds = load_dataset(cand)
     items = [(w.true_ink, p.writer) for p in ds.pages for w in p.words]

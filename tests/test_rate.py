@@ -23,7 +23,7 @@ from inkground_lib.rate.assign import (
     check_page_id,
     check_score,
 )
-from inkground_lib.rate.run_data import RunError, load_run
+from inkground_lib.core.run_files import RunError, load_pseudo_run
 from inkground_lib.rate.server import Server, open_session, session_hash
 from inkground_lib.core.dataset import dataset_hash
 from inkground_lib.core.files import atomic_write_json
@@ -281,21 +281,21 @@ def test_torn_last_line_is_cut_not_confirmed(tmp_path):
 
 def test_refuses_folders_that_are_not_pseudo_label_runs(tmp_path, run_dir):
     with pytest.raises(RunError, match="not a folder"):
-        load_run(tmp_path / "nope")
+        load_pseudo_run(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
     with pytest.raises(RunError, match="summary.json is missing"):
-        load_run(tmp_path / "empty")
+        load_pseudo_run(tmp_path / "empty")
     other = tmp_path / "evalrun"
     other.mkdir()
     atomic_write_json(other / RUN_MARK, {"created_by": "eval"})
     with pytest.raises(RunError, match="inkground eval"):
-        load_run(other)
-    r = load_run(run_dir)
+        load_pseudo_run(other)
+    r = load_pseudo_run(run_dir)
     assert r.offered == ["p000", "p002", "p003"] and len(r.all_pages) == 4
-    assert load_run(run_dir, pages="all").offered == ["p000", "p001", "p002", "p003"]
+    assert load_pseudo_run(run_dir, pages="all").offered == ["p000", "p001", "p002", "p003"]
     (r.candidates / "pages" / "p000.jpg").write_bytes((r.candidates / "pages" / "p002.jpg").read_bytes() + b"x")
     with pytest.raises(RunError, match="changed since the run"):
-        load_run(run_dir)
+        load_pseudo_run(run_dir)
 
 
 def test_ratings_file_must_be_outside_run_and_dataset(tmp_path, run_dir):

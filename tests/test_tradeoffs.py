@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inkground_lib.analysis.runs import load_run
 from inkground_lib.analysis.tradeoffs import (
     Variant,
     casefold_counts,
@@ -21,9 +20,12 @@ from inkground_lib.analysis.tradeoffs import (
     rescore_geometry,
     style_chance_table,
 )
+from inkground_lib.core.run_files import load_eval_run
+from inkground_lib.core.scores_table import scores_frame
 from inkground_lib.datasets.synth.generate import SynthParams, generate
-from inkground_lib.evaluation.run import EvalSettings, predict_system, score_run
-from inkground_lib.evaluation.scores import scores_frame
+from inkground_lib.evaluation.predict import predict_system
+from inkground_lib.evaluation.scoring import score_run
+from inkground_lib.evaluation.settings import EvalSettings
 
 # ------------------------------------------------------------------------------------------------ Pareto
 
@@ -165,7 +167,7 @@ def tiny_run(tmp_path_factory):
 
 def test_rescore_at_the_runs_spacing_reproduces_its_scores(tiny_run):
     run_dir, ds_dir, scores = tiny_run
-    run = load_run(run_dir)
+    run = load_eval_run(run_dir)
     assert run.dataset_dir == ds_dir
     g = rescore_geometry(run, 0.05).merge(scores[["system", "word_id", "dtw", "chamfer"]], on=["system", "word_id"])
     assert len(g) == len(scores)
@@ -180,7 +182,7 @@ def test_rescore_at_the_runs_spacing_reproduces_its_scores(tiny_run):
 
 def test_definition_variants_on_tiny_run(tiny_run):
     run_dir, ds_dir, scores = tiny_run
-    run = load_run(run_dir)
+    run = load_eval_run(run_dir)
     vs = definition_variants(run, spacings=(0.05, 0.1), ocr_engines=("rapidocr", "deepseek-ocr"))
     names = {(v.metric, v.name) for v in vs}
     assert ("dtw", "spacing 0.1") in names and ("dtw", "spacing 0.05") not in names  # the run's own is the default
@@ -202,14 +204,14 @@ def test_definition_variants_on_tiny_run(tiny_run):
 
 
 def test_unknown_ocr_engine_is_an_error_not_a_silent_skip(tiny_run):
-    run = load_run(tiny_run[0])
+    run = load_eval_run(tiny_run[0])
     with pytest.raises(ValueError, match="unknown OCR engine"):
         definition_variants(run, spacings=(), ocr_engines=("no-such-engine-here",))
 
 
 def test_load_run_names_the_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="scores-reference.csv.*section 03"):
-        load_run(tmp_path)
+        load_eval_run(tmp_path)
 
 
 # ------------------------------------------------------------------------- the page: figures and tables

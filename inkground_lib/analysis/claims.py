@@ -1,20 +1,30 @@
-"""The paper's claims: the check language over reported.csv and each claim's status against our runs."""
+"""The paper's claims (data/paper/claims.csv) and each claim's status against our runs, by the rules of
+:data:`STATUS_RULES`; the checks are written in :mod:`~inkground_lib.analysis.check_language` and the runs'
+conditions read by :mod:`~inkground_lib.analysis.run_conditions`."""
 
 from __future__ import annotations
 
-import ast
-import json
 import math
-import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
-from inkground_lib.core.defaults import N_BOOT, PAPER_METRIC
+from inkground_lib.analysis.check_language import (
+    CheckResult,
+    ClaimsError,
+    check_names,
+    evaluate_check,
+    format_number,
+    note_expressions,
+    render_note,
+)
+from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, unmet_conditions
+from inkground_lib.core.defaults import KEEP_SCORE, PAPER_METRIC
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
+from inkground_lib.evaluation.systems.registry import load_registry
 
 CLAIM_COLUMNS = ("claim_id", "section", "sentence", "kind", "refs", "check", "unchecked", "measured_as", "needs", "note")
 """unchecked: what of the claim the check does not reach (empty: the check covers the claim); note: text whose
@@ -91,28 +101,12 @@ PARAMETER_KEYS = {"rater_pool", "keep_score", "ocr_threshold", "raters_per_pair_
 """measured_as keys that are inputs we set to the paper's value, never measurements."""
 
 
-PAPER_CONDITIONS = {
-    "inkGround": {"data": "inkGround", "reference": "pseudo-labels", "ocr_engine": "deepseek-ocr",
-                  "derenderer": "inksight", "raters": "real"},
-    "IAM-OnDB": {"data": "IAM-OnDB", "reference": "recorded", "ocr_engine": "deepseek-ocr",
-                 "derenderer": "none (recorded truth)", "raters": "none (recorded truth)"},
-}
-"""The conditions of the paper's runs, per paper dataset: a run reproduces only when all of its recorded
-conditions match these."""
-
-
 STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "the skeleton derenderer stands in for InkSight")}
 """Paper system -> (our offline stand-in system, why)."""
 
 
-
-
 PAPER_DATASET_ROLE = {"inkGround": "benchmark", "IAM-OnDB": "recorded"}
 """Paper dataset -> the role of our stand-in data: pseudo-label references (benchmark set) or recorded truth."""
-
-
-class ClaimsError(ValueError):
-    """claims.csv or a check that cannot be used (names the claim and the field)."""
 
 
 def load_claims(path: str | Path | None = None, reported: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -154,65 +148,6 @@ def load_claims(path: str | Path | None = None, reported: pd.DataFrame | None = 
     return df
 
 
-_NOTE_EXPR = re.compile(r"\{\{(.+?)(?::([^{}:]+))?\}\}")
-
-
-def note_expressions(note: str) -> list[tuple[str, str | None]]:
-    """The (expression, format) pairs of a note's {{...}} placeholders."""
-    return [(m.group(1).strip(), m.group(2)) for m in _NOTE_EXPR.finditer(str(note))]
-
-
-def render_note(note: str, values: Mapping[str, float]) -> str:
-    """A note with every {{expression[:format]}} replaced by its value over ``values`` (reported ids)."""
-
-    def sub(m):
-        v = _arith(ast.parse(m.group(1).strip(), mode="eval").body, values)
-        return format(v, m.group(2)) if m.group(2) else format_number(v)
-
-    return _NOTE_EXPR.sub(sub, str(note))
-
-
-_MERMAID_NODE = re.compile(r"\b([A-Z]\w*)\s*(?:\[([^\]]*)\]|\{([^}]*)\})")
-
-
-def flowchart_labels(text: str) -> dict[str, str]:
-    """Mermaid node id -> its label, from every node definition (A[...], C{...}) in ``text``."""
-    out: dict[str, str] = {}
-    for line in str(text).splitlines():
-        if "-->" in line or re.match(r"^\s*[A-Z]\w*\s*[\[{]", line):
-            for m in _MERMAID_NODE.finditer(line):
-                out.setdefault(m.group(1), (m.group(2) if m.group(2) is not None else m.group(3)).strip())
-    return out
-
-
-def is_mermaid(sentence: str) -> bool:
-    return "-->" in sentence or bool(re.fullmatch(r"\s*[A-Z]\w*\s*(\[[^\]]*\]|\{[^}]*\})\s*", sentence))
-
-
-def readable_sentence(sentence: str, labels: Mapping[str, str] | None = None) -> str:
-    """A claim sentence as prose: a Mermaid flowchart line becomes 'Flowchart: <label> (edge) → <label>'
-    (node ids resolved through ``labels``); any other sentence is returned unchanged."""
-    if not is_mermaid(sentence):
-        return sentence
-    labels = dict(labels or {})
-
-    def node(part: str) -> str:
-        m = _MERMAID_NODE.search(part)
-        if m:
-            return (m.group(2) if m.group(2) is not None else m.group(3)).strip()
-        return labels.get(part.strip(), part.strip())
-
-    steps = []
-    for part in sentence.split("-->"):
-        part = part.strip()
-        if " -- " in part:
-            who, edge = part.split(" -- ", 1)
-            steps.append(f"“{node(who)}” ({edge.strip()})")
-        else:
-            steps.append(f"“{node(part)}”")
-    return "Flowchart: " + " → ".join(steps)
-
-
 def parse_measured_as(text: str, where: str = "measured_as") -> list[tuple[str, str, str]]:
     """``name=source:key name=source:key`` -> [(name, source, key)]."""
     out = []
@@ -222,167 +157,6 @@ def parse_measured_as(text: str, where: str = "measured_as") -> list[tuple[str, 
             raise ClaimsError(f"{where}: field measured_as: {tok!r} is not name=source:key with source in {SOURCES}")
         out.append(m.groups())
     return out
-
-
-@dataclass
-class CheckResult:
-    ok: bool | None  # None: no check
-    detail: str
-
-
-_AGG = re.compile(r"^(max|min)\s+over\s+\{([^}]*)\}\s+is\s+([A-Za-z_]\w*)$")
-
-
-_APPROX = re.compile(r"^(.+?)~=(.+?)\s+within\s+([0-9.eE+-]+)$")
-
-
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-_CMP = {ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le), ast.Gt: (">", operator.gt),
-        ast.GtE: (">=", operator.ge), ast.Eq: ("==", None), ast.NotEq: ("!=", None)}
-
-
-def _clauses(check: str) -> list[str]:
-    return [c.strip() for c in re.split(r"\s+and\s+", check.strip()) if c.strip()]
-
-
-def check_names(check: str, where: str = "check") -> set[str]:
-    """The reported ids a check uses (raises ClaimsError when it does not parse)."""
-    names: set[str] = set()
-    for c in _clauses(check):
-        m = _AGG.match(c)
-        if m:
-            names |= {n.strip() for n in m.group(2).split(",") if n.strip()} | {m.group(3)}
-            continue
-        m = _APPROX.match(c)
-        parts = [m.group(1), m.group(2)] if m else [c]
-        for p in parts:
-            try:
-                tree = ast.parse(p.strip(), mode="eval")
-            except SyntaxError as e:
-                raise ClaimsError(f"{where}: field check: cannot parse {c!r}: {e.msg}") from None
-            _validate(tree.body, c, where)
-            names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in ("min", "max")}
-    return names
-
-
-def _validate(node, clause, where):
-    ok = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load, ast.USub, ast.UAdd,
-          *tuple(_BIN), *tuple(_CMP))
-    for n in ast.walk(node):
-        if not isinstance(n, ok):
-            raise ClaimsError(f"{where}: field check: {type(n).__name__} not allowed in {clause!r}")
-        if isinstance(n, ast.Constant) and not isinstance(n.value, (int, float)):
-            raise ClaimsError(f"{where}: field check: only numbers allowed as literals in {clause!r}")
-        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("min", "max") and not n.keywords):
-            raise ClaimsError(f"{where}: field check: only min(...) / max(...) calls allowed in {clause!r}")
-
-
-def format_number(v: float) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "n/a"
-    v = float(v)
-    if v.is_integer() and abs(v) >= 1:
-        return f"{int(v):,}"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.4g}"
-
-
-def _arith(node, values: Mapping[str, float]) -> float:
-    if isinstance(node, ast.Constant):
-        return float(node.value)
-    if isinstance(node, ast.Name):
-        if node.id not in values:
-            raise ClaimsError(f"check: no value for {node.id!r}")
-        return float(values[node.id])
-    if isinstance(node, ast.UnaryOp):
-        v = _arith(node.operand, values)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BinOp):
-        a, b = _arith(node.left, values), _arith(node.right, values)
-        if isinstance(node.op, ast.Div) and b == 0:
-            return float("nan")
-        return _BIN[type(node.op)](a, b)
-    if isinstance(node, ast.Call):
-        args = [_arith(a, values) for a in node.args]
-        return (min if node.func.id == "min" else max)(args)
-    raise ClaimsError(f"check: cannot evaluate {ast.dump(node)}")
-
-
-def _show(node, values) -> str:
-    """An expression with its value: 'ocr_pass_pages / candidates = 777 / 2,984 = 0.2604'."""
-    src = ast.unparse(node)
-    v = _arith(node, values)
-    if isinstance(node, ast.Constant):
-        return format_number(v)
-    if isinstance(node, ast.Name):
-        return f"{src} = {format_number(v)}"
-
-    class Sub(ast.NodeTransformer):
-        def visit_Name(self, n):
-            if n.id in values:
-                return ast.Constant(values[n.id])
-            return n
-
-    filled = ast.unparse(Sub().visit(ast.parse(src, mode="eval")).body)
-    filled = re.sub(r"\d+\.\d+|\d+", lambda m: format_number(float(m.group(0))), filled)
-    return f"{src} = {filled} = {format_number(v)}"
-
-
-def evaluate_check(check: str, values: Mapping[str, float]) -> CheckResult:
-    """Evaluate a check (module docstring) over ``values`` (reported id -> number). Returns ok (True /
-    False; None for an empty check) and a detail text with the numbers used."""
-    if not str(check).strip():
-        return CheckResult(None, "")
-    oks, details = [], []
-    for c in _clauses(check):
-        m = _AGG.match(c)
-        if m:
-            names = [n.strip() for n in m.group(2).split(",") if n.strip()]
-            vals = {n: float(values[n]) for n in names}
-            best = (max if m.group(1) == "max" else min)(vals.values())
-            ok = m.group(3) in vals and math.isclose(vals[m.group(3)], best, rel_tol=1e-12, abs_tol=0)
-            listing = ", ".join(f"{n} {format_number(v)}" for n, v in vals.items())
-            winners = [n for n, v in vals.items() if v == best]
-            details.append(f"{m.group(1)} of {{{listing}}} is {', '.join(winners)} ({format_number(best)})"
-                           + ("" if ok else f", not {m.group(3)}"))
-            oks.append(ok)
-            continue
-        m = _APPROX.match(c)
-        if m:
-            a = ast.parse(m.group(1).strip(), mode="eval").body
-            b = ast.parse(m.group(2).strip(), mode="eval").body
-            tol = float(m.group(3))
-            va, vb = _arith(a, values), _arith(b, values)
-            ok = abs(va - vb) <= tol + 1e-12
-            details.append(f"{_show(a, values)} vs {_show(b, values)}: |difference| {abs(va - vb):.4g} "
-                           f"{'<=' if ok else '>'} {tol:g}")
-            oks.append(ok)
-            continue
-        node = ast.parse(c, mode="eval").body
-        if not isinstance(node, ast.Compare):
-            raise ClaimsError(f"check: clause {c!r} is not a comparison, an approximation or an extreme")
-        left = node.left
-        parts = [_show(left, values)]
-        ok = True
-        va = _arith(left, values)
-        for op, right in zip(node.ops, node.comparators):
-            vb = _arith(right, values)
-            sym, fn = _CMP[type(op)]
-            if sym == "==":
-                r = math.isclose(va, vb, rel_tol=1e-9, abs_tol=1e-12)
-            elif sym == "!=":
-                r = not math.isclose(va, vb, rel_tol=1e-9, abs_tol=1e-12)
-            else:
-                r = bool(fn(va, vb))
-            ok = ok and r
-            parts += [sym, _show(right, values)]
-            va = vb
-        details.append(f"{' '.join(parts)}: {'true' if ok else 'false'}")
-        oks.append(ok)
-    return CheckResult(all(oks), "; ".join(details))
 
 
 def reported_values(reported: pd.DataFrame) -> dict[str, float]:
@@ -401,116 +175,9 @@ def check_claims(claims: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@dataclass
-class RunInfo:
-    """One section-03 run (one reference) as the reviewers' page sees it, with the conditions it ran under."""
-
-    run_dir: Path
-    reference: str
-    dataset: str
-    summary: pd.DataFrame
-    facts: dict
-    data_identity: str | None  # "inkGround" / "IAM-OnDB" when the run scored the paper's data, else None
-    role: str  # "benchmark" (pseudo-label references) or "recorded" (recorded truth)
-    conditions: dict = field(default_factory=dict)  # run_conditions(): data, reference, ocr_engine, derenderer, raters
-
-
-def _manifest(dataset_dir) -> dict:
-    try:
-        return json.loads((Path(dataset_dir) / "manifest.json").read_text("utf-8"))
-    except (OSError, ValueError, TypeError):
-        return {}
-
-
-def run_conditions(facts: dict, reference: str = "reference", manifest: dict | None = None) -> dict:
-    """The conditions a section-03 run recorded, in the terms of :data:`PAPER_CONDITIONS`: the data's origin
-    (facts "data_origin", which only a reader of the paper's own release may set - none exists here, as the
-    paper's pages, split and segmentation are not public - so no manifest field anyone can type makes data the
-    paper's; pages composed by our own builder, from IAM-OnDB or UNIPEN words, are never the paper's data), what the words are scored against, the OCR
-    engine (facts settings), the derenderer that made pseudo-label references and whether their raters
-    were real or simulated (the benchmark manifest)."""
-    m = _manifest(facts.get("dataset_dir")) if manifest is None else manifest
-    kind = m.get("kind") or facts.get("dataset_kind")
-    meta = m.get("meta") or {}
-    sources = sorted({str(s.get("kind")) for s in meta.get("sources", []) if isinstance(s, dict)})
-    origin = facts.get("data_origin")  # set by a reader of the paper's release, never by a manifest field
-    if origin in PAPER_CONDITIONS:
-        data = origin
-    elif kind == "inkground":
-        data = "a dataset whose manifest says inkground (not read from the paper's release: not its data)"
-    elif kind == "recorded":
-        data = f"recorded pages composed by our builder from {', '.join(sources) or 'unnamed sources'}"
-    elif kind == "benchmark":
-        data = f"our benchmark set (pseudo-labels on {(meta.get('candidates') or {}).get('name', '?')})"
-    elif kind == "synth":
-        data = "our synthetic pages"
-    else:
-        data = "unknown (no dataset manifest)"
-    recorded = reference == "true" or kind == "recorded"
-    if recorded:
-        derenderer = raters = "none (recorded truth)"
-    elif kind == "inkground":
-        derenderer, raters = "inksight", "real"
-    else:
-        derenderer = str(meta.get("derenderer") or "unknown")
-        raters = str(meta.get("ratings_source") or "unknown")
-    return {"data": data, "reference": "recorded" if recorded else "pseudo-labels",
-            "ocr_engine": str((facts.get("settings") or {}).get("ocr_engine") or "unknown"),
-            "derenderer": derenderer, "raters": raters}
-
-
-def unmet_conditions(conditions: Mapping[str, str], paper_dataset: str) -> list[str]:
-    """The conditions of a run that differ from the paper's on ``paper_dataset`` ('ocr_engine rapidocr, the
-    paper's deepseek-ocr'); empty when the run ran under the paper's conditions."""
-    want = PAPER_CONDITIONS.get(paper_dataset)
-    if want is None:
-        return [f"no recorded conditions for {paper_dataset}"]
-    return [f"{k} {conditions.get(k, 'not recorded')} (the paper's: {v})" for k, v in want.items()
-            if conditions.get(k) != v]
-
-
-def data_identity(facts: dict, dataset_dir=None) -> tuple[str | None, str]:
-    """(the paper dataset this run's data IS, or None; the role of the data: "recorded" or "benchmark")."""
-    d = dataset_dir or facts.get("dataset_dir")
-    m = _manifest(d) if d else {}
-    cond = run_conditions(facts, "reference", m)
-    ident = cond["data"] if cond["data"] in PAPER_CONDITIONS else None
-    kind = m.get("kind") or facts.get("dataset_kind")
-    role = "recorded" if kind == "recorded" or (kind is None and "recorded" in str(facts.get("dataset", "")).lower()) \
-        else "benchmark"
-    return ident, role
-
-
-def load_run_infos(eval_runs: Iterable, references: Sequence[str] = ("reference", "true"),
-                   n_boot: int | None = None) -> list[RunInfo]:
-    """RunInfos of section-03 run folders (both references where present). The summary is the run's
-    summary-<reference>.csv (recomputed from the scores with ``n_boot`` when given or when absent)."""
-    from inkground_lib.analysis.runs import load_run
-    from inkground_lib.evaluation.scores import summarize
-
-    out = []
-    for d in eval_runs:
-        d = Path(d)
-        for ref in references:
-            if not (d / f"facts-{ref}.json").is_file() or not (d / f"scores-{ref}.csv").is_file():
-                continue
-            run = load_run(d, ref)
-            summ = run.summary
-            if summ is None or n_boot is not None or "ar" not in summ.columns:
-                summ = summarize(run.scores, n_boot=n_boot or N_BOOT, seed=int(run.settings.get("seed", 0)))
-                meta = run.scores.drop_duplicates("system").set_index("system")
-                summ["label"] = summ["system"].map(meta["label"])
-                summ["kind"] = summ["system"].map(meta["kind"])
-            ident, role = data_identity(run.facts)
-            out.append(RunInfo(d, ref, run.dataset, summ, run.facts, ident, role, run_conditions(run.facts, ref)))
-    return out
-
-
 def paper_system_names(registry: dict | None = None) -> dict[str, str]:
     """Our system name -> the paper's name for it (systems.yaml ``reported_as``)."""
     if registry is None:
-        from inkground_lib.evaluation.systems.registry import load_registry
-
         try:
             registry = load_registry()
         except Exception:  # a broken user registry must not break the page
@@ -546,11 +213,6 @@ def score_verdict(paper: float, lo: float, hi: float, tolerance: float = TOLERAN
     if not lo <= paper <= hi:
         return NOT_REPRODUCED
     return REPRODUCED if (hi - lo) / 2 <= tolerance * abs(paper) else INCONCLUSIVE
-
-
-def _conditions_text(run: RunInfo) -> str:
-    c = run.conditions
-    return ", ".join(f"{k} {c.get(k, 'not recorded')}" for k in ("data", "reference", "ocr_engine", "derenderer", "raters"))
 
 
 def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_paper: dict[str, str],
@@ -600,8 +262,6 @@ def _source_values(source: str, key: str, runs: Sequence[RunInfo], pseudo: dict 
     elif source == "pseudo" and pseudo:
         nums = dict(pseudo.get("numbers", {}))
         if key == "keep_score":
-            from inkground_lib.core.defaults import KEEP_SCORE
-
             nums["keep_score"] = KEEP_SCORE
         if key in nums and nums[key] is not None:
             comp = pseudo.get("components", {})

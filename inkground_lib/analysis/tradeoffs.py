@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from inkground_lib.analysis.runs import EvalRun, load_runs, summary_table
+from inkground_lib.analysis.runs import summary_table
 from inkground_lib.core.defaults import (
     BETTER,
     GRID,
@@ -18,8 +18,10 @@ from inkground_lib.core.defaults import (
     N_BOOT,
     PAPER_METRIC,
 )
+from inkground_lib.core.run_files import REFERENCES, EvalRun, facts_json, load_eval_runs
 from inkground_lib.core.text import short_reason
-from inkground_lib.evaluation.run import predict_system, record_ink, reference_inks
+from inkground_lib.evaluation.items import record_ink, reference_inks
+from inkground_lib.evaluation.predict import predict_system
 
 
 def paper_points(reported: pd.DataFrame) -> pd.DataFrame:
@@ -72,11 +74,11 @@ def prediction_inks(run: EvalRun, system: str, ds, *, progress: bool = False) ->
     """The inks (page pixels; None where unusable) of ``system`` for every word of ``ds`` (dataset order),
     from the run's prediction cache, never asking a model again.
 
-    Local and specialist systems go through :func:`inkground_lib.evaluation.run.predict_system` (cache hits; a
+    Local and specialist systems go through :func:`inkground_lib.evaluation.predict.predict_system` (cache hits; a
     missing local prediction is recomputed locally). API and replay systems are read straight from the
     cache file (no client is built, so no request can be sent): the record of each word (the last one in
     the file when a word was asked more than once, e.g. after a prompt change) parsed by
-    :func:`inkground_lib.evaluation.run.record_ink`; a word without a record is a missing output (None)."""
+    :func:`inkground_lib.evaluation.items.record_ink`; a word without a record is a missing output (None)."""
     kind = run.scores.loc[run.scores["system"] == system, "kind"]
     kind = str(kind.iloc[0]) if len(kind) and pd.notna(kind.iloc[0]) else "api"
     if kind in ("local", "specialist"):
@@ -100,7 +102,8 @@ def _dataset(run: EvalRun, dataset_dir):
 
     d = dataset_dir or run.dataset_dir
     if d is None:
-        raise FileNotFoundError(f"{run.run_dir}: facts-{run.reference}.json names no dataset_dir; pass the dataset folder")
+        raise FileNotFoundError(f"{run.run_dir}: {facts_json(run.run_dir, run.reference).name} names no dataset_dir; "
+                                f"pass the dataset folder")
     ds = load_dataset(d, check_images=False)
     if ds.name != run.dataset:
         raise ValueError(f"{d}: dataset {ds.name!r} is not the one scored in {run.run_dir} ({run.dataset!r})")
@@ -454,9 +457,9 @@ def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int 
         eval_runs = [eval_runs]
     if datasets is not None and len(datasets) != len(eval_runs):
         raise ValueError(f"datasets: {len(datasets)} folders for {len(eval_runs)} eval_runs; give one per run (or None)")
-    if reference not in ("reference", "true"):
+    if reference not in REFERENCES:
         raise ValueError(f"reference must be 'reference' or 'true', got {reference!r}")
-    runs = load_runs(eval_runs, reference)
+    runs = load_eval_runs(eval_runs, reference)
     summary = summary_table(runs, n_boot=n_boot, seed=seed)
     reported = paper_numbers()
     variants = {r.dataset: definition_variants(r, spacings=spacings, ocr_engines=ocr_engines,

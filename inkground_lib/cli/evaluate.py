@@ -13,7 +13,8 @@ from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
 def _predict(a) -> int:
     # numpy and pandas: imported when the command runs, not for `inkground --help`
     from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.evaluation.run import plan_system, predict_system
+    from inkground_lib.core.run_files import predictions_dir
+    from inkground_lib.evaluation.predict import plan_system, predict_system
 
     ds = load_dataset(a.dataset)
     if a.dry_run:
@@ -25,7 +26,7 @@ def _predict(a) -> int:
                          max_cost=a.max_cost)
     not_sent = sum(1 for r in run.records if str(r.get("error") or "").startswith("not sent"))
     print(f"{run.label}: {len(run.statuses)} words; {_status_counts(run.statuses)}; "
-          + (f"{not_sent} not sent (spending cap); " if not_sent else "") + f"cache {Path(a.run) / 'predictions'}")
+          + (f"{not_sent} not sent (spending cap); " if not_sent else "") + f"cache {predictions_dir(a.run)}")
     if run.inks and all(ink is None for ink in run.inks):
         print(f"inkground predict: no word got a usable prediction from {run.label} "
               f"({_status_counts(run.statuses)})", file=sys.stderr)
@@ -43,7 +44,9 @@ def _status_counts(statuses) -> str:
 
 def _eval(a) -> int:
     # numpy and pandas: imported when the command runs, not for `inkground --help`
-    from inkground_lib.evaluation.run import EvalSettings, evaluate_dataset
+    from inkground_lib.core.run_files import scores_csv
+    from inkground_lib.evaluation.run import evaluate_dataset
+    from inkground_lib.evaluation.settings import EvalSettings
 
     settings = EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
     res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet,
@@ -55,7 +58,7 @@ def _eval(a) -> int:
         print(f"{name}: {_status_counts(run.statuses)}")
     for name, why in res.unavailable.items():
         print(f"not run: {name}: {why}")
-    print(f"scores: {Path(a.run) / f'scores-{a.reference}.csv'}")
+    print(f"scores: {scores_csv(a.run, a.reference)}")
     if not any(ink is not None for run in res.runs.values() for ink in run.inks):
         print("inkground eval: no system produced a usable prediction", file=sys.stderr)
         return 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inkground_lib.core.defaults import RATE_HOST, RATE_PORT, RATERS_PER_PAIR, RESERVE_SECONDS
+from inkground_lib.core.defaults import PAGE_SETS, RATE_HOST, RATE_PORT, RATERS_PER_PAIR, RESERVE_SECONDS
 
 
 def add_rate_parser(sub) -> None:
@@ -17,7 +17,7 @@ def add_rate_parser(sub) -> None:
                    help=f"address to listen on (default {RATE_HOST}: this machine only; any other address needs the "
                         "access token printed at start, e.g. 0.0.0.0 for the local network)")
     r.add_argument("--port", type=int, default=RATE_PORT, help=f"port (default {RATE_PORT}; 0: any free port)")
-    r.add_argument("--pages", choices=("ocr-passed", "all"), default="ocr-passed",
+    r.add_argument("--pages", choices=PAGE_SETS, default=PAGE_SETS[0],
                    help="pages to rate: those that passed the OCR filter (the paper's funnel; default) or all")
     r.add_argument("--candidates", help="the run's candidate dataset, if it moved since the run")
     r.add_argument("--reserve-minutes", dest="reserve_minutes", type=float, default=RESERVE_SECONDS / 60,

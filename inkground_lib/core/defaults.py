@@ -30,6 +30,10 @@ RATE_HOST = "127.0.0.1"
 RATE_PORT = 8765
 """Port the rating app listens on by default (``inkground rate``)."""
 
+PAGE_SETS = ("ocr-passed", "all")
+"""Which pages a rating session offers (``inkground rate --pages``): those that passed the OCR filter (the
+paper's funnel: raters only see those, the default), or every candidate page of the run."""
+
 CROP_GROW = 0.1
 """Word box growth per side (share of its width and height) before derendering and OCR."""
 

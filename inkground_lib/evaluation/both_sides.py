@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Optional
 
 import pandas as pd
 
 from inkground_lib.components.derenderers.skeleton import SkeletonParams
 from inkground_lib.core.defaults import CROP_GROW, N_BOOT
+from inkground_lib.core.run_files import both_sides_json
 
 SECOND = SkeletonParams(threshold="otsu", max_retrace=0.0, marks_at="word_end", smooth_sigma=0.8)
 """Derenderer B: global (Otsu) binarisation, never retraces (lifts the pen instead), i-dots and t-crosses after
 the whole word, lighter smoothing."""
-
-RESULT_FILE = "both_sides.json"
-
 
 @dataclass
 class BothSides:
@@ -83,10 +80,11 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
     from inkground_lib.core.files import atomic_write_json
     from inkground_lib.core.ink import ink_from_lists
     from inkground_lib.core.parallel import ordered_map
-    from inkground_lib.evaluation.scores import scores_frame, summarize
+    from inkground_lib.core.scores_table import scores_frame
+    from inkground_lib.evaluation.scores import summarize
 
     ds = load_dataset(dataset_dir)
-    path = Path(run_dir) / RESULT_FILE
+    path = both_sides_json(run_dir)
     key = {"dataset": dataset_hash(dataset_dir), "second": asdict(second), "grow": CROP_GROW}
     b_inks = None
     if path.is_file():
@@ -106,7 +104,7 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
         for w in p.words:
             if w.true_ink is None:
                 raise ValueError(f"{dataset_dir}: word {w.id} has no true ink; the measurement needs the truth")
-            a, b = w.ink, ink_from_lists(b_inks.get(w.id, []), f"{RESULT_FILE}: {w.id}")
+            a, b = w.ink, ink_from_lists(b_inks.get(w.id, []), f"{path.name}: {w.id}")
             if not a.n_points or not b.n_points:
                 n_empty += 1
                 continue

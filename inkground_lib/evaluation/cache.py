@@ -19,6 +19,7 @@ from typing import Iterable, Optional, Sequence
 
 from inkground_lib.core.files import JSONLError, append_jsonl, read_jsonl
 from inkground_lib.core.ink import ink_to_lists
+from inkground_lib.core.run_files import predictions_jsonl
 from inkground_lib.evaluation.systems.base import (
     MODEL_OUTPUT_STATUSES,
     RETRIED_ON_REQUEST,
@@ -43,7 +44,7 @@ def cache_path(run_dir: str | os.PathLike, system_name: str) -> Path:
     from inkground_lib.core.dataset import check_id
 
     check_id(system_name, "system name (it names the cache file)", CacheError)
-    return Path(run_dir) / "predictions" / f"{system_name}.jsonl"
+    return predictions_jsonl(run_dir, system_name)
 
 
 def failures_path(path: str | os.PathLike) -> Path:

@@ -15,7 +15,8 @@ from typing import Sequence
 
 from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
 from inkground_lib.core.render import render_config
-from inkground_lib.pseudo.keys import engine_config, safe_name
+from inkground_lib.core.run_files import render_ocr_jsonl
+from inkground_lib.pseudo.keys import engine_config
 
 RENDER_OCR_SCHEMA = "inkground-render-ocr"
 """Schema name of a line of the log."""
@@ -27,7 +28,7 @@ class RenderOCRLogError(ValueError):
 
 def render_ocr_log_path(run_dir: str | os.PathLike, ocr) -> Path:
     """``run_dir/ocr-renders-<engine name>.jsonl``."""
-    return Path(run_dir) / f"ocr-renders-{safe_name(engine_config(ocr)['name'])}.jsonl"
+    return render_ocr_jsonl(run_dir, engine_config(ocr)["name"])
 
 
 def _valid(rec) -> bool:
@@ -51,7 +52,7 @@ def read_render_texts(path: str | os.PathLike, ocr) -> dict[str, str]:
 
 def render_ocr_identity(ocr) -> dict:
     """What a log line's texts depend on: ``ocr``'s engine config and the render config (compute it once per
-    call of :func:`~inkground_lib.evaluation.run.read_renders`: the engine config hashes its source file)."""
+    call of :func:`~inkground_lib.evaluation.render_ocr.read_renders`: the engine config hashes its source file)."""
     return {"engine": engine_config(ocr), "render": render_config()}
 
 

@@ -214,7 +214,9 @@ def _log_stage(log, name: str, r: dict) -> None:
 def _log_sizes(eval_run: Path) -> dict:
     """{file: size} of the logs the predict stage appends to (prediction caches, the OCR log of the renders):
     unchanged sizes mean a rerun only reloaded them."""
-    files = list((eval_run / "predictions").glob("*.jsonl")) + list(eval_run.glob("ocr-renders-*.jsonl"))
+    from inkground_lib.core.run_files import predictions_dir, render_ocr_logs  # (pandas: not for `inkground --help`)
+
+    files = list(predictions_dir(eval_run).glob("*.jsonl")) + render_ocr_logs(eval_run)
     return {f.name: f.stat().st_size for f in files}
 
 
@@ -225,10 +227,11 @@ def _log_reloaded(log, name: str, r: dict) -> None:
 
 def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Record, progress: bool, log) -> None:
     from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.core.run_files import benchmark_dir, pseudo_summary_json
     from inkground_lib.datasets.synth.generate import SynthParams, generate
 
     cand, pseudo_run, eval_run, tables = out / "candidates", out / "02_pseudo_labels", out / "03_evaluation", out / "tables"
-    bench = pseudo_run / "benchmark"
+    bench = benchmark_dir(pseudo_run)
 
     if rec.done("synth") and (cand / "manifest.json").is_file():
         log("paper-scale: synth already done")
@@ -241,7 +244,7 @@ def _run(out: Path, params: PaperScaleParams, ex: Optional[Executor], rec: _Reco
         _log_stage(log, "synth", rec.finish("synth", time.perf_counter() - t, len(ds.pages), "pages",
                                             words=ds.n_words))
 
-    if rec.done("pseudo") and (bench / "manifest.json").is_file() and (pseudo_run / "summary.json").is_file():
+    if rec.done("pseudo") and (bench / "manifest.json").is_file() and pseudo_summary_json(pseudo_run).is_file():
         log("paper-scale: pseudo already done")
     else:
         _pseudo(cand, pseudo_run, tables, params, ex, rec, progress, log)
@@ -282,14 +285,11 @@ def _pseudo(cand: Path, pseudo_run: Path, tables: Path, params: PaperScaleParams
 def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParams, ex, rec: _Record,
               progress: bool, log) -> None:
     from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.evaluation.run import (
-        EvalSettings,
-        eval_run_folder,
-        evaluate_dataset,
-        read_all_renders,
-        run_systems,
-        start_style_classifier,
-    )
+    from inkground_lib.evaluation.predict import eval_run_folder, run_systems
+    from inkground_lib.evaluation.render_ocr import read_all_renders
+    from inkground_lib.evaluation.run import evaluate_dataset
+    from inkground_lib.evaluation.settings import EvalSettings
+    from inkground_lib.evaluation.style_stage import start_style_classifier
 
     ds = load_dataset(bench)
     settings = EvalSettings(style=dict(params.style))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
-from pathlib import Path
 from typing import Optional
 
 from inkground_lib.components.derenderers.factory import make_derenderer
@@ -12,14 +11,8 @@ from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_from_lists, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
-from inkground_lib.pseudo.keys import (
-    CROP_GROW,
-    DERENDER_SCHEMA,
-    derenderer_config,
-    iter_records,
-    page_base_key,
-    safe_name,
-)
+from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl
+from inkground_lib.pseudo.keys import CROP_GROW, derenderer_config, iter_records, page_base_key
 
 
 def derender_page(job) -> dict:
@@ -64,7 +57,7 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
 
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)
-    path = Path(run_dir) / f"derender-{safe_name(dcfg['name'])}.jsonl"
+    path = derender_jsonl(run_dir, dcfg["name"])
     keys = {page.id: sha256_json({"base": page_base_key(page), "derenderer": dcfg}) for page in ds.pages}
     page_of = {keys[page.id]: page for page in ds.pages}
     # {key: {word id: Ink}}: each record's inks as arrays at once - as JSON lists (a Python list per point)
@@ -97,7 +90,7 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
 
 
 def derender_errors(run_dir, derenderer) -> dict[str, str]:
-    path = Path(run_dir) / f"derender-{safe_name(derenderer_config(derenderer)['name'])}.jsonl"
+    path = derender_jsonl(run_dir, derenderer_config(derenderer)["name"])
     errs: dict[str, str] = {}
     for r in iter_records(path, DERENDER_SCHEMA):
         errs.update(r.get("errors", {}))

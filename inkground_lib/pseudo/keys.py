@@ -5,16 +5,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import re
 from pathlib import Path
 from typing import Iterator
 
 from inkground_lib.core.dataset import Page
 from inkground_lib.core.defaults import CROP_GROW
 from inkground_lib.core.files import JSONLError, iter_jsonl, sha256_file
-
-DERENDER_SCHEMA = "inkground-pseudo-derender"
-
 
 OCR_SCHEMA = "inkground-pseudo-ocr"
 
@@ -92,7 +88,3 @@ def iter_records(path: Path, schema: str) -> Iterator[dict]:
             yield rec
     except JSONLError as err:
         raise PseudoError(f"{err}; the file is corrupt (delete it to recompute)") from None
-
-
-def safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "x"

@@ -8,7 +8,6 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +17,7 @@ from inkground_lib.core.defaults import OCR_THRESHOLD
 from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.run_files import ocr_jsonl
 from inkground_lib.pseudo.keys import (
     CROP_GROW,
     OCR_SCHEMA,
@@ -25,7 +25,6 @@ from inkground_lib.pseudo.keys import (
     engine_config,
     page_base_key,
     read_jsonl,
-    safe_name,
 )
 
 
@@ -105,7 +104,7 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     path = None
     done: dict[str, dict] = {}
     if run_dir is not None:
-        path = Path(run_dir) / f"ocr-{safe_name(ecfg['name'])}.jsonl"
+        path = ocr_jsonl(run_dir, ecfg["name"])
         done = {r["key"]: r for r in read_jsonl(path, OCR_SCHEMA)}
     keys = {}
     for page in ds.pages:

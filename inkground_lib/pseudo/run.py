@@ -18,6 +18,15 @@ from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import run_folder
+from inkground_lib.core.run_files import (
+    PSEUDO_RUN_FILES,
+    benchmark_dir,
+    funnel_csv,
+    pages_csv,
+    pseudo_summary_json,
+    ratings_csv,
+    words_csv,
+)
 from inkground_lib.pseudo.benchmark import build_benchmark, write_reference_ocr
 from inkground_lib.pseudo.derender_stage import (
     derender_dataset,
@@ -109,10 +118,6 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
                                   raters_per_pair, rater_model, n_candidates, seed, progress, workers, executor)
 
 
-PSEUDO_RUN_FILES = ("summary.json", "funnel.csv")
-"""Files that mark a pseudo-label run folder written before run marks existed."""
-
-
 def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters, raters_per_pair,
                        rater_model, n_candidates, seed, progress, workers, executor=None) -> PipelineResult:
     timings: dict[str, float] = {}
@@ -157,7 +162,7 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
         lo, hi = per_pair_range(raters_per_pair)
         rt = simulate_ratings(passed, defect, n_raters=n_raters, per_pair=(lo, hi), seed=seed, model=model)
         ratings_source = "simulated"
-        write_ratings(rt, run / "ratings.csv")
+        write_ratings(rt, ratings_csv(run))
     else:
         rt = read_ratings(ratings)
         ratings_source = f"file: {Path(ratings).name}"
@@ -199,22 +204,20 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
               "n_candidates": n_candidates, "seed": int(seed)}
     t = time.perf_counter()
     cand_hash = dataset_hash(cand)
-    bench = build_benchmark(ds, pseudo, kept, run / "benchmark", meta={
+    bench = build_benchmark(ds, pseudo, kept, benchmark_dir(run), meta={
         "candidates": {"name": ds.name, "path": str(cand), "hash": cand_hash, "pages_used": n0},
         "ocr_threshold": float(ocr_threshold), "derenderer": dcfg["name"], "derenderer_config": dcfg,
         "ocr_engine": ecfg["name"], "ratings_source": ratings_source, "params": params})
     write_reference_ocr(bench, dict(zip(o.words["word_id"], o.words["ocr_rendered"])), pseudo, ecfg["name"])
     timings["benchmark"] = time.perf_counter() - t
 
-    pages.to_csv(run / "pages.csv.tmp", index=False)
-    os.replace(run / "pages.csv.tmp", run / "pages.csv")
-    words.to_csv(run / "words.csv.tmp", index=False)
-    os.replace(run / "words.csv.tmp", run / "words.csv")
-    funnel.to_csv(run / "funnel.csv.tmp", index=False)
-    os.replace(run / "funnel.csv.tmp", run / "funnel.csv")
+    for table, path in ((pages, pages_csv(run)), (words, words_csv(run)), (funnel, funnel_csv(run))):
+        tmp = path.with_name(path.name + ".tmp")
+        table.to_csv(tmp, index=False)
+        os.replace(tmp, path)
     res = PipelineResult(funnel, pages, words, rt, ag, bench, run, cand, params, components,
                          {k: round(v, 3) for k, v in timings.items()}, has_truth, pseudo)
-    atomic_write_json(run / "summary.json", _json_safe({
+    atomic_write_json(pseudo_summary_json(run), _json_safe({
         "numbers": summary_numbers(res), "components": components, "params": params, "timings": res.timings,
         "agreement": ag, "candidates_hash": cand_hash}))
     return res

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from inkground_lib.core.layout import DATASETS_DIR, ROOT, RUNS_DIR, SECTIONS_DIR
+from inkground_lib.core.run_files import PREDICTIONS_DIR
 
 TARGETS = (ROOT / "_build", SECTIONS_DIR, DATASETS_DIR, RUNS_DIR)
 """What ``make clean`` empties (everything ``make book`` rebuilds)."""
@@ -36,7 +37,7 @@ FREE_ADAPTERS = frozenset({"reference", "box", "font", "skeleton", "replay"})
 
 def costly_prediction_cache(path: Path) -> bool:
     """True if ``path`` is a prediction cache (or failures log) with a record of a non-free adapter."""
-    if not (path.suffix == ".jsonl" and path.parent.name == "predictions"):
+    if not (path.suffix == ".jsonl" and path.parent.name == PREDICTIONS_DIR):
         return False
     try:
         with open(path, encoding="utf-8", errors="replace") as f:

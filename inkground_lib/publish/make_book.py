@@ -16,6 +16,7 @@ from inkground_lib.core.layout import (
     ROOT,
     SYNTH_DATASET,
 )
+from inkground_lib.core.run_files import summary_csv
 from inkground_lib.datasets.recorded import default_unipen_path
 
 
@@ -101,7 +102,7 @@ def fit_to_available_data(section: notebook_runner.Section, params: dict, datase
         import ast
 
         runs = ast.literal_eval(defaults["eval_runs"])
-        params["eval_runs"] = [r for r in runs if (ROOT / r / "summary-reference.csv").is_file()]
+        params["eval_runs"] = [r for r in runs if summary_csv(ROOT / r, "reference").is_file()]
     return params
 
 

@@ -46,6 +46,7 @@ from tornado.netutil import bind_sockets
 
 from inkground_lib.core.defaults import RATE_HOST, RATE_PORT, RESERVE_SECONDS
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
+from inkground_lib.core.run_files import PseudoRun, load_pseudo_run
 from inkground_lib.pseudo.raters import (
     LOG_COLUMNS,
     RatingsError,
@@ -61,7 +62,6 @@ from .assign import (
     check_page_id,
     check_score,
 )
-from .run_data import RunPages, load_run
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
@@ -89,7 +89,7 @@ def session_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
 
 
-def check_ratings_path(ratings, run: RunPages) -> Path:
+def check_ratings_path(ratings, run: PseudoRun) -> Path:
     """The ratings file must lie outside every folder a pipeline command writes: not in the run folder, not
     in the candidate pages, not under any inkground run or dataset folder; its folder must exist."""
     p = Path(ratings)
@@ -114,7 +114,7 @@ def check_ratings_path(ratings, run: RunPages) -> Path:
 class Session:
     """Everything the handlers share."""
 
-    run: RunPages
+    run: PseudoRun
     ledger: Ledger
     log: RatingsLog
     ratings_path: Path
@@ -132,7 +132,7 @@ def open_session(run_dir, ratings, k: Optional[int] = None, *, candidates=None, 
     the file's K, or :data:`inkground_lib.core.defaults.RATERS_PER_PAIR` for a new file."""
     from inkground_lib.core.defaults import RATERS_PER_PAIR
 
-    run = load_run(run_dir, candidates, pages)
+    run = load_pseudo_run(run_dir, candidates, pages)
     path = check_ratings_path(ratings, run)
     rows: list[dict] = []
     try:
@@ -431,10 +431,10 @@ def _page_payload(run_id: int, page_id: str) -> str:
                        "words": words})
 
 
-_RUNS: dict[int, RunPages] = {}
+_RUNS: dict[int, PseudoRun] = {}
 
 
-def page_payload(run: RunPages, page_id: str) -> dict:
+def page_payload(run: PseudoRun, page_id: str) -> dict:
     """A page as the app draws it: photo address, size, and per word its text, box, pseudo-label strokes
     (page pixels) and an animated pen-path SVG (report.player) for the zoomed view."""
     _RUNS[id(run)] = run

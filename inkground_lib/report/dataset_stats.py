@@ -85,7 +85,7 @@ def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 2):
     return fig
 
 
-# Section 01's table: (label, key in core.dataset.statistics, id in reported.csv).
+# Section 01's table: (label, key in datasets.statistics.statistics, id in reported.csv).
 STATISTICS_ROWS = [
     ("pages", "pages", "pages"),
     ("words per page (mean)", "words_per_page_mean", "words_per_page_mean"),
@@ -149,7 +149,7 @@ def generator_sentence(ds, paper: pd.DataFrame | None = None) -> str:
 
 
 def statistics_table(ds, stats: dict, rec_stats: dict | None = None, paper: pd.DataFrame | None = None):
-    """Section 01's table: the statistics of ``ds`` (``stats``, from core.dataset.statistics) beside the
+    """Section 01's table: the statistics of ``ds`` (``stats``, from datasets.statistics.statistics) beside the
     paper's, the rows the generator was set to shown as set (:func:`generator_settings`), and the recorded
     set's statistics (``rec_stats``) as a further measured column."""
     from inkground_lib.report.tables import beside_paper

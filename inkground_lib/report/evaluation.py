@@ -1,4 +1,5 @@
-"""Section 03's figures and tables: galleries, the prompt and the systems compared."""
+"""Section 03's figures, tables and prose: galleries, the prompt, the systems compared, the summary sentence and
+the numbers the section's prose cites."""
 
 from __future__ import annotations
 
@@ -9,6 +10,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from inkground_lib.core.defaults import GRID
+from inkground_lib.core.ink import Ink
+from inkground_lib.core.render import crop_box
+from inkground_lib.evaluation.items import make_items
+from inkground_lib.evaluation.prompt import render_request_markdown, request_images
+from inkground_lib.evaluation.systems.registry import load_registry, system_kind
+from inkground_lib.report.format import missing, value_with_interval
+from inkground_lib.report.overlay import plot_comparison
+from inkground_lib.report.palette import PREDICTION, REFERENCE
+from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+from inkground_lib.report.table_view import table_view
 
 GALLERY_TAGS = ("best", "median", "worst")
 
@@ -41,8 +52,6 @@ def gallery_entries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "r
                     margin: float = 0.35) -> tuple[list[GalleryEntry], list[str]]:
     """The best, median and worst word by DTW of every system in ``runs`` that has scores, except the
     systems :func:`identical_to_reference`; returns (entries in system order, names left out)."""
-    from inkground_lib.core.render import crop_box
-
     words = {w.id: (p, w) for p in ds.pages for w in p.words}
     index = {w.id: i for i, w in enumerate(ww for p in ds.pages for ww in p.words)}
     entries, skipped = [], []
@@ -80,9 +89,7 @@ def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "ref
     reference dashed blue, the prediction solid vermillion, dots at stroke starts and arrowheads pointing
     the pen's direction (:func:`inkground_lib.report.overlay.plot_comparison`); one key for the figure.
     Titles give the word, DTW (word heights) and what OCR read from the rendered prediction."""
-    import matplotlib.pyplot as plt
-
-    from inkground_lib.report.overlay import plot_comparison
+    import matplotlib.pyplot as plt  # (only where a figure is drawn)
 
     entries, _ = gallery_entries(ds, scores, runs, reference=reference)
     if not entries:
@@ -106,10 +113,6 @@ def player_gallery(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "re
     prediction (solid vermillion) and its reference (dashed blue) drawn stroke by stroke in pen order over
     the page crop, durations proportional to arc length. Returns a
     :class:`~inkground_lib.report.player.PlayerGrid`, or None when no system has a row."""
-    from inkground_lib.core.ink import Ink
-    from inkground_lib.report.palette import PREDICTION, REFERENCE
-    from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
-
     entries, _ = gallery_entries(ds, scores, runs, reference=reference)
     if not entries:
         return None
@@ -132,7 +135,6 @@ def systems_table(systems, registry: dict | None = None) -> pd.DataFrame:
     label, kind, model, how its answers are sampled and why (the registry's ``sampling``) and the requests per
     minute the client paces it to (``rpm``); "-" where the registry gives none (local systems, self-hosted
     servers)."""
-    from inkground_lib.evaluation.systems.registry import load_registry, system_kind
 
     reg = registry if registry is not None else load_registry()
     rows = []
@@ -148,9 +150,6 @@ def systems_table(systems, registry: dict | None = None) -> pd.DataFrame:
 def prompt_example(ds, grid: int = GRID, variant: str = "two-image"):
     """The exact request sent to every VLM for the first word of ``ds`` (the book shows its text and
     images): returns (markdown of the text parts, list of decoded images)."""
-    from inkground_lib.evaluation.prompt import render_request_markdown, request_images
-    from inkground_lib.evaluation.run import make_items
-
     item = make_items(ds, with_prompt=True, grid=grid)[0]
     req = item.request_for(variant)
     return render_request_markdown(req), request_images(req)
@@ -158,7 +157,7 @@ def prompt_example(ds, grid: int = GRID, variant: str = "two-image"):
 
 def fig_images(images, titles=None, width: float = 6.0):
     """Images side by side (e.g. the prompt's images)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # (only where a figure is drawn)
 
     fig, axes = plt.subplots(1, len(images), figsize=(width * len(images), width * 1.1), squeeze=False,
                              constrained_layout=True)
@@ -174,8 +173,6 @@ def both_sides_table(res) -> pd.DataFrame:
     """Section 03's "both sides" table (:func:`inkground_lib.evaluation.both_sides.both_sides`): each
     derenderer against its own labels, the other's and the truth; DTW and Chamfer in reference word heights
     with 95% page-bootstrap intervals, at a precision that tells the bounds apart."""
-    from inkground_lib.report.format import value_with_interval
-
     t = res.table
     out = pd.DataFrame({"derenderer": t["derenderer"], "scored against": t["scored against"],
                         "words": t["n_words"]})
@@ -187,16 +184,12 @@ def both_sides_table(res) -> pd.DataFrame:
 
 def systems_view(systems, caption: str, registry: dict | None = None):
     """:func:`systems_table` as the book shows it (captioned, human column names, wrapped)."""
-    from inkground_lib.report.table_view import table_view
-
     t = systems_table(systems, registry).set_index("system")
     return table_view(t, caption, columns={"rpm": "requests per minute", "kind": "kind of system"}, fold=False)
 
 
 def both_sides_view(res, caption: str):
     """:func:`both_sides_table` as the book shows it."""
-    from inkground_lib.report.table_view import table_view
-
     return table_view(both_sides_table(res).reset_index().set_index("derenderer"), caption, fold=False)
 
 
@@ -205,8 +198,6 @@ def summary_text(bench, bench_true, rec=None) -> str:
     ``summary``, ``runs`` and ``unavailable``): the systems that ran, which leads on DTW and on AR among those
     that are not the references themselves, how far the pseudo-labels are from the truth, and what did not
     run. Numbers are means over words (DTW in word heights) or corpus rates (AR)."""
-    from inkground_lib.report.format import missing
-
     s = bench.summary
     scored = s[~s["system"].isin(["reference"]) & (s["dtw"].fillna(1.0) != 0)] if len(s) else s
     parts = []
@@ -232,3 +223,45 @@ def summary_text(bench, bench_true, rec=None) -> str:
                  "), so none of the paper's VLM or InkSight numbers is reproduced here: they appear as reported"
                  if n_not else "every named system ran")
     return "; ".join(parts) + "."
+
+
+def headline_numbers(bench, bench_true=None, recorded=None) -> dict:
+    """Numbers the section-03 prose cites (``EvalResult``-like objects with ``scores``, ``summary``, ``runs``,
+    ``unavailable`` and ``style``), with keys that always exist (NaN where a system or dataset was not run), so a
+    rerun with other systems still builds: n_words / n_pages per dataset, systems run and not run (systems_run
+    leaves out the reference ink, a sanity check), the specialist's (skeleton derenderer's) DTW against the
+    pseudo-labels and against the true trajectories, the font and box baselines' AR, and each classifier's chance
+    level and top-1 accuracy."""
+    def stat(res, system, col):
+        if res is None or not len(res.summary):
+            return float("nan")
+        row = res.summary[res.summary["system"] == system]
+        return float(row[col].iloc[0]) if len(row) else float("nan")
+
+    out = {
+        "bench_words": int(bench.scores["word_id"].nunique()) if len(bench.scores) else 0,
+        "bench_pages": int(bench.scores["page_id"].nunique()) if len(bench.scores) else 0,
+        "systems_run": len([n for n in bench.runs if n != "reference"]),  # the reference ink is a sanity check
+        "systems_not_run": len(bench.unavailable),
+        "skeleton_dtw_ref": stat(bench, "skeleton", "dtw"), "skeleton_dtw_true": stat(bench_true, "skeleton", "dtw"),
+        "reference_dtw_true": stat(bench_true, "reference", "dtw"),
+        "font_ar": stat(bench, "font", "ar"), "box_ar": stat(bench, "box", "ar"),
+        "skeleton_ar": stat(bench, "skeleton", "ar"), "reference_ar": stat(bench, "reference", "ar"),
+        "bench_style_chance": float(bench.style.get("chance", float("nan"))),
+        "bench_style_top1": float(bench.style.get("top1", float("nan"))),
+        "bench_style_classes": int(bench.style.get("n_classes", 0)),
+    }
+    rec = recorded
+    out.update({
+        "rec_words": int(rec.scores["word_id"].nunique()) if rec is not None and len(rec.scores) else 0,
+        "rec_pages": int(rec.scores["page_id"].nunique()) if rec is not None and len(rec.scores) else 0,
+        "rec_skeleton_dtw": stat(rec, "skeleton", "dtw"), "rec_font_ar": stat(rec, "font", "ar"),
+        "rec_style_chance": float(rec.style.get("chance", float("nan"))) if rec is not None else float("nan"),
+        "rec_style_top1": float(rec.style.get("top1", float("nan"))) if rec is not None else float("nan"),
+        "rec_style_classes": int(rec.style.get("n_classes", 0)) if rec is not None else 0,
+    })
+    chance = out["rec_style_chance"]
+    out["rec_style_text"] = (f"whose Style classifier chooses among {out['rec_style_classes']} writers (chance "
+                             f"{chance:.3f})" if out["rec_style_classes"] and chance == chance else
+                             "with no Style classifier (no recorded set was scored: — no chance level)")
+    return out

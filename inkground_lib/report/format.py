@@ -1,8 +1,9 @@
-"""Formatting numbers and gluing them into the book's prose."""
+"""Formatting numbers (and text shown literally) for the book's tables, pages and prose, and gluing them into it."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ def python_scalar(v):
 
 def glue_all(values: dict, prefix: str = "") -> None:
     """Glue every value (plain Python numbers / strings) for ``{glue:text}`` in the notebook's prose."""
-    from myst_nb import glue
+    from myst_nb import glue  # (the notebook machinery: only where a notebook glues)
 
     for k, v in values.items():
         glue(prefix + k, python_scalar(v), display=False)
@@ -54,6 +55,59 @@ def missing(reason: str) -> str:
     """What a table shows instead of a missing number: an em dash with the reason beside it
     (``missing("no valid output")`` -> "— no valid output"), never a raw NaN or None."""
     return f"{EM_DASH} {reason}"
+
+
+def finite(v) -> float | None:
+    """``v`` as a finite float; None for None, NaN, an infinity or anything that is not a number.
+
+    >>> finite("0.5"), finite(None), finite(float("inf")), finite("n/a")
+    (0.5, None, None, None)
+    """
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def fmt(v, digits: int = 3, reason: str = "not computed") -> str:
+    """A number at ``digits`` decimals, or :func:`missing` with ``reason`` when it is not a finite number
+    (:func:`finite`). Unlike :func:`fixed`, the sign of a value that rounds to zero is kept ("-0.000"), as the
+    front page has always printed it.
+
+    >>> fmt(0.12345), fmt(2, 0), fmt(None, reason="no run")
+    ('0.123', '2', '— no run')
+    """
+    f = finite(v)
+    return f"{f:.{digits}f}" if f is not None else missing(reason)
+
+
+def pct(v, reason: str = "not computed") -> str:
+    """A share as a whole percentage, or :func:`missing` with ``reason``.
+
+    >>> pct(0.0624), pct(float("nan"))
+    ('6%', '— not computed')
+    """
+    f = finite(v)
+    return f"{100 * f:.0f}%" if f is not None else missing(reason)
+
+
+def count(v, reason: str = "not counted") -> str:
+    """A count with thousands separators, or :func:`missing` with ``reason``.
+
+    >>> count(1234.0), count("x")
+    ('1,234', '— not counted')
+    """
+    f = finite(v)
+    return f"{int(f):,}" if f is not None else missing(reason)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$])")
+
+
+def md_escape(text: str) -> str:
+    """Text shown literally in MyST markdown (brackets, braces, stars, pipes, angle brackets escaped)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 def fixed(x: float, d: int) -> str:

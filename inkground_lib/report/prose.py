@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from inkground_lib.datasets.statistics import statistics
+
 
 def recorded_sources(meta: dict) -> str:
     """What a recorded dataset was composed from, from its manifest meta (``sources``), e.g. "286 UNIPEN
@@ -26,8 +28,6 @@ def recorded_set_sentence(rec) -> str:
     """Section 01's sentence on the recorded set (``rec``: its Dataset, or None where none was built)."""
     if rec is None:
         return "No recorded dataset was built for this run."
-    from inkground_lib.core.dataset import statistics
-
     return (f"The recorded set, {describe_dataset(rec)}, has {dataset_sentence(rec, statistics(rec))}; "
             f"its statistics are the last column of the table below.")
 

@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
 import pandas as pd
 
+from inkground_lib.analysis.check_language import format_number, render_note
 from inkground_lib.analysis.claims import (
-    PAPER_CONDITIONS,
     REPRODUCED,
     SET_TO_PAPER,
     STATUS_RULES,
     STATUSES,
     TOLERANCE,
-    RunInfo,
     claim_status,
-    flowchart_labels,
-    format_number,
     load_claims,
-    load_run_infos,
     paper_system_names,
-    readable_sentence,
-    render_note,
     reported_values,
-    unmet_conditions,
 )
+from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, load_run_infos, unmet_conditions
+from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import (
     DATASETS_DIR,
@@ -37,13 +30,10 @@ from inkground_lib.core.layout import (
     SECTIONS_DIR,
 )
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, SUMMARY_TXT, paper_numbers
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$])")
-
-
-def md_escape(text: str) -> str:
-    """Text shown literally in MyST markdown (brackets, braces, stars, pipes, angle brackets escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+from inkground_lib.core.run_files import REFERENCES, facts_json, load_pseudo_summary, pseudo_summary_json
+from inkground_lib.datasets.statistics import statistics
+from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
+from inkground_lib.report.format import md_escape
 
 
 def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iterable = (), pseudo_run=None,
@@ -54,15 +44,13 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
 
     ``eval_runs``: section-03 run folders (or :class:`RunInfo` objects); ``pseudo_run``: the section-02 run
     folder (its summary.json) or the summary dict; ``dataset_stats``: {dataset name: statistics dict} of
-    section 01 (:func:`inkground_lib.core.dataset.statistics`)."""
+    section 01 (:func:`inkground_lib.datasets.statistics.statistics`)."""
     eval_runs = list(eval_runs or [])
     runs = [r for r in eval_runs if isinstance(r, RunInfo)]
     runs += load_run_infos([r for r in eval_runs if not isinstance(r, RunInfo)])
     pseudo = pseudo_run
     if pseudo_run is not None and not isinstance(pseudo_run, dict):
-        p = Path(pseudo_run)
-        p = p / "summary.json" if p.is_dir() else p
-        pseudo = json.loads(p.read_text("utf-8")) if p.is_file() else None
+        pseudo = load_pseudo_summary(pseudo_run)
     stats = dict(dataset_stats or {})
     as_paper = paper_system_names() if as_paper is None else as_paper
     res = [claim_status(c, reported, runs, pseudo, stats, as_paper) for _, c in claims.iterrows()]
@@ -173,13 +161,12 @@ def write_reviewers_page(path: str | Path, claims: pd.DataFrame | None = None, r
 
 def default_inputs(root: Path) -> dict:
     """The default run outputs under ``root``: section-03 run folders (data/runs/*/03_evaluation with a
-    facts-*.json), the section-02 run (data/runs/synth/02_pseudo_labels/summary.json) and the statistics
+    facts-<reference>.json), the section-02 run (data/runs/synth/02_pseudo_labels/summary.json) and the statistics
     of every dataset under data/datasets."""
-    from inkground_lib.core.dataset import DatasetError, load_dataset, statistics
-
     root = Path(root)
-    runs = sorted(p for p in (root / RUNS_DIR.relative_to(ROOT)).glob("*/03_evaluation") if list(p.glob("facts-*.json")))
-    pseudo = root / PSEUDO_RUN / "summary.json"
+    runs = sorted(p for p in (root / RUNS_DIR.relative_to(ROOT)).glob("*/03_evaluation")
+                  if any(facts_json(p, ref).is_file() for ref in REFERENCES))
+    pseudo = pseudo_summary_json(root / PSEUDO_RUN)
     stats = {}
     for d in sorted((root / DATASETS_DIR.relative_to(ROOT)).glob("*/manifest.json")):
         try:

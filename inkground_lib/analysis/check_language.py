@@ -1,0 +1,206 @@
+"""The check language of the paper's claims: checks and note expressions over reported ids, parsed with ``ast``
+and evaluated over an allow-list of nodes (never ``eval``).
+
+A check is clauses joined by ``and``; each clause is one of
+
+* ``max over {a, b, c} is b`` / ``min over {...} is b``: the named id holds the extreme value (ties: it is one
+  of the extremes);
+* ``EXPR ~= EXPR within TOL``: absolute difference at most TOL;
+* a comparison chain of arithmetic expressions (``+ - * /``, unary minus, ``min(...)`` / ``max(...)``), e.g.
+  ``a <= b <= c``, ``a - b == 3`` (``==`` and ``!=`` with a relative tolerance of 1e-9).
+
+Names are ids of data/paper/reported.csv; numbers are literals. A note's ``{{expression}}`` or
+``{{expression:format}}`` is an arithmetic expression of the same kind, replaced by its value.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+
+class ClaimsError(ValueError):
+    """claims.csv or a check that cannot be used (names the claim and the field)."""
+
+
+@dataclass
+class CheckResult:
+    ok: bool | None  # None: no check
+    detail: str
+
+
+_AGG = re.compile(r"^(max|min)\s+over\s+\{([^}]*)\}\s+is\s+([A-Za-z_]\w*)$")
+
+
+_APPROX = re.compile(r"^(.+?)~=(.+?)\s+within\s+([0-9.eE+-]+)$")
+
+
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+_CMP = {ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le), ast.Gt: (">", operator.gt),
+        ast.GtE: (">=", operator.ge), ast.Eq: ("==", None), ast.NotEq: ("!=", None)}
+
+
+def _clauses(check: str) -> list[str]:
+    return [c.strip() for c in re.split(r"\s+and\s+", check.strip()) if c.strip()]
+
+
+def check_names(check: str, where: str = "check") -> set[str]:
+    """The reported ids a check uses (raises ClaimsError when it does not parse)."""
+    names: set[str] = set()
+    for c in _clauses(check):
+        m = _AGG.match(c)
+        if m:
+            names |= {n.strip() for n in m.group(2).split(",") if n.strip()} | {m.group(3)}
+            continue
+        m = _APPROX.match(c)
+        parts = [m.group(1), m.group(2)] if m else [c]
+        for p in parts:
+            try:
+                tree = ast.parse(p.strip(), mode="eval")
+            except SyntaxError as e:
+                raise ClaimsError(f"{where}: field check: cannot parse {c!r}: {e.msg}") from None
+            _validate(tree.body, c, where)
+            names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in ("min", "max")}
+    return names
+
+
+def _validate(node, clause, where):
+    ok = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load, ast.USub, ast.UAdd,
+          *tuple(_BIN), *tuple(_CMP))
+    for n in ast.walk(node):
+        if not isinstance(n, ok):
+            raise ClaimsError(f"{where}: field check: {type(n).__name__} not allowed in {clause!r}")
+        if isinstance(n, ast.Constant) and not isinstance(n.value, (int, float)):
+            raise ClaimsError(f"{where}: field check: only numbers allowed as literals in {clause!r}")
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("min", "max") and not n.keywords):
+            raise ClaimsError(f"{where}: field check: only min(...) / max(...) calls allowed in {clause!r}")
+
+
+def format_number(v: float) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    v = float(v)
+    if v.is_integer() and abs(v) >= 1:
+        return f"{int(v):,}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+def _arith(node, values: Mapping[str, float]) -> float:
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        if node.id not in values:
+            raise ClaimsError(f"check: no value for {node.id!r}")
+        return float(values[node.id])
+    if isinstance(node, ast.UnaryOp):
+        v = _arith(node.operand, values)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        a, b = _arith(node.left, values), _arith(node.right, values)
+        if isinstance(node.op, ast.Div) and b == 0:
+            return float("nan")
+        return _BIN[type(node.op)](a, b)
+    if isinstance(node, ast.Call):
+        args = [_arith(a, values) for a in node.args]
+        return (min if node.func.id == "min" else max)(args)
+    raise ClaimsError(f"check: cannot evaluate {ast.dump(node)}")
+
+
+def _show(node, values) -> str:
+    """An expression with its value: 'ocr_pass_pages / candidates = 777 / 2,984 = 0.2604'."""
+    src = ast.unparse(node)
+    v = _arith(node, values)
+    if isinstance(node, ast.Constant):
+        return format_number(v)
+    if isinstance(node, ast.Name):
+        return f"{src} = {format_number(v)}"
+
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, n):
+            if n.id in values:
+                return ast.Constant(values[n.id])
+            return n
+
+    filled = ast.unparse(Sub().visit(ast.parse(src, mode="eval")).body)
+    filled = re.sub(r"\d+\.\d+|\d+", lambda m: format_number(float(m.group(0))), filled)
+    return f"{src} = {filled} = {format_number(v)}"
+
+
+def evaluate_check(check: str, values: Mapping[str, float]) -> CheckResult:
+    """Evaluate a check (the module docstring gives the language) over ``values`` (reported id -> number). Returns ok (True /
+    False; None for an empty check) and a detail text with the numbers used."""
+    if not str(check).strip():
+        return CheckResult(None, "")
+    oks, details = [], []
+    for c in _clauses(check):
+        m = _AGG.match(c)
+        if m:
+            names = [n.strip() for n in m.group(2).split(",") if n.strip()]
+            vals = {n: float(values[n]) for n in names}
+            best = (max if m.group(1) == "max" else min)(vals.values())
+            ok = m.group(3) in vals and math.isclose(vals[m.group(3)], best, rel_tol=1e-12, abs_tol=0)
+            listing = ", ".join(f"{n} {format_number(v)}" for n, v in vals.items())
+            winners = [n for n, v in vals.items() if v == best]
+            details.append(f"{m.group(1)} of {{{listing}}} is {', '.join(winners)} ({format_number(best)})"
+                           + ("" if ok else f", not {m.group(3)}"))
+            oks.append(ok)
+            continue
+        m = _APPROX.match(c)
+        if m:
+            a = ast.parse(m.group(1).strip(), mode="eval").body
+            b = ast.parse(m.group(2).strip(), mode="eval").body
+            tol = float(m.group(3))
+            va, vb = _arith(a, values), _arith(b, values)
+            ok = abs(va - vb) <= tol + 1e-12
+            details.append(f"{_show(a, values)} vs {_show(b, values)}: |difference| {abs(va - vb):.4g} "
+                           f"{'<=' if ok else '>'} {tol:g}")
+            oks.append(ok)
+            continue
+        node = ast.parse(c, mode="eval").body
+        if not isinstance(node, ast.Compare):
+            raise ClaimsError(f"check: clause {c!r} is not a comparison, an approximation or an extreme")
+        left = node.left
+        parts = [_show(left, values)]
+        ok = True
+        va = _arith(left, values)
+        for op, right in zip(node.ops, node.comparators):
+            vb = _arith(right, values)
+            sym, fn = _CMP[type(op)]
+            if sym == "==":
+                r = math.isclose(va, vb, rel_tol=1e-9, abs_tol=1e-12)
+            elif sym == "!=":
+                r = not math.isclose(va, vb, rel_tol=1e-9, abs_tol=1e-12)
+            else:
+                r = bool(fn(va, vb))
+            ok = ok and r
+            parts += [sym, _show(right, values)]
+            va = vb
+        details.append(f"{' '.join(parts)}: {'true' if ok else 'false'}")
+        oks.append(ok)
+    return CheckResult(all(oks), "; ".join(details))
+
+
+_NOTE_EXPR = re.compile(r"\{\{(.+?)(?::([^{}:]+))?\}\}")
+
+
+def note_expressions(note: str) -> list[tuple[str, str | None]]:
+    """The (expression, format) pairs of a note's {{...}} placeholders."""
+    return [(m.group(1).strip(), m.group(2)) for m in _NOTE_EXPR.finditer(str(note))]
+
+
+def render_note(note: str, values: Mapping[str, float]) -> str:
+    """A note with every {{expression[:format]}} replaced by its value over ``values`` (reported ids)."""
+
+    def sub(m):
+        v = _arith(ast.parse(m.group(1).strip(), mode="eval").body, values)
+        return format(v, m.group(2)) if m.group(2) else format_number(v)
+
+    return _NOTE_EXPR.sub(sub, str(note))

@@ -1,0 +1,65 @@
+"""What section 03 asks and scores for each word of a dataset: its request item (with the prompt's in-context
+examples), the ink it is scored against, and the ink of a prediction record."""
+
+from __future__ import annotations
+
+from inkground_lib.core.defaults import GRID
+from inkground_lib.core.ink import InkError, ink_from_lists
+from inkground_lib.evaluation.parse import parse_strokes
+from inkground_lib.evaluation.prompt import example_from_page
+from inkground_lib.evaluation.systems.base import Item
+
+
+def choose_examples(ds):
+    """The in-context examples: the longest word (by letters) of the first page with at least 3 words, and
+    of the next such page; a word on the first example's page gets the second example, so no model sees
+    its own page as the example. Returns (example_a, example_b)."""
+    picks = []
+    for page in ds.pages:
+        if len(page.words) >= 3:
+            w = max(page.words, key=lambda w: (sum(c.isalpha() for c in w.text), w.id))
+            picks.append(example_from_page(page, w))
+        if len(picks) == 2:
+            return picks[0], picks[1]
+    raise ValueError(f"{ds.root}: at least two pages with 3 or more words are needed to choose the prompt's "
+                     f"in-context examples")
+
+
+def make_items(ds, with_prompt: bool, grid: int = GRID) -> list:
+    """One systems.Item per word of ``ds`` in dataset order (requests built on demand for API systems)."""
+    if not with_prompt:
+        return [Item.from_word(p, w) for p in ds.pages for w in p.words]
+    ex_a, ex_b = choose_examples(ds)
+    return [Item.with_prompt(p, w, ex_b if p.id == ex_a.page_id else ex_a, grid=grid)
+            for p in ds.pages for w in p.words]
+
+
+def record_ink(record: dict, page_size, grid: int = GRID):
+    """(ink or None, status) of one prediction record: local systems' strokes as they are; model text
+    through :func:`inkground_lib.evaluation.parse.parse_strokes` (usable: ok, partial, truncated)."""
+    status = record.get("status", "error")
+    if status == "error":
+        return None, "error"
+    if record.get("strokes") is not None:
+        try:
+            ink = ink_from_lists(record["strokes"], f"prediction {record.get('word_id')}")
+        except InkError:
+            return None, "invalid"
+        return (ink, "ok") if ink.n_points else (None, "no_strokes")
+    res = parse_strokes(record.get("raw_text") or "", grid=grid, page_size=tuple(page_size))
+    if res.status in ("ok", "partial", "truncated") and res.n_points:
+        return res.to_ink(), res.status
+    return None, (status if status in ("refusal", "empty") and res.status == "unparseable" else res.status)
+
+
+def reference_inks(ds, reference: str = "reference"):
+    """The inks each word is scored against: ``word.ink`` or, with "true", ``word.true_ink`` (an error
+    naming the word when a dataset has no true ink for it)."""
+    for p in ds.pages:
+        for w in p.words:
+            if reference == "true":
+                if w.true_ink is None:
+                    raise ValueError(f"{ds.root}: word {w.id} has no true ink; score against reference='reference'")
+                yield w.true_ink
+            else:
+                yield w.ink

@@ -1,0 +1,144 @@
+"""Section 03's predictions: each system run (or resumed from its append-only cache) on every word of a
+dataset, in this process or page by page on an executor, and what a run would send and cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as _field
+
+from tqdm import tqdm
+
+from inkground_lib.core.defaults import GRID
+from inkground_lib.core.folders import run_folder
+from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.run_files import EVAL_RUN_FILES
+from inkground_lib.evaluation.cache import (
+    append_record,
+    ask,
+    cache_path,
+    failures_path,
+    load_cache,
+    make_record,
+    run_predictions,
+)
+from inkground_lib.evaluation.items import make_items, record_ink
+from inkground_lib.evaluation.plan import plan_predictions, within_caps
+from inkground_lib.evaluation.systems.base import SystemConfigError, SystemUnavailable
+from inkground_lib.evaluation.systems.registry import get_system
+
+
+@dataclass
+class SystemRun:
+    """One system's run on one dataset: its records (one per word, dataset order; the cache records without
+    their ``strokes``), the inks scored (page pixels; None where the output was not usable) and their
+    statuses."""
+
+    name: str
+    label: str
+    kind: str
+    records: list
+    inks: list
+    statuses: list
+    ocr_texts: dict = _field(default_factory=dict)  # OCR engine name -> texts read from the renders
+
+
+def eval_run_folder(run_dir, command: str, overwrite: bool = False):
+    """The run folder context of ``predict`` / ``eval`` (checked, locked, marked:
+    :func:`inkground_lib.core.folders.run_folder`)."""
+    return run_folder(run_dir, command, legacy=EVAL_RUN_FILES, overwrite=overwrite)
+
+
+def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
+                   retry_refusals: bool = False, overwrite: bool = False, max_requests: int | None = None,
+                   max_cost: float | None = None, executor=None) -> SystemRun:
+    """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
+    ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
+    refusal or empty). Returns a :class:`SystemRun`. Raises SystemConfigError / SystemUnavailable (with the
+    reason) when the system cannot run here; FolderError when ``run_dir`` is not a run folder (see
+    :func:`eval_run_folder`) or another command is writing it. ``max_requests`` / ``max_cost`` (USD, worst
+    case): a spending cap; requests beyond it are not sent (:func:`inkground_lib.evaluation.plan.within_caps`).
+    ``executor`` (:func:`inkground_lib.core.parallel.executor`): a local system whose derenderer can run in a
+    worker (the skeleton) is run there page by page first (:func:`predict_pages`)."""
+    system = get_system(name, extra=registry_extra)
+    with eval_run_folder(run_dir, "predict", overwrite):
+        items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
+        path = cache_path(run_dir, name)
+        capped = max_requests is not None or max_cost is not None
+        if executor is not None and page_parallel(system) and not capped:
+            predict_pages(system, items, path, executor, progress)
+        allowed = within_caps(plan_predictions(system, items, path, retry_refusals), max_requests,
+                              max_cost) if capped else None
+        records = run_predictions(system, items, path, progress=progress, retry_refusals=retry_refusals,
+                                  allowed=allowed)
+        inks, statuses = [], []
+        for i, (rec, it) in enumerate(zip(records, items)):
+            ink, st = record_ink(rec, it.page_size, grid)
+            inks.append(ink)
+            statuses.append(st)
+            # the parsed ink is kept in ``inks``; the record's strokes as nested lists of Python floats took ~4x
+            # its memory (~1 GB for the paper-scale benchmark's four systems)
+            records[i] = {k: v for k, v in rec.items() if k != "strokes"}
+        return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses)
+
+
+def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None, retry_refusals: bool = False):
+    """What predicting ``name`` on ``ds`` would send and cost (:class:`inkground_lib.evaluation.plan.RunPlan`);
+    nothing is sent or written."""
+    system = get_system(name, extra=registry_extra)
+    items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
+    return plan_predictions(system, items, cache_path(run_dir, name), retry_refusals)
+
+
+def page_parallel(system) -> bool:
+    """True for a local system whose predictions may run in pool or cluster workers: one whose derenderer
+    says ``parallel = True`` (the skeleton); API systems pace their own requests, replay reads a file."""
+    return system.kind != "api" and bool(getattr(getattr(system, "derenderer", None), "parallel", False))
+
+
+def _predict_page_job(job):
+    """Worker: (system, items of one page) -> the RawOutput of each item (``cache.ask``: a failure is an
+    error output, never an exception)."""
+    system, items = job
+    return [ask(system, it) for it in items]
+
+
+def predict_pages(system, items, path, executor, progress: bool = True) -> int:
+    """Answer, on ``executor``, the items of ``system`` that ``path`` (its prediction cache) does not hold
+    yet, one job per page; this process appends each record (:func:`inkground_lib.evaluation.cache.make_record`)
+    in item order, so the cache then holds what :func:`~inkground_lib.evaluation.cache.run_predictions` would
+    have written and it asks nothing. Returns the number of records written."""
+    cached = load_cache(path, system=system.name, repair=True)
+    todo: dict[str, object] = {}
+    for it in items:
+        k = system.request_key(it)
+        if k not in cached and k not in todo:
+            todo[k] = it
+    by_page: dict[str, list] = {}
+    for k, it in todo.items():
+        by_page.setdefault(it.page_id, []).append((k, it))
+    jobs = list(by_page.values())
+    n = 0
+    with tqdm(total=len(todo), desc=f"predict {system.name} (pages in parallel)", unit="req",
+              disable=not progress) as bar:
+        for job, outs in zip(jobs, ordered_map(_predict_page_job, [(system, [it for _, it in j]) for j in jobs],
+                                               executor=executor)):
+            for (k, it), out in zip(job, outs):
+                append_record(path if out.is_model_output else failures_path(path), make_record(system, it, k, out))
+                n += 1
+            bar.update(len(job))
+    return n
+
+
+def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool = True,
+                registry_extra=None, executor=None) -> tuple[dict, dict]:
+    """({name: SystemRun}, {name: why it cannot run here}) for ``systems`` on ``ds``
+    (:func:`predict_system` each; no key, no TensorFlow, ... is a reason, not an error)."""
+    runs, unavailable = {}, {}
+    for name in systems:
+        try:
+            runs[name] = predict_system(name, ds, run_dir, grid=grid, progress=progress,
+                                        registry_extra=registry_extra, executor=executor)
+        except (SystemConfigError, SystemUnavailable) as e:
+            unavailable[name] = str(e)
+    return runs, unavailable

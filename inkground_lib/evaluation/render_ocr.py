@@ -1,0 +1,84 @@
+"""OCR of the renders of predicted inks (for AR / CR): each distinct ink rendered and read once, batches read
+on an executor where the engine allows it, texts reused from a memo, a benchmark's section-02 reads and a
+render-OCR log (:mod:`inkground_lib.evaluation.render_ocr_log`)."""
+
+from __future__ import annotations
+
+from tqdm import tqdm
+
+from inkground_lib.components.ocr import get_engine
+from inkground_lib.core.defaults import OCR_BATCH_WORDS
+from inkground_lib.core.ink import ink_digest
+from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.render import render_ink
+from inkground_lib.evaluation.render_ocr_log import (
+    append_render_texts,
+    read_render_texts,
+    render_ocr_identity,
+    render_ocr_log_path,
+)
+from inkground_lib.evaluation.settings import EvalSettings
+from inkground_lib.pseudo.benchmark import reference_ocr_texts
+
+
+def _read_batch(job) -> list[str]:
+    """Worker: (OCR engine name, inks) -> the OCR text of each ink's render."""
+    name, inks = job
+    return [str(t) for t in get_engine(name, progress=False).read([render_ink(ink) for ink in inks])]
+
+
+def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: bool = False,
+                 log=None) -> list[str]:
+    """OCR of the render of each ink (an empty ink renders blank). Identical inks (:func:`ink_digest`) are
+    rendered and read once; ``memo`` ({(engine name, digest): text}) carries texts between calls, e.g.
+    between systems whose outputs coincide (the reference and the derenderer that made it). ``executor``
+    (:func:`inkground_lib.core.parallel.executor`): an engine that can run one per worker (``parallel``)
+    reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts), with a
+    tqdm bar of the renders read when ``progress``. ``log``: a render-OCR log
+    (:mod:`inkground_lib.evaluation.render_ocr_log`) whose texts are reused and to which each batch read is
+    appended, in the same batches with or without an executor."""
+    memo = {} if memo is None else memo
+    identity = None if log is None else render_ocr_identity(ocr)
+    if log is not None:
+        for d, text in read_render_texts(log, ocr).items():
+            memo.setdefault((ocr.name, d), text)
+    keys = [(ocr.name, ink_digest(k)) for k in inks]
+    todo = {}
+    for k, ink in zip(keys, inks):
+        if k not in memo and k not in todo:
+            todo[k] = ink
+    ks, vs = list(todo), list(todo.values())
+    jobs = [(ocr.name, vs[i:i + OCR_BATCH_WORDS]) for i in range(0, len(vs), OCR_BATCH_WORDS)]
+    if todo and executor is not None and getattr(ocr, "parallel", False):
+        batches = ordered_map(_read_batch, jobs, executor=executor)
+    elif todo:
+        texts = list(ocr.read([render_ink(ink) for ink in vs]))
+        batches = (texts[i:i + OCR_BATCH_WORDS] for i in range(0, len(texts), OCR_BATCH_WORDS))
+    else:
+        batches = iter(())
+    with tqdm(total=len(vs), desc=f"OCR of renders ({ocr.name})", unit="word",
+              disable=not progress or executor is None or not todo) as bar:
+        for i, batch in zip(range(0, len(vs), OCR_BATCH_WORDS), batches):
+            batch = [str(t) for t in batch]
+            memo.update(zip(ks[i:i + OCR_BATCH_WORDS], batch))
+            if log is not None:
+                append_render_texts(log, identity, [d for _, d in ks[i:i + OCR_BATCH_WORDS]], batch)
+            bar.update(len(batch))
+    return [memo[k] for k in keys]
+
+
+def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, progress: bool = True, executor=None,
+                     log_dir=None):
+    """OCR of the renders of every run's inks with ``settings.ocr_engine`` (kept in each run's
+    ``ocr_texts``), reusing ``memo`` and the texts a benchmark carries from section 02
+    (:func:`~inkground_lib.pseudo.benchmark.reference_ocr_texts`); ``executor``: see :func:`read_renders`;
+    ``log_dir``: keep the texts read in a render-OCR log there (resumable). Returns the engine."""
+    ocr = get_engine(settings.ocr_engine, progress=progress)
+    for digest, text in reference_ocr_texts(dataset_dir, ocr.name).items():
+        memo.setdefault((ocr.name, digest), text)
+    for run in runs:
+        if ocr.name not in run.ocr_texts:
+            run.ocr_texts[ocr.name] = read_renders(
+                ocr, [ink if ink is not None else [] for ink in run.inks], memo, executor, progress,
+                None if log_dir is None else render_ocr_log_path(log_dir, ocr))
+    return ocr

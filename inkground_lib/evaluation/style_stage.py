@@ -1,0 +1,180 @@
+"""The Style classifiers of a section-03 run: each trained (or reused) on the reference inks of a dataset's
+training words, on an executor while the caller does other work, and the classifier's rows for renders."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from inkground_lib.components.style import (
+    StyleError,
+    StyleParams,
+    evaluate_classifier,
+    load_checkpoint,
+    load_style,
+    save_checkpoint,
+    save_style,
+    saved_style,
+    style_model_from_state,
+    train_epochs,
+    train_style,
+)
+from inkground_lib.core.defaults import STYLE_JOB_BATCHES
+from inkground_lib.core.ink import ink_digest
+from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.run_files import style_dir
+from inkground_lib.evaluation.items import reference_inks
+from inkground_lib.evaluation.settings import EvalSettings
+
+
+def _style_epoch_job(job):
+    """Pool job: more epochs of a writer classifier's training; job = (items, params, state or None, epochs or
+    None = to the end)."""
+    items, params, state, epochs = job
+    return train_epochs(items, params, state, epochs)
+
+
+def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True,
+                           bar_position: int | None = None, resumable: bool = False):
+    """Start (or reuse) the writer classifier of :func:`style_classifier`; returns a function of no
+    arguments giving (StyleModel or None, facts).
+
+    A model already in ``run_dir/style-<reference>`` for the same training items and settings is loaded at
+    once; otherwise it is trained here when the function is called, or, with ``executor`` (a process
+    pool or a Dask cluster), trained there from now on while the caller does other work (a thread of this
+    process submits the jobs). With ``resumable`` (the paper-scale run: an hour of training), one epoch per
+    job, and this process keeps the training's state after each in the model folder
+    (:func:`~inkground_lib.components.style.save_checkpoint`, ~140 MB), so a run killed during training
+    resumes at the last finished epoch; otherwise (the book's small classifiers) one job trains to the end.
+    This process writes the model folder either way, and the weights are the same (one torch thread, seeded;
+    a resumed training continues bit for bit). A bar of the epochs is shown when ``progress`` and
+    ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it)."""
+    params = StyleParams.from_dict(settings.style) if settings.style else StyleParams()
+    refs = list(reference_inks(ds, settings.reference))
+    words = [(w, p.writer) for p in ds.pages for w in p.words]
+    train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
+    test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
+    writers = sorted({wr for _, wr in train})
+    out_dir = style_dir(run_dir, settings.reference)
+
+    def facts_of(model):
+        ev = evaluate_classifier(model, test) if test else None
+        return {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
+                "n_test": len(test), "top1": float(ev.top1) if ev is not None else float("nan"),
+                "trained_now": bool(model.trained)}
+
+    if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
+        facts = {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
+                 "top1": float("nan"), "trained_now": False,
+                 "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
+                                 f"{len(writers)}"}
+        return lambda: (None, facts)
+    saved = saved_style(out_dir, train, params)
+    if saved is not None:
+        return lambda: (saved, facts_of(saved))
+    if executor is None or getattr(executor, "in_process", False):  # trained when asked, in the caller's thread
+        def train_here():  # (a 1-worker pool's jobs showed no bar before: nor do they here)
+            model = train_style(train, params, out_dir, progress=progress and executor is None)
+            return model, facts_of(model)
+        return train_here
+    refs_name = "true inks" if settings.reference == "true" else f"{settings.reference}s"
+    show = progress and bar_position is not None
+
+    def epochs():
+        state = load_checkpoint(out_dir, train, params) if resumable else None
+        with tqdm(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch", leave=False,
+                  desc=f"Style training (on {refs_name})", position=bar_position, disable=not show) as bar:
+            while state is None or state.epoch < params.epochs:
+                state = executor.submit(_style_epoch_job, (train, params, state, 1 if resumable else None)).result()
+                if resumable and state.epoch < params.epochs:
+                    save_checkpoint(out_dir, state, train, params)
+                bar.update(state.epoch - bar.n)
+        model = style_model_from_state(state, train, params)
+        save_style(model, out_dir, len(train))  # removes the checkpoint
+        return model
+
+    done: Future = Future()
+
+    def run():
+        try:
+            done.set_result(epochs())
+        except BaseException as e:  # delivered by collect()
+            done.set_exception(e)
+
+    # a daemon thread: a driver that stops (Ctrl-C, an error elsewhere) never waits for it at exit
+    threading.Thread(target=run, name=f"style-{settings.reference}", daemon=True).start()
+
+    def collect():
+        model = done.result()
+        return model, facts_of(model)
+    return collect
+
+
+def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True):
+    """Train (or reuse, from ``run_dir/style-<reference>``) the writer classifier on renders of the
+    reference inks (or true inks, with reference="true") of each page's train-split words; classes are
+    the pages' writers. Returns (StyleModel, facts) where facts give n_classes, chance = 1 / n_classes
+    and top-1 accuracy on the held-out test-split reference inks."""
+    return start_style_classifier(ds, run_dir, settings, None, progress)()
+
+
+_WORKER_STYLE_MODELS: dict = {}
+"""In an executor's worker: the classifiers :func:`_style_rows_job` loaded, by (folder, input hash, params)."""
+
+
+def _style_rows_job(job):
+    """Executor job: the logits of one slice of renders under a saved classifier; job = (its folder, its
+    input hash, repr of its params, inks). The worker loads the model from the folder once (it reads the
+    output folder by path, as for the page photos) and checks it is the driver's."""
+    folder, input_hash, params, inks = job
+    key = (folder, input_hash, params)
+    model = _WORKER_STYLE_MODELS.get(key)
+    if model is None:
+        model = load_style(folder)
+        if model.input_hash != input_hash or repr(model.params) != params:
+            raise StyleError(f"{folder}: the classifier there is not the one being scored (another training "
+                             f"replaced it while this run was scoring)")
+        _WORKER_STYLE_MODELS.clear()  # one classifier at a time: ~45-90 MB each
+        _WORKER_STYLE_MODELS[key] = model
+    return model.logits(inks)
+
+
+def style_rows(model, inks, memo: dict | None = None, executor=None, progress: bool = False) -> np.ndarray:
+    """The classifier's logits (n, classes) for each ink (their Style:
+    :func:`~inkground_lib.components.style.metric.true_writer_probability`); identical inks are classified
+    once, ``memo`` ({(model key, digest): row}) carries rows between calls.
+
+    ``executor`` (a pool or a Dask cluster): the renders not in ``memo`` are classified there, in jobs of
+    :data:`~inkground_lib.core.defaults.STYLE_JOB_BATCHES` whole inference batches, when the model is saved
+    (its workers load it from ``model.out_dir``); the rows are those of this process (the same batches, one
+    torch thread). A bar with its ETA when ``progress``."""
+    memo = {} if memo is None else memo
+    mkey = ("style", model.input_hash, repr(model.params), tuple(model.classes))
+    keys = [(mkey, ink_digest(k)) for k in inks]
+    todo = {}
+    for k, ink in zip(keys, inks):
+        if k not in memo and k not in todo:
+            todo[k] = ink
+    ks, vs = list(todo), list(todo.values())
+    step = int(model.params.eval_batch_size) * STYLE_JOB_BATCHES
+    remote = (executor is not None and not getattr(executor, "in_process", False) and model.out_dir is not None
+              and len(vs) > step)
+    if remote:
+        jobs = [(str(Path(model.out_dir).resolve()), model.input_hash, repr(model.params), vs[i:i + step])
+                for i in range(0, len(vs), step)]
+        chunks = ordered_map(_style_rows_job, jobs, executor=executor)
+    else:
+        chunks = iter([model.logits(vs, progress)] if vs else [])  # its own bar of batches
+    with tqdm(total=len(vs), desc="Style of renders", unit="word", leave=False,
+              disable=not (progress and remote)) as bar:
+        i = 0
+        for rows in chunks:
+            for k, row in zip(ks[i:i + len(rows)], rows):
+                memo[k] = row
+            i += len(rows)
+            bar.update(len(rows))
+    return np.array([memo[k] for k in keys]).reshape(len(keys), model.n_classes)

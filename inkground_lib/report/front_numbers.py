@@ -1,0 +1,248 @@
+"""The numbers of the book's front page, collected from files (rendered by :mod:`inkground_lib.report.front`):
+the section-02 run summary (pseudo-labels against the writers' true trajectories), the section-03 run summaries
+and facts, the claim statuses computed exactly as the reviewers' page computes them, the systems registry, the
+make-book benchmark result, the shipped UNIPEN subset, CITATION.cff and _config.yml. What cannot be read is
+left out (None or a ``reason``), never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pandas as pd
+import yaml
+
+from inkground_lib.analysis.claims import STATUSES, claim_status, load_claims, paper_system_names
+from inkground_lib.analysis.run_conditions import load_run_infos
+from inkground_lib.core.layout import PSEUDO_RUN, ROOT, UNIPEN_SUBSET
+from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, paper_numbers
+from inkground_lib.core.run_files import (
+    REFERENCES,
+    facts_json,
+    load_eval_run,
+    load_pseudo_summary,
+    summary_csv,
+    words_csv,
+)
+from inkground_lib.evaluation.systems.registry import load_registry
+from inkground_lib.report.format import finite
+from inkground_lib.report.reviewers import default_inputs
+
+BENCH_RESULT = "benchmarks/results/make_book.txt"
+"""The make-book benchmark's result file (``benchmarks/bench_book.py``), relative to the repository root."""
+
+UNIPEN_JSON = UNIPEN_SUBSET.relative_to(ROOT).as_posix()
+"""The shipped UNIPEN subset, relative to the repository root."""
+
+
+@dataclass
+class EvalRunNumbers:
+    """One section-03 run (one reference) as the front page shows it."""
+
+    run_dir: str
+    dataset: str
+    reference: str  # "reference" (pseudo-labels / recorded reference inks) or "true" (the writers' true inks)
+    ocr_engine: str
+    rows: list[dict]  # per system: system, label, kind, n_words, n_pages, dtw, chamfer, ar, style
+    unavailable: dict[str, str]  # system -> why it did not run
+    style_chance: float | None = None
+    kind: str = ""  # the dataset's kind: benchmark, recorded, synth, ...
+
+
+@dataclass
+class FrontNumbers:
+    """Everything the generated front page shows, read from files (see :func:`front_page_numbers`)."""
+
+    pseudo: dict | None  # the section-02 run summary.json, or None when it was not run
+    pseudo_dir: str  # where it was looked for
+    truth_words: int | None  # words whose pseudo-label was compared with a true trajectory
+    runs: list[EvalRunNumbers]
+    claims: dict[str, int] | None  # status -> number of claims; None when the claims could not be read
+    claims_reason: str
+    statuses: list[str]
+    registry: dict[str, dict]
+    bench: dict  # first_s, second_s, machine, date, commit, or reason
+    repo_url: str | None
+    citation: dict  # title, version, date, authors, license, or reason
+    unipen: dict  # samples, writers, or reason
+    fonts: dict  # version, license, or reason
+    code_license: str | None
+    paper_vlms: int | None = None  # the paper's number of VLMs (data/paper/reported.csv n_vlms)
+    python: str | None = None  # requires-python of pyproject.toml
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_json(p: Path):
+    try:
+        return json.loads(p.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _pseudo_summary(run_dir) -> dict | None:
+    """A pseudo-label run's summary, or None where it has none or it cannot be read."""
+    try:
+        return load_pseudo_summary(run_dir)
+    except (OSError, ValueError):
+        return None
+
+
+def _read_text(p: Path) -> str:
+    try:
+        return p.read_text("utf-8")
+    except OSError:
+        return ""
+
+
+def _rel(p, root: Path) -> str:
+    try:
+        return Path(p).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(p).name if Path(p).is_absolute() else str(p)
+
+
+def eval_run_numbers(run_dir, root: Path) -> list[EvalRunNumbers]:
+    """The summaries of one section-03 run folder: one entry per reference it was scored against."""
+    out = []
+    d = Path(run_dir)
+    for ref in REFERENCES:
+        if not facts_json(d, ref).is_file() or not summary_csv(d, ref).is_file():
+            continue
+        try:
+            run = load_eval_run(d, ref, scores=False)
+        except (OSError, ValueError):  # unreadable facts: left out, as a run that was not made
+            continue
+        facts = run.facts
+        rows = []
+        for r in (run.summary.to_dict("records") if run.summary is not None else []):  # None: no system scored
+            rows.append({k: r.get(k) for k in ("system", "label", "kind", "n_words", "n_pages", "dtw", "chamfer",
+                                                  "ar", "style")})
+        out.append(EvalRunNumbers(
+            run_dir=_rel(d, root), dataset=str(facts.get("dataset", "?")), reference=ref,
+            ocr_engine=str((facts.get("settings") or {}).get("ocr_engine", "?")), rows=rows,
+            unavailable=dict(facts.get("unavailable") or {}),
+            style_chance=finite((facts.get("style") or {}).get("chance")), kind=str(facts.get("dataset_kind", ""))))
+    return out
+
+
+def claim_counts(eval_runs: Iterable, pseudo_run, dataset_stats: Mapping | None, root: Path
+                 ) -> tuple[dict[str, int] | None, str]:
+    """Claims per status, computed exactly as the reviewers' page computes them (the same rules, claims,
+    reported numbers and runs); (None, reason) when the claims cannot be read."""
+    try:
+        reported = paper_numbers(Path(root) / PAPER_CSV.relative_to(ROOT))
+        claims = load_claims(Path(root) / CLAIMS_CSV.relative_to(ROOT), reported)
+    except (OSError, ValueError) as e:
+        return None, f"the paper's claims could not be read: {e}"
+    runs = load_run_infos([Path(r) for r in eval_runs])
+    pseudo = _pseudo_summary(pseudo_run) if pseudo_run is not None else None
+    as_paper = paper_system_names()
+    counts: dict[str, int] = {}
+    for _, c in claims.iterrows():
+        st = claim_status(c, reported, runs, pseudo, dict(dataset_stats or {}), as_paper).status
+        counts[st] = counts.get(st, 0) + 1
+    return counts, ""
+
+
+def bench_numbers(path: Path) -> dict:
+    """The measured wall times of ``make book`` from the benchmark's result file (benchmarks/bench_book.py)."""
+    try:
+        text = path.read_text("utf-8")
+    except OSError:
+        return {"reason": f"no benchmark result file {path.name}"}
+    first = re.search(r"^first make book: ([0-9.]+) s wall", text, re.M)
+    second = re.search(r"^second make book[^:]*: ([0-9.]+) s wall", text, re.M)
+    head = re.search(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d UTC), commit (\w+), ([^;\n]+?)(?:;|$)", text, re.M)
+    if not first:
+        return {"reason": f"{path.name} has no 'first make book' line"}
+    out = {"first_s": float(first.group(1)), "second_s": float(second.group(1)) if second else None}
+    if head:
+        out.update(date=head.group(1), commit=head.group(2), machine=head.group(3).strip())
+    return out
+
+
+def citation_numbers(path: Path) -> dict:
+    try:
+        d = yaml.safe_load(path.read_text("utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        return {"reason": f"CITATION.cff cannot be read ({e.__class__.__name__})"}
+    authors = ", ".join(str(a.get("name") or " ".join(filter(None, [a.get("given-names"), a.get("family-names")])))
+                        for a in d.get("authors") or [])
+    return {"title": d.get("title"), "version": d.get("version"), "date": str(d.get("date-released") or ""),
+            "authors": authors, "license": d.get("license")}
+
+
+def unipen_numbers(path: Path) -> dict:
+    d = _read_json(path)
+    if not isinstance(d, dict) or not isinstance(d.get("samples"), list):
+        return {"reason": f"{path.name} is not in the repository"}
+    s = d["samples"]
+    return {"samples": len(s), "writers": len({x.get("writer_id") for x in s})}
+
+
+def font_numbers() -> dict:
+    try:
+        m = metadata.metadata("Hershey-Fonts")
+    except metadata.PackageNotFoundError:
+        return {"reason": "the Hershey-Fonts package is not installed"}
+    return {"version": m.get("Version"), "license": m.get("License") or "not stated in its metadata"}
+
+
+def repository_url(config: Path) -> str | None:
+    """``repository.url`` of the book's _config.yml, or None where it configures none."""
+    try:
+        cfg = yaml.safe_load(config.read_text("utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    url = (cfg.get("repository") or {}).get("url") if isinstance(cfg.get("repository"), dict) else None
+    return str(url).strip() or None if url else None
+
+
+def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, pseudo_run=None,
+                       dataset_stats: Mapping | None = None, registry: dict | None = None) -> FrontNumbers:
+    """The front page's inputs, read from files under ``root``.
+
+    Without ``eval_runs``, ``pseudo_run`` and ``dataset_stats`` the book's default run outputs under ``root``
+    are used (:func:`inkground_lib.report.reviewers.default_inputs`, the same inputs as the reviewers' page);
+    given any of them, only what is given (a test book's runs). ``pseudo_run``: a section-02 run folder."""
+    root = Path(root)
+    if eval_runs is None and pseudo_run is None and dataset_stats is None:
+        inp = default_inputs(root)
+        eval_runs, dataset_stats = inp["eval_runs"], inp["dataset_stats"]
+        pseudo_run = root / PSEUDO_RUN
+    eval_runs = [Path(r) for r in (eval_runs or [])]
+    pseudo_dir = Path(pseudo_run) if pseudo_run is not None else root / PSEUDO_RUN
+    pseudo = _pseudo_summary(pseudo_dir)
+    truth_words = None
+    if pseudo is not None and words_csv(pseudo_dir).is_file():
+        w = pd.read_csv(words_csv(pseudo_dir), usecols=lambda c: c == "dtw")
+        truth_words = int(w["dtw"].notna().sum()) if "dtw" in w else 0
+    runs = [x for r in eval_runs for x in eval_run_numbers(r, root)]
+    counts, reason = claim_counts(eval_runs, pseudo_dir if pseudo is not None else None, dataset_stats, root)
+    if registry is None:
+        registry = load_registry()
+    lic = root / "LICENSE"
+    try:
+        code_license = lic.read_text("utf-8").splitlines()[0].strip()
+    except (OSError, IndexError):
+        code_license = None
+    paper_vlms = None
+    try:
+        paper_vlms = int(float(paper_numbers(root / PAPER_CSV.relative_to(ROOT)).loc["n_vlms", "value"]))
+    except (OSError, KeyError, ValueError, TypeError):
+        pass
+    python = None
+    m = re.search(r'^requires-python\s*=\s*"([^"]+)"', _read_text(root / "pyproject.toml"), re.M)
+    if m:
+        python = m.group(1)
+    return FrontNumbers(
+        paper_vlms=paper_vlms, python=python, pseudo=pseudo, pseudo_dir=_rel(pseudo_dir, root), truth_words=truth_words, runs=runs, claims=counts,
+        claims_reason=reason, statuses=list(STATUSES), registry=registry,
+        bench=bench_numbers(root / BENCH_RESULT), repo_url=repository_url(root / "_config.yml"),
+        citation=citation_numbers(root / "CITATION.cff"), unipen=unipen_numbers(root / UNIPEN_JSON),
+        fonts=font_numbers(), code_license=code_license)
