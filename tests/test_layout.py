@@ -1,6 +1,8 @@
 """The house: layers point one way, no import cycles, the package installs whole, the notebooks' literal
 defaults mirror the library's constants, and the README's map of where to change things is true."""
 import ast
+import dataclasses
+import inspect
 import json
 import re
 import shutil
@@ -205,36 +207,188 @@ def notebook_defaults(name: str) -> dict:
     return out
 
 
-def test_notebook_parameter_cells_mirror_the_library_constants():
-    """Papermill needs literal defaults in each parameter cell; each must equal the constant it mirrors."""
-    mirrors = {
-        "01_dataset_statistics.ipynb": {"dataset": layout.SYNTH_DATASET, "recorded": layout.RECORDED_DATASET},
-        "02_pseudo_labels.ipynb": {"candidates": layout.SYNTH_DATASET, "run_dir": layout.PSEUDO_RUN,
-                                   "ocr_threshold": defaults.OCR_THRESHOLD, "n_raters": defaults.N_RATERS,
-                                   "raters_per_pair": defaults.RATERS_PER_PAIR},
-        "03_model_evaluation.ipynb": {"benchmark": layout.BENCHMARK, "recorded": layout.RECORDED_DATASET,
-                                      "bench_run": layout.BENCH_EVAL_RUN, "recorded_run": layout.RECORDED_EVAL_RUN,
-                                      "spacing": defaults.SPACING, "grid": defaults.GRID,
-                                      "n_boot": defaults.N_BOOT},
-        "04_tradeoffs.ipynb": {"eval_runs": layout.EVAL_RUNS, "n_boot": defaults.N_BOOT},
+def _default(func, name):
+    return inspect.signature(func).parameters[name].default
+
+
+def _field(cls, name):
+    return next(f.default for f in dataclasses.fields(cls) if f.name == name)
+
+
+def notebook_mirrors() -> dict[str, dict]:
+    """Every parameter of every section notebook -> the library default it mirrors, or NOTEBOOK_OWN where it
+    is a presentation choice of the notebook itself (how many examples to draw)."""
+    from inkground_lib.analysis.tradeoffs import analyse
+    from inkground_lib.evaluation.settings import EvalSettings
+    from inkground_lib.pseudo.raters import RaterModel
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    return {
+        "01_dataset_statistics.ipynb": {"dataset": layout.SYNTH_DATASET, "recorded": layout.RECORDED_DATASET,
+                                        "example_pages": NOTEBOOK_OWN},
+        "02_pseudo_labels.ipynb": {
+            "candidates": layout.SYNTH_DATASET, "run_dir": layout.PSEUDO_RUN,
+            "derenderer": _default(run_pseudo_labels, "derenderer"), "ocr_engine": _default(run_pseudo_labels, "ocr"),
+            "ocr_threshold": _default(run_pseudo_labels, "ocr_threshold"),
+            "ratings": _default(run_pseudo_labels, "ratings"), "n_raters": _default(run_pseudo_labels, "n_raters"),
+            "raters_per_pair": _default(run_pseudo_labels, "raters_per_pair"),
+            "strictness_mean": _field(RaterModel, "strictness_mean"),
+            "strictness_sd": _field(RaterModel, "strictness_sd"), "rater_noise_sd": _field(RaterModel, "noise_sd"),
+            "rater_tau": _field(RaterModel, "tau"), "score_step": _field(RaterModel, "score_step"),
+            "chamfer_tol": _field(RaterModel, "chamfer_tol"),
+            "n_candidates": _default(run_pseudo_labels, "n_candidates"), "seed": _default(run_pseudo_labels, "seed"),
+            "example_words": NOTEBOOK_OWN},
+        "03_model_evaluation.ipynb": {
+            "benchmark": layout.BENCHMARK, "recorded": layout.RECORDED_DATASET, "bench_run": layout.BENCH_EVAL_RUN,
+            "recorded_run": layout.RECORDED_EVAL_RUN, "systems": list(defaults.BOOK_SYSTEMS),
+            "ocr_engine": _field(EvalSettings, "ocr_engine"), "spacing": _field(EvalSettings, "spacing"),
+            "grid": _field(EvalSettings, "grid"), "n_boot": _field(EvalSettings, "n_boot"),
+            "seed": _field(EvalSettings, "seed")},
+        "04_tradeoffs.ipynb": {
+            "eval_runs": layout.EVAL_RUNS, "datasets": _default(analyse, "datasets"),
+            "reference": _default(analyse, "reference"), "n_boot": _default(analyse, "n_boot"),
+            "seed": _default(analyse, "seed"), "spacings": list(_default(analyse, "spacings")),
+            "ocr_engines": list(_default(analyse, "ocr_engines"))},
     }
-    for name, expected in mirrors.items():
+
+
+NOTEBOOK_OWN = object()
+
+
+def test_every_notebook_parameter_equals_the_library_default_it_mirrors():
+    """Papermill needs literal defaults in each parameter cell; each must equal the library default it mirrors
+    (the constant, the function's default or the dataclass field), and a new parameter must say which."""
+    for name, expected in notebook_mirrors().items():
         got = notebook_defaults(name)
+        assert sorted(got) == sorted(expected), f"{name}: parameters {sorted(set(got) ^ set(expected))} are " \
+                                                f"not in notebook_mirrors (say which library default each mirrors)"
         for key, value in expected.items():
-            assert got[key] == value, f"{name}: parameter {key} = {got[key]!r}, library constant {value!r}"
+            if value is not NOTEBOOK_OWN:
+                assert got[key] == value, f"{name}: parameter {key} = {got[key]!r}, library default {value!r}"
 
 
-def test_readme_map_of_where_to_change_things_points_at_real_places():
-    """Every path in the README's "Where to change" table exists, and every `module.NAME` it names is
-    defined there."""
+# What each definition the README's "Where to change" map names must contain: one or more regular expressions
+# that the named function, class or constant's own source matches (so a row that points at a function which no
+# longer holds the definition fails). A new row needs an entry here.
+MAP_DEFINITIONS = {
+    "inkground_lib/components/metrics/trajectory.py::_dtw_chamfer":
+        [r"_local_cost\(xi, yi, R\[j, 0\], R\[j, 1\]\)", r"d = prev\[j\]", r"u = prev\[j \+ 1\]",
+         r"b if b < left else left", r"left = b \+ c", r"colmin\[j\] = c if c < cm else cm"],
+    "inkground_lib/components/metrics/trajectory.py::_scores":
+        [r"d / R\.shape\[0\]", r"0\.5 \* \(rs / P\.shape\[0\] \+ cs / R\.shape\[0\]\)"],
+    "inkground_lib/components/metrics/trajectory.py::_frame": [r"h = y1 - y0", r"x0 = x", r"y0 = y"],
+    "inkground_lib/components/metrics/trajectory.py::_stroke_fill":
+        [r"math\.ceil\(total / spacing\)", r"\(px - x0\) / h"],
+    "inkground_lib/components/metrics/readability.py::EditCounts":
+        [r"\(self\.N - self\.S - self\.D - self\.I\) / self\.N", r"\(self\.N - self\.S - self\.D\) / self\.N"],
+    "inkground_lib/components/metrics/readability.py::edit_counts": [r"Levenshtein\.editops\("],
+    "inkground_lib/components/metrics/readability.py::normalise_text":
+        [r'unicodedata\.normalize\("NFC"', r"\.casefold\(\)"],
+    "inkground_lib/components/style/metric.py::true_writer_probability": [r"softmax_rows\(z\)\[np\.arange"],
+    "inkground_lib/components/ocr/factory.py::_ENGINES": [r'"rapidocr"', r'"deepseek-ocr"', r'"tesseract"'],
+    "inkground_lib/core/manifest_schema.py::manifest_schema": [r'"required"', r'"properties"', r'"pages"'],
+    "inkground_lib/evaluation/prompt.py::instructions": [r"<strokes>", r"<points>"],
+    "inkground_lib/evaluation/systems/systems.yaml": [r"(?m)^gemini-3\.1-pro:", r"(?m)^skeleton:"],
+    "inkground_lib/evaluation/systems/registry.py::ADAPTERS": [r'"openai"', r'"anthropic"'],
+    "inkground_lib/core/defaults.py::OCR_THRESHOLD": [r"OCR_THRESHOLD = 0\.85"],
+    "inkground_lib/core/layout.py::PSEUDO_RUN": [r'PSEUDO_RUN = "data/runs/'],
+    "inkground_lib/core/run_files.py::scores_csv": [r'f"scores-\{reference\}\.csv"'],
+    "inkground_lib/analysis/check_language.py::evaluate_check": [r"ast\.parse\("],
+    "inkground_lib/report/dataset_stats.py::fig_dataset_histograms": [r"plt\.figure\("],
+    "inkground_lib/report/pseudo_figures.py::fig_example_pairs": [r"plt\.subplots\("],
+    "inkground_lib/report/evaluation.py::fig_galleries": [r"plt\.subplots\("],
+    "inkground_lib/report/tradeoffs.py::fig_tradeoffs": [r"plt\.subplots\(|plt\.figure\("],
+}
+
+
+def readme_map_refs() -> list[str]:
+    """The `path::name` (or `path`) each row of the README's "Where to change" table sends a reader to."""
     text = (ROOT / "README.md").read_text("utf-8")
-    section = text.split("### Where to change", 1)[1].split("\n## ", 1)[0]
+    section = text.split("### Where to change", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     rows = [r for r in section.splitlines() if r.startswith("|") and "`" in r]
-    assert len(rows) >= 5
-    for row in rows:
-        for ref in re.findall(r"`([^`]+)`", row):
-            path, _, name = ref.partition("::")
-            assert (ROOT / path).exists(), f"README names {path}, which does not exist"
-            if name:
-                src = (ROOT / path).read_text("utf-8")
-                assert re.search(rf"^(?:def |class |){re.escape(name)}\b", src, re.M), f"{name} not in {path}"
+    return [re.findall(r"`([^`]+)`", row.rsplit("|", 2)[-2])[0] for row in rows]
+
+
+def definition_source(path: Path, name: str) -> str | None:
+    """The source of the top-level function, class or assigned constant ``name`` in ``path`` (None: absent)."""
+    src = path.read_text("utf-8")
+    for node in ast.parse(src).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return ast.get_source_segment(src, node)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return ast.get_source_segment(src, node)
+    return None
+
+
+def map_faults(refs: list[str], definitions: dict[str, list[str]], root: Path = ROOT) -> list[str]:
+    faults = []
+    for ref in refs:
+        path, _, name = ref.partition("::")
+        if ref not in definitions:
+            faults.append(f"README row {ref}: no entry in MAP_DEFINITIONS (say what the definition contains)")
+            continue
+        if not (root / path).is_file():
+            faults.append(f"README names {path}, which does not exist")
+            continue
+        src = definition_source(root / path, name) if name else (root / path).read_text("utf-8")
+        if src is None:
+            faults.append(f"README names {name} in {path}, which defines no such function, class or constant")
+            continue
+        faults += [f"{ref} does not contain {pat!r}" for pat in definitions[ref] if not re.search(pat, src)]
+    return faults
+
+
+def test_readme_map_names_the_function_that_holds_each_definition():
+    refs = readme_map_refs()
+    assert len(refs) >= 15
+    assert map_faults(refs, MAP_DEFINITIONS) == []
+    assert sorted(MAP_DEFINITIONS) == sorted(refs), "MAP_DEFINITIONS lists a row the README no longer has"
+
+
+def test_the_map_check_fails_when_a_row_points_at_the_wrong_function():
+    """DTW's recurrence named at dtw (a wrapper that only calls the kernel) instead of _dtw_chamfer is caught."""
+    ref = "inkground_lib/components/metrics/trajectory.py::dtw"
+    wrong = {ref: MAP_DEFINITIONS["inkground_lib/components/metrics/trajectory.py::_dtw_chamfer"]}
+    assert map_faults([ref], wrong) and all("does not contain" in f for f in map_faults([ref], wrong))
+    assert "no such function" in map_faults(["inkground_lib/core/defaults.py::NO_SUCH"],
+                                            {"inkground_lib/core/defaults.py::NO_SUCH": ["x"]})[0]
+
+
+def readme_layout_block() -> str:
+    text = (ROOT / "README.md").read_text("utf-8")
+    return text.split("    inkground_lib/\n", 1)[1].split("\n\n", 1)[0]
+
+
+def layout_faults(block: str, package: Path = PACKAGE) -> list[str]:
+    """Modules of ``package`` that the README's layout list leaves out: each subpackage of the top level has a
+    line (and its continuation lines) in the list, where every module and sub-subpackage of it is named."""
+    entries: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        m = re.match(r"^      ([a-z_]+)/\s", line)
+        if m:
+            current = m.group(1)
+            entries[current] = line
+        elif current:
+            entries[current] += " " + line
+    faults = []
+    for sub in sorted(p for p in package.iterdir() if (p / "__init__.py").is_file()):
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", entries.get(sub.name, "")))
+        if sub.name not in entries:
+            faults.append(f"{sub.name}/ has no line in the README's layout list")
+            continue
+        for p in sorted(sub.rglob("*.py")):
+            name = p.parent.name if p.stem in ("__init__", "__main__") else p.stem
+            if name not in words:
+                faults.append(f"{p.relative_to(package.parent)} is not named on the {sub.name}/ line")
+    return sorted(set(faults))
+
+
+def test_readme_layout_list_names_every_module():
+    assert layout_faults(readme_layout_block()) == []
+
+
+def test_the_layout_check_fails_on_a_module_left_out():
+    block = readme_layout_block().replace("parallel,", "")
+    assert layout_faults(block) == ["inkground_lib/core/parallel.py is not named on the core/ line"]

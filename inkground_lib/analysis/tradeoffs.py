@@ -17,6 +17,8 @@ from inkground_lib.core.defaults import (
     METRIC_LABELS,
     N_BOOT,
     PAPER_METRIC,
+    VARIANT_OCR_ENGINES,
+    VARIANT_SPACINGS,
 )
 from inkground_lib.core.run_files import REFERENCES, EvalRun, facts_json, load_eval_runs
 from inkground_lib.core.text import short_reason
@@ -210,8 +212,8 @@ class Variant:
         return self.values is not None
 
 
-def definition_variants(run: EvalRun, *, spacings: Sequence[float] = (0.02, 0.1),
-                        ocr_engines: Sequence[str] = ("tesseract", "deepseek-ocr"), dataset_dir=None,
+def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPACINGS,
+                        ocr_engines: Sequence[str] = VARIANT_OCR_ENGINES, dataset_dir=None,
                         progress: bool = False) -> list[Variant]:
     """Every metric under the run's default definitions and under each variant:
 
@@ -447,7 +449,7 @@ class Analysis:
 
 
 def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int = N_BOOT, seed: int = 0,
-            spacings=(0.02, 0.1), ocr_engines=("tesseract", "deepseek-ocr")) -> Analysis:
+            spacings=VARIANT_SPACINGS, ocr_engines=VARIANT_OCR_ENGINES) -> Analysis:
     """Section 04's analysis of section-03 run folders ``eval_runs`` (a folder or a list); ``datasets``
     gives each run's dataset folder (None: as recorded in the run's facts json)."""
     from inkground_lib.analysis.claims import check_claims, load_claims

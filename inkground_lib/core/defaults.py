@@ -49,6 +49,17 @@ SPACING = 0.05
 N_BOOT = 1000
 """Page-bootstrap replicates for 95% intervals."""
 
+VARIANT_SPACINGS = (0.02, 0.1)
+"""Section 04: the resample spacings (word heights) compared with a run's own."""
+
+VARIANT_OCR_ENGINES = ("tesseract", "deepseek-ocr")
+"""Section 04: the OCR engines compared with a run's own, where they run here."""
+
+BOOK_SYSTEMS = ("reference", "skeleton", "font", "box", "inksight", "gemini-3.1-pro", "claude-opus-4.8", "kimi-k3",
+                "qwen3-vl-32b", "molmo-7b-d")
+"""Section 03's systems by default: the local ones and every real model of the paper (those that cannot run
+here are listed as not run, with what they need)."""
+
 METRICS = ("dtw", "chamfer", "ar", "cr", "style")
 """The paper's metrics, by their column names in score tables."""
 
