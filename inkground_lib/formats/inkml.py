@@ -626,6 +626,7 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
                 r.warn(el, "undefined-context", f"contextRef {rr!r} names no context in the file: read with the "
                        f"traceFormat in scope ({chans.describe()}"
                        + (", the default)" if chans is _DEFAULT_CHANNELS else ")"), once=("undefined-context", rr))
+                explicit = True  # this warning says which traceFormat was used
             else:
                 c, b = context_format(ctx) if not inksight else (None, None)
                 if c is None and not inksight:
