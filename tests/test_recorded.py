@@ -114,7 +114,11 @@ def test_plan_pages_one_writer_per_page_disjoint_words():
 
 def test_iamondb_words_from_fixture_lines():
     words, counts = iamondb_words(IAM)
-    assert counts == {"lines": 3, "lines_with_text": 3, "lines_segmented": 2}
+    assert {k: counts[k] for k in ("lines", "lines_with_text", "lines_segmented")} == {
+        "lines": 3, "lines_with_text": 3, "lines_segmented": 2}
+    # the line "one more line" is cut into 2 words, not 3: skipped, and said why; nothing else went wrong
+    assert counts["lines_skipped"] == {"cut at pen-up gaps into another number of words than the transcription's": 1}
+    assert (counts["files_found"], counts["files_read"], counts["files_failed"], counts["quirks"]) == (3, 3, 0, {})
     assert [(w.id, w.writer, w.text) for w in words] == [
         ("a01-000u-01-00", "10039", "we"), ("a01-000u-01-01", "10039", "did"), ("a01-000u-01-02", "10039", "it"),
         ("a01-001w-01-00", "iamondb-form-a01-001w", "hello"), ("a01-001w-01-01", "iamondb-form-a01-001w", "there")]
