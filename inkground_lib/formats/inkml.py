@@ -28,7 +28,7 @@ is an :class:`InkMLWarning` on the result (file, element, kind, message); a file
   (:mod:`inkground_lib.formats.inksight_canvas`).
 
 A file in any other dialect fails with the file and the reason; ``strict=True`` makes every tolerated deviation
-fail too.
+from the Recommendation (:data:`DEVIATIONS`) fail too.
 """
 
 from __future__ import annotations
@@ -78,6 +78,12 @@ WARNING_KINDS = {
     "ignored-format": "a traceFormat or context in a file read in InkSight's dialect, not used",
 }
 """Every kind of :class:`InkMLWarning`, with what it means."""
+
+DEVIATIONS = frozenset({"no-namespace", "undefined-context", "undefined-brush", "empty-trace", "blank-text",
+                        "dialect", "canvas-range", "stray-point", "ignored-format"})
+"""The warning kinds that are deviations from the Recommendation (``strict=True`` refuses them); the others
+record what the reader chose where the Recommendation leaves it open (the default X Y traceFormat, channels
+dropped from the ink, times in device units, a text taken from another annotation than "truth")."""
 
 
 class InkMLWarning:
@@ -201,7 +207,7 @@ class _Reader:
             self._warned.add(once)
         where = describe_element(el, index) if el is not None else "<ink>"
         w = InkMLWarning(str(self.path), where, kind, message)
-        if self.strict:
+        if self.strict and kind in DEVIATIONS:
             raise FormatError(f"{w} (strict: {WARNING_KINDS[kind]})")
         self.warnings.append(w)
 
@@ -410,7 +416,7 @@ def _annotations(el: ET.Element) -> dict:
         if _is_inkml(a, "annotation"):
             ann.setdefault(a.get("type") or "", _text_of(a).strip())
         elif _is_inkml(a, "annotationXML"):
-            kids = {}
+            kids = {k: v for k, v in a.attrib.items() if k != "type"}
             for c in a:
                 if local_name(c.tag):
                     kids.setdefault(local_name(c.tag), _text_of(c).strip())
@@ -486,8 +492,8 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
     ``dialect``: one of :data:`DIALECTS`. ``box`` = (x0, y0, x1, y1): for a file in InkSight's dialect, the
     page-pixel box of the word image InkSight was given; the canvas points are mapped into it with
     :func:`~inkground_lib.formats.inksight_canvas.canvas_to_box` (crop size: the box's size rounded to whole
-    pixels), as the InkSight adapter maps its own output. ``strict``: every tolerated deviation raises
-    FormatError instead of a warning. The file is parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml`
+    pixels), as the InkSight adapter maps its own output. ``strict``: every tolerated deviation from the
+    Recommendation (:data:`DEVIATIONS`) raises FormatError instead of a warning. The file is parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml`
     (no DTDs or entities; at most ``max_bytes`` bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB
     in MiB). Raises FormatError naming the file, the element and the reason."""
     if dialect not in DIALECTS:
