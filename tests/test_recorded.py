@@ -353,8 +353,7 @@ def test_build_from_a_folder_of_inkml_words(tmp_path):
 
 def test_the_recorded_command_builds_from_inkml_and_prints_what_it_assumed(tmp_path):
     root = _inkml_folder(tmp_path / "ink")
-    exe = Path(sys.executable).with_name("inkground")
-    r = subprocess.run([str(exe), "recorded", "--inkml", str(root), "--inkml-writer", "folder", "--out",
+    r = subprocess.run([sys.executable, "-m", "inkground_lib.cli", "recorded", "--inkml", str(root), "--inkml-writer", "folder", "--out",
                         str(tmp_path / "rec"), "--words-per-page", "3", "4", "--quiet"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
