@@ -146,6 +146,18 @@ def test_a_context_without_traceformat_and_a_missing_brush_are_reported(tmp_path
     assert all(str(w).startswith(f"{p}: <") for w in doc.warnings)
 
 
+def test_pen_up_traces_are_no_ink_and_continuations_are_said(tmp_path):
+    """Recommendation, <trace> type: "penUp" traces record the pen above the surface (no ink); continuation
+    traces are fragments of one stroke, kept here as strokes of their own: both are warnings."""
+    p = _write(tmp_path, f"<ink {NS}><traceFormat><channel name='X'/><channel name='Y'/></traceFormat>"
+                         "<trace>0 0, 1 1</trace><trace type='penUp'>1 1, 5 5</trace>"
+                         "<trace continuation='begin' xml:id='a'>5 5, 6 6</trace></ink>")
+    doc = read_inkml(p)
+    assert _xy(doc[0]) == [[[0, 0], [1, 1]], [[5, 5], [6, 6]]]
+    assert _kinds(doc) == ["pen-up", "continuation"] and doc.warnings[0].element == "<trace> #1"
+    assert [a.get("id") for a in doc[0].trace_attrs] == [None, "a"]
+
+
 def test_trailing_comma_and_empty_points(tmp_path):
     """trace ::= point ("," point)* ","? wsp*: one trailing comma is allowed; two commas in a row are not."""
     p = _write(tmp_path, f"<ink {NS}><traceFormat><channel name='X'/><channel name='Y'/></traceFormat>"

@@ -12,6 +12,7 @@ is an :class:`InkMLWarning` on the result (file, element, kind, message); a file
   encoding of the value grammar (explicit, first- and second-difference values, with or without separators,
   hex numbers, ``T`` / ``F`` / ``*`` / ``?``; the grammar is quoted above :func:`_parse_trace`). Channels other
   than X, Y and T (force, tilt, ...) are read and dropped from the ink; the document's ``contexts`` keep them;
+  ``penUp`` traces (the pen above the surface) are left out of the ink;
 * Microsoft Office / OneNote / Windows Journal exports: all of the above, plus a T channel in device units
   (``units="dev"``), whose times are dropped (warning ``time-units``);
 * ImadocSen-OnDB: no namespace, no XML declaration, CRLF line endings, a context with an ``inkSourceRef``, a
@@ -76,6 +77,8 @@ WARNING_KINDS = {
     "canvas-range": "InkSight coordinates outside its 224 x 224 canvas",
     "stray-point": "a single-point trace at the edge of InkSight's canvas (x <= 1 or x >= 223), kept",
     "ignored-format": "a traceFormat or context in a file read in InkSight's dialect, not used",
+    "pen-up": "a trace of type=\"penUp\" (pen movement above the surface, no ink): read and left out of the ink",
+    "continuation": "a trace marked as a continuation of another: kept as a stroke of its own, not joined",
 }
 """Every kind of :class:`InkMLWarning`, with what it means."""
 
@@ -666,7 +669,15 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
         if b and b not in brushes:
             r.warn(el, "undefined-brush", f"brushRef {b!r} names no brush (kept as written)", index=i,
                    once=("brush", b))
-        if len(arr) == 0:
+        kind = (el.get("type") or "").strip()
+        if kind == "penUp" and len(arr):
+            r.warn(el, "pen-up", f"a penUp trace ({len(arr)} points of pen movement above the surface): left out of "
+                   "the ink", index=i)
+            arr = np.zeros((0, 3))
+        elif el.get("continuation"):
+            r.warn(el, "continuation", f"continuation={el.get('continuation')!r}: kept as a stroke of its own",
+                   index=i)
+        if len(arr) == 0 and kind != "penUp":
             r.warn(el, "empty-trace", "the trace holds no point: dropped", index=i)
         elif inksight:
             xs = arr[:, 0]
