@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import cv2
@@ -16,9 +19,11 @@ from inkground_lib.datasets.recorded import (
     build_recorded,
     compose_page,
     iamondb_words,
+    inkml_words,
     plan_pages,
 )
 from inkground_lib.datasets.segmentation import core_height
+from inkground_lib.formats.inkml import write_inkml
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 
 IAM = Path(__file__).resolve().parent / "fixtures" / "iamondb"
@@ -114,7 +119,11 @@ def test_plan_pages_one_writer_per_page_disjoint_words():
 
 def test_iamondb_words_from_fixture_lines():
     words, counts = iamondb_words(IAM)
-    assert counts == {"lines": 3, "lines_with_text": 3, "lines_segmented": 2}
+    assert {k: counts[k] for k in ("lines", "lines_with_text", "lines_segmented")} == {
+        "lines": 3, "lines_with_text": 3, "lines_segmented": 2}
+    # the line "one more line" is cut into 2 words, not 3: skipped, and said why; nothing else went wrong
+    assert counts["lines_skipped"] == {"cut at pen-up gaps into another number of words than the transcription's": 1}
+    assert (counts["files_found"], counts["files_read"], counts["files_failed"], counts["quirks"]) == (3, 3, 0, {})
     assert [(w.id, w.writer, w.text) for w in words] == [
         ("a01-000u-01-00", "10039", "we"), ("a01-000u-01-01", "10039", "did"), ("a01-000u-01-02", "10039", "it"),
         ("a01-001w-01-00", "iamondb-form-a01-001w", "hello"), ("a01-001w-01-01", "iamondb-form-a01-001w", "there")]
@@ -268,3 +277,90 @@ def test_build_refuses_a_users_folder_and_deletes_nothing_it_did_not_write(tmp_p
     build_recorded(out, unipen=UNIPEN, pages=2, progress=False)
     assert (out / "pages" / "notes.jpg").read_bytes() == b"mine"
     assert sorted(f.name for f in (out / "pages").glob("p*.jpg")) == ["p0000.jpg", "p0001.jpg"]
+
+
+# ============================================================================================ InkML folders
+
+INKML_FIX = Path(__file__).resolve().parent / "fixtures" / "inkml"
+
+
+def _inkml_folder(root: Path) -> Path:
+    """A folder of word-level InkML: alice/ four words we wrote (truth annotations) and a file holding a line;
+    bob/ an ImadocSen-OnDB word file (two words), InkSight words (one with text, one blank) and an Office export
+    (no text); at the top a file that is not well-formed and one that is no InkML."""
+    rng = np.random.default_rng(4)
+    (root / "alice").mkdir(parents=True)
+    for j, text in enumerate(["dear", "anna", "thank", "you"]):
+        write_inkml(root / "alice" / f"w{j}.inkml", [(f"w{j}", text, [_squiggle(rng, 4 + j, 60.0)])])
+    write_inkml(root / "alice" / "line.inkml", [("l0", "two words", [_squiggle(rng, 6, 60.0)])])
+    (root / "bob").mkdir()
+    for name in ("imadocsen_words", "inksight_word", "inksight_blank", "office_word"):
+        shutil.copy(INKML_FIX / f"{name}.inkml", root / "bob" / f"{name}.inkml")
+    (root / "broken.inkml").write_text("<ink><trace>1 2", "utf-8")
+    (root / "notes.ink").write_text("<svg/>", "utf-8")
+    return root
+
+
+def test_inkml_words_one_writer_per_folder_or_per_file(tmp_path):
+    root = _inkml_folder(tmp_path / "ink")
+    words, src = inkml_words(root, writer="folder")
+    assert [(w.writer, w.text) for w in words] == [
+        ("inkml:alice", "dear"), ("inkml:alice", "anna"), ("inkml:alice", "thank"), ("inkml:alice", "you"),
+        ("inkml:bob", "we"), ("inkml:bob", "go"), ("inkml:bob", "his")]
+    assert words[4].id == "bob/imadocsen_words.inkml#traceGroup-Word_t_1_1" and words[6].id == "bob/inksight_word.inkml#0"
+    assert words[6].meta["dialect"] == "inksight" and words[0].meta["file"] == "alice/w0.inkml"
+    assert (src["files_found"], src["files_parsed"], src["files_failed"]) == (11, 9, 2)
+    failed = dict(src["failed_files"])
+    assert failed["broken.inkml"].startswith("not well-formed XML") and "expected <ink>" in failed["notes.ink"]
+    assert src["words_skipped"] == {"group without text": 2, "text of several words (not word-level)": 1}
+    assert src["dialects"] == {"inksight": 2, "w3c": 7} and src["writers"] == 2
+    assert src["warnings_by_kind"]["dialect"] == 2 and src["warnings_by_kind"]["no-namespace"] == 1
+    assert any("imadocsen_words.inkml" in w and "context_t_2" in w for w in src["warning_examples"])
+    per_file, src2 = inkml_words(root, writer="file")
+    assert {w.writer for w in per_file} == {"inkml:alice/w0", "inkml:alice/w1", "inkml:alice/w2", "inkml:alice/w3",
+                                            "inkml:bob/imadocsen_words", "inkml:bob/inksight_word"}
+    assert src2["sha256"] == src["sha256"] and src2["writer_rule"] == "file"
+    with pytest.raises(ValueError, match="inkml writer"):
+        inkml_words(root, writer="page")
+    with pytest.raises(DatasetError, match="no InkML files"):
+        inkml_words(_empty(tmp_path))
+
+
+def _empty(tmp_path: Path) -> Path:
+    (tmp_path / "empty").mkdir()
+    return tmp_path / "empty"
+
+
+def test_build_from_a_folder_of_inkml_words(tmp_path):
+    root = _inkml_folder(tmp_path / "ink")
+    out = build_recorded(tmp_path / "rec", inkml=root, inkml_writer="folder", words_per_page=(3, 4), progress=False)
+    ds = load_dataset(out)
+    assert sorted(p.writer for p in ds.pages) == ["inkml:alice", "inkml:bob"]
+    texts = {p.writer: sorted(w.text for w in p.words) for p in ds.pages}
+    assert texts["inkml:bob"] == ["go", "his", "we"] and len(texts["inkml:alice"]) in (3, 4)
+    assert set(texts["inkml:alice"]) <= {"anna", "dear", "thank", "you"}
+    (src,) = ds.meta["sources"]
+    assert src["kind"] == "inkml" and src["words"] == 7 and src["files_failed"] == 2
+    for page in ds.pages:  # composed as the other sources: one writer per page, inks on the page
+        for w in page.words:
+            x0, y0, x1, y1 = w.box
+            assert 0 <= x0 < x1 <= page.width and 0 <= y0 < y1 <= page.height
+    with pytest.raises(DatasetError, match=r"the sources hold no words .*InkML files read, 1 failed"):
+        (tmp_path / "bad").mkdir()
+        (tmp_path / "bad" / "x.inkml").write_text("<ink>", "utf-8")
+        build_recorded(tmp_path / "rec2", inkml=tmp_path / "bad", progress=False)
+
+
+def test_the_recorded_command_builds_from_inkml_and_prints_what_it_assumed(tmp_path):
+    root = _inkml_folder(tmp_path / "ink")
+    r = subprocess.run([sys.executable, "-m", "inkground_lib.cli", "recorded", "--inkml", str(root), "--inkml-writer", "folder", "--out",
+                        str(tmp_path / "rec"), "--words-per-page", "3", "4", "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"InkML {root.resolve()} (writer per folder, dialect auto): 9 of 11 files read, 2 failed" in out
+    assert "broken.inkml: not well-formed XML" in out and "notes.ink: root element is <svg>" in out
+    assert "assumed (" in out and "undefined-context: 1" in out and "stray-point: 2" in out
+    assert "bob/imadocsen_words.inkml: <trace id=\"trace_t_1_2_1\">: contextRef 'context_t_2' names no context" in out
+    assert "words: 7 from 2 writers" in out and "left out, group without text: 2" in out
+    assert "pages: 2 (3-4 words each, one writer per page), writers: 2" in out

@@ -23,7 +23,10 @@ def _recorded(a) -> None:
     # numpy and scipy: imported when the command runs, not for `inkground --help`
     from inkground_lib.datasets.recorded import build_recorded
 
-    kw = {k: getattr(a, k) for k in ("unipen", "unipen_dir", "iamondb", "pages", "seed") if getattr(a, k) is not None}
+    kw = {k: getattr(a, k) for k in ("unipen", "unipen_dir", "iamondb", "inkml", "pages", "seed")
+          if getattr(a, k) is not None}
+    if a.inkml is not None:
+        kw.update(inkml_writer=a.inkml_writer, inkml_dialect=a.inkml_dialect)
     if a.words_per_page is not None:
         wpp = [v for x in a.words_per_page for v in (x if isinstance(x, tuple) else (x,))]
         if len(wpp) not in (1, 2):
@@ -47,6 +50,34 @@ def _recorded(a) -> None:
         print(f"  segments read: {src['segments_read']}, skipped: {sum(src['segments_skipped'].values())}"
               + "".join(f"; {k}: {n}" for k, n in src["segments_skipped"].items()))
         print(f"  words selected: {src['words']} from {src['writers_selected']} writers")
+    for src in meta["sources"]:
+        if src["kind"] == "iamondb":
+            print(f"IAM-OnDB {src['path']}: {src['files_read']} of {src['files_found']} line files read, "
+                  f"{src['files_failed']} files failed")
+            for f, why in src["failed_files"][:10]:
+                print(f"    {f}: {why}")
+            print(f"  lines: {src['lines']} read, {src['lines_segmented']} cut into words"
+                  + "".join(f"; skipped, {k}: {n}" for k, n in src["lines_skipped"].items()))
+            if src["quirks"]:
+                print("  handled: " + "; ".join(f"{k}: {n}" for k, n in src["quirks"].items()))
+                for q in src["quirk_examples"][:5]:
+                    print(f"    {q}")
+            print(f"  words: {src['words']}" + "".join(f"; not targets ({k}): {n}"
+                                                     for k, n in src["words_not_targets"].items()))
+        elif src["kind"] == "inkml":
+            print(f"InkML {src['path']} (writer per {src['writer_rule']}, dialect {src['dialect']}): "
+                  f"{src['files_parsed']} of {src['files_found']} files read, {src['files_failed']} failed"
+                  + "".join(f"; {k}: {n}" for k, n in src["dialects"].items()))
+            for f, why in src["failed_files"][:10]:
+                print(f"    {f}: {why}")
+            if src["warnings"]:
+                print(f"  assumed ({src['warnings']} warnings): "
+                      + "; ".join(f"{k}: {n}" for k, n in src["warnings_by_kind"].items()))
+                for w in src["warning_examples"][:10]:
+                    print(f"    {w}")
+            print(f"  words: {src['words']} from {src['writers']} writers ({src['groups_read']} groups read"
+                  + "".join(f"; left out, {k}: {n}" for k, n in src["words_skipped"].items())
+                  + (f"; no width or height: {src['words_degenerate']}" if src["words_degenerate"] else "") + ")")
     lo, hi = meta["params"]["words_per_page"]
     print(f"pages: {meta['pages_built']} ({lo}-{hi} words each, one writer per page), writers: {meta['writers']}")
     print(out)
@@ -97,6 +128,12 @@ def add_recorded_parser(sub) -> None:
     r.add_argument("--words-per-page", dest="words_per_page", nargs="+", type=_words_per_page, metavar="MIN MAX",
                    help="words per page: MIN MAX or MIN-MAX (default 20-50 with --unipen-dir, else 4-8)")
     r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
+    r.add_argument("--inkml", help="a folder of word-level InkML files, each word's text in an annotation (truth, "
+                   "textField) or a traceGroup's annotation")
+    r.add_argument("--inkml-writer", dest="inkml_writer", choices=("file", "folder"), default="file",
+                   help="with --inkml: one writer per file (default) or per folder")
+    r.add_argument("--inkml-dialect", dest="inkml_dialect", choices=("auto", "w3c", "inksight"), default="auto",
+                   help="with --inkml: auto (default: InkSight's derenderings detected), w3c, or inksight (x,y pairs)")
     r.add_argument("--pages", type=int)
     r.add_argument("--seed", type=int)
     r.add_argument("--quiet", action="store_true")

@@ -1,7 +1,8 @@
 """The recorded dataset: photographed pages composed from real recorded handwriting, one writer per page.
 
 ``build_recorded`` writes the dataset from a UNIPEN-derived JSON file, a whole UNIPEN release (the original
-``.dat`` format, :mod:`inkground_lib.formats.unipen_release`) and / or an IAM-OnDB copy;
+``.dat`` format, :mod:`inkground_lib.formats.unipen_release`), an IAM-OnDB copy and / or a folder of word-level
+InkML files (:mod:`inkground_lib.formats.inkml`);
 ``compose_page`` lays one writer's words out on a page, drawn and photographed as synth does. The design
 page of the book has the details.
 """
@@ -14,6 +15,7 @@ import json
 import os
 import re
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,9 +50,11 @@ from inkground_lib.datasets.synth.photo import (
     photograph,
 )
 from inkground_lib.datasets.synth.texts import split_words
-from inkground_lib.formats.iamondb import read_iamondb
+from inkground_lib.formats.iamondb import read_iamondb_report, transcription_tokens
+from inkground_lib.formats.inkml import DIALECTS, InkMLDocument, read_inkml
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 from inkground_lib.formats.unipen_release import read_unipen_release
+from inkground_lib.formats.xmlsafe import FormatError
 
 BUILDER_VERSION = 1
 BUILDER_MARK = "recorded_builder.json"
@@ -101,26 +105,154 @@ def _tree_sha256(root: Path, extra: Sequence[Path] = ()) -> tuple[str, int]:
     return h.hexdigest(), len(files)
 
 
+_LINE_SKIPS = {"placeholder": "placeholder transcription", "no line": "no transcription line for its file",
+               "no transcription": "no transcription"}
+
+
 def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_factor: float = 0.6,
                   progress: bool = False) -> tuple[list[RecordedWord], dict]:
-    """Words cut out of IAM-OnDB lines by :func:`segment_line_words`, and counts
-    {lines, lines_with_text, lines_segmented}. Word ids are ``<line id>-<k:02d>``; inks in whiteboard units."""
-    lines = read_iamondb(root, split, progress=progress)
+    """Words cut out of IAM-OnDB lines by :func:`segment_line_words`, and the read report as manifest meta.
+
+    The folder is read by :func:`~inkground_lib.formats.iamondb.read_iamondb_report`: a file that cannot be read
+    is listed (``failed_files``: file, reason) and the rest is read; its quirks are counted (``quirks``). A line
+    is cut into as many words as its transcription has (:func:`~inkground_lib.formats.iamondb.transcription_tokens`:
+    struck-out, unreadable and bracketed words count, as they are ink on the line) and used only when the cut
+    gives that number; its plain words are the targets, the marked ones are left out (``words_not_targets`` by
+    mark). ``lines_skipped`` counts the lines not used, by reason. Word ids are ``<line id>-<k:02d>`` (k the
+    word's place in the line); inks in whiteboard units."""
+    lines, report = read_iamondb_report(root, split, progress=progress)
     words, with_text, ok = [], 0, 0
+    skipped, marked = Counter(), Counter()
     for ln in lines:
-        if not ln.text or not ln.text.split():
+        if ln.text is None:
+            skipped[_LINE_SKIPS.get(ln.text_note or "", "no transcription")] += 1
+            continue
+        tokens = transcription_tokens(ln.text)
+        if not tokens:
+            skipped["empty transcription"] += 1
+            continue
+        if all(t.mark == "unreadable" for t in tokens):
+            skipped["unreadable transcription (only '%' marks)"] += 1
+            continue
+        if not any(t.target for t in tokens):
+            skipped["no plain word (every word marked)"] += 1
             continue
         with_text += 1
-        tokens = ln.text.split()
         parts = segment_line_words(ln.ink, len(tokens), gap_factor=gap_factor)
         if parts is None:
+            skipped["cut at pen-up gaps into another number of words than the transcription's"] += 1
             continue
         ok += 1
         writer = ln.writer or f"iamondb-form-{ln.form}"
         for k, (tok, ink) in enumerate(zip(tokens, parts)):
-            words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok, ink,
+            if not tok.target:
+                marked[tok.mark] += 1
+                continue
+            words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok.text, ink,
                                       {"source": "iamondb", "line": ln.id, "file": str(ln.path)}))
-    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok}
+    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok,
+                   "lines_skipped": dict(sorted(skipped.items())), "words_not_targets": dict(sorted(marked.items())),
+                   **report.as_meta()}
+
+
+INKML_WRITERS = ("file", "folder")
+"""How :func:`inkml_words` assigns writers: one per file, or one per folder (the files' parent folder)."""
+
+INKML_SUFFIXES = (".inkml", ".ink")
+
+
+def _word_groups(doc: InkMLDocument) -> tuple[list[int], Counter]:
+    """Indices of the groups of ``doc`` that are words, and the groups left out by reason.
+
+    A word is a group whose text is one word (no white space), unless a group around it already is one (its
+    letters' groups are part of it); a group whose text has several words (a line, a sentence) is a word only
+    through the word groups inside it; a group without text is left out unless it holds words."""
+    def ups(i):
+        p = doc[i].parent
+        while p is not None:
+            yield p
+            p = doc[p].parent
+
+    one_word = [g.text is not None and len(g.text.split()) == 1 for g in doc]
+    chosen = [i for i in range(len(doc)) if one_word[i] and not any(one_word[a] for a in ups(i))]
+    sel = set(chosen)
+    inside = {i for i in range(len(doc)) if any(a in sel for a in ups(i))}
+    holders = {a for i in chosen for a in ups(i)}
+    skipped = Counter()
+    for i, g in enumerate(doc):
+        if i in sel or i in inside or i in holders:
+            continue
+        skipped["group without text" if g.text is None else "text of several words (not word-level)"] += 1
+    return chosen, skipped
+
+
+def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str = "auto",
+                progress: bool = False) -> tuple[list[RecordedWord], dict]:
+    """Words of a folder of word-level InkML files (``*.inkml``, ``*.ink``, in sub-folders too), read by
+    :func:`~inkground_lib.formats.inkml.read_inkml` (``dialect`` as there), and the manifest source entry.
+
+    A word is a group whose text (annotation ``truth``, InkSight's ``textField``, or an ``annotationXML``
+    "Ground truth" label) is one word, see :func:`_word_groups`; its ink is in the file's units, y down.
+    ``writer``: ``"file"`` (each file is one writer: its path in the folder without suffix) or ``"folder"``
+    (the files of one folder are one writer: the folder's path, ``.`` for the top). A file that cannot be read
+    is listed with its reason (``failed_files``) and the rest is read; the assumptions the reader made are
+    counted by kind (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by
+    reason (``words_skipped``), and words whose ink has no width or no height too (``words_degenerate``)."""
+    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
+    from tqdm import tqdm
+
+    if writer not in INKML_WRITERS:
+        raise ValueError(f"inkml writer: expected one of {INKML_WRITERS}, got {writer!r}")
+    if dialect not in DIALECTS:
+        raise ValueError(f"inkml dialect: expected one of {DIALECTS}, got {dialect!r}")
+    r = Path(root)
+    if not r.is_dir():
+        raise DatasetError(f"{r}: InkML folder not found")
+    files = sorted((p for p in r.rglob("*") if p.is_file() and p.suffix.lower() in INKML_SUFFIXES),
+                   key=lambda p: p.relative_to(r).as_posix())
+    if not files:
+        raise DatasetError(f"{r}: no InkML files ({', '.join('*' + x for x in INKML_SUFFIXES)}) in the folder")
+    words, failed, digests = [], [], {}
+    skipped, by_kind, dialects, examples = Counter(), Counter(), Counter(), []
+    groups = degenerate = 0
+    for f in tqdm(files, desc="InkML files", disable=not progress):
+        rel = f.relative_to(r).as_posix()
+        try:
+            doc = read_inkml(f, dialect=dialect)
+        except FormatError as e:
+            msg = str(e)
+            failed.append((rel, msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg))
+            continue
+        digests[rel] = sha256_file(f)
+        dialects[doc.dialect] += 1
+        groups += len(doc)
+        for w in doc.warnings:
+            by_kind[w.kind] += 1
+            if len(examples) < 50:
+                examples.append(str(w))
+        chosen, left = _word_groups(doc)
+        skipped.update(left)
+        who = (Path(rel).with_suffix("").as_posix() if writer == "file"
+               else (Path(rel).parent.as_posix() if Path(rel).parent.as_posix() != "." else "."))
+        for k in chosen:
+            g = doc[k]
+            w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", f"inkml:{who}", g.text, g.ink,
+                             {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect})
+            if _usable(w):
+                words.append(w)
+            else:
+                degenerate += 1
+    h = hashlib.sha256()
+    for rel in sorted(digests):
+        h.update(f"{rel}\0{digests[rel]}\n".encode())
+    source = {"kind": "inkml", "path": str(r.resolve()), "sha256": h.hexdigest(), "writer_rule": writer,
+              "dialect": dialect, "files_found": len(files), "files_parsed": len(digests),
+              "files_failed": len(failed), "failed_files": [list(x) for x in failed[:50]],
+              "dialects": dict(sorted(dialects.items())), "groups_read": groups, "words": len(words),
+              "words_skipped": dict(sorted(skipped.items())), "words_degenerate": degenerate,
+              "writers": len({w.writer for w in words}), "warnings": sum(by_kind.values()),
+              "warnings_by_kind": dict(sorted(by_kind.items())), "warning_examples": examples}
+    return words, source
 
 
 # ============================================================================================ layout
@@ -296,6 +428,7 @@ def unipen_dir_words(root: str | os.PathLike, *, category="6", style="CURSIVE", 
 def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | None = None,
                    unipen_dir: str | os.PathLike | None = None, category="6", style="CURSIVE",
                    quality="!BAD", iamondb: str | os.PathLike | None = None, iamondb_split: str | None = None,
+                   inkml: str | os.PathLike | None = None, inkml_writer: str = "file", inkml_dialect: str = "auto",
                    pages: int | None = None, words_per_page: tuple[int, int] | None = None, seed: int = 0,
                    effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
                    jpeg_quality: int = 88, name: str = "recorded", overwrite: bool = False) -> Path:
@@ -306,7 +439,10 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     isolated cursive or mixed words; a list or ``"6,7"`` for several), ``style`` (``.STYLE`` label(s),
     ``"CURSIVE"``, ``"CURSIVE,MIXED"``, None for any) and ``quality`` (``"!BAD"``: all but BAD;
     ``"GOOD,OK"``; None: any) select the WORD segments (see :func:`unipen_dir_words`); ``iamondb``: an
-    IAM-OnDB root (``iamondb_split`` e.g. ``"trainset"`` keeps one task split). With none of them, the
+    IAM-OnDB root (``iamondb_split`` e.g. ``"trainset"`` keeps one task split; broken files are reported and
+    skipped, see :func:`iamondb_words`); ``inkml``: a folder of word-level InkML files, ``inkml_writer``
+    ``"file"`` or ``"folder"`` (one writer per file or per folder) and ``inkml_dialect`` as in
+    :func:`~inkground_lib.formats.inkml.read_inkml` (see :func:`inkml_words`). With none of them, the
     shipped UNIPEN subset is used (:func:`default_unipen_path`). ``pages``: number of pages (None: one per
     eligible writer; more pages take further words of the writers in turn until they run out);
     ``words_per_page``: (min, max) words per page, one writer per page (None: :data:`PAPER_WORDS_PER_PAGE`
@@ -328,12 +464,17 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         raise ValueError(f"words_per_page: expected 1 <= min <= max, got {words_per_page!r}")
     if pages is not None and int(pages) < 1:
         raise ValueError(f"pages: expected a positive number or None, got {pages!r}")
-    if unipen is None and iamondb is None and unipen_dir is None:
+    if inkml_writer not in INKML_WRITERS:
+        raise ValueError(f"inkml_writer: expected one of {INKML_WRITERS}, got {inkml_writer!r}")
+    if inkml_dialect not in DIALECTS:
+        raise ValueError(f"inkml_dialect: expected one of {DIALECTS}, got {inkml_dialect!r}")
+    if unipen is None and iamondb is None and unipen_dir is None and inkml is None:
         unipen = default_unipen_path()
         if unipen is None:
             raise DatasetError("build_recorded: no source: give unipen=PATH (UNIPEN-format JSON), "
-                               "unipen_dir=PATH (a UNIPEN release) and/or iamondb=PATH (IAM-OnDB root); the "
-                               f"shipped UNIPEN subset {UNIPEN_SUBSET} is absent")
+                               "unipen_dir=PATH (a UNIPEN release), iamondb=PATH (IAM-OnDB root) and/or "
+                               f"inkml=PATH (a folder of InkML files); the shipped UNIPEN subset {UNIPEN_SUBSET} "
+                               "is absent")
 
     words: list[RecordedWord] = []
     sources = []
@@ -361,9 +502,16 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                         "split": iamondb_split, "words": len(iw), **counts,
                         "note": "words cut from lines at pen-up gaps; only lines whose segmentation gives "
                                 "the transcription's word count are used"})
+    if inkml is not None:
+        kw, source = inkml_words(inkml, writer=inkml_writer, dialect=inkml_dialect, progress=progress)
+        words += kw
+        sources.append(source)
     if not words:
         sel = "".join(f"; {s['path']}: selection {s['selection']}, {s['files_parsed']} files parsed, "
                       f"{s['files_failed']} failed" for s in sources if s["kind"] == "unipen_dir")
+        sel += "".join(f"; {s['path']}: {s['files_parsed']} of {s['files_found']} InkML files read, "
+                       f"{s['files_failed']} failed, groups left out: {s['words_skipped'] or 'none'}"
+                       for s in sources if s["kind"] == "inkml")
         raise DatasetError(f"build_recorded: the sources hold no words ({[s['path'] for s in sources]}){sel}")
 
     rng = np.random.default_rng([int(seed), 0])

@@ -73,7 +73,7 @@ class IamLine:
     """One IAM-OnDB text line: ``id`` like ``a01-000u-01``, ``form`` like ``a01-000u``, ``writer`` the form's
     writer id (original-xml ``Form writerID``, else the forms.txt listing; None where neither has the form),
     ``text`` the transcription (original xml, else ascii CSR; entities such as ``&quot;`` unescaped; None where
-    neither has it), ``ink`` in whiteboard units (y down as in the file; by default shifted so the whiteboard's
+    neither has it or it is a placeholder, ``text_note`` saying which), ``ink`` in whiteboard units (y down as in the file; by default shifted so the whiteboard's
     top-left corner is (0, 0), see :func:`read_iamondb_strokes`; t in ms from the line's first point), ``path``
     the lineStrokes file, ``writer_source`` where the writer id came from (``"original-xml"``, ``"forms.txt"``
     or None), ``writer_info`` the writer's entry in writers.xml ({} when absent), ``whiteboard`` the file's
@@ -88,6 +88,10 @@ class IamLine:
     writer_source: Optional[str] = None
     writer_info: dict = field(default_factory=dict)
     whiteboard: Optional[IamWhiteboard] = None
+    text_note: Optional[str] = None
+    """Why ``text`` is None: ``"placeholder"`` (the transcription is the recording tool's placeholder, see
+    :func:`is_placeholder_transcription`), ``"no line"`` (the form is transcribed, but not this line: more
+    lineStrokes files than transcription lines), ``"no transcription"`` (no source transcribes the form)."""
 
 
 def _num(el: ET.Element, key: str, where: str) -> float:
@@ -238,6 +242,68 @@ def unescape_iamondb_text(text: str) -> str:
             return m.group(0)
 
     return _ENTITY.sub(sub, text)
+
+
+# Transcription marks. IAM-OnDB's own data-format page (https://fki.tic.heia-fr.ch/databases/iam-on-line-
+# handwriting-database/data-format) is not in the search index (2026-12-01: only its link, in third-party
+# READMEs, and the download page, which names the CSR part, were found), so the rules below follow the IAM
+# lab's convention for its handwriting databases as a public reader of the IAM database applies it, and what
+# the distributed files hold (issue 24), each stated:
+#  * '#' marks a word the writer struck out: jpuigcerver/PyLaia egs/iam-htr/src/prepare_texts.sh ("Also,
+#    replace # by <stroke>", checked 2026-12-01). A token holding '#' is ink on the line (it counts when the
+#    line is cut into words) but no target.
+#  * a token made only of '%' (e.g. '%%%%%%%%%%%') stands for text that could not be read: it counts when the
+#    line is cut, is no target; a line made only of such tokens is untranscribed.
+#  * text in square brackets ('[...]', one token or several) is the transcriber's, not a plain reading of the
+#    ink: each bracketed token counts when the line is cut, none is a target (a bracket left open runs to the
+#    end of the line).
+#  * the recording tool's placeholder "Please Enter Transcription here" (case and spacing aside) is no
+#    transcription: the line is untranscribed.
+_PLACEHOLDER = "please enter transcription here"
+
+
+def is_placeholder_transcription(text: Optional[str]) -> bool:
+    """True for the recording tool's placeholder text "Please Enter Transcription here" (case, white space and
+    a final full stop aside).
+
+    >>> is_placeholder_transcription("  please enter  Transcription here. ")
+    True
+    """
+    return text is not None and " ".join(text.lower().split()).rstrip(".") == _PLACEHOLDER
+
+
+@dataclass(frozen=True)
+class IamToken:
+    """A word of an IAM-OnDB transcription: ``text`` as written; ``mark`` None for a plain word, else
+    ``"struck out"`` ('#'), ``"unreadable"`` (only '%') or ``"bracketed"`` ([...]); only plain words with a
+    character other than the marks are targets (``target``)."""
+
+    text: str
+    mark: Optional[str] = None
+
+    @property
+    def target(self) -> bool:
+        return self.mark is None
+
+
+def transcription_tokens(text: str) -> list[IamToken]:
+    """The white-space separated words of a transcription with the marks above.
+
+    >>> [(t.text, t.mark) for t in transcription_tokens("we # it %%%% [sic] ok")]
+    [('we', None), ('#', 'struck out'), ('it', None), ('%%%%', 'unreadable'), ('[sic]', 'bracketed'), ('ok', None)]
+    """
+    out, bracket = [], False
+    for tok in text.split():
+        if tok.startswith("[") or bracket:
+            bracket = "]" not in tok
+            out.append(IamToken(tok, "bracketed"))
+        elif "#" in tok:
+            out.append(IamToken(tok, "struck out"))
+        elif set(tok) == {"%"}:
+            out.append(IamToken(tok, "unreadable"))
+        else:
+            out.append(IamToken(tok))
+    return out
 
 
 @dataclass
@@ -461,9 +527,72 @@ def _first_file(root: Path, candidates: Sequence[str]) -> Optional[Path]:
     return None
 
 
+@dataclass
+class IamReport:
+    """What a folder read found, for a caller that reports it: ``files_found`` lineStrokes files named as lines;
+    ``files_read`` of them read; ``files_failed`` (file, reason) for every file that could not be read (lineStrokes,
+    original xml, ascii, forms.txt, writers.xml), each skipped; ``quirks`` (kind, file, message) for what the
+    reader met and how it handled it (kinds in :data:`IAM_QUIRKS`); ``single_point_strokes`` and
+    ``strokes_time_backwards`` count strokes over the lines read (both kept as the file has them)."""
+
+    root: str
+    files_found: int = 0
+    files_read: int = 0
+    files_failed: list = field(default_factory=list)
+    quirks: list = field(default_factory=list)
+    single_point_strokes: int = 0
+    strokes_time_backwards: int = 0
+    lines_time_backwards: int = 0
+
+    def quirk(self, kind: str, file, message: str) -> None:
+        self.quirks.append((kind, str(file) if file is not None else None, message))
+
+    def quirks_by_kind(self) -> dict[str, int]:
+        return dict(sorted(Counter(k for k, _, _ in self.quirks).items()))
+
+    def as_meta(self, max_items: int = 50) -> dict:
+        """The report as JSON-able manifest meta (the first ``max_items`` failures and quirks listed)."""
+        return {"files_found": self.files_found, "files_read": self.files_read,
+                "files_failed": len(self.files_failed), "failed_files": [list(f) for f in self.files_failed[:max_items]],
+                "quirks": self.quirks_by_kind(),
+                "quirk_examples": [f"{f}: {m}" if f else m for _, f, m in self.quirks[:max_items]],
+                "single_point_strokes": self.single_point_strokes,
+                "strokes_time_backwards": self.strokes_time_backwards,
+                "lines_time_backwards": self.lines_time_backwards}
+
+
+IAM_QUIRKS = {
+    "form id": "an original-xml Form id names another form than its folder and file: the folder's form is used",
+    "line count": "a form's lineStrokes files and its transcription lines disagree in number: lines are matched by "
+                  "number (CSR line k, or TextLine id, to file -k); a file without a line is untranscribed",
+    "placeholder": "a line transcribed with the recording tool's placeholder: untranscribed",
+    "time backwards": "point times running backwards inside a stroke: the file's point order is kept",
+    "writer": "an original-xml writer and the forms.txt writer of a form differ: the original xml is used",
+    "unknown writer": "writer ids of the forms that writers.xml does not list",
+}
+"""Every kind of quirk :func:`read_iamondb_report` records, with the rule it applies."""
+
+
+def _form_from_path(path: Path) -> Optional[str]:
+    """The form an original-xml file stands for by its place: folder ``a01-001`` + file ``strokesw.xml`` ->
+    ``a01-001w`` (``strokes.xml``: ``a01-001``); None for a file not named that way."""
+    m = re.fullmatch(r"strokes([a-z]?)", path.stem)
+    folder = path.parent.name
+    if not m or not re.fullmatch(r"[a-z]\d\d-\d\d\d", folder):
+        return None
+    return folder + m.group(1)
+
+
+def _rebase_form(fm: IamForm, form: str) -> IamForm:
+    """The form read as ``form``: its id, and line ids that start with its written id moved to ``form``."""
+    old = fm.id or ""
+    lines = {(form + lid[len(old):] if old and lid.startswith(old + "-") else lid): t for lid, t in fm.lines.items()}
+    return IamForm(form, fm.writer, lines, fm.path, dict(fm.corrected_ids))
+
+
 def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progress: bool = False,
                  max_bytes: Optional[int] = None, whiteboard: str = "normalise") -> list[IamLine]:
-    """Read every line of an IAM-OnDB folder, sorted by line id.
+    """Read every line of an IAM-OnDB folder, sorted by line id; a file that cannot be read raises.
 
     ``root`` holds ``lineStrokes-all/lineStrokes`` (or ``lineStrokes``), and optionally
     ``original-xml-part/original``, ``original-xml-all/original`` (or ``original``) for writer ids and
@@ -474,41 +603,96 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     from writers.xml are named in one warning. ``split`` keeps only the forms / lines listed in that task file
     (see :func:`iamondb_split_ids`). ``whiteboard`` as in :func:`read_iamondb_strokes`. Files that break the
     format raise FormatError naming file and element; every file is read through the size check and the safe
-    XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`).
+    XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`). The quirks of
+    :data:`IAM_QUIRKS` are handled by their rules and each is a warning; :func:`read_iamondb_report` reads a
+    folder with broken files in it.
     """
+    lines, report = _read_folder(Path(root), split, progress, max_bytes, whiteboard, tolerant=False)
+    for kind in IAM_QUIRKS:
+        found = [(f, m) for k, f, m in report.quirks if k == kind]
+        for f, m in found[:5]:
+            warnings.warn(f"IAM-OnDB: {f}: {m}" if f else f"IAM-OnDB: {m}", stacklevel=2)
+        if len(found) > 5:
+            warnings.warn(f"IAM-OnDB: {len(found) - 5} more of: {IAM_QUIRKS[kind]}", stacklevel=2)
+    return lines
+
+
+def read_iamondb_report(root: str | os.PathLike, split: Optional[str] = None, *, progress: bool = False,
+                        max_bytes: Optional[int] = None,
+                        whiteboard: str = "normalise") -> tuple[list[IamLine], IamReport]:
+    """:func:`read_iamondb` for a copy with broken files in it: a file that cannot be read (truncated, not
+    well-formed, over the size limit, refused) is recorded in the report with its reason and skipped, and the
+    read goes on (a lost original xml leaves its form to forms.txt and ascii; a lost ascii file leaves its lines
+    untranscribed). Quirks are recorded in the report (:data:`IAM_QUIRKS`), not warned. Errors that concern the
+    whole request (no folder, no lineStrokes folder, a split that does not exist) still raise."""
+    return _read_folder(Path(root), split, progress, max_bytes, whiteboard, tolerant=True)
+
+
+def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Optional[int], whiteboard: str,
+                 tolerant: bool) -> tuple[list[IamLine], IamReport]:
     # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
     from tqdm import tqdm
 
-    root = Path(root)
+    if whiteboard not in WHITEBOARD_MODES:
+        raise ValueError(f"whiteboard must be one of {WHITEBOARD_MODES}, got {whiteboard!r}")
     if not root.is_dir():
         raise FormatError(f"{root}: IAM-OnDB folder not found")
     strokes_dir = _first_dir(root, ["lineStrokes-all/lineStrokes", "lineStrokes"])
     if strokes_dir is None:
         raise FormatError(f"{root}: no lineStrokes-all/lineStrokes or lineStrokes folder")
+    report = IamReport(str(root))
+
+    def attempt(fn, *args, **kw):
+        """fn(...), or None with the failure recorded (tolerant) / raised (strict)."""
+        try:
+            return fn(*args, **kw)
+        except FormatError as e:
+            if not tolerant:
+                raise
+            msg = str(e)
+            where = str(args[0]) if args else ""
+            report.files_failed.append((where, msg[len(where) + 2:] if msg.startswith(where + ": ") else msg))
+            return None
+
     original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
                                  root / "original") if d.is_dir()]
     ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
     forms_file = _first_file(root, ["forms.txt", "data/forms.txt"])
     writers_file = _first_file(root, ["writers.xml", "data/writers.xml"])
-    forms_map = read_iamondb_forms(forms_file, max_bytes=max_bytes) if forms_file else {}
-    writers = read_iamondb_writers(writers_file, max_bytes=max_bytes) if writers_file else None
+    forms_map = (attempt(read_iamondb_forms, forms_file, max_bytes=max_bytes) or {}) if forms_file else {}
+    writers = attempt(read_iamondb_writers, writers_file, max_bytes=max_bytes) if writers_file else None
     keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
 
     files = sorted(strokes_dir.rglob("*.xml"))
     forms_cache: dict[Path, list[IamForm]] = {}
-    ascii_cache: dict[Path, dict] = {}
+    ascii_cache: dict[Path, Optional[dict]] = {}
+
+    def read_form(f: Path) -> Optional[IamForm]:
+        fm = attempt(read_iamondb_original, f, max_bytes=max_bytes)
+        placed = _form_from_path(f)
+        if fm is not None and placed and fm.id and fm.id != placed:
+            report.quirk("form id", f, f"<Form id={fm.id!r}> names another form than its folder and file, "
+                                       f"{placed} ({f.parent.name}/{f.name}): read as {placed}")
+            fm = _rebase_form(fm, placed)
+        return fm
 
     def forms_in(sub: Path) -> list[IamForm]:
         out = []
         for od in original_dirs:
             d = od / sub
             if d not in forms_cache:
-                forms_cache[d] = ([read_iamondb_original(f, max_bytes=max_bytes) for f in sorted(d.glob("*.xml"))]
+                forms_cache[d] = ([fm for fm in (read_form(f) for f in sorted(d.glob("*.xml"))) if fm is not None]
                                   if d.is_dir() else [])
             out.extend(forms_cache[d])
         return out
 
+    def ascii_lines(af: Path) -> Optional[dict]:
+        if af not in ascii_cache:
+            ascii_cache[af] = attempt(read_iamondb_ascii, af, max_bytes=max_bytes) if af.is_file() else None
+        return ascii_cache[af]
+
     lines, conflicts, unknown = [], {}, {}
+    per_form: dict[str, dict] = {}  # form -> {"files": [line ids], "lines": {transcribed ids}, "source": where}
     for f in tqdm(files, desc="IAM-OnDB lines", disable=not progress):
         lid = f.stem
         m = _LINE_ID.match(lid)
@@ -517,13 +701,33 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
         form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
         if keep is not None and form not in keep and lid not in keep:
             continue
-        ink, wb = _read_line(f, max_bytes, whiteboard)
+        report.files_found += 1
+        info_form = per_form.setdefault(form, {"files": [], "lines": set(), "source": None})
+        info_form["files"].append(lid)  # found, read or not: a broken file is reported as such, not as missing
+        got = attempt(_read_line, f, max_bytes, whiteboard)
+        if got is None:
+            continue
+        report.files_read += 1
+        ink, wb = got
+        dots = sum(len(s) == 1 for s in ink.strokes)
+        back = sum(bool((np.diff(s[:, 2]) < 0).any()) for s in ink.strokes)
+        report.single_point_strokes += dots
+        if back:
+            report.strokes_time_backwards += back
+            report.lines_time_backwards += 1
+            report.quirk("time backwards", f, f"point times run backwards in {back} of {len(ink)} strokes: the "
+                                              "file's point order is kept")
         sub = f.parent.relative_to(strokes_dir)
         writer = text = source = None
         form_file = None
         for fm in forms_in(sub):
             if (lid in fm.lines or fm.id == form) and fm.writer and writer is None:
                 writer, source, form_file = fm.writer, "original-xml", fm.path
+            if fm.id == form or any(k.startswith(form + "-") for k in fm.lines):
+                mine = {k for k in fm.lines if k.startswith(form + "-")}
+                if mine:
+                    info_form["lines"] |= mine
+                    info_form["source"] = info_form["source"] or f"{fm.path} <Transcription>"
             if text is None and lid in fm.lines:
                 text = fm.lines[lid]
                 if fm.writer:
@@ -533,24 +737,40 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
             writer, source = listed, "forms.txt"
         elif writer is not None and listed is not None and listed != writer:
             conflicts[form] = (writer, form_file, listed)
-        if text is None and ascii_dir is not None:
-            af = ascii_dir / sub / f"{form}.txt"
-            if af.is_file():
-                if af not in ascii_cache:
-                    ascii_cache[af] = read_iamondb_ascii(af, max_bytes=max_bytes)
-                text = ascii_cache[af].get(lid)
+        af = ascii_dir / sub / f"{form}.txt" if ascii_dir is not None else None
+        asc = ascii_lines(af) if af is not None else None
+        if asc and not info_form["lines"]:
+            info_form["lines"] |= set(asc)
+            info_form["source"] = f"{af} CSR:"
+        if text is None and asc:
+            text = asc.get(lid)
+        note = None
+        if text is not None and is_placeholder_transcription(text):
+            report.quirk("placeholder", f, f"transcribed as the placeholder {text.strip()!r}: untranscribed")
+            text, note = None, "placeholder"
+        elif text is None:
+            note = "no line" if info_form["lines"] else "no transcription"
         info = {}
         if writers is not None and writer is not None:
             if writer in writers:
                 info = writers[writer]
             else:
                 unknown.setdefault(writer, form)
-        lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb))
+        lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb, note))
+    for form, info_form in sorted(per_form.items()):
+        n_files, tr = len(info_form["files"]), info_form["lines"]
+        if tr and n_files != len(tr):
+            missing = sorted(set(info_form["files"]) - tr)
+            unused = sorted(tr - set(info_form["files"]))
+            report.quirk("line count", info_form["source"],
+                         f"form {form}: {n_files} lineStrokes file(s), {len(tr)} transcription line(s); matched by "
+                         "number" + (f"; without a line (untranscribed): {', '.join(missing)}" if missing else "")
+                         + (f"; lines without a file: {', '.join(unused)}" if unused else ""))
     for form, (w, fp, listed) in sorted(conflicts.items()):
-        warnings.warn(f"IAM-OnDB form {form}: writer {w} in {fp} <Form writerID>, {listed} in {forms_file}; "
-                      f"{w} (the original xml) is used", stacklevel=2)
+        report.quirk("writer", None, f"form {form}: writer {w} in {fp} <Form writerID>, {listed} in {forms_file}; "
+                                   f"{w} (the original xml) is used")
     if unknown:
         some = ", ".join(f"{w} (form {fm})" for w, fm in sorted(unknown.items())[:5])
-        warnings.warn(f"{writers_file}: {len(unknown)} writer id(s) of the forms are not in it: {some}"
-                      + (" ..." if len(unknown) > 5 else ""), stacklevel=2)
-    return lines
+        report.quirk("unknown writer", writers_file, f"{len(unknown)} writer id(s) of the forms are not in it: "
+                                                      f"{some}" + (" ..." if len(unknown) > 5 else ""))
+    return lines, report

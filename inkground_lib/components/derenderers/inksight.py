@@ -46,9 +46,12 @@ from inkground_lib.components.derenderers.base import (
     check_image,
 )
 from inkground_lib.core.ink import Ink, as_ink
-
-INKSIGHT_SIZE = 224
-"""Side of InkSight's square input canvas and of its coordinate space (pixels)."""
+from inkground_lib.formats.inksight_canvas import (  # the canvas geometry, shared with the InkML reader
+    INKSIGHT_SIZE,
+    CanvasPlacement,
+    canvas_placement,
+    canvas_to_box,
+)
 
 
 INKSIGHT_X_MAX = 224          # tokens 0..224 are x
@@ -184,16 +187,15 @@ def prepare_inksight_crop(crop: np.ndarray) -> InkSightInput:
 
     rgb = _as_rgb(crop)
     h, w = rgb.shape[:2]
-    ratio = min(INKSIGHT_SIZE / w, INKSIGHT_SIZE / h)
-    nw, nh = int(w * ratio), int(h * ratio)
+    place = canvas_placement((w, h))
+    (nw, nh), dx, dy = place.new_size, place.dx, place.dy
     if nw < 1 or nh < 1:
         raise DerenderError(f"crop: {w} x {h} px scales to {nw} x {nh} px on InkSight's {INKSIGHT_SIZE} px "
                             "canvas (aspect ratio too extreme)")
     small = np.asarray(Image.fromarray(rgb).resize((nw, nh), Image.Resampling.BICUBIC))
     canvas = np.zeros((INKSIGHT_SIZE, INKSIGHT_SIZE, 3), np.uint8)
-    dx, dy = (INKSIGHT_SIZE - nw) // 2, (INKSIGHT_SIZE - nh) // 2
     canvas[dy:dy + nh, dx:dx + nw] = small
-    return InkSightInput(canvas, inksight_jpeg(canvas), float(ratio), int(dx), int(dy), (int(w), int(h)))
+    return InkSightInput(canvas, inksight_jpeg(canvas), place.ratio, int(dx), int(dy), (int(w), int(h)))
 
 
 # ----------------------------------------------------------------------------------------- the output
@@ -289,15 +291,11 @@ def inksight_to_page(strokes224: Sequence[np.ndarray], prep: InkSightInput, crop
     """Map 224-canvas strokes back to page pixels, as the notebook: u = (x224 - dx) / ratio (crop pixels),
     x = x0 + u (for a crop box as wide as the crop; a crop box of another size scales u by
     (x1 - x0) / w). Likewise for y. t is NaN (InkSight gives no times)."""
-    x0, y0, x1, y1 = check_box(crop_box)
+    box = check_box(crop_box)
     w, h = prep.crop_size
-    out = []
-    for s in strokes224:
-        s = np.asarray(s, np.float64).reshape(-1, 2)
-        u = (s[:, 0] - prep.dx) / prep.ratio
-        v = (s[:, 1] - prep.dy) / prep.ratio
-        out.append(np.column_stack([x0 + u * ((x1 - x0) / w), y0 + v * ((y1 - y0) / h)]))
-    return as_ink(out, "InkSight output")
+    place = CanvasPlacement(prep.ratio, prep.dx, prep.dy, (w, h), (int(w * prep.ratio), int(h * prep.ratio)))
+    strokes = [np.asarray(s, np.float64).reshape(-1, 2) for s in strokes224]
+    return as_ink(canvas_to_box(strokes, place, box), "InkSight output")
 
 
 # ----------------------------------------------------------------------------------------- the model
