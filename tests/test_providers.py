@@ -182,7 +182,7 @@ def cli(tmp_path, monkeypatch):
     reg = tmp_path / "mine.yaml"
     monkeypatch.setenv("INKGROUND_SYSTEMS", str(reg))
     servers = {}
-    with FakeServer(enforce=provider_behaviour("anthropic"), models=["claude-opus-4-8", "claude-sonnet-4-5"]) as a, \
+    with FakeServer(enforce=provider_behaviour("anthropic"), models=["claude-opus-4-8", "claude-sonnet-4-6"]) as a, \
             FakeServer(enforce=provider_behaviour("molmo"), models=["allenai/Molmo-7B-D-0924"]) as m, \
             FakeServer(enforce=provider_behaviour("google-gemini"), models=["gemini-3.1-pro-preview"]) as g, \
             FakeServer(enforce=provider_behaviour("moonshot"), models=["kimi-k3"]) as k:
@@ -210,7 +210,7 @@ def row(out, system):
 
 def test_a_users_claude_entry_with_a_temperature_is_refused_offline(cli, capsys):
     reg, srv, tmp = cli
-    reg.write_text("my-claude: {adapter: anthropic, model: claude-sonnet-4-5, api_key_env: ANTHROPIC_API_KEY, "
+    reg.write_text("my-claude: {adapter: anthropic, model: claude-sonnet-4-6, api_key_env: ANTHROPIC_API_KEY, "
                    "base_url_env: ANTHROPIC_BASE_URL, temperature: 0}\n"
                    "my-claude-topk: {extends: claude-opus-4.8, top_k: 5}\n")
     code, out, err = run_cli(capsys, "check", "--systems", "my-claude", "my-claude-topk", "--live")
@@ -223,7 +223,7 @@ def test_a_users_claude_entry_with_a_temperature_is_refused_offline(cli, capsys)
                              str(tmp / "run"), "--dry-run")
     assert code == 2 and "refuses temperature" in err and srv["anthropic"].hits() == 0
     # what the message advises works: the field removed, or the previous API version for an older model
-    reg.write_text("my-claude: {adapter: anthropic, model: claude-sonnet-4-5, api_key_env: ANTHROPIC_API_KEY, "
+    reg.write_text("my-claude: {adapter: anthropic, model: claude-sonnet-4-6, api_key_env: ANTHROPIC_API_KEY, "
                    "base_url_env: ANTHROPIC_BASE_URL, temperature: 0, api_version: 2023-06-01}\n")
     code, out, _ = run_cli(capsys, "check", "--systems", "my-claude", "--live")
     assert code == 0, out
