@@ -19,6 +19,13 @@ order. Actions (build them with the helpers below):
 * ``truncated(text)`` - finish_reason "length" / stop_reason "max_tokens"
 * ``refusal(text)`` - OpenAI ``message.refusal`` / Anthropic stop_reason "refusal"
 * ``drop()`` - close the connection without an answer (a connection error)
+* ``quota_error(provider)`` - the 429 a provider documents for a spent quota (``anthropic``: spend cap,
+  no retry-after; ``google-gemini``: RESOURCE_EXHAUSTED naming a per-day quota; ``moonshot``:
+  exceeded_current_quota_error; ``long``: a plain 429 whose retry-after is a day)
+
+``FakeServer(enforce=provider_behaviour(name))`` makes the server answer as that provider documents before any
+scripted action: 400 on a sampling field the provider refuses, 400 (Anthropic) or 413 on an oversized image or
+request, 400 on a system message where the chat template refuses one (Molmo on vLLM).
 
 ``GET /v1/models`` lists ``models`` (both protocols' list shapes at once); scripted ``http_error`` and ``slow``
 actions apply to it too (match "GET" to aim at it).
@@ -49,9 +56,72 @@ def no_content(null: bool = True) -> dict:
 
 
 def http_error(code: int, retry_after: Optional[float] = None, echo_auth: bool = False,
-               message: str = "scripted error", headers: Optional[dict] = None) -> dict:
+               message: str = "scripted error", headers: Optional[dict] = None, payload=None) -> dict:
+    """An HTTP error; ``payload`` (JSON) replaces the default error body of either protocol."""
     return {"kind": "error", "code": int(code), "retry_after": retry_after, "echo_auth": echo_auth,
-            "message": message, "headers": dict(headers or {})}
+            "message": message, "headers": dict(headers or {}), "payload": payload}
+
+
+def quota_error(provider: str) -> dict:
+    """A spent quota's answer, as each provider documents or reports it (see providers.yaml for the sources)."""
+    if provider == "anthropic":  # platform.claude.com/docs/api/rate-limits: spend cap reached, no retry-after
+        return http_error(429, payload={"type": "error", "error": {
+            "type": "rate_limit_error",
+            "message": "You have reached your API usage limits: your organization has crossed its monthly API "
+                       "usage threshold, set based on your organization's API tier. You will regain access on "
+                       "2027-01-01 at 00:00 UTC.",
+            "details": {"error_code": "enforced_spend_limit_reached"}}})
+    if provider == "google-gemini":  # the daily quota: RESOURCE_EXHAUSTED naming a per-day quota id
+        return http_error(429, payload=[{"error": {
+            "code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                {"quotaMetric": "generativelanguage.googleapis.com/generate_requests_per_model_per_day",
+                 "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}])
+    if provider == "moonshot":
+        return http_error(429, payload={"error": {
+            "message": "You exceeded your current quota, please check your plan and billing details",
+            "type": "exceeded_current_quota_error"}})
+    if provider == "long":
+        return http_error(429, retry_after=86400, message="rate limit: try again tomorrow")
+    raise ValueError(f"no quota answer for {provider!r}")
+
+
+def provider_behaviour(provider: str) -> dict:
+    """What the server enforces to answer as ``provider`` documents (sources in providers.yaml):
+
+    * ``anthropic``: with ``anthropic-version: 2026-10-21``, 400 on temperature / top_p / top_k (even at their
+      default values); 400 "image exceeds 5 MB maximum" on an image over 5,242,880 bytes of base64; 413
+      request_too_large over 32 MB; 400 on an image side over 8000 px is not checked (no decoding here)
+    * ``molmo``: 400 "Conversation roles must alternate ..." when a system message is sent (vLLM + Molmo)
+    * ``moonshot``: 400 "invalid temperature: only 1 is allowed for this model" (Kimi K3)
+    * ``google-gemini``: 413 over 20 MB
+    """
+    if provider == "anthropic":
+        return {"refuse": {"temperature", "top_p", "top_k"}, "refuse_when": ("anthropic-version", "2026-10-21"),
+                "max_image_b64": 5242880, "max_body": 33554432}
+    if provider == "molmo":
+        return {"no_system_role": True}
+    if provider == "moonshot":
+        return {"only": {"temperature": (1, 1.0)}}
+    if provider == "google-gemini":
+        return {"max_body": 20000000}
+    raise ValueError(f"no behaviour for {provider!r}")
+
+
+def request_images(body: dict) -> list[str]:
+    """The base64 text of every image of a request body, either protocol."""
+    out = []
+    for m in body.get("messages", []):
+        c = m.get("content")
+        for p in c if isinstance(c, list) else []:
+            if not isinstance(p, dict):
+                continue
+            if p.get("type") == "image_url":
+                out.append(p["image_url"]["url"].split(",", 1)[1])
+            elif p.get("type") == "image":
+                out.append(p["source"]["data"])
+    return out
 
 
 def slow(seconds: float, text: Optional[str] = None) -> dict:
@@ -117,8 +187,9 @@ class FakeServer:
     """See module doc. Use as a context manager, or call start() / stop()."""
 
     def __init__(self, delay: float = 0.0, responder: Callable[[dict], str] = default_answer,
-                 models: Optional[list] = None):
+                 models: Optional[list] = None, enforce: Optional[dict] = None):
         self.delay = float(delay)
+        self.enforce = dict(enforce or {})  # provider_behaviour(...): answered before any scripted action
         self.models = list(models) if models is not None else ["fake-vl", "fake-claude"]  # GET .../models
         self.responder = responder
         self.requests: list[Received] = []
@@ -268,8 +339,41 @@ class _Handler(BaseHTTPRequestHandler):
             with srv._lock:
                 srv.in_flight -= 1
 
+    def _enforced(self, srv: FakeServer, proto: str, headers: dict, body: dict, raw: str) -> Optional[dict]:
+        """The error a provider answers to this request by its documented rules (``srv.enforce``), or None."""
+        rules = srv.enforce
+        if not rules:
+            return None
+        bad = "invalid_request_error"
+        if rules.get("max_body") and len(raw.encode()) > rules["max_body"]:
+            return http_error(413, message=f"Request body is too large. Maximum size is {rules['max_body']} bytes.",
+                              payload={"type": "error", "error": {"type": "request_too_large", "message":
+                                       f"Request exceeds the maximum size of {rules['max_body']} bytes"}}
+                              if proto == "anthropic" else None)
+        when = rules.get("refuse_when")
+        if rules.get("refuse") and (when is None or headers.get(when[0]) == when[1]):
+            sent = sorted(set(rules["refuse"]) & set(body))
+            if sent:
+                return http_error(400, message=f"{sent[0]}: Extra inputs are not permitted",
+                                  payload={"type": "error", "error": {"type": bad, "message":
+                                           f"{sent[0]}: Extra inputs are not permitted"}}
+                                  if proto == "anthropic" else None)
+        for field, allowed in (rules.get("only") or {}).items():
+            if field in body and body[field] not in allowed:
+                return http_error(400, message=f"invalid {field}: only {allowed[0]} is allowed for this model")
+        limit = rules.get("max_image_b64")
+        if limit:
+            for i, b in enumerate(request_images(body)):
+                if len(b) > limit:
+                    msg = f"messages.0.content.{i}.image.source.base64: image exceeds 5 MB maximum: {len(b)} bytes > {limit} bytes"
+                    return http_error(400, message=msg, payload={"type": "error", "error": {"type": bad, "message": msg}}
+                                      if proto == "anthropic" else None)
+        if rules.get("no_system_role") and any(m.get("role") == "system" for m in body.get("messages", [])):
+            return http_error(400, message="Conversation roles must alternate user/assistant/user/assistant/...")
+        return None
+
     def _answer(self, srv: FakeServer, proto: str, headers: dict, body: dict, raw: str) -> None:
-        act = srv._next_action(raw)
+        act = self._enforced(srv, proto, headers, body, raw) or srv._next_action(raw)
         kind = act["kind"]
         if kind == "drop":
             self.close_connection = True
@@ -285,7 +389,9 @@ class _Handler(BaseHTTPRequestHandler):
             extra = dict(act.get("headers") or {})
             if act.get("retry_after") is not None:
                 extra["retry-after"] = str(act["retry_after"])
-            if proto == "openai":
+            if act.get("payload") is not None:
+                payload = act["payload"]
+            elif proto == "openai":
                 payload = {"error": {"message": msg, "type": "scripted", "code": act["code"]}}
             else:
                 etype = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}.get(

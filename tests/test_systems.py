@@ -76,7 +76,7 @@ REG = {
     "oa": {"adapter": "openai", "model": "fake-vl", "api_key_env": "T_KEY", "base_url_env": "T_OPENAI_URL",
            "timeout": 0.5, "max_tokens": 4096},
     "an": {"adapter": "anthropic", "model": "fake-claude", "api_key_env": "T_KEY",
-           "base_url_env": "T_ANTHROPIC_URL", "timeout": 0.5, "max_tokens": 4096, "temperature": 0},
+           "base_url_env": "T_ANTHROPIC_URL", "timeout": 0.5, "max_tokens": 4096},
 }
 
 
@@ -126,7 +126,10 @@ def test_anthropic_request_shape(env):
     r = env.requests[-1]
     assert r.path == "/v1/messages"
     body = r.body
-    assert body["temperature"] == 0 and body["max_tokens"] == 4096 and body["system"] == "You trace handwriting."
+    # the default for an Anthropic entry is "not sent": no sampling field at all (providers.yaml, anthropic)
+    assert not {"temperature", "top_p", "top_k"} & set(body)
+    assert body["max_tokens"] == 4096 and body["system"] == "You trace handwriting."
+    assert r.headers["anthropic-version"] == "2026-10-21"  # the pinned SDK's API version
     blocks = body["messages"][0]["content"]
     imgs = [b for b in blocks if b["type"] == "image"]
     assert len(imgs) == 2 and imgs[1]["source"]["media_type"] == "image/png"
@@ -135,9 +138,23 @@ def test_anthropic_request_shape(env):
 
 
 def test_temperature_null_is_not_sent(env):
-    sysm, _ = system("an", temperature=None)
+    sysm, _ = system("oa", temperature=None)
     assert sysm.predict(make_item()).status == "ok"
     assert "temperature" not in env.requests[-1].body
+
+
+def test_an_anthropic_temperature_is_refused_before_any_request(env):
+    for field in ("temperature", "top_p", "top_k"):
+        with pytest.raises(SystemConfigError, match=f"refuses {field}.*anthropic-2026-10-21-no-sampling"):
+            system("an", **{field: 0.5 if field != "top_k" else 5})
+    assert env.hits() == 0
+    # an older model on the previous API version takes it, in the body, with that version's header
+    sysm, _ = system("an", api_version="2023-06-01", temperature=0)
+    assert sysm.predict(make_item()).status == "ok"
+    r = env.requests[-1]
+    assert r.body["temperature"] == 0 and r.headers["anthropic-version"] == "2023-06-01"
+    with pytest.raises(SystemConfigError, match="api_version"):
+        system("an", api_version="2099-01-01")
 
 
 @pytest.mark.parametrize("name,reason", [("oa", "length"), ("an", "max_tokens")])

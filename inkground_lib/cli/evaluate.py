@@ -118,5 +118,6 @@ def add_check_parser(sub) -> None:
     c.add_argument("--systems", nargs="+", help="system names (default: every registered system)")
     c.add_argument("--live", action="store_true", help="send one small real request per API system and parse it")
     c.add_argument("--timeout", type=float, default=CHECK_TIMEOUT,
-                   help=f"seconds per endpoint call (default {CHECK_TIMEOUT:g})")
+                   help=f"seconds for the endpoint's model list (default {CHECK_TIMEOUT:g}); the --live request "
+                        f"is allowed each system's own registry timeout, as in predict")
     c.set_defaults(func=_check)

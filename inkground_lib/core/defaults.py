@@ -41,7 +41,8 @@ GRID = 50
 """The prompt's numbered grid: G x G cells over the page photo."""
 
 CHECK_TIMEOUT = 15.0
-"""Seconds allowed for the model list and for the live request of one system (``inkground check``)."""
+"""Seconds allowed for the model list of one system (``inkground check``); its live request gets the system's
+own registry timeout, as in ``predict``."""
 
 SPACING = 0.05
 """Arc-length resampling step of both inks before DTW and Chamfer, in reference word heights."""

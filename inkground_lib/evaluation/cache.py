@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from inkground_lib.core.files import JSONLError, append_jsonl, read_jsonl
+from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl, read_jsonl
 from inkground_lib.core.ink import ink_to_lists
 from inkground_lib.core.run_files import predictions_jsonl
 from inkground_lib.evaluation.systems.base import (
@@ -173,8 +173,20 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
         "error": scrub(out.error) if out.error else None,
         "attempts": int(out.attempts), "latency_s": round(float(out.latency), 4),
         "timestamp": _now(), "prompt_version": _prompt_version(item, out, prompt_version),
+        "images_sent": [_image_record(r) for r in (out.images_sent or [])],
         "library_version": __version__,
     }
+
+
+_IMAGE_KEYS = ("format", "bytes", "b64_bytes", "scale", "size", "quality")
+
+
+def _image_record(rec) -> dict:
+    """What was sent of one image (format, bytes, scale, size, quality): only these keys, numbers and a label."""
+    rec = rec if isinstance(rec, dict) else {}
+    out = {k: rec.get(k) for k in _IMAGE_KEYS}
+    out["format"] = str(out["format"])[:8] if out["format"] is not None else None
+    return out
 
 
 def ask(system: System, item: Item) -> RawOutput:
@@ -199,6 +211,35 @@ class PredictionInterrupted(KeyboardInterrupt):
         super().__init__(summary)
         self.summary = summary
         self.counts = counts
+
+
+class QuotaExhausted(PredictionInterrupted):
+    """A provider's quota is spent (its quota error, or a 429 asking for a wait longer than the retry budget,
+    or the registry's daily pace ``rpd``): the system sent nothing more, the answers are kept, and the run
+    ends as for Ctrl-C (the command exits 130); ``summary`` says what was exhausted, how many requests are
+    done and that a rerun resumes."""
+
+
+def recent_request_starts(path: str | os.PathLike, within: float = 86400.0) -> list[float]:
+    """Wall-clock start times (seconds) of the requests recorded in a cache file and its failures log in the
+    last ``within`` seconds: a record's timestamp less its latency, once per attempt (for the daily pace)."""
+    cutoff = time.time() - within
+    starts = []
+    for p in (Path(path), failures_path(path)):
+        try:
+            records = iter_jsonl(p, lambda r: isinstance(r, dict), repair=False)
+            for _, rec in records:
+                try:
+                    t = _dt.datetime.fromisoformat(str(rec["timestamp"])).timestamp()
+                    t -= float(rec.get("latency_s") or 0.0)
+                    n = max(int(rec.get("attempts") or 0), 0)
+                except (KeyError, TypeError, ValueError):
+                    continue
+                if t > cutoff:
+                    starts += [t] * n
+        except JSONLError:
+            continue  # a corrupt file is reported where the cache is loaded
+    return starts
 
 
 def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
@@ -245,6 +286,8 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
                     status="error", attempts=0, error="not sent: over the spending cap (--max-requests / --max-cost)"),
                     prompt_version)
         n_keys = len(set(keys))
+        if todo and getattr(system, "rpd", None) and callable(getattr(system, "seed_pace", None)):
+            system.seed_pace(recent_request_starts(path))  # the daily pace counts earlier runs' requests too
         bar = tqdm(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
                    disable=not progress)
         fail_path = failures_path(path)
@@ -267,6 +310,17 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
                 for fut in done:
                     k, it = pending.pop(fut)
                     write(k, it, fut.result())
+                if getattr(system, "exhausted", None):  # a quota is spent: stop sending at once
+                    stop = _stop(system, pending, write, grace, counts)
+                    done_keys = sum(1 for k in set(keys) if k in results
+                                    and results[k]["status"] in MODEL_OUTPUT_STATUSES)
+                    raise QuotaExhausted(
+                        f"{system.name}: stopped sending: {system.exhausted}. {done_keys} of {n_keys} requests are "
+                        f"answered and cached ({_by_status(counts)} this run; {stop[2]} not sent, {stop[1]} in "
+                        f"flight logged as interrupted); rerun when the quota is back to resume (nothing is "
+                        f"asked twice)", dict(counts))
+        except QuotaExhausted:
+            raise
         except KeyboardInterrupt:
             summary = _interrupt(system, pending, write, grace, counts)
             raise PredictionInterrupted(summary, dict(counts)) from None
@@ -290,9 +344,23 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
     return out
 
 
+def _by_status(counts: dict) -> str:
+    return ", ".join(f"{st} {n}" for st, n in sorted(counts.items())) or "nothing"
+
+
 def _interrupt(system: System, pending: dict, write, grace: float, counts: dict) -> str:
     """Ctrl-C in :func:`run_predictions`: stop the system, keep what arrives within ``grace`` seconds, log
     the rest of the requests in flight as interrupted; return the summary line."""
+    in_grace, n_flight, not_sent = _stop(system, pending, write, grace, counts)
+    return (f"{system.name}: interrupted; this run: {_by_status(counts)} ({in_grace} answered during the "
+            f"{grace:g} s grace, {n_flight} in flight logged as interrupted, {not_sent} not sent); answers are "
+            f"kept, rerun to resume")
+
+
+def _stop(system: System, pending: dict, write, grace: float, counts: dict) -> tuple[int, int, int]:
+    """Stop the system (no new request or retry), keep what arrives within ``grace`` seconds, log the rest
+    of the requests in flight as interrupted; return (answered during the grace, logged as interrupted, not
+    sent)."""
     getattr(system, "interrupt", lambda: None)()
     not_sent = sum(1 for f in list(pending) if f.cancel())
     for f in [f for f in pending if f.cancelled()]:
@@ -309,11 +377,8 @@ def _interrupt(system: System, pending: dict, write, grace: float, counts: dict)
     for fut in list(pending):
         k, it = pending[fut]
         write(k, it, RawOutput(status="interrupted", attempts=0,
-                               error=f"interrupted: no answer within {grace:g} s of Ctrl-C"))
-    by_status = ", ".join(f"{st} {n}" for st, n in sorted(counts.items()))
-    return (f"{system.name}: interrupted; this run: {by_status or 'nothing'} ({in_grace} answered during the "
-            f"{grace:g} s grace, {n_flight} in flight logged as interrupted, {not_sent} not sent); answers are "
-            f"kept, rerun to resume")
+                               error=f"interrupted: no answer within {grace:g} s of the stop"))
+    return in_grace, n_flight, not_sent
 
 
 def stable_view(records: Iterable[dict]) -> list[dict]:

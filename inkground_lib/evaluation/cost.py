@@ -17,9 +17,13 @@ by the name a registry entry gives in ``image_token_formula``:
                     (65,536 to 16,777,216 pixels)
 ``molmo``           Molmo-7B-D-0924's processor: a 12x12 global view plus up to 12 overlapping 336-pixel
                     crops pooled 2x2, with their column / start / end tokens
-``moonshot``        Kimi (Moonshot): no formula is published; a stated fallback of one token per
-                    14x14-pixel tile (see :func:`moonshot_tokens`)
+``moonshot``        Kimi (Moonshot): a stated fallback of one token per 14x14-pixel tile
+                    (:func:`moonshot_tokens`; a third-party rule for Kimi K2.5)
+``moonshot-flat``   Kimi (Moonshot): a flat 1,024 tokens per image, as Moonshot's help centre bills its vision
+                    models (:func:`moonshot_flat_tokens`; not stated for Kimi K3)
 ==================  ==========================================================================================
+
+:data:`FORMULA_BASIS` says for each what it rests on (shown by ``inkground predict --dry-run``).
 """
 
 from __future__ import annotations
@@ -287,6 +291,24 @@ def moonshot_tokens(width: int, height: int, tile: int = 14) -> int:
     return math.ceil(width / tile) * math.ceil(height / tile)
 
 
+MOONSHOT_FLAT_TOKENS = 1024
+
+
+def moonshot_flat_tokens(width: int, height: int) -> int:
+    """Kimi's image tokens as Moonshot's help centre states them for its vision models: a flat 1,024 per image.
+
+    Source: https://www.kimi.com/help/kimi-api/api-model-selection (checked 2026-12-01): "Vision models
+    support image input [...] Each image is billed at a flat rate of 1,024 tokens, regardless of dimensions
+    or resolution". Not stated for Kimi K3, and Moonshot's vision guide says instead "Images and videos use
+    dynamic token calculation" (platform.moonshot.ai/docs/guide/use-kimi-vision-model): an estimate either way.
+
+    >>> moonshot_flat_tokens(14, 14), moonshot_flat_tokens(4000, 3000)
+    (1024, 1024)
+    """
+    _check_size(width, height)
+    return MOONSHOT_FLAT_TOKENS
+
+
 # ------------------------------------------------------------------------------------------------- lookup
 
 FORMULAS: dict[str, Callable[[int, int], int]] = {
@@ -299,8 +321,24 @@ FORMULAS: dict[str, Callable[[int, int], int]] = {
     "qwen3-vl": qwen3_vl_tokens,
     "molmo": molmo_tokens,
     "moonshot": moonshot_tokens,
+    "moonshot-flat": moonshot_flat_tokens,
 }
 """Formula name (the registry's ``image_token_formula``) -> function of (width, height) in pixels."""
+
+
+FORMULA_BASIS: dict[str, str] = {
+    "anthropic": "the provider's published rule (Claude vision page)",
+    "anthropic-1568": "the provider's published rule (Claude vision page)",
+    "gemini": "the provider's per-image budget at media resolution high, from a third-party report",
+    "gemini-low": "the provider's per-image budget, from a third-party report",
+    "gemini-medium": "the provider's per-image budget, from a third-party report",
+    "gemini-ultra-high": "the provider's per-image budget, from a third-party report",
+    "qwen3-vl": "the model's processor code (Qwen3-VL smart resize)",
+    "molmo": "the model's processor code (Molmo-7B-D image preprocessing)",
+    "moonshot": "a stated fallback (14 x 14 tiles, a third-party rule for Kimi K2.5): Moonshot publishes none",
+    "moonshot-flat": "Moonshot's help centre (1,024 per image for its vision models; not stated for K3)",
+}
+"""Formula name -> what its numbers rest on: every image-token count is an estimate; this says how good a one."""
 
 
 def image_tokens(formula: str, width: int, height: int) -> int:

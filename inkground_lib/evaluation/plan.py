@@ -2,9 +2,10 @@
 the spending cap that stops a run before it exceeds ``--max-requests`` / ``--max-cost``.
 
 Estimates, never measurements: input tokens use each provider's documented image-token formula
-(:mod:`inkground_lib.evaluation.cost`, cited there) plus a text estimate; output tokens are bounded by
-``max_tokens`` per request (reasoning included, as providers bill it); cost uses the registry's prices
-(USD per million tokens) and is "-" where the registry has none.
+(:mod:`inkground_lib.evaluation.cost`, cited there) over the images as they are sent (fitted to the provider's
+limits) plus a text estimate; output tokens are bounded by ``max_tokens`` per request (reasoning included, as
+providers bill it); cost uses the registry's prices (USD per million tokens) and is "-" where the registry has
+none. :meth:`RunPlan.lines` says which inputs are exact and which are estimates, and on what each rests.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class RequestEstimate:
     sizes: list
     input_tokens: Optional[int]
     worst_cost: Optional[float]
+    reencoded: int = 0
 
 
 @dataclass
@@ -47,6 +49,8 @@ class RunPlan:
     formula: Optional[str]
     estimates: dict = field(default_factory=dict)
     order: list = field(default_factory=list)  # the keys to send, in the order a run sends them
+    price_basis: Optional[str] = None  # what the registry's prices rest on (its price_basis field)
+    reencoded: int = 0  # images re-encoded or downscaled to fit the provider's limits
 
     def lines(self) -> list[str]:
         """The plan as printable lines."""
@@ -56,12 +60,21 @@ class RunPlan:
         out = "-" if self.output_bound is None else f"{self.output_bound:,}"
         cost = "-" if self.cost is None else f"${self.cost:,.2f}"
         pin, pout = ("-" if p is None else f"${p:g}" for p in self.prices)
+        from inkground_lib.evaluation.cost import FORMULA_BASIS
+
+        basis = FORMULA_BASIS.get(self.formula or "", "no formula: no estimate")
+        prices = ("no prices in the registry" if self.prices[0] is None else
+                  f"from the registry, {self.price_basis or 'source not stated in the entry'}")
+        refit = f", {self.reencoded} re-encoded to fit the provider's limits" if self.reencoded else ""
         return [f"{self.system}: {self.items} words, {self.requests} distinct requests, {self.cached} cached, "
                 f"{self.to_send} to send (nothing was sent: dry run)",
                 f"  images per request: {imgs}; estimated input tokens: {tok} "
                 f"(image formula: {self.formula or 'none in the registry'}, text ~4 characters per token)",
                 f"  output tokens at most: {out} (max_tokens x requests, reasoning included)",
-                f"  worst-case cost: {cost} (prices per million tokens: input {pin}, output {pout})"]
+                f"  worst-case cost: {cost} (prices per million tokens: input {pin}, output {pout})",
+                f"  exact: the requests to send (after the cache), their images and sizes as sent{refit}, "
+                f"max_tokens; estimated: image tokens ({basis}), text tokens (~4 characters a token; tokenizers "
+                f"differ), prices ({prices}); the bill is the usage each answer reports"]
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -76,7 +89,9 @@ def estimate_request(system: System, item: Item) -> RequestEstimate:
     from inkground_lib.evaluation.cost import image_tokens, text_tokens
 
     req = item.request_for(getattr(system, "variant", "two-image"), system.name)
-    sizes = [_png_size(v) for k, v in req.parts if k == "image"]
+    fitted = system.sent_images(req) if hasattr(system, "sent_images") else None
+    sizes = ([tuple(im.size) for im in fitted] if fitted is not None
+             else [_png_size(v) for k, v in req.parts if k == "image"])
     text = (req.system or "") + "".join(str(v) for k, v in req.parts if k == "text")
     formula = getattr(system, "image_token_formula", None)
     tokens = None
@@ -86,7 +101,7 @@ def estimate_request(system: System, item: Item) -> RequestEstimate:
     cost = None
     if tokens is not None and pin is not None and pout is not None:
         cost = (tokens * float(pin) + int(getattr(system, "max_tokens", 0)) * float(pout)) / 1e6
-    return RequestEstimate(len(sizes), sizes, tokens, cost)
+    return RequestEstimate(len(sizes), sizes, tokens, cost, sum(1 for im in fitted or [] if im.changed))
 
 
 def plan_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
@@ -115,7 +130,9 @@ def plan_predictions(system: System, items: Sequence[Item], cache_path: str | os
                    (min(n_img), max(n_img)), tokens if is_api else 0,
                    int(getattr(system, "max_tokens", 0)) * len(todo) if is_api else 0,
                    cost if is_api else 0.0, tuple(getattr(system, "prices", (None, None))),
-                   getattr(system, "image_token_formula", None), est, list(todo))
+                   getattr(system, "image_token_formula", None), est, list(todo),
+                   price_basis=getattr(system, "cfg", {}).get("price_basis"),
+                   reencoded=sum(e.reencoded for e in est.values()))
 
 
 class SpendingCapError(ValueError):

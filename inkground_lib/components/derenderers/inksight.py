@@ -303,7 +303,7 @@ def inksight_to_page(strokes224: Sequence[np.ndarray], prep: InkSightInput, crop
 INKSIGHT_HELP = ("InkSight needs its own environment and the SavedModel: `make inksight-e2e` builds "
                  ".venv-inksight (requirements-inksight.txt: TensorFlow 2.17.0, tensorflow-text 2.17.0); set "
                  "INKSIGHT_PYTHON=.venv-inksight/bin/python and INKSIGHT_MODEL_DIR to the folder of "
-                 "https://huggingface.co/Derendering/InkSight-Small-p (e.g. `huggingface-cli download "
+                 "https://huggingface.co/Derendering/InkSight-Small-p (e.g. `hf download "
                  "Derendering/InkSight-Small-p --local-dir <dir>`).")
 
 

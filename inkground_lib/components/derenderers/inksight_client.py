@@ -39,7 +39,7 @@ ENV_MODEL_DIR = "INKSIGHT_MODEL_DIR"
 SETUP_HELP = ("InkSight runs in its own environment: `make inksight-e2e` builds .venv-inksight from "
               "requirements-inksight.txt (TensorFlow 2.17.0, tensorflow-text); then set "
               "INKSIGHT_PYTHON=.venv-inksight/bin/python and INKSIGHT_MODEL_DIR=<the InkSight-Small-p "
-              "SavedModel folder, e.g. `huggingface-cli download Derendering/InkSight-Small-p --local-dir DIR`>")
+              "SavedModel folder, e.g. `hf download Derendering/InkSight-Small-p --local-dir DIR`>")
 
 
 class InkSightWorkerError(DerenderError):

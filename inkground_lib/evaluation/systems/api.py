@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import time
@@ -15,6 +14,13 @@ from inkground_lib.evaluation.systems.base import (
     Item,
     RawOutput,
     SystemConfigError,
+)
+from inkground_lib.evaluation.systems.providers import (
+    api_version_of,
+    provider_of,
+    quota_marker,
+    rule_problems,
+    sampling_for,
 )
 from inkground_lib.evaluation.systems.retry import (
     RateLimiter,
@@ -42,12 +48,6 @@ def _env(var: Optional[str], what: str, system: str, required: bool = True, defa
     return None
 
 
-def _png_b64(data: bytes) -> str:
-    if not isinstance(data, (bytes, bytearray)):
-        raise SystemConfigError(f"an image part must be PNG bytes, got {type(data).__name__}")
-    return base64.b64encode(bytes(data)).decode("ascii")
-
-
 class ApiSystem(BaseSystem):
     """Common part of the OpenAI-compatible and Anthropic adapters: config, secrets, retries."""
 
@@ -61,7 +61,16 @@ class ApiSystem(BaseSystem):
         super().__init__(name, cfg)
         if not self.model:
             raise SystemConfigError(f"system {name}: field model: missing")
-        self.temperature = cfg.get("temperature", 0) if "temperature" in cfg else 0
+        # what the provider accepts (providers.yaml): a setting it rejects is refused here, before any request
+        self.provider = provider_of(cfg, f"system {name}")
+        self.api_version = api_version_of(cfg, self.provider, f"system {name}")
+        problems = rule_problems(cfg, f"system {name}")
+        if problems:
+            raise SystemConfigError("; ".join(problems))
+        self.sampling_sent = sampling_for(cfg, self.provider)
+        self.temperature = self.sampling_sent.get("temperature")
+        self.system_message = cfg.get("system_message", True) is not False
+        self.image_limits = self.provider.images
         self.max_tokens = int(cfg.get("max_tokens") or 16384)
         self.timeout = float(cfg.get("timeout") or 600.0)
         self.variant = cfg.get("variant") or "two-image"
@@ -70,7 +79,9 @@ class ApiSystem(BaseSystem):
         self.base_url_env = cfg.get("base_url_env", self.base_env_default)
         self.key_optional = bool(cfg.get("key_optional", False))
         self.rpm = cfg.get("rpm")
-        self.limiter = RateLimiter(self.rpm)
+        self.rpd = cfg.get("rpd")
+        self.limiter = RateLimiter(self.rpm, self.rpd)
+        self.exhausted: Optional[str] = None  # set when a quota is spent: the run stops sending (cache.run_predictions)
         self.prices = (cfg.get("price_input_per_mtok"), cfg.get("price_output_per_mtok"))
         self.sampling = cfg.get("sampling")
         self.image_token_formula = cfg.get("image_token_formula")
@@ -87,14 +98,21 @@ class ApiSystem(BaseSystem):
         self._client = client if client is not None else self._make_client(api_key, base_url)
 
     def answer_params(self) -> dict:
-        return {"adapter": self.adapter, "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "variant": self.variant, "extra_body": self.extra_body}
+        """Settings that change the answer (hashed into the request key). top_p, top_k and the message shape
+        appear only when set, so the keys of requests made before they existed stay the same."""
+        p = {"adapter": self.adapter, "temperature": self.temperature, "max_tokens": self.max_tokens,
+             "variant": self.variant, "extra_body": self.extra_body}
+        p.update({k: v for k, v in self.sampling_sent.items() if k != "temperature"})
+        if not self.system_message:
+            p["system_message"] = False
+        return p
 
     def describe(self) -> dict:
         d = super().describe()
         d.update({"api_key_env": self.api_key_env, "base_url_env": self.base_url_env,
                   "key_optional": self.key_optional, "concurrency": self.concurrency, "rpm": self.rpm,
-                  "timeout": self.timeout, "max_attempts": self.retry.max_attempts, "sampling": self.sampling,
+                  "rpd": self.rpd, "provider": self.provider.name, "api_version": self.api_version,
+                  "sampling_sent": dict(self.sampling_sent), "timeout": self.timeout, "max_attempts": self.retry.max_attempts, "sampling": self.sampling,
                   "price_input_per_mtok": self.prices[0], "price_output_per_mtok": self.prices[1],
                   "image_token_formula": self.image_token_formula})
         return d
@@ -121,7 +139,33 @@ class ApiSystem(BaseSystem):
     def _hash(self, req) -> str:
         from inkground_lib.evaluation.prompt import request_hash
 
-        return request_hash(req, self.model, self.answer_params())
+        params = self.answer_params()
+        sent = self.sent_images(req)
+        if any(im.changed for im in sent):  # re-encoded to fit the provider's limits: another request
+            params["images_sent"] = [im.record() for im in sent]
+        return request_hash(req, self.model, params)
+
+    def sent_images(self, req) -> list:
+        """Each image of ``req`` as it is sent: fitted to the provider's limits
+        (:func:`inkground_lib.evaluation.image_fit.fit_request_images`; the PNG as built when it fits)."""
+        from inkground_lib.evaluation.image_fit import ImageFitError, fit_request_images
+
+        parts = self._parts(req)
+        text = len((req.system or "").encode()) + sum(len(str(v).encode()) for k, v in parts if k == "text")
+        try:
+            return fit_request_images([v for k, v in parts if k == "image"], self.image_limits, text)
+        except ImageFitError as e:
+            raise SystemConfigError(f"system {self.name}: provider {self.provider.name}: {e}") from None
+
+    def _turns(self, req, content: list) -> tuple[Optional[str], list]:
+        """(system prompt to send apart, or None; the user turn's content): a model whose chat template refuses
+        a system message (``system_message: false``) gets the instructions as the first text of its user turn."""
+        if req.system and not self.system_message:
+            return None, [self._text_block(req.system)] + content
+        return (req.system or None), content
+
+    def _text_block(self, text: str) -> dict:
+        return {"type": "text", "text": str(text)}
 
     def _request(self, item: Item):
         return item.request_for(self.variant, self.name)
@@ -132,7 +176,23 @@ class ApiSystem(BaseSystem):
             if not (isinstance(p, (tuple, list)) and len(p) == 2 and p[0] in ("text", "image")):
                 raise SystemConfigError(f"system {self.name}: request part {i} must be ('text', str) or "
                                         f"('image', png_bytes)")
+            if p[0] == "image" and not isinstance(p[1], (bytes, bytearray)):
+                raise SystemConfigError(f"an image part must be PNG bytes, got {type(p[1]).__name__}")
         return parts
+
+    def _content(self, req, image_block) -> tuple[list, list]:
+        """(content blocks of the user turn, the records of the images sent): text parts as text blocks,
+        images fitted to the provider's limits through ``image_block(SentImage)``."""
+        sent = iter(self.sent_images(req))
+        content, records = [], []
+        for kind, value in self._parts(req):
+            if kind == "text":
+                content.append(self._text_block(value))
+            else:
+                im = next(sent)
+                content.append(image_block(im))
+                records.append(im.record())
+        return content, records
 
     # --- subclass hooks
     def _make_client(self, api_key: str, base_url: Optional[str]):  # pragma: no cover - abstract
@@ -160,7 +220,10 @@ class ApiSystem(BaseSystem):
             if self.stopping.is_set():  # Ctrl-C: no new request, no retry
                 return RawOutput(status="interrupted", error=last_error or "interrupted before it was sent",
                                  attempts=attempt, latency=time.monotonic() - t0)
-            if not self.limiter.wait(self.stopping):  # requests per minute (rpm); Ctrl-C ends the wait
+            ok, full = self.limiter.acquire(self.stopping, self.retry.max_retry_after)  # rpm / rpd; Ctrl-C ends it
+            if full:
+                return self._exhaust(full, attempt, last_error, t0)
+            if not ok:
                 continue
             attempt += 1
             t0 = time.monotonic()
@@ -180,6 +243,9 @@ class ApiSystem(BaseSystem):
                 headers = getattr(getattr(e, "response", None), "headers", None)
                 retryable = should_retry(code, headers)
                 retry_after = retry_after_seconds(headers)
+                spent = self._quota(e, code, retry_after)
+                if spent:
+                    return self._exhaust(spent, attempt, last_error, t0)
             except timeout_err as e:
                 last_error = f"{type(e).__name__}: request timed out after {self.timeout:g} s"
                 retryable = True
@@ -200,6 +266,35 @@ class ApiSystem(BaseSystem):
                 self.retry.sleep(delay)
         return RawOutput(text=None, status="error", error=last_error, attempts=attempt,
                          latency=time.monotonic() - t0)
+
+    def _quota(self, e, code, retry_after) -> Optional[str]:
+        """What is exhausted when an HTTP error means a spent quota, not a short rate limit: one of the
+        provider's quota errors (providers.yaml ``quota_errors``) in the answer, or a 429 whose retry-after is
+        longer than the retry budget (``RetryPolicy.max_retry_after``). None otherwise."""
+        body = getattr(e, "body", None)
+        try:
+            text = f"{_message(e)} {json.dumps(body, default=str)}"
+        except (TypeError, ValueError):
+            text = _message(e)
+        marker = quota_marker(self.provider, text)
+        if marker:
+            return f"{self.provider.name} quota ({marker}): HTTP {code}: {self.scrub(_message(e))[:200]}"
+        if code == 429 and retry_after is not None and retry_after > self.retry.max_retry_after:
+            return (f"rate limit: HTTP 429 asks to wait {retry_after:,.0f} s, longer than the retry budget of "
+                    f"{self.retry.max_retry_after:g} s (a daily or monthly quota)")
+        return None
+
+    def _exhaust(self, what: str, attempt: int, last_error, t0: float) -> RawOutput:
+        """A quota is spent: no more requests from this system (every thread stops; the run ends cleanly)."""
+        if self.exhausted is None:
+            self.exhausted = what
+        self.stopping.set()
+        return RawOutput(status="interrupted", error=f"not answered: {what}", attempts=attempt,
+                         latency=time.monotonic() - t0)
+
+    def seed_pace(self, starts) -> None:
+        """Count requests an earlier run started (wall-clock seconds) into the daily pace (``rpd``)."""
+        self.limiter.seed(starts)
 
 
 def answer_status(status: str, text) -> str:
@@ -266,25 +361,27 @@ class OpenAISystem(ApiSystem):
         return openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError
 
     def messages(self, req) -> list[dict]:
-        content = []
-        for kind, value in self._parts(req):
-            if kind == "text":
-                content.append({"type": "text", "text": str(value)})
-            else:
-                content.append({"type": "image_url",
-                                "image_url": {"url": "data:image/png;base64," + _png_b64(value)}})
-        msgs = []
-        if req.system:
-            msgs.append({"role": "system", "content": req.system})
+        return self._messages(req)[0]
+
+    def _messages(self, req) -> tuple[list[dict], list]:
+        content, records = self._content(req, lambda im: {
+            "type": "image_url", "image_url": {"url": f"data:{im.media_type};base64," + im.b64()}})
+        system, content = self._turns(req, content)
+        msgs = [{"role": "system", "content": system}] if system else []
         msgs.append({"role": "user", "content": content})
-        return msgs
+        return msgs, records
 
     def _call(self, req) -> RawOutput:
-        kwargs = {"model": self.model, "messages": self.messages(req), self.max_tokens_param: self.max_tokens}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.extra_body:
-            kwargs["extra_body"] = self.extra_body
+        msgs, records = self._messages(req)
+        kwargs = {"model": self.model, "messages": msgs, self.max_tokens_param: self.max_tokens}
+        body = dict(self.extra_body)
+        for k, v in self.sampling_sent.items():  # only what the provider accepts (providers.yaml)
+            if k == "top_k":
+                body[k] = v  # not an OpenAI parameter: vLLM takes it in the body
+            else:
+                kwargs[k] = v
+        if body:
+            kwargs["extra_body"] = body
         resp = self._client.chat.completions.create(**kwargs, **self.auth_extra)
         if not getattr(resp, "choices", None):
             raise ValueError("malformed response: no choices")
@@ -299,7 +396,8 @@ class OpenAISystem(ApiSystem):
         else:
             status = "ok"
         return RawOutput(text=text if text is not None else "", status=status, finish_reason=finish,
-                         usage=_usage(getattr(resp, "usage", None)), served_model=getattr(resp, "model", None))
+                         usage=_usage(getattr(resp, "usage", None)), served_model=getattr(resp, "model", None),
+                         images_sent=records)
 
 
 class AnthropicSystem(ApiSystem):
@@ -311,8 +409,10 @@ class AnthropicSystem(ApiSystem):
     def _make_client(self, api_key, base_url):
         import anthropic
 
+        # the API version: the pinned SDK's unless the entry names another one the provider table lists
+        headers = {"anthropic-version": self.api_version} if self.api_version else None
         return anthropic.Anthropic(api_key=api_key, base_url=base_url or "https://api.anthropic.com",
-                                   max_retries=0, timeout=self.timeout)
+                                   max_retries=0, timeout=self.timeout, default_headers=headers)
 
     def _status_error_types(self):
         import anthropic
@@ -320,22 +420,22 @@ class AnthropicSystem(ApiSystem):
         return anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APITimeoutError
 
     def messages(self, req) -> list[dict]:
-        content = []
-        for kind, value in self._parts(req):
-            if kind == "text":
-                content.append({"type": "text", "text": str(value)})
-            else:
-                content.append({"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                            "data": _png_b64(value)}})
-        return [{"role": "user", "content": content}]
+        return self._messages(req)[0]
+
+    def _messages(self, req) -> tuple[list[dict], list, Optional[str]]:
+        content, records = self._content(req, lambda im: {
+            "type": "image", "source": {"type": "base64", "media_type": im.media_type, "data": im.b64()}})
+        system, content = self._turns(req, content)
+        return [{"role": "user", "content": content}], records, system
 
     def _call(self, req) -> RawOutput:
-        kwargs = {"model": self.model, "max_tokens": self.max_tokens, "messages": self.messages(req)}
-        if req.system:
-            kwargs["system"] = req.system
+        msgs, records, system = self._messages(req)
+        kwargs = {"model": self.model, "max_tokens": self.max_tokens, "messages": msgs}
+        if system:
+            kwargs["system"] = system
         body = dict(self.extra_body)
-        if self.temperature is not None:
-            body["temperature"] = self.temperature  # not a typed SDK argument any more: sent in the body
+        # sampling only where the provider table allows it (not typed SDK arguments any more: sent in the body)
+        body.update(self.sampling_sent)
         if body:
             kwargs["extra_body"] = body
         resp = self._client.messages.create(**kwargs)
@@ -346,4 +446,4 @@ class AnthropicSystem(ApiSystem):
         stop = getattr(resp, "stop_reason", None)
         status = {"refusal": "refusal", "max_tokens": "truncated"}.get(stop, "ok")
         return RawOutput(text=text, status=status, finish_reason=stop, usage=_usage(getattr(resp, "usage", None)),
-                         served_model=getattr(resp, "model", None))
+                         served_model=getattr(resp, "model", None), images_sent=records)

@@ -137,7 +137,8 @@ class RawOutput:
     doc); ``finish_reason`` as the API reported it; ``usage`` the token counts; ``error`` a scrubbed message
     (never a key or base URL); ``attempts`` requests made (1 = no retry; 0 = none); ``latency`` seconds of
     the last attempt; ``served_model`` the model name the server reported; ``prompt_version`` that of the
-    request sent (API systems)."""
+    request sent (API systems); ``images_sent`` what was sent of each image (format, bytes, scale, size:
+    :meth:`inkground_lib.evaluation.image_fit.SentImage.record`; API systems)."""
 
     text: Optional[str] = None
     strokes: Optional[Ink] = None
@@ -149,6 +150,7 @@ class RawOutput:
     latency: float = 0.0
     served_model: Optional[str] = None
     prompt_version: Optional[str] = None
+    images_sent: list = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in OUTPUT_STATUSES:

@@ -1,8 +1,10 @@
 """``inkground check``: is each system ready to run here, before a real run spends anything?
 
-For every system: is its registry entry valid, which environment variables it needs are unset (names only,
-never values), does its endpoint answer, is its model id served (the endpoint's model list), and - with
-``live`` - does one small real request come back as a parseable answer.
+For every system: is its registry entry valid, does the provider accept its settings (sampling, message shape:
+the rules of ``providers.yaml``, checked offline before anything is sent), which environment variables it needs
+are unset (names only, never values), does its endpoint answer, is its model id served (the endpoint's model
+list), and - with ``live`` - does one small real request come back as a parseable answer, within the system's
+own timeout (the registry's ``timeout``, as ``predict`` uses it: thinking models get minutes).
 """
 
 from __future__ import annotations
@@ -94,6 +96,18 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
         row.config, row.detail = "unknown", f"no system {name!r} in the registry"
         return row
     row.adapter = str(cfg.get("adapter"))
+    if row.adapter in ("openai", "anthropic"):  # what the provider would refuse, before anything is sent
+        from inkground_lib.evaluation.systems.providers import rule_advice, rule_problems
+
+        try:
+            problems, advice = rule_problems(cfg, f"system {name}"), rule_advice(cfg, f"system {name}")
+        except SystemConfigError as e:
+            problems, advice = [str(e)], []
+        if problems:
+            row.config, row.detail = "refused", "; ".join(problems)
+            return row
+        if advice:
+            row.detail = "warning: " + "; ".join(advice)
     row.missing_env = needed_env(cfg)
     if row.missing_env:
         row.config, row.detail = "ok", "set " + ", ".join(row.missing_env)
@@ -134,7 +148,7 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
             return row
         row.ready = True
         if live:
-            row.live, ok = live_request(system, timeout)
+            row.live, ok = live_request(system)
             row.ready = ok
             if not ok:
                 row.detail = row.live
@@ -143,17 +157,17 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
         getattr(system, "close", lambda: None)()
 
 
-def live_request(system, timeout: float) -> tuple[str, bool]:
-    """Send :func:`live_item` once (no retry) and parse the answer: (what happened, usable)."""
+def live_request(system) -> tuple[str, bool]:
+    """Send :func:`live_item` once (no retry) and parse the answer: (what happened, usable). The request is
+    allowed the system's own timeout (the registry's ``timeout``), as in ``predict``: a thinking model may take
+    minutes, and a short check timeout would call a ready system not ready."""
     from inkground_lib.evaluation.parse import parse_strokes
 
     system.retry.max_attempts = 1
-    system.timeout = timeout
-    system._client = system._client.with_options(timeout=timeout)
     item = live_item()
     out = system.predict(item)
-    if out.status == "error":
-        return f"error: {system.scrub(out.error)}", False
+    if out.status in ("error", "interrupted"):
+        return f"{out.status}: {system.scrub(out.error)}", False
     res = parse_strokes(out.text or "", page_size=item.page_size)
     ok = out.status in ("ok", "truncated") and res.usable
     return f"{out.status}, parsed {res.status}: {len(res.strokes)} strokes, {res.n_points} points", ok

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +30,10 @@ ENV_EXTRA = "INKGROUND_SYSTEMS"
 _COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
 
 
-_API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "timeout",
-        "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
-        "price_input_per_mtok", "price_output_per_mtok", "sampling", "image_token_formula"}
+_API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "top_p", "top_k",
+        "timeout", "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
+        "rpd", "price_input_per_mtok", "price_output_per_mtok", "price_basis", "sampling", "image_token_formula",
+        "provider", "system_message"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def _plain(cls):
 
 ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
-    "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API)),
+    "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API | {"api_version"})),
     "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
     "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model"})),
     "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
@@ -91,23 +93,26 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
         v = cfg.get(k)
         if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
             raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
-    for k in ("max_tokens", "concurrency", "max_attempts", "rpm"):
+    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
             raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
-    for k in ("temperature", "timeout", "backoff_base", "backoff_max", "grow", "price_input_per_mtok",
-              "price_output_per_mtok"):
+    for k in ("temperature", "top_p", "top_k", "timeout", "backoff_base", "backoff_max", "grow",
+              "price_input_per_mtok", "price_output_per_mtok"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0):
             raise SystemConfigError(f"{w}: field {k}: expected a non-negative number, got {v!r}")
     if cfg.get("variant") not in (None, "two-image", "one-image"):
         raise SystemConfigError(f"{w}: field variant: must be two-image (default) or one-image, got "
                                 f"{cfg.get('variant')!r}")
-    for k in ("sampling", "image_token_formula", "notes"):
+    if isinstance(cfg.get("api_version"), _dt.date):  # YAML reads an unquoted 2023-06-01 as a date
+        cfg = {**cfg, "api_version": cfg["api_version"].isoformat()}
+    for k in ("sampling", "image_token_formula", "notes", "provider", "api_version", "price_basis"):
         if cfg.get(k) is not None and not isinstance(cfg[k], str):
             raise SystemConfigError(f"{w}: field {k}: expected a text")
-    if cfg.get("key_optional") not in (None, True, False):
-        raise SystemConfigError(f"{w}: field key_optional: expected true or false")
+    for k in ("key_optional", "system_message"):
+        if cfg.get(k) not in (None, True, False):
+            raise SystemConfigError(f"{w}: field {k}: expected true or false")
     if cfg.get("extra_body") is not None and not isinstance(cfg["extra_body"], dict):
         raise SystemConfigError(f"{w}: field extra_body: expected a mapping")
     dbu = cfg.get("default_base_url")

@@ -6,6 +6,7 @@ import email.utils
 import random
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -60,29 +61,61 @@ def should_retry(code: int | None, headers) -> bool:
     return code in RETRY_STATUS or (code is not None and code >= 500)
 
 
+DAY_SECONDS = 86400.0
+
+
 class RateLimiter:
     """At most ``rpm`` requests started per minute: request k may start no earlier than k * 60 / rpm seconds
-    after the first (shared by every thread of one system). ``wait(stop)`` blocks until the next slot, or
-    returns False at once if ``stop`` (a threading.Event) is set meanwhile."""
+    after the first (shared by every thread of one system); and, with ``rpd``, at most ``rpd`` requests started
+    in any 24 hours (wall clock, so the starts of an earlier run can be counted in with :meth:`seed`).
+    ``wait(stop)`` blocks until the next slot, or returns False at once if ``stop`` (a threading.Event) is set
+    meanwhile; :meth:`acquire` also says when the daily limit is full for longer than a caller will wait."""
 
-    def __init__(self, rpm: int | None):
+    def __init__(self, rpm: int | None, rpd: int | None = None):
         self.interval = 60.0 / rpm if rpm else 0.0
+        self.rpd = int(rpd) if rpd else None
         self._next = 0.0
+        self._day: deque = deque()  # wall-clock start times of the last 24 hours (with rpd)
         self._lock = threading.Lock()
 
-    def wait(self, stop: threading.Event | None = None) -> bool:
-        if not self.interval:
-            return True
+    def seed(self, starts) -> None:
+        """Count in requests already started (wall-clock seconds, e.g. from a cache's records) for ``rpd``."""
+        if not self.rpd:
+            return
+        cutoff = time.time() - DAY_SECONDS
         with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        delay = start - now
+            self._day = deque(sorted([float(t) for t in starts if float(t) > cutoff] + list(self._day)))
+
+    def wait(self, stop: threading.Event | None = None) -> bool:
+        return self.acquire(stop)[0]
+
+    def acquire(self, stop: threading.Event | None = None, max_wait: float | None = None
+                ) -> tuple[bool, Optional[str]]:
+        """Take the next slot: (True, None) when taken (after waiting for it), (False, None) when ``stop`` was set
+        while waiting, (False, reason) at once when the daily limit (``rpd``) would make the wait longer than
+        ``max_wait`` seconds (the reason says until when)."""
+        if not self.interval and not self.rpd:
+            return True, None
+        with self._lock:
+            now, wall = time.monotonic(), time.time()
+            delay = max(self._next - now, 0.0)
+            if self.rpd:
+                while self._day and self._day[0] <= wall - DAY_SECONDS:
+                    self._day.popleft()
+                if len(self._day) >= self.rpd:
+                    free = self._day[-self.rpd] + DAY_SECONDS - wall  # when the window has room again
+                    if max_wait is not None and free > max_wait:
+                        at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(wall + free))
+                        return False, (f"the daily pace (registry field rpd: {self.rpd} requests in 24 hours) is "
+                                       f"reached; the next request may start at {at}")
+                    delay = max(delay, free)
+                self._day.append(wall + delay)
+            self._next = now + delay + self.interval
         if delay > 0:
             if stop is not None:
-                return not stop.wait(delay)
+                return (not stop.wait(delay)), None
             time.sleep(delay)
-        return True
+        return True, None
 
 
 def retry_after_seconds(headers) -> Optional[float]:
