@@ -137,3 +137,34 @@ def test_derenderer_orders_strokes_in_page_pixels(tmp_path, words):
     assert np.all(np.diff(t) >= 0) and t[0] == 0
     batch = der.derender_batch([(crop, box, words[5].text), (crop, box, None)])
     assert batch[0] == out and len(batch) == 2
+
+
+def test_shipped_weights_load_checked_and_trace_a_shipped_recorded_word():
+    """The shipped weights (sha256-checked) order the skeleton's strokes of a real recorded word from the
+    shipped subset (drawn as recorded pages are) so that its DTW to the writer's trajectory is at most the
+    skeleton's plus 0.02 word heights, and at most 0.2 word heights."""
+    from inkground_lib.components.derenderers.base import crop_word
+    from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
+    from inkground_lib.components.derenderers.tracer.derenderer import TracerDerenderer
+    from inkground_lib.components.derenderers.tracer.weights import SHIPPED_SHA256, SHIPPED_WEIGHTS
+    from inkground_lib.components.metrics.trajectory import dtw
+    from inkground_lib.core.layout import UNIPEN_SUBSET
+    from inkground_lib.datasets.recorded import Layout, compose_page
+    from inkground_lib.datasets.segmentation import core_height
+    from inkground_lib.datasets.synth.page_layout import clean_page
+    from inkground_lib.formats.unipen import read_unipen_json
+
+    assert SHIPPED_WEIGHTS.is_file() and SHIPPED_SHA256 == _sha(SHIPPED_WEIGHTS)
+    assert SHIPPED_WEIGHTS.stat().st_size <= 25 * 2 ** 20
+    der = TracerDerenderer()
+    assert der.weights_sha256 == SHIPPED_SHA256
+    words = [w for w in read_unipen_json(UNIPEN_SUBSET) if w.text == "ceiling"][:1]
+    assert words, "the shipped subset holds the word 'ceiling'"
+    w = words[0]
+    comp = compose_page([w], Layout().core_px / core_height(w.ink), np.random.default_rng(0))
+    page = clean_page(comp.inks, (comp.width, comp.height), comp.pen_width)
+    crop, box = crop_word(page, comp.inks[0].bbox())
+    ours = der.derender(crop, box, w.text)
+    base = SkeletonDerenderer().derender(crop, box)
+    d_ours, d_base = dtw(ours, comp.inks[0]), dtw(base, comp.inks[0])
+    assert d_ours <= min(d_base + 0.02, 0.2), (d_ours, d_base)

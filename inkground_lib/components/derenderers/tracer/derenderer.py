@@ -25,7 +25,7 @@ class TracerDerenderer:
     """
 
     name = "tracer"
-    parallel = False  # holds a torch network: the page stage runs it here, in one process
+    parallel = True  # picklable (the network is reloaded, sha256-checked, in each worker): page-parallel
 
     def __init__(self, weights: str | os.PathLike | None = None, sha256: Optional[str] = None,
                  skeleton_params: SkeletonParams = SkeletonParams(), threads: Optional[int] = None,
@@ -33,6 +33,7 @@ class TracerDerenderer:
         from inkground_lib.components.derenderers.tracer.weights import load_net
 
         self._net, record = load_net(weights, sha256)
+        self._weights = weights
         self.weights_sha256 = record["sha256"]
         self.skeleton_params = skeleton_params
         self.batch_size = int(batch_size)
@@ -42,6 +43,20 @@ class TracerDerenderer:
             import torch
 
             torch.set_num_threads(int(threads))
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_net")
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        import torch
+
+        from inkground_lib.components.derenderers.tracer.weights import load_net
+
+        self.__dict__.update(state)
+        torch.set_num_threads(1)  # one worker process a core
+        self._net, _ = load_net(self._weights, self.weights_sha256)
 
     def arrange(self, strokes_list: Sequence[Sequence[np.ndarray]], texts: Sequence[Optional[str]]):
         """Each word's strokes (pixels) in the network's order and direction."""

@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-POINTS = 8
+POINTS = 16
 """Points a stroke is resampled to (uniform in arc length, as drawn)."""
 MAX_STROKES = 64
 """Strokes the model orders; a word with more keeps the skeleton's order for the rest (rare)."""

@@ -56,20 +56,22 @@ DIRECTION_MIN_LENGTH = 0.2
 @dataclass(frozen=True)
 class Recipe:
     """Everything a training run depends on. ``max_train_words``: None uses every training word (else the
-    first writers, in a seeded order, whose words add up to it); ``epochs`` over the samples; ``threads``:
+    first writers, in a seeded order, whose words add up to it); ``synth_words``: synthetic Hershey-script
+    words (:func:`.samples.synth_words`) added to the training samples; ``epochs`` over the samples; ``threads``:
     torch threads (the result depends on it); ``workers``: processes tracing the samples (does not change
     the result)."""
 
     seed: int = 0
     val_writers: int = 30
     max_train_words: Optional[int] = None
+    synth_words: int = 0
     aug: RenderAug = RenderAug()
-    net: NetConfig = NetConfig()
-    epochs: int = 16
+    net: NetConfig = NetConfig(d_model=64, ff=128, dropout=0.0)
+    epochs: int = 8
     batch_size: int = 64
     lr: float = 1e-3
     weight_decay: float = 0.01
-    warmup_steps: int = 200
+    warmup_steps: int = 100
     rank_weight: float = 1.0
     direction_weight: float = 1.0
     threads: int = 2
@@ -273,6 +275,14 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
                             {**base, "part": "train", "aug": dataclasses.asdict(recipe.aug)},
                             lambda: make_samples(train_w, recipe.seed, recipe.aug, recipe.workers, progress,
                                                  "tracer samples (training)"))
+    if recipe.synth_words:
+        from inkground_lib.components.derenderers.tracer.samples import synth_words
+
+        train = train + _cached_samples(
+            out / "samples-synth.npz", {"part": "synth", "n": recipe.synth_words, "seed": recipe.seed,
+                                        "aug": dataclasses.asdict(recipe.aug)},
+            lambda: make_samples(synth_words(recipe.synth_words, recipe.seed), recipe.seed + 2, recipe.aug,
+                                 recipe.workers, progress, "tracer samples (synthetic)"))
     counts.update(train_samples=len(train), val_samples=len(val))
     return train, val, counts
 
@@ -336,6 +346,27 @@ def _write_curves(path: Path, history: list) -> None:
     atomic_write_bytes(path, buf.getvalue().encode())
 
 
+BUCKET = 32
+"""Batches drawn together and grouped by length (less padding): see :func:`epoch_batches`."""
+
+
+def epoch_batches(enc: Encoded, recipe: Recipe, epoch: int) -> list[np.ndarray]:
+    """The minibatches (sample indices) of one epoch: a permutation seeded by (seed, epoch), cut into chunks
+    of BUCKET batches; in each chunk the samples are sorted by their number of tokens (strokes + characters,
+    stably) and cut into batches; the batches' order is shuffled by the same generator. The same number of
+    batches every epoch."""
+    rng = np.random.default_rng([recipe.seed, 3, epoch])
+    perm = rng.permutation(len(enc.feats))
+    size = recipe.batch_size
+    tokens = np.array([len(f) + len(t) for f, t in zip(enc.feats, enc.texts)])
+    out = []
+    for a in range(0, len(perm), size * BUCKET):
+        chunk = perm[a:a + size * BUCKET]
+        chunk = chunk[np.argsort(tokens[chunk], kind="stable")]
+        out.extend(chunk[b:b + size] for b in range(0, len(chunk), size))
+    return [out[i] for i in rng.permutation(len(out))]
+
+
 def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe, progress: bool = True,
         stop_after_epoch: Optional[int] = None):
     """Train a TracerNet on the samples (resuming from ``out_dir/checkpoint.npz``); returns (net, history).
@@ -354,7 +385,7 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
     opt = torch.optim.AdamW(net.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     enc = encode(train, recipe.net.use_text)
     venc = encode(val, recipe.net.use_text)
-    steps_per_epoch = max(1, math.ceil(len(train) / recipe.batch_size))
+    steps_per_epoch = len(epoch_batches(enc, recipe, 0))
     total = steps_per_epoch * recipe.epochs
     ck = out / "checkpoint.npz"
     start, history = 0, []
@@ -366,13 +397,13 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
     for epoch in range(start, recipe.epochs):
         t0 = time.perf_counter()
         net.train()
-        perm = np.random.default_rng([recipe.seed, 3, epoch]).permutation(len(train))
+        batches = epoch_batches(enc, recipe, epoch)
         sums = np.zeros(4)
-        for b in range(steps_per_epoch):
+        for b, idx in enumerate(batches):
             step = epoch * steps_per_epoch + b
             for g in opt.param_groups:
                 g["lr"] = _lr_at(step, total, recipe)
-            inputs, tgt = _batch(enc, perm[b * recipe.batch_size:(b + 1) * recipe.batch_size])
+            inputs, tgt = _batch(enc, idx)
             loss, parts = losses(net, inputs, tgt, recipe)
             opt.zero_grad(set_to_none=True)
             loss.backward()
