@@ -13,6 +13,11 @@ from inkground_lib.components.derenderers.tracer.features import stroke_features
 from inkground_lib.core.ink import Ink, as_ink
 
 
+def _trace_chunk(job) -> list:
+    skeleton, grays = job
+    return [skeleton.trace(g) for g in grays]
+
+
 class TracerDerenderer:
     """Word crop (+ its text) -> ink in page pixels, in pen order with direction (see the package doc).
 
@@ -83,14 +88,17 @@ class TracerDerenderer:
             speed = self.skeleton_params.speed * height / 1000.0  # page px per ms
         return as_ink(_add_time(page, speed), "tracer output")
 
-    def derender_batch(self, items: Sequence[tuple]) -> list[Ink]:
-        """Inks of many words: ``items`` = [(crop, crop_box, text), ...] (text may be None)."""
-        boxes, grays, traced = [], [], []
-        for crop, box, _ in items:
-            boxes.append(check_box(box))
-            g = as_gray(crop)
-            grays.append(g.shape)
-            traced.append(self._skeleton.trace(g))
+    def derender_batch(self, items: Sequence[tuple], workers: int = 1) -> list[Ink]:
+        """Inks of many words: ``items`` = [(crop, crop_box, text), ...] (text may be None). With ``workers``
+        > 1 the skeleton traces the crops in that many processes (:func:`inkground_lib.core.parallel.
+        ordered_map`, chunks of 64 words; same result); the network runs here."""
+        from inkground_lib.core.parallel import ordered_map
+
+        boxes = [check_box(box) for _, box, _ in items]
+        grays = [as_gray(crop) for crop, _, _ in items]
+        chunks = [(self._skeleton, grays[a:a + 64]) for a in range(0, len(grays), 64)]
+        traced = [t for part in ordered_map(_trace_chunk, chunks, workers=workers, min_jobs=2) for t in part]
+        grays = [g.shape for g in grays]
         arranged = self.arrange(traced, [it[2] for it in items])
         return [self._page_ink(s, b, g) for s, b, g in zip(arranged, boxes, grays)]
 

@@ -57,7 +57,9 @@ DIRECTION_MIN_LENGTH = 0.2
 class Recipe:
     """Everything a training run depends on. ``max_train_words``: None uses every training word (else the
     first writers, in a seeded order, whose words add up to it); ``synth_words``: synthetic Hershey-script
-    words (:func:`.samples.synth_words`) added to the training samples; ``epochs`` over the samples; ``threads``:
+    words (:func:`.samples.synth_words`) added to the training samples; ``feature_aug``: strength of the per-batch
+    geometric augmentation of the stroke features (:func:`augment_features`; 0: none); ``epochs`` over the
+    samples; ``threads``:
     torch threads (the result depends on it); ``workers``: processes tracing the samples (does not change
     the result)."""
 
@@ -72,6 +74,7 @@ class Recipe:
     lr: float = 1e-3
     weight_decay: float = 0.01
     warmup_steps: int = 100
+    feature_aug: float = 0.0
     rank_weight: float = 1.0
     direction_weight: float = 1.0
     threads: int = 2
@@ -107,12 +110,46 @@ def encode(samples: Sequence[Sample], use_text: bool = True) -> Encoded:
                    [s.progress for s in samples], [s.gain for s in samples], [s.length for s in samples])
 
 
-def _batch(enc: Encoded, idx):
+def augment_features(x: np.ndarray, sm: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
+    """Stroke features of words sheared (x += a (y - 0.5), |a| <= 0.15 strength) and stretched in x (factor
+    in [1 / (1 + 0.2 strength), 1 + 0.2 strength]) with point noise (std 0.01 strength word heights); lengths,
+    widths and x offsets follow. Targets (progress, direction) do not change under such warps."""
+    from inkground_lib.components.derenderers.tracer.features import POINTS
+
+    if strength <= 0 or not sm.any():
+        return x
+    x = x.copy()
+    B, S, _ = x.shape
+    P = POINTS
+    pts = x[:, :, :2 * P].reshape(B, S, P, 2).astype(np.float64)
+    a = rng.uniform(-0.15, 0.15, B) * strength
+    k = np.exp(rng.uniform(-1, 1, B) * np.log1p(0.2 * strength))
+    old = np.hypot(*np.diff(pts, axis=2).transpose(3, 0, 1, 2)).sum(axis=2)
+    X = pts[..., 0] * k[:, None, None] + a[:, None, None] * (pts[..., 1] - 0.5)
+    X = X + rng.normal(0, 0.01 * strength, X.shape)
+    Y = pts[..., 1] + rng.normal(0, 0.01 * strength, X.shape)
+    big = np.where(sm[:, :, None], X, np.inf).min(axis=(1, 2))
+    big = np.where(np.isfinite(big), big, 0.0)
+    X = X - big[:, None, None]
+    new = np.hypot(np.diff(X, axis=2), np.diff(Y, axis=2)).sum(axis=2)
+    ratio = np.where(old > 1e-6, new / np.maximum(old, 1e-6), 1.0)
+    x[:, :, :2 * P] = np.stack([X, Y], axis=-1).reshape(B, S, 2 * P)
+    x[:, :, 2 * P] = np.log1p(np.expm1(x[:, :, 2 * P]) * ratio)
+    wmax = np.where(sm[:, :, None], X, -np.inf).max(axis=(1, 2))
+    x[:, :, 2 * P + 3] = np.where(np.isfinite(wmax), wmax, 0.0)[:, None]
+    x[:, :, 2 * P + 4] = np.ptp(X, axis=2)
+    x[~sm] = 0.0
+    return x.astype(np.float32)
+
+
+def _batch(enc: Encoded, idx, rng: Optional[np.random.Generator] = None, strength: float = 0.0):
     import torch
 
     from inkground_lib.components.derenderers.tracer.features import MAX_STROKES
 
     x, sm, c, cm = batch_inputs([enc.feats[i] for i in idx], [enc.texts[i] for i in idx])
+    if rng is not None:
+        x = augment_features(x, sm, rng, strength)
     S = x.shape[1]
     tgt = np.zeros((3, len(idx), S), np.float32)
     for b, i in enumerate(idx):
@@ -267,12 +304,13 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
     check_no_eval_writers(train_w)
     counts.update(train_words_used=len(train_w), train_writers_used=len({w.writer for w in train_w}))
     base = {"source_sha256": source.get("sha256"), "seed": recipe.seed, "val_writers": recipe.val_writers,
-            "max_train_words": recipe.max_train_words, "words": len(words)}
+            "words": len(words)}
     val = _cached_samples(out / "samples-val.npz", {**base, "part": "val"},
                           lambda: make_samples(val_w, recipe.seed + 1, None, recipe.workers, progress,
                                                "tracer samples (validation)"))
     train = _cached_samples(out / "samples-train.npz",
-                            {**base, "part": "train", "aug": dataclasses.asdict(recipe.aug)},
+                            {**base, "part": "train", "max_train_words": recipe.max_train_words,
+                             "aug": dataclasses.asdict(recipe.aug)},
                             lambda: make_samples(train_w, recipe.seed, recipe.aug, recipe.workers, progress,
                                                  "tracer samples (training)"))
     if recipe.synth_words:
@@ -403,7 +441,7 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
             step = epoch * steps_per_epoch + b
             for g in opt.param_groups:
                 g["lr"] = _lr_at(step, total, recipe)
-            inputs, tgt = _batch(enc, idx)
+            inputs, tgt = _batch(enc, idx, np.random.default_rng([recipe.seed, 5, epoch, b]), recipe.feature_aug)
             loss, parts = losses(net, inputs, tgt, recipe)
             opt.zero_grad(set_to_none=True)
             loss.backward()

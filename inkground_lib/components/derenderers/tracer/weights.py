@@ -18,7 +18,7 @@ from inkground_lib.core.layout import DATA
 
 SHIPPED_WEIGHTS = DATA / "models" / "tracer.npz"
 """The weights the repository ships (model card: data/models/MODEL.md)."""
-SHIPPED_SHA256 = None
+SHIPPED_SHA256 = "d8adebb7ba1d587b3e785f912a4e912db08670cae365ab726c5f0a55d6e48626"
 """sha256 of :data:`SHIPPED_WEIGHTS`; loading them checks it."""
 
 
