@@ -104,7 +104,9 @@ def test_training_is_deterministic_and_resumes_bit_identically(tmp_path, words):
     assert train_tracer("synthetic", c_dir, TINY, progress=False, words=words, stop_after_epoch=1).name \
         == "checkpoint.npz"
     assert not (c_dir / "tracer.npz").exists()
+    made = {f: (c_dir / f).stat().st_mtime_ns for f in ("samples-train.npz", "samples-val.npz")}
     c = train_tracer("synthetic", c_dir, TINY, progress=False, words=words)
+    assert made == {f: (c_dir / f).stat().st_mtime_ns for f in made}  # the samples were reused
     assert _sha(c) == _sha(a)
     curves = (c_dir / "curves.csv").read_text().splitlines()
     assert curves[0].startswith("epoch,train_loss") and len(curves) == 1 + TINY.epochs
@@ -158,6 +160,12 @@ def test_shipped_weights_load_checked_and_trace_a_shipped_recorded_word():
     assert SHIPPED_WEIGHTS.stat().st_size <= 25 * 2 ** 20
     der = TracerDerenderer()
     assert der.weights_sha256 == SHIPPED_SHA256
+    from inkground_lib.components.derenderers.tracer.train import SHIPPED_RECIPE
+    from inkground_lib.components.derenderers.tracer.weights import read_npz
+
+    record = read_npz(SHIPPED_WEIGHTS)[0]
+    assert record["recipe"] == {k: v for k, v in SHIPPED_RECIPE.as_dict().items() if k in record["recipe"]}
+    assert record["trained_on"]["eval_writers_excluded"] == 82  # the whole list, refused and counted
     words = [w for w in read_unipen_json(UNIPEN_SUBSET) if w.text == "ceiling"][:1]
     assert words, "the shipped subset holds the word 'ceiling'"
     w = words[0]

@@ -25,15 +25,16 @@ class TracerDerenderer:
     (geometry); the network (weights: ``weights`` path, default the shipped ones, sha256-checked) orders
     and directs the strokes, conditioned on ``text`` where given. t is synthesised as the skeleton does
     (``skeleton_params.speed`` ink heights per second along the path and the pen-up gaps). ``threads``:
-    torch threads (None: leave torch's setting). :meth:`derender_batch` traces many words with one
-    network call per ``batch_size`` words.
+    torch threads while the network runs (default 1: the network is tiny, and torch's threads spin badly
+    on a shared CPU: 2 threads were 10x slower there; torch's setting is restored after each call).
+    :meth:`derender_batch` traces many words with one network call per ``batch_size`` words.
     """
 
     name = "tracer"
     parallel = True  # picklable (the network is reloaded, sha256-checked, in each worker): page-parallel
 
     def __init__(self, weights: str | os.PathLike | None = None, sha256: Optional[str] = None,
-                 skeleton_params: SkeletonParams = SkeletonParams(), threads: Optional[int] = None,
+                 skeleton_params: SkeletonParams = SkeletonParams(), threads: int = 1,
                  batch_size: int = 256):
         from inkground_lib.components.derenderers.tracer.weights import load_net
 
@@ -44,10 +45,7 @@ class TracerDerenderer:
         self.batch_size = int(batch_size)
         self._skeleton = SkeletonDerenderer(skeleton_params)
         self._use_text = bool(record["net"].get("use_text", True))
-        if threads is not None:
-            import torch
-
-            torch.set_num_threads(int(threads))
+        self.threads = int(threads)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -69,10 +67,17 @@ class TracerDerenderer:
 
         feats = [stroke_features(s) for s in strokes_list]
         tids = [text_ids(t) if self._use_text else np.zeros(0, np.int64) for t in texts]
+        import torch
+
         todo = [i for i, s in enumerate(strokes_list) if len(s) > 0]
         out = [list(s) for s in strokes_list]
         if todo:
-            pred = predict(self._net, [feats[i] for i in todo], [tids[i] for i in todo], self.batch_size)
+            before = torch.get_num_threads()
+            torch.set_num_threads(self.threads)
+            try:
+                pred = predict(self._net, [feats[i] for i in todo], [tids[i] for i in todo], self.batch_size)
+            finally:
+                torch.set_num_threads(before)
             for i, (order, reverse) in zip(todo, pred):
                 out[i] = arrange(strokes_list[i], order, reverse)
         return out

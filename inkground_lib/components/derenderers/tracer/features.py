@@ -74,13 +74,15 @@ def text_ids(text: Optional[str]) -> np.ndarray:
     return np.array([ord(c) - 31 if 32 <= ord(c) <= 126 else VOCAB - 1 for c in text[:MAX_CHARS]], np.int64)
 
 
-def batch_inputs(feats: Sequence[np.ndarray], texts: Sequence[np.ndarray]):
+def batch_inputs(feats: Sequence[np.ndarray], texts: Sequence[np.ndarray], multiple: int = 1):
     """Pad a batch: (strokes (B, S, F) float32, stroke_mask (B, S) bool, chars (B, C) int64, char_mask
-    (B, C) bool), S and C the longest in the batch (at least 1; masks True where real). Strokes past
-    :data:`MAX_STROKES` are dropped."""
+    (B, C) bool), S and C the longest in the batch rounded up to a ``multiple`` (at least 1; masks True
+    where real; few distinct shapes keep the CPU kernels' caches warm). Strokes past :data:`MAX_STROKES`
+    are dropped."""
     B = len(feats)
-    S = max([min(len(f), MAX_STROKES) for f in feats] + [1])
-    C = max([len(t) for t in texts] + [1])
+    up = lambda n: -(-n // multiple) * multiple  # noqa: E731
+    S = up(max([min(len(f), MAX_STROKES) for f in feats] + [1]))
+    C = up(max([len(t) for t in texts] + [1]))
     x = np.zeros((B, S, N_FEATURES), np.float32)
     sm = np.zeros((B, S), bool)
     c = np.zeros((B, C), np.int64)

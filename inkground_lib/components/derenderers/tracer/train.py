@@ -64,7 +64,7 @@ class Recipe:
     the result)."""
 
     seed: int = 0
-    val_writers: int = 30
+    val_writers: int = 20
     max_train_words: Optional[int] = None
     synth_words: int = 0
     aug: RenderAug = RenderAug()
@@ -85,6 +85,11 @@ class Recipe:
         d.pop("workers")
         return json.loads(json.dumps(d))
 
+
+SHIPPED_RECIPE = Recipe(max_train_words=15000, epochs=5)
+"""The recipe of the shipped weights (data/models/tracer.npz; ~25 min on the shared 2-core machine). The
+default ``Recipe()`` (every allowed training word, 8 epochs; ~45 min estimated on 2 free cores) is the
+full one."""
 
 TINY = Recipe(val_writers=2, max_train_words=60, net=NetConfig(d_model=32, layers=1, heads=2, ff=64),
               epochs=2, batch_size=8, warmup_steps=2, threads=1, workers=1)
@@ -193,7 +198,7 @@ def predict(net, feats: Sequence[np.ndarray], texts: Sequence[np.ndarray], batch
     out = []
     with torch.inference_mode():
         for a in range(0, len(feats), batch_size):
-            x, sm, c, cm = batch_inputs(feats[a:a + batch_size], texts[a:a + batch_size])
+            x, sm, c, cm = batch_inputs(feats[a:a + batch_size], texts[a:a + batch_size], multiple=16)
             score, rev = net(*(torch.from_numpy(v) for v in (x, sm, c, cm)))
             score, rev = score.numpy(), rev.numpy()
             for b, f in enumerate(feats[a:a + batch_size]):
@@ -277,6 +282,7 @@ def make_samples(words, seed: int, aug: Optional[RenderAug], workers: int, progr
 
 
 def _cached_samples(path: Path, key: dict, build):
+    key = json.loads(json.dumps(key))  # as it reads back (tuples become lists)
     kpath = path.with_suffix(".json")
     if path.is_file() and kpath.is_file():
         try:
