@@ -176,3 +176,12 @@ def test_shipped_weights_load_checked_and_trace_a_shipped_recorded_word():
     base = SkeletonDerenderer().derender(crop, box)
     d_ours, d_base = dtw(ours, comp.inks[0]), dtw(base, comp.inks[0])
     assert d_ours <= min(d_base + 0.02, 0.2), (d_ours, d_base)
+
+
+def test_feature_docstring_examples_pass():
+    import doctest
+
+    from inkground_lib.components.derenderers.tracer import features
+
+    result = doctest.testmod(features, verbose=False, report=True)
+    assert result.failed == 0 and result.attempted >= 2
