@@ -87,7 +87,7 @@ class Recipe:
         return json.loads(json.dumps(d))
 
 
-SHIPPED_RECIPE = Recipe(max_train_words=15000, epochs=5, threads=2)
+SHIPPED_RECIPE = Recipe(max_train_words=15000, epochs=8)
 """The recipe of the shipped weights (data/models/tracer.npz; ~25 min on the shared 2-core machine). The
 default ``Recipe()`` (every allowed training word, 8 epochs; ~45 min estimated on 2 free cores) is the
 full one."""

@@ -18,7 +18,7 @@ from inkground_lib.core.layout import DATA
 
 SHIPPED_WEIGHTS = DATA / "models" / "tracer.npz"
 """The weights the repository ships (model card: data/models/MODEL.md)."""
-SHIPPED_SHA256 = "d8adebb7ba1d587b3e785f912a4e912db08670cae365ab726c5f0a55d6e48626"
+SHIPPED_SHA256 = "e171f717b033556002c487d579f236ef9e78979fac5d0608f9b2732be6d69d2a"
 """sha256 of :data:`SHIPPED_WEIGHTS`; loading them checks it."""
 
 
