@@ -139,6 +139,8 @@ def test_derenderer_orders_strokes_in_page_pixels(tmp_path, words):
     assert np.all(np.diff(t) >= 0) and t[0] == 0
     batch = der.derender_batch([(crop, box, words[5].text), (crop, box, None)])
     assert batch[0] == out and len(batch) == 2
+    many = [(crop, box, words[5].text)] * 130  # three chunks of crops, traced in 2 processes
+    assert all(k == out for k in der.derender_batch(many, workers=2))
 
 
 def test_shipped_weights_load_checked_and_trace_a_shipped_recorded_word():
