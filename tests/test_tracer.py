@@ -187,3 +187,21 @@ def test_feature_docstring_examples_pass():
 
     result = doctest.testmod(features, verbose=False, report=True)
     assert result.failed == 0 and result.attempted >= 2
+
+
+def test_sample_making_resumes_after_its_last_whole_block(tmp_path, words, monkeypatch):
+    from inkground_lib.components.derenderers.tracer import train as T
+
+    monkeypatch.setattr(T, "BLOCK_PAGES", 1)
+    path, key = tmp_path / "samples-train.npz", {"k": 1}
+    first = T.make_samples(words[:40], 0, None, 1, False, "x", (path, key))
+    parts = sorted(tmp_path.glob("samples-train.part*.npz"))
+    assert len(parts) >= 2
+    parts[-1].unlink()  # the run was killed in its last block
+    kept = {p: p.stat().st_mtime_ns for p in parts[:-1]}
+    again = T.make_samples(words[:40], 0, None, 1, False, "x", (path, key))
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept and parts[-1].is_file()
+    assert [s.text for s in again] == [s.text for s in first]
+    assert all(np.array_equal(a.gain, b.gain) for a, b in zip(first, again))
+    whole = T._whole(path, key, words[:40], 0, None, TINY, False, "x")
+    assert len(whole) == len(first) and path.is_file() and not list(tmp_path.glob("samples-train.part*"))

@@ -266,9 +266,16 @@ def _subset(words, max_words: Optional[int], seed: int):
     return out
 
 
-def make_samples(words, seed: int, aug: Optional[RenderAug], workers: int, progress: bool, desc: str):
+BLOCK_PAGES = 40
+"""Pages whose samples are saved together while samples are made (a killed run keeps the blocks done)."""
+
+
+def make_samples(words, seed: int, aug: Optional[RenderAug], workers: int, progress: bool, desc: str,
+                 parts: Optional[tuple[Path, dict]] = None):
     """Samples of ``words`` (pages by :func:`.samples.page_jobs`, traced in ``workers`` processes; the
-    result does not depend on ``workers``)."""
+    result does not depend on ``workers``). ``parts`` = (path, key): each block of BLOCK_PAGES pages is
+    saved beside ``path`` as ``<name>.part<k>.npz`` (+ .json key) and reused by a later call with the same
+    key, so an interrupted run resumes after its last whole block."""
     from tqdm import tqdm
 
     from inkground_lib.core.parallel import ordered_map
@@ -276,9 +283,18 @@ def make_samples(words, seed: int, aug: Optional[RenderAug], workers: int, progr
     jobs = page_jobs(words, seed, aug)
     out: list[Sample] = []
     with tqdm(total=sum(len(j[1]) for j in jobs), desc=desc, unit="word", disable=not progress) as bar:
-        for job, res in zip(jobs, ordered_map(page_samples, jobs, workers=workers)):
+        for k, a in enumerate(range(0, len(jobs), BLOCK_PAGES)):
+            block = jobs[a:a + BLOCK_PAGES]
+            if parts is None:
+                res = [s for r in ordered_map(page_samples, block, workers=workers) for s in r]
+            else:
+                path, key = parts
+                res = _cached_samples(path.with_name(f"{path.stem}.part{k:04d}.npz"),
+                                      {**key, "block": k, "pages": len(block), "block_pages": BLOCK_PAGES},
+                                      lambda: [s for r in ordered_map(page_samples, block, workers=workers)
+                                               for s in r])
             out.extend(res)
-            bar.update(len(job[1]))
+            bar.update(sum(len(j[1]) for j in block))
     return out
 
 
@@ -299,6 +315,16 @@ def _cached_samples(path: Path, key: dict, build):
     return samples
 
 
+def _whole(path: Path, key: dict, words, seed, aug, recipe: Recipe, progress: bool, desc: str):
+    """Samples cached at ``path`` under ``key``, made block by block (resumable); the blocks are deleted once
+    the whole file is written."""
+    samples = _cached_samples(path, key, lambda: make_samples(words, seed, aug, recipe.workers, progress, desc,
+                                                              (path, key)))
+    for f in path.parent.glob(f"{path.stem}.part[0-9]*"):
+        f.unlink()
+    return samples
+
+
 def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool = True):
     """(train samples, validation samples, counts) of ``words`` (RecordedWords of the release), made or
     reused from ``out_dir``. Refuses (EvalWriterError) nothing silently: evaluation writers are dropped
@@ -312,22 +338,18 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
     counts.update(train_words_used=len(train_w), train_writers_used=len({w.writer for w in train_w}))
     base = {"source_sha256": source.get("sha256"), "seed": recipe.seed, "val_writers": recipe.val_writers,
             "words": len(words)}
-    val = _cached_samples(out / "samples-val.npz", {**base, "part": "val"},
-                          lambda: make_samples(val_w, recipe.seed + 1, None, recipe.workers, progress,
-                                               "tracer samples (validation)"))
-    train = _cached_samples(out / "samples-train.npz",
-                            {**base, "part": "train", "max_train_words": recipe.max_train_words,
-                             "aug": dataclasses.asdict(recipe.aug)},
-                            lambda: make_samples(train_w, recipe.seed, recipe.aug, recipe.workers, progress,
-                                                 "tracer samples (training)"))
+    val = _whole(out / "samples-val.npz", {**base, "part": "val"}, val_w, recipe.seed + 1, None, recipe,
+                 progress, "tracer samples (validation)")
+    train = _whole(out / "samples-train.npz", {**base, "part": "train", "max_train_words": recipe.max_train_words,
+                                               "aug": dataclasses.asdict(recipe.aug)},
+                   train_w, recipe.seed, recipe.aug, recipe, progress, "tracer samples (training)")
     if recipe.synth_words:
         from inkground_lib.components.derenderers.tracer.samples import synth_words
 
-        train = train + _cached_samples(
-            out / "samples-synth.npz", {"part": "synth", "n": recipe.synth_words, "seed": recipe.seed,
-                                        "aug": dataclasses.asdict(recipe.aug)},
-            lambda: make_samples(synth_words(recipe.synth_words, recipe.seed), recipe.seed + 2, recipe.aug,
-                                 recipe.workers, progress, "tracer samples (synthetic)"))
+        train = train + _whole(out / "samples-synth.npz", {"part": "synth", "n": recipe.synth_words,
+                                                          "seed": recipe.seed, "aug": dataclasses.asdict(recipe.aug)},
+                               synth_words(recipe.synth_words, recipe.seed), recipe.seed + 2, recipe.aug, recipe,
+                               progress, "tracer samples (synthetic)")
     counts.update(train_samples=len(train), val_samples=len(val))
     return train, val, counts
 
