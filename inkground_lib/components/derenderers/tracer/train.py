@@ -7,7 +7,8 @@ Steps (each resumable; everything lands in ``out_dir``):
    (:func:`.data.split_words`).
 2. samples: the training words drawn on augmented recorded pages, the validation words on recorded pages
    as ``build_recorded`` draws them, traced by the skeleton and labelled (:mod:`.samples`); written to
-   ``samples-train.npz`` / ``samples-val.npz`` (reused when present and made with the same settings).
+   ``samples-train.npz`` / ``samples-val.npz`` (reused when present and made with the same settings;
+   made in blocks of :data:`BLOCK_PAGES` pages saved as they finish, so a killed run keeps them).
 3. training: AdamW with linear warm-up and cosine decay, minibatches shuffled per epoch by a generator
    seeded with (seed, epoch); after every epoch a checkpoint (``checkpoint.npz``: network, optimiser,
    torch RNG state, history) is written atomically, so a killed run started again with the same command
