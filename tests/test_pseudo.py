@@ -30,7 +30,7 @@ from inkground_lib.pseudo.raters import (
     ratings_frame as raters_frame,
 )
 from inkground_lib.pseudo.run import PAGE_COLUMNS, run_pseudo_labels
-from inkground_lib.pseudo.truth import stroke_order_check
+from inkground_lib.components.metrics.order import stroke_order_check
 from inkground_lib.report.pseudo_labels import funnel_table
 
 # ---------------------------------------------------------------------------------------- fixtures

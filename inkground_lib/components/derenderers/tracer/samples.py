@@ -22,9 +22,9 @@ import numpy as np
 
 from inkground_lib.components.derenderers.base import crop_word
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
-from inkground_lib.components.metrics.trajectory import subsequence_dtw, word_height
+from inkground_lib.components.metrics.order import stroke_alignment
 from inkground_lib.core.defaults import CROP_GROW, SPACING
-from inkground_lib.core.ink import Ink, as_ink, resample
+from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.datasets.recorded import Layout, compose_page
 from inkground_lib.datasets.segmentation import core_height
 from inkground_lib.datasets.synth.page_layout import clean_page
@@ -59,37 +59,15 @@ class Sample:
 
 
 def stroke_targets(skel: Sequence[np.ndarray], true: Ink, spacing: float = SPACING):
-    """Per pseudo stroke (page px): (progress, gain, length), as :func:`inkground_lib.pseudo.truth.
-    stroke_order_check` measures them.
-
-    Both inks are scaled by 1 / h (h the true word height) and resampled every ``spacing``; each true point
-    gets the progress index / (N - 1) along the writer's trajectory. A pseudo stroke is matched to the true
-    stroke nearest on average and aligned to it by subsequence DTW as drawn (cost f) and reversed (cost r).
-    ``progress`` = the median progress of its aligned points (of the better alignment); ``gain`` = (f - r) /
-    its number of points (> 0: it runs against the writer); ``length`` = its arc length in word heights.
-    """
-    from scipy.spatial import cKDTree
-
+    """Per skeleton stroke (page px): (progress, gain, length) as
+    :func:`~inkground_lib.components.metrics.order.stroke_alignment` gives them, the values section 02's
+    order and direction check (:func:`~inkground_lib.components.metrics.order.stroke_order_check`) reads."""
     n = len(skel)
-    prog, gain, length = np.zeros(n), np.zeros(n), np.zeros(n)
     if n == 0 or true.n_points == 0:
-        return prog, gain, length
-    h = word_height(true)
-    T = [s[:, :2] for s in resample(true.transformed(1.0 / h), spacing).strokes]
+        return np.zeros(n), np.zeros(n), np.zeros(n)
     pseudo = as_ink([np.column_stack([s[:, :2], np.full(len(s), np.nan)]) for s in skel], keep_empty=True)
-    P = [s[:, :2] for s in resample(pseudo.transformed(1.0 / h), spacing).strokes]
-    n_true = sum(len(s) for s in T)
-    starts = np.cumsum([0] + [len(s) for s in T])
-    ptrue = np.arange(n_true) / max(n_true - 1, 1)
-    trees = [cKDTree(s) for s in T]
-    for i, s in enumerate(P):
-        j = int(np.argmin([t.query(s)[0].mean() for t in trees]))
-        fwd, ia = subsequence_dtw(s, T[j])
-        rev, ib = subsequence_dtw(s[::-1], T[j])
-        prog[i] = float(np.median(ptrue[starts[j] + (ia if fwd <= rev else ib)]))
-        gain[i] = (fwd - rev) / len(s)
-        length[i] = float(np.hypot(*np.diff(s, axis=0).T).sum()) if len(s) > 1 else 0.0
-    return prog, gain, length
+    a = stroke_alignment(pseudo, true, spacing)
+    return a.progress, a.gain, a.length
 
 
 def _effects(rng: np.random.Generator, aug: Optional[RenderAug]) -> PhotoEffects:

@@ -49,7 +49,7 @@ from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
 
 ORDER_TOL = 0.02
 """A stroke whose progress is below its predecessor's by more than this breaks the order (as
-:func:`inkground_lib.pseudo.truth.stroke_order_check` counts it)."""
+:func:`inkground_lib.components.metrics.order.stroke_order_check` counts it)."""
 DIRECTION_TOL = 0.02
 DIRECTION_MIN_LENGTH = 0.2
 
@@ -219,7 +219,7 @@ def arrange(strokes: Sequence[np.ndarray], order, reverse) -> list[np.ndarray]:
 
 def order_direction_differs(progress, gain, length, order, reverse) -> tuple[bool, Optional[bool]]:
     """(order differs, direction differs) of a word arranged by (order, reverse), from its targets, as
-    :func:`inkground_lib.pseudo.truth.stroke_order_check` defines them (None: no stroke long enough)."""
+    :func:`inkground_lib.components.metrics.order.stroke_order_check` defines them (None: no stroke long enough)."""
     p = np.asarray(progress)[order]
     o = bool(np.any(np.diff(p) < -ORDER_TOL)) if len(p) > 1 else False
     g = np.where(reverse, -np.asarray(gain), np.asarray(gain))
