@@ -50,6 +50,17 @@ SPACING = 0.05
 N_BOOT = 1000
 """Page-bootstrap replicates for 95% intervals."""
 
+ORDER_TOL = 0.02
+"""Stroke order against the writer's: a stroke whose progress along the writer's path is below the previous
+stroke's by more than this (a share of the path) puts the word out of order."""
+
+DIRECTION_TOL = 0.02
+"""Stroke direction against the writer's: a stroke that aligns better reversed by more than this (word heights
+per point) runs against the writer."""
+
+DIRECTION_MIN_LENGTH = 0.2
+"""Only strokes at least this long (word heights) count for the direction check."""
+
 VARIANT_SPACINGS = (0.02, 0.1)
 """Section 04: the resample spacings (word heights) compared with a run's own."""
 

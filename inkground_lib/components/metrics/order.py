@@ -17,10 +17,10 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from inkground_lib.components.metrics.trajectory import subsequence_dtw, word_height
-from inkground_lib.core.defaults import SPACING
+from inkground_lib.core.defaults import DIRECTION_MIN_LENGTH, DIRECTION_TOL, ORDER_TOL, SPACING
 from inkground_lib.core.ink import Ink, resample
 
-__all__ = ["StrokeAlignment", "stroke_alignment", "stroke_order_check"]
+__all__ = ["StrokeAlignment", "order_and_direction", "stroke_alignment", "stroke_order_check"]
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,9 @@ def stroke_alignment(ink: Ink, true: Ink, spacing: float = SPACING) -> StrokeAli
     return StrokeAlignment(progress, gain, length, np.array([len(s) for s in P], dtype=int))
 
 
-def stroke_order_check(ink: Ink, true: Ink, spacing: float = SPACING, min_length: float = 0.2,
-                       order_tol: float = 0.02, direction_tol: float = 0.02) -> tuple[Optional[bool], Optional[bool]]:
+def stroke_order_check(ink: Ink, true: Ink, spacing: float = SPACING, min_length: float = DIRECTION_MIN_LENGTH,
+                       order_tol: float = ORDER_TOL,
+                       direction_tol: float = DIRECTION_TOL) -> tuple[Optional[bool], Optional[bool]]:
     r"""(order differs, direction differs) of ``ink`` (a pseudo-label, a tracer's output) against the true ink;
     None where undefined.
 
@@ -121,7 +122,21 @@ def stroke_order_check(ink: Ink, true: Ink, spacing: float = SPACING, min_length
     if ink.n_points == 0 or true.n_points == 0:
         return None, None
     a = stroke_alignment(ink, true, spacing)
-    long = (a.length >= min_length) & (a.points >= 3)
-    order = bool(np.any(np.diff(a.progress) < -order_tol)) if len(a.progress) > 1 else False
-    direction = bool(np.any(a.gain[long] > direction_tol)) if long.any() else None
+    return order_and_direction(a.progress, a.gain, (a.length >= min_length) & (a.points >= 3), order_tol,
+                               direction_tol)
+
+
+def order_and_direction(progress, gain, counts, order_tol: float = ORDER_TOL,
+                        direction_tol: float = DIRECTION_TOL) -> tuple[bool, Optional[bool]]:
+    """The verdicts of :func:`stroke_order_check` from per-stroke values in drawing order: ``progress`` and
+    ``gain`` (:class:`StrokeAlignment`) and ``counts`` (bool: the stroke is long enough to count for direction).
+    Reversing a stroke negates its gain and keeps its progress (the same points align), so the verdicts of a
+    re-ordered, re-directed ink follow from its strokes' values without aligning again.
+
+    >>> order_and_direction([0.1, 0.6, 0.5], [0.0, 0.3, -0.1], [True, False, True])
+    (True, False)
+    """
+    p, g, c = np.asarray(progress, float), np.asarray(gain, float), np.asarray(counts, bool)
+    order = bool(np.any(np.diff(p) < -order_tol)) if len(p) > 1 else False
+    direction = bool(np.any(g[c] > direction_tol)) if c.any() else None
     return order, direction

@@ -63,12 +63,13 @@ class TracerDerenderer:
 
     def arrange(self, strokes_list: Sequence[Sequence[np.ndarray]], texts: Sequence[Optional[str]]):
         """Each word's strokes (pixels) in the network's order and direction."""
-        from inkground_lib.components.derenderers.tracer.train import arrange, predict
+        # torch (through inference): loaded when a word is traced, not when the factory is imported
+        import torch
+
+        from inkground_lib.components.derenderers.tracer.inference import arrange, predict
 
         feats = [stroke_features(s) for s in strokes_list]
         tids = [text_ids(t) if self._use_text else np.zeros(0, np.int64) for t in texts]
-        import torch
-
         todo = [i for i, s in enumerate(strokes_list) if len(s) > 0]
         out = [list(s) for s in strokes_list]
         if todo:

@@ -25,18 +25,23 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
-from inkground_lib.components.derenderers.tracer.features import batch_inputs, stroke_features, text_ids
-from inkground_lib.components.derenderers.tracer.model import NetConfig
+from inkground_lib.components.derenderers.tracer.data import check_no_eval_writers, read_release_words, split_words
+from inkground_lib.components.derenderers.tracer.features import MAX_STROKES, POINTS, batch_inputs, stroke_features, text_ids
+from inkground_lib.components.derenderers.tracer.inference import arrange, predict
+from inkground_lib.components.derenderers.tracer.model import NetConfig, TracerNet, count_parameters
 from inkground_lib.components.derenderers.tracer.samples import (
     RenderAug,
     Sample,
@@ -44,14 +49,14 @@ from inkground_lib.components.derenderers.tracer.samples import (
     page_jobs,
     page_samples,
     save_samples,
+    synth_words,
 )
+from inkground_lib.components.derenderers.tracer.weights import npz_bytes, read_npz, save_weights, state_arrays
+from inkground_lib.components.metrics.order import order_and_direction
+from inkground_lib.components.metrics.trajectory import geometry_batch
+from inkground_lib.core.defaults import DIRECTION_MIN_LENGTH, DIRECTION_TOL, ORDER_TOL
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
-
-ORDER_TOL = 0.02
-"""A stroke whose progress is below its predecessor's by more than this breaks the order (as
-:func:`inkground_lib.components.metrics.order.stroke_order_check` counts it)."""
-DIRECTION_TOL = 0.02
-DIRECTION_MIN_LENGTH = 0.2
+from inkground_lib.core.parallel import ordered_map
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,6 @@ def augment_features(x: np.ndarray, sm: np.ndarray, rng: np.random.Generator, st
     """Stroke features of words sheared (x += a (y - 0.5), |a| <= 0.15 strength) and stretched in x (factor
     in [1 / (1 + 0.2 strength), 1 + 0.2 strength]) with point noise (std 0.01 strength word heights); lengths,
     widths and x offsets follow. Targets (progress, direction) do not change under such warps."""
-    from inkground_lib.components.derenderers.tracer.features import POINTS
 
     if strength <= 0 or not sm.any():
         return x
@@ -150,9 +154,7 @@ def augment_features(x: np.ndarray, sm: np.ndarray, rng: np.random.Generator, st
 
 
 def _batch(enc: Encoded, idx, rng: Optional[np.random.Generator] = None, strength: float = 0.0):
-    import torch
 
-    from inkground_lib.components.derenderers.tracer.features import MAX_STROKES
 
     x, sm, c, cm = batch_inputs([enc.feats[i] for i in idx], [enc.texts[i] for i in idx])
     if rng is not None:
@@ -171,8 +173,6 @@ def losses(net, inputs, tgt, recipe: Recipe):
     """(total, parts): L1 of sigmoid(score) to the progress; a pairwise logistic loss on the scores of
     stroke pairs whose progress differs by more than ORDER_TOL; a binary cross-entropy of the reverse logit
     on gain > 0, each stroke weighted by min(|gain| / 0.02, 1) * min(length / 0.2, 1)."""
-    import torch
-    import torch.nn.functional as F
 
     x, sm, c, cm = inputs
     score, rev = net(x, sm, c, cm)
@@ -183,55 +183,25 @@ def losses(net, inputs, tgt, recipe: Recipe):
     pm = (m[:, :, None] * m[:, None, :]) * (prog[:, None, :] - prog[:, :, None] > ORDER_TOL).float()
     diff = score[:, None, :] - score[:, :, None]  # [b, i, j] = s_j - s_i, want > 0 where p_j > p_i
     rank = (F.softplus(-diff) * pm).sum() / pm.sum().clamp(min=1)
-    w = torch.clamp(gain.abs() / 0.02, max=1.0) * torch.clamp(length / 0.2, max=1.0) * m
+    w = torch.clamp(gain.abs() / DIRECTION_TOL, max=1.0) * torch.clamp(length / DIRECTION_MIN_LENGTH, max=1.0) * m
     bce = F.binary_cross_entropy_with_logits(rev, (gain > 0).float(), weight=w, reduction="sum")
     bce = bce / w.sum().clamp(min=1e-6)
     total = l1 + recipe.rank_weight * rank + recipe.direction_weight * bce
     return total, (float(l1.detach()), float(rank.detach()), float(bce.detach()))
 
 
-def predict(net, feats: Sequence[np.ndarray], texts: Sequence[np.ndarray], batch_size: int = 256):
-    """Per word: (order (a permutation of its strokes), reverse (bool per stroke, in the skeleton's
-    order)). Strokes past MAX_STROKES keep the skeleton's order after the others, unreversed."""
-    import torch
-
-    from inkground_lib.components.derenderers.tracer.features import MAX_STROKES
-
-    out = []
-    with torch.inference_mode():
-        for a in range(0, len(feats), batch_size):
-            x, sm, c, cm = batch_inputs(feats[a:a + batch_size], texts[a:a + batch_size], multiple=16)
-            score, rev = net(*(torch.from_numpy(v) for v in (x, sm, c, cm)))
-            score, rev = score.numpy(), rev.numpy()
-            for b, f in enumerate(feats[a:a + batch_size]):
-                n = len(f)
-                k = min(n, MAX_STROKES)
-                order = np.concatenate([np.argsort(score[b, :k], kind="stable"), np.arange(k, n)])
-                reverse = np.concatenate([rev[b, :k] > 0, np.zeros(n - k, bool)])
-                out.append((order.astype(np.int64), reverse))
-    return out
-
-
-def arrange(strokes: Sequence[np.ndarray], order, reverse) -> list[np.ndarray]:
-    """The strokes in ``order``, each reversed where ``reverse`` (indexed by the original stroke)."""
-    return [strokes[i][::-1] if reverse[i] else strokes[i] for i in order]
-
-
 def order_direction_differs(progress, gain, length, order, reverse) -> tuple[bool, Optional[bool]]:
     """(order differs, direction differs) of a word arranged by (order, reverse), from its targets, as
-    :func:`inkground_lib.components.metrics.order.stroke_order_check` defines them (None: no stroke long enough)."""
-    p = np.asarray(progress)[order]
-    o = bool(np.any(np.diff(p) < -ORDER_TOL)) if len(p) > 1 else False
+    :func:`~inkground_lib.components.metrics.order.stroke_order_check` decides them (None: no stroke long enough;
+    a stroke at least DIRECTION_MIN_LENGTH long always has more than 3 points at the training spacing)."""
     g = np.where(reverse, -np.asarray(gain), np.asarray(gain))
-    long_ = np.asarray(length) >= DIRECTION_MIN_LENGTH
-    d = bool(np.any(g[long_] > DIRECTION_TOL)) if long_.any() else None
-    return o, d
+    return order_and_direction(np.asarray(progress)[order], g[order],
+                               (np.asarray(length) >= DIRECTION_MIN_LENGTH)[order])
 
 
 def score_words(samples: Sequence[Sample], arranged: Sequence[tuple]) -> dict:
     """Median DTW (word heights, :func:`~inkground_lib.components.metrics.trajectory.geometry_batch`) and
     order / direction shares of the samples arranged by [(order, reverse)] per sample."""
-    from inkground_lib.components.metrics.trajectory import geometry_batch
 
     pairs, od = [], []
     for s, (order, reverse) in zip(samples, arranged):
@@ -279,7 +249,6 @@ def make_samples(words, seed: int, aug: Optional[RenderAug], workers: int, progr
     key, so an interrupted run resumes after its last whole block."""
     from tqdm import tqdm
 
-    from inkground_lib.core.parallel import ordered_map
 
     jobs = page_jobs(words, seed, aug)
     out: list[Sample] = []
@@ -330,7 +299,6 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
     """(train samples, validation samples, counts) of ``words`` (RecordedWords of the release), made or
     reused from ``out_dir``. Refuses (EvalWriterError) nothing silently: evaluation writers are dropped
     and counted in ``counts``, and the training words are checked again."""
-    from inkground_lib.components.derenderers.tracer.data import check_no_eval_writers, split_words
 
     out = Path(out_dir)
     train_w, val_w, counts = split_words(words, recipe.val_writers, recipe.seed)
@@ -345,7 +313,6 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
                                                "aug": dataclasses.asdict(recipe.aug)},
                    train_w, recipe.seed, recipe.aug, recipe, progress, "tracer samples (training)")
     if recipe.synth_words:
-        from inkground_lib.components.derenderers.tracer.samples import synth_words
 
         train = train + _whole(out / "samples-synth.npz", {"part": "synth", "n": recipe.synth_words,
                                                           "seed": recipe.seed, "aug": dataclasses.asdict(recipe.aug)},
@@ -365,9 +332,7 @@ def _lr_at(step: int, total: int, recipe: Recipe) -> float:
 
 
 def _checkpoint_bytes(net, opt, epoch: int, history: list, recipe: Recipe) -> bytes:
-    import torch
 
-    from inkground_lib.components.derenderers.tracer.weights import npz_bytes, state_arrays
 
     arrays = state_arrays(net.state_dict(), "param/")
     st = opt.state_dict()
@@ -379,9 +344,7 @@ def _checkpoint_bytes(net, opt, epoch: int, history: list, recipe: Recipe) -> by
 
 
 def _restore(path: Path, net, opt, recipe: Recipe):
-    import torch
 
-    from inkground_lib.components.derenderers.tracer.weights import read_npz
 
     record, arrays = read_npz(path)
     if record.get("recipe") != recipe.as_dict():
@@ -404,7 +367,6 @@ def _write_curves(path: Path, history: list) -> None:
     cols = ["epoch", "train_loss", "train_l1", "train_rank", "train_direction", "val_loss", "val_dtw_median",
             "val_order_differs", "val_direction_differs", "skeleton_val_dtw_median", "skeleton_val_order_differs",
             "skeleton_val_direction_differs", "seconds"]
-    import io
 
     buf = io.StringIO()
     w = csv.DictWriter(buf, cols, lineterminator="\n")
@@ -439,10 +401,8 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
         stop_after_epoch: Optional[int] = None):
     """Train a TracerNet on the samples (resuming from ``out_dir/checkpoint.npz``); returns (net, history).
     ``stop_after_epoch``: return after that epoch's checkpoint (tests' interruption)."""
-    import torch
     from tqdm import tqdm
 
-    from inkground_lib.components.derenderers.tracer.model import TracerNet
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -511,8 +471,6 @@ def train_tracer(unipen_dir, out_dir, recipe: Recipe = Recipe(), progress: bool 
     """Train the tracer on the UNIPEN release at ``unipen_dir`` into ``out_dir`` (see the module doc) and
     return the weights' path (``out_dir/tracer.npz``). ``words``: RecordedWords already read from that
     release (skips reading it again). The same command after an interruption resumes."""
-    from inkground_lib.components.derenderers.tracer.data import read_release_words
-    from inkground_lib.components.derenderers.tracer.weights import save_weights
 
     t0 = time.perf_counter()
     out = Path(out_dir)
@@ -525,7 +483,6 @@ def train_tracer(unipen_dir, out_dir, recipe: Recipe = Recipe(), progress: bool 
     net, history = fit(train, val, out, recipe, progress, stop_after_epoch)
     if len(history) < recipe.epochs:
         return out / "checkpoint.npz"
-    from inkground_lib.components.derenderers.tracer.model import count_parameters
 
     record = {"trained_on": {"release": "UNIPEN train_r01_v07 (doi:10.5281/zenodo.1195803), category 6",
                              "source_sha256": source.get("sha256"), **counts},
