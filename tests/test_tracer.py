@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from inkground_lib.components.derenderers.tracer import data as tdata
 from inkground_lib.components.derenderers.tracer.eval_writers import EVAL_WRITERS_FILE, read_eval_writers
+from inkground_lib.components.derenderers.tracer.weights import SHIPPED_SHA256
 from inkground_lib.components.derenderers.tracer.features import (
     N_FEATURES,
     batch_inputs,
@@ -205,3 +207,44 @@ def test_sample_making_resumes_after_its_last_whole_block(tmp_path, words, monke
     assert all(np.array_equal(a.gain, b.gain) for a, b in zip(first, again))
     whole = T._whole(path, key, words[:40], 0, None, TINY, False, "x")
     assert len(whole) == len(first) and path.is_file() and not list(tmp_path.glob("samples-train.part*"))
+
+
+@pytest.mark.slow  # trains the tiny recipe through the command
+def test_tracer_commands_train_resume_and_refuse(tmp_path, capsys):
+    from inkground_lib.cli import main
+
+    release = Path(__file__).resolve().parent / "fixtures" / "unipen_dat" / "release"
+    args = ["tracer", "train", "--unipen-dir", str(release), "--out", str(tmp_path / "t"), "--recipe", "tiny", "--quiet"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert "tracer weights:" in first and "writers of the evaluation list left out" in first
+    weights = tmp_path / "t" / "tracer.npz"
+    digest = _sha(weights)
+    assert main(args) == 0 and _sha(weights) == digest  # the same command again: nothing is retrained differently
+    assert f"sha256 {digest}" in capsys.readouterr().out
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    assert main(["tracer", "train", "--unipen-dir", str(release), "--out", str(foreign), "--recipe", "tiny"]) == 2
+    assert "not a run folder written by inkground" in capsys.readouterr().err
+    assert (foreign / "notes.txt").read_text() == "keep" and sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    assert main(["tracer", "eval", "--unipen-dir", str(release), "--out", str(tmp_path / "e"), "--synth-pages", "0",
+                 "--quiet"]) == 2
+    assert "no words of the 'held-out' evaluation writers" in capsys.readouterr().err
+
+
+def test_the_tracer_is_a_derenderer_and_a_specialist_system_never_called_inksight(tmp_path):
+    from inkground_lib.components.derenderers.base import DerenderError
+    from inkground_lib.components.derenderers.factory import make_derenderer
+    from inkground_lib.evaluation.systems.base import SystemUnavailable
+    from inkground_lib.evaluation.systems.registry import get_system, load_registry
+
+    assert make_derenderer("tracer").weights_sha256 == SHIPPED_SHA256
+    with pytest.raises(DerenderError, match="tracer weights not found"):
+        make_derenderer(f"tracer:{tmp_path / 'none.npz'}")
+    reg = load_registry(use_env=False)
+    system = get_system("tracer", registry=reg)
+    assert system.kind == "specialist" and "inkground tracer" in system.label and "InkSight" not in system.label
+    assert system.answer_params()["weights_sha256"] == SHIPPED_SHA256
+    with pytest.raises(SystemUnavailable, match="the tracer cannot be loaded"):
+        get_system("mine", registry={"mine": {"adapter": "tracer", "weights": str(tmp_path / "none.npz")}})

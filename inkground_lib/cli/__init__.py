@@ -11,6 +11,8 @@
     inkground book                                          datasets -> sections -> the HTML book
     inkground paper-scale --out DIR [--scheduler ADDRESS]   2,984 pages end to end (resumable)
     inkground rate --run DIR --ratings FILE [...]          people rate a run's pages in a browser (section 02)
+    inkground tracer train --unipen-dir PATH --out DIR      train inkground's learned derenderer (resumable)
+    inkground tracer eval --unipen-dir PATH --out DIR       the tracer and the skeleton against writers it never saw
 
 Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
 """
@@ -22,13 +24,13 @@ import os
 import sys
 from pathlib import Path
 
-from inkground_lib.cli import data, evaluate, pseudo, rate, scale, sections
+from inkground_lib.cli import data, evaluate, pseudo, rate, scale, sections, tracer
 from inkground_lib.core.files import PathError
 from inkground_lib.publish.notebook_runner import RunnerError
 
 COMMANDS = (data.add_synth_parser, data.add_recorded_parser, pseudo.add_pseudo_parser, evaluate.add_predict_parser,
             evaluate.add_eval_parser, sections.add_run_parser, evaluate.add_check_parser, data.add_validate_parser,
-            scale.add_paper_scale_parser, sections.add_book_parser, rate.add_rate_parser)
+            scale.add_paper_scale_parser, sections.add_book_parser, rate.add_rate_parser, tracer.add_tracer_parser)
 """Each command's parser, registered by its family's module, in the order ``inkground --help`` lists them."""
 
 

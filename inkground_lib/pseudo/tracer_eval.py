@@ -18,9 +18,18 @@ import time
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
+import torch
 
+from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
+from inkground_lib.components.derenderers.tracer.derenderer import TracerDerenderer
+from inkground_lib.components.derenderers.tracer.eval_writers import read_eval_writers
+from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.files import atomic_write_json
+from inkground_lib.core.folders import run_folder
+from inkground_lib.datasets.recorded import build_recorded, unipen_dir_words
+from inkground_lib.datasets.synth.generate import SynthParams, generate
+from inkground_lib.pseudo.derender_stage import derender_dataset
+from inkground_lib.pseudo.truth import truth_metrics
 
 
 def _summary(df, seconds: float) -> dict:
@@ -38,8 +47,6 @@ def write_group_words(unipen_dir, path: Path, group: str = "held-out", style: Op
                       words=None, progress: bool = True) -> int:
     """Write the category-6 words (``style``, quality not BAD) of the evaluation writers in ``group`` as a
     UNIPEN-format JSON file at ``path``; returns the number of words."""
-    from inkground_lib.components.derenderers.tracer.eval_writers import read_eval_writers
-    from inkground_lib.datasets.recorded import unipen_dir_words
 
     keep = read_eval_writers(group=group)
     if words is None:
@@ -59,8 +66,6 @@ def write_group_words(unipen_dir, path: Path, group: str = "held-out", style: Op
 
 def compare_derenderers(ds, derenderers: dict, run_dir: Path, progress: bool = True) -> dict:
     """{name: summary} of each derenderer on the dataset ``ds`` (per-word tables as ``<name>-words.csv``)."""
-    from inkground_lib.pseudo.derender_stage import derender_dataset
-    from inkground_lib.pseudo.truth import truth_metrics
 
     out = {}
     for name, der in derenderers.items():
@@ -77,22 +82,19 @@ def evaluate_tracer(unipen_dir: str | os.PathLike | None, out_dir: str | os.Path
                     weights: str | os.PathLike | None = None, sha256: Optional[str] = None,
                     group: str = "held-out", style: Optional[str] = "CURSIVE", pages: Optional[int] = None,
                     words_per_page: tuple[int, int] = (20, 50), synth_pages: int = 20, seed: int = 0,
-                    progress: bool = True, words=None) -> dict:
+                    progress: bool = True, words=None, overwrite: bool = False) -> dict:
     """Tracer and skeleton against the true inks on recorded pages of the ``group`` writers (skipped when
     ``unipen_dir`` is None) and on ``synth_pages`` synthetic pages (0: skipped). Writes into ``out_dir``:
     ``recorded/`` and ``synth/`` (datasets), ``runs/<set>/`` (derender caches, per-word CSVs) and
     ``eval_report.json`` (returned): per set and derenderer {words, dtw_median, order_differs,
     direction_differs, chamfer_median, words_per_second}, and the tracer / skeleton ratios."""
-    import torch
+    with run_folder(out_dir, "tracer-eval", overwrite=overwrite) as out:
+        return _evaluate(unipen_dir, out, weights, sha256, group, style, pages, words_per_page, synth_pages, seed,
+                         progress, words)
 
-    from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
-    from inkground_lib.components.derenderers.tracer.derenderer import TracerDerenderer
-    from inkground_lib.core.dataset import load_dataset
-    from inkground_lib.datasets.recorded import build_recorded
-    from inkground_lib.datasets.synth.generate import SynthParams, generate
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def _evaluate(unipen_dir, out: Path, weights, sha256, group, style, pages, words_per_page, synth_pages, seed,
+              progress, words) -> dict:
     torch.set_num_threads(2)
     ders = {"tracer": TracerDerenderer(weights, sha256), "skeleton": SkeletonDerenderer()}
     report: dict = {"weights_sha256": ders["tracer"].weights_sha256, "group": group, "seed": seed, "sets": {}}

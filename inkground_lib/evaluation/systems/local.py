@@ -173,6 +173,25 @@ def build_skeleton(name, cfg):
     return DerenderSystem(name, cfg, make_derenderer("skeleton"), "skeleton")
 
 
+class TracerSystem(DerenderSystem):
+    """inkground's learned tracer (:class:`~inkground_lib.components.derenderers.tracer.derenderer.
+    TracerDerenderer`) on the word crop, given the word's text; its answer depends on the weights (their sha256)
+    and on the tracer's code (:func:`~inkground_lib.components.derenderers.tracer.derenderer.code_sha256`)."""
+
+    def answer_params(self):
+        return dict(super().answer_params(), weights_sha256=self.derenderer.weights_sha256,
+                    code_sha256=self.derenderer.code_sha256)
+
+
+def build_tracer(name, cfg):
+    """The ``tracer`` adapter: the shipped weights, or the .npz named by the entry's ``weights`` field."""
+    weights = cfg.get("weights")
+    try:
+        return TracerSystem(name, cfg, make_derenderer(f"tracer:{weights}" if weights else "tracer"), "tracer")
+    except DerenderError as e:
+        raise SystemUnavailable(f"system {name}: the tracer cannot be loaded: {e}") from None
+
+
 INKSIGHT_NEEDS = ("InkSight's own environment (requirements-inksight.txt: TensorFlow 2.17.0, tensorflow-text; "
                   "`make inksight-e2e` builds .venv-inksight), its python named by INKSIGHT_PYTHON, and the "
                   "InkSight-Small-p SavedModel on disk (Hugging Face Derendering/InkSight-Small-p), its folder "

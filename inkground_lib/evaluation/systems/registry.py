@@ -17,6 +17,7 @@ from inkground_lib.evaluation.systems.local import (
     ReferenceSystem,
     build_inksight,
     build_skeleton,
+    build_tracer,
 )
 from inkground_lib.evaluation.systems.replay import ReplaySystem
 from inkground_lib.evaluation.systems.retry import RetryPolicy
@@ -55,6 +56,7 @@ ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
     "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API | {"api_version"})),
     "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
+    "tracer": Adapter(_plain(build_tracer), "specialist", frozenset({"grow", "weights"})),
     "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model"})),
     "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
     "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),

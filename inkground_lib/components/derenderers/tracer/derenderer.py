@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
@@ -11,6 +13,20 @@ from inkground_lib.components.derenderers.base import Box, as_gray, check_box
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer, SkeletonParams, _add_time
 from inkground_lib.components.derenderers.tracer.features import stroke_features, text_ids
 from inkground_lib.core.ink import Ink, as_ink
+
+
+CODE_FILES = ("skeleton.py", "tracer/features.py", "tracer/inference.py", "tracer/model.py", "tracer/derenderer.py")
+"""The source files (under components/derenderers/) whose code decides a traced ink besides the weights."""
+
+
+def code_sha256() -> str:
+    """sha256 over :data:`CODE_FILES`: part of what identifies the tracer's output (a cached pseudo-label or
+    prediction is made again when the code that made it changed)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for name in CODE_FILES:
+        h.update(name.encode() + b"\0" + (root / name).read_bytes())
+    return h.hexdigest()
 
 
 def _trace_chunk(job) -> list:
@@ -41,6 +57,7 @@ class TracerDerenderer:
         self._net, record = load_net(weights, sha256)
         self._weights = weights
         self.weights_sha256 = record["sha256"]
+        self.code_sha256 = code_sha256()
         self.skeleton_params = skeleton_params
         self.batch_size = int(batch_size)
         self._skeleton = SkeletonDerenderer(skeleton_params)

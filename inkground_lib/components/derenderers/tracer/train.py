@@ -56,6 +56,7 @@ from inkground_lib.components.metrics.order import order_and_direction
 from inkground_lib.components.metrics.trajectory import geometry_batch
 from inkground_lib.core.defaults import DIRECTION_MIN_LENGTH, DIRECTION_TOL, ORDER_TOL
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
+from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
 
 
@@ -467,23 +468,28 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
 
 
 def train_tracer(unipen_dir, out_dir, recipe: Recipe = Recipe(), progress: bool = True, words=None,
-                 stop_after_epoch: Optional[int] = None) -> Path:
+                 stop_after_epoch: Optional[int] = None, overwrite: bool = False) -> Path:
     """Train the tracer on the UNIPEN release at ``unipen_dir`` into ``out_dir`` (see the module doc) and
     return the weights' path (``out_dir/tracer.npz``). ``words``: RecordedWords already read from that
-    release (skips reading it again). The same command after an interruption resumes."""
+    release (skips reading it again). The same command after an interruption resumes. ``out_dir`` is a run
+    folder (:func:`inkground_lib.core.folders.run_folder`): a non-empty folder inkground did not create is
+    refused unless ``overwrite``, and a folder being written is locked."""
 
     t0 = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if words is None:
-        words, source = read_release_words(unipen_dir, progress=progress)
-    else:
-        source = {"path": str(unipen_dir), "sha256": None, "words": len(words)}
-    train, val, counts = prepare_samples(words, out, recipe, source, progress)
-    net, history = fit(train, val, out, recipe, progress, stop_after_epoch)
-    if len(history) < recipe.epochs:
-        return out / "checkpoint.npz"
+    with run_folder(out_dir, "tracer-train", overwrite=overwrite) as out:
+        if words is None:
+            words, source = read_release_words(unipen_dir, progress=progress)
+        else:
+            source = {"path": str(unipen_dir), "sha256": None, "words": len(words)}
+        train, val, counts = prepare_samples(words, out, recipe, source, progress)
+        net, history = fit(train, val, out, recipe, progress, stop_after_epoch)
+        if len(history) < recipe.epochs:
+            return out / "checkpoint.npz"
+        return _finish(out, net, history, recipe, source, counts, t0)
 
+
+def _finish(out: Path, net, history: list, recipe: Recipe, source: dict, counts: dict, t0: float) -> Path:
+    """Save the trained network (``tracer.npz``) and ``train_report.json`` (data, recipe, final figures)."""
     record = {"trained_on": {"release": "UNIPEN train_r01_v07 (doi:10.5281/zenodo.1195803), category 6",
                              "source_sha256": source.get("sha256"), **counts},
               "recipe": recipe.as_dict(), "parameters": count_parameters(net),
