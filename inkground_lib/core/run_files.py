@@ -267,6 +267,7 @@ class PseudoRun:
     pseudo: dict[str, Ink]  # word id -> pseudo-label (page pixels)
     derenderer: str
     ocr_pass: dict[str, bool]
+    ocr_threshold: Optional[float] = None  # the OCR filter's threshold the run used (its summary.json)
 
     def page(self, page_id: str):
         return self.dataset.page(page_id)
@@ -383,4 +384,6 @@ def load_pseudo_run(run_dir: PathLike, candidates: Optional[PathLike] = None, pa
         pseudo.update(chosen)
     passed = dict(zip(ids, page_tab["ocr_pass"].astype(str).str.lower().eq("true")))
     offered = [p for p in ids if passed[p]] if pages == "ocr-passed" else list(ids)
-    return PseudoRun(run, cand, ds, offered, ids, pseudo, der, passed)
+    thr = params.get("ocr_threshold")
+    return PseudoRun(run, cand, ds, offered, ids, pseudo, der, passed,
+                     float(thr) if isinstance(thr, (int, float)) and not isinstance(thr, bool) else None)

@@ -22,6 +22,11 @@ class RatingsError(PseudoError):
     """A ratings table that cannot be used; the message names the file, the row and the field."""
 
 
+class RatingsFileGone(RatingsError):
+    """The ratings file a :class:`RatingsLog` opened was moved, deleted, replaced or cut since: nothing is
+    written until it is back."""
+
+
 _INT_RE = re.compile(r"^[+-]?\d+(\.0*)?$")
 
 REAL = "real"
@@ -282,16 +287,16 @@ class RatingsLog:
                 try:
                     fd = os.open(self.path, flags, FILE_MODE)
                 except FileNotFoundError:
-                    raise RatingsError(self._gone("is gone (moved or deleted)")) from None
+                    raise RatingsFileGone(self._gone("is gone (moved or deleted)")) from None
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX)
                     st = os.fstat(fd)
                     if self._identity is None:
                         self._identity = (st.st_dev, st.st_ino)
                     elif (st.st_dev, st.st_ino) != self._identity:
-                        raise RatingsError(self._gone("was replaced by another file"))
+                        raise RatingsFileGone(self._gone("was replaced by another file"))
                     elif st.st_size < self._offset:
-                        raise RatingsError(self._gone(f"got shorter ({st.st_size} bytes, {self._offset} were read)"))
+                        raise RatingsFileGone(self._gone(f"got shorter ({st.st_size} bytes, {self._offset} were read)"))
                     yield fd
                 finally:
                     os.close(fd)  # releases the flock
