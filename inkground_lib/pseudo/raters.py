@@ -421,14 +421,12 @@ def check_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def rater_filter(ratings: pd.DataFrame, pages: Optional[Iterable[str]] = None, min_ratings: int = 1) -> list[str]:
     """Pages kept by the raters: every rating of the page is 10 (:data:`KEEP_SCORE`) and it has at least
-    ``min_ratings`` ratings. **A page with no rating is not kept.** ``pages`` (e.g. the pages that passed
-    the OCR filter) restricts and orders the result; by default, pages in order of first appearance."""
+    ``min_ratings`` ratings (the kept pages of :func:`rater_outcome` with K = ``min_ratings``). **A page with no
+    rating is not kept.** ``pages`` (e.g. the pages that passed the OCR filter) restricts and orders the result;
+    by default, pages in order of first appearance."""
     check_ratings(ratings)
-    g = ratings.groupby("page", sort=False)["score"]
-    ok = (g.min() == KEEP_SCORE) & (g.size() >= max(int(min_ratings), 1))
-    kept = set(ok.index[ok.to_numpy()])
     order = list(dict.fromkeys(ratings["page"])) if pages is None else list(pages)
-    return [p for p in order if p in kept]
+    return rater_outcome(ratings, order, max(int(min_ratings), 1)).kept
 
 
 def krippendorff_alpha_nominal(units: Sequence[Sequence]) -> float:
@@ -559,9 +557,9 @@ def check_enough_ratings(outcome: RaterOutcome, source: str, allow_partial: bool
     raise RatingsError(
         f"{source}: {a} of the {n} pages that passed the OCR filter have fewer than K = {outcome.k} standing "
         f"ratings (they await ratings), more than half; a benchmark built now would hold only the "
-        f"{len(outcome.kept)} pages rated in full. Rate the rest (inkground rate --ratings with this file) or "
-        f"build it anyway: inkground pseudo --allow-partial-ratings, or the section 02 parameter "
-        f"allow_partial_ratings True")
+        f"{len(outcome.kept)} kept of the {n - a} pages rated in full. Rate the rest (inkground rate --ratings "
+        f"with this file) or build it anyway: inkground pseudo --allow-partial-ratings, or the section 02 "
+        f"parameter allow_partial_ratings True")
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def awaiting_text(nums: dict) -> str:
     them = "it is" if n_wait == 1 else "they are"
     base = (f"The {'page' if n_wait == 1 else 'pages'} awaiting ratings {'has' if n_wait == 1 else 'have'} "
             f"fewer standing ratings than a page needs, so {them} neither kept nor rejected: the benchmark set "
-            f"holds only pages rated in full, and the ratings are still being collected.")
+            f"holds only pages rated in full.")
     if 2 * n_wait > n:
         return ("More than half of the pages that passed the OCR filter await ratings; section 02 refuses to "
                 "build a benchmark from so few and built this one only because it was told to "
