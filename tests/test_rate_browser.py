@@ -337,3 +337,41 @@ def test_two_raters_rate_20_pairs_in_chromium(pseudo_run):
     assert res.components["ratings_source"] == "file: people.csv"
     text = provenance(res)["ratings"]
     assert text.startswith(f"{2 if passed else 0} raters, real ratings (file people.csv") and "simulated" not in text.lower()
+
+
+def test_a_moved_ratings_file_is_shown_to_the_rater(pseudo_run):
+    """The ratings file moved away while the app runs: the rater's save is refused with a message in view
+    ("nothing was saved"), no file appears at the old path, and once the file is back the save goes through."""
+    exe = need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    tmp, cand, run = pseudo_run
+    ratings = tmp / "ratings" / "moved.csv"
+    srv = Server(open_session(run, ratings, 2, pages="all"), "127.0.0.1", 0).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=exe, args=LAUNCH_ARGS)
+            pg = browser.new_context(viewport=VIEWPORT).new_page()
+            pg.set_default_timeout(15000)
+            pg.goto(srv.url)
+            pg.fill("#name", "eve")
+            pg.click("#start")
+            pg.wait_for_selector("#rate:not([hidden])")
+            page_id = current_page(pg)
+            act(pg, lambda: pg.keyboard.press("t"), "Score 10 chosen")
+            ratings.rename(tmp / "elsewhere.csv")
+            before = msg_n(pg)
+            pg.keyboard.press("Enter")
+            pg.wait_for_function("(n) => Number(document.querySelector('#msg').dataset.n) > n + 1", arg=before)
+            text = pg.locator("#msg").text_content()
+            assert "is gone (moved or deleted)" in text and "nothing was saved" in text, text
+            assert "error" in pg.locator("#msg").get_attribute("class").split()
+            assert_in_view(pg)
+            assert current_page(pg) == page_id and not ratings.exists()
+            (tmp / "elsewhere.csv").rename(ratings)
+            act(pg, lambda: pg.keyboard.press("t"), "Score 10 chosen")
+            act(pg, lambda: pg.keyboard.press("Enter"), f"Saved: 10 for page {page_id}.")
+            browser.close()
+    finally:
+        srv.stop()
+    assert len(read_ratings(ratings)) == 1
