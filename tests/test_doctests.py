@@ -21,7 +21,7 @@ from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
     "inkground_lib.components.derenderers.tracer.features": 2,
-    "inkground_lib.components.metrics.order": 9,
+    "inkground_lib.components.metrics.order": 10,
     "inkground_lib.components.metrics.readability": 21,
     "inkground_lib.components.metrics.trajectory": 45,
     "inkground_lib.components.style.metric": 4,
