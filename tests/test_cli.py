@@ -101,11 +101,46 @@ def test_pseudo_exits_1_when_no_page_is_kept(tmp_path, capsys):
                                                    width=600, height=800), progress=False, workers=1)
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("page,rater,score\np0000,ann,0\np0001,ann,0\n")
-    code = main(["pseudo", "--candidates", str(cand), "--run", str(tmp_path / "run"), "--ratings", str(ratings),
-                 "--ocr-threshold", "0", "--quiet"])
+    args = ["pseudo", "--candidates", str(cand), "--run", str(tmp_path / "run"), "--ratings", str(ratings),
+            "--ocr-threshold", "0", "--quiet"]
+    # one rating a page where a page needs K = 2 (--raters-per-pair, the file does not record K): every page
+    # awaits ratings, so no benchmark is built and no table is written, unless told
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert "2 of the 2 pages that passed the OCR filter have fewer than K = 2 standing ratings" in err
+    assert "--allow-partial-ratings" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run" / "pages.csv").exists() and not (tmp_path / "run" / "benchmark").exists()
+    assert main(args + ["--allow-partial-ratings"]) == 1
+    out, err = capsys.readouterr()
+    assert "pages: 2 candidates, 2 passed the OCR filter, 0 kept, 0 rejected, 2 awaiting ratings" in out
+    code = main(args + ["--raters-per-pair", "1"])
     out, err = capsys.readouterr()
     assert code == 1 and "no page was kept" in err
-    assert "pages: 2 candidates, 2 passed the OCR filter, 0 kept" in out
+    assert "pages: 2 candidates, 2 passed the OCR filter, 0 kept, 2 rejected, 0 awaiting ratings" in out
+    assert "ratings from file ratings.csv" in out and "K from --raters-per-pair" in out
+
+
+def test_pseudo_table_says_real_ratings_or_simulated(tmp_path, capsys):
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+    from inkground_lib.pseudo.raters import RatingsLog
+
+    cand = generate(tmp_path / "cand", SynthParams(pages=2, words_min=1, words_max=2, words_mean=1.5, seed=3,
+                                                   width=500, height=650), progress=False, workers=1)
+    log = RatingsLog(tmp_path / "people.csv")
+    for page in ("p0000", "p0001"):
+        for rater in ("ann", "bob"):
+            log.append({"page": page, "rater": rater, "score": 10, "action": "rate", "session": rater,
+                        "raters_per_page": 2})
+    base = ["pseudo", "--candidates", str(cand), "--ocr-threshold", "0", "--quiet"]
+    assert main(base + ["--run", str(tmp_path / "real"), "--ratings", str(tmp_path / "people.csv")]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("ratings "))
+    assert "real ratings (file people.csv)" in row
+    assert "ratings: real ratings (file people.csv)" in out and "K from the file" in out
+    assert main(base + ["--run", str(tmp_path / "sim"), "--n-raters", "5"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("ratings "))
+    assert "simulated" in row and "real" not in row
 
 
 def test_validate_command_names_every_fault_and_exits_by_outcome(tmp_path, capsys):

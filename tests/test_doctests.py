@@ -40,10 +40,10 @@ EXAMPLES = {
     "inkground_lib.formats.iamondb": 3,
     "inkground_lib.formats.inksight_canvas": 4,
     "inkground_lib.formats.xmlsafe": 2,
-    "inkground_lib.pseudo.raters": 1,
+    "inkground_lib.pseudo.raters": 5,
     "inkground_lib.report.format": 4,
     "inkground_lib.report.player": 2,
-    "inkground_lib.report.pseudo_labels": 3,
+    "inkground_lib.report.pseudo_labels": 7,
     "inkground_lib.report.table_view": 5,
 }
 """Module -> number of docstring examples (``>>>`` lines) defined in it."""

@@ -231,6 +231,7 @@ def notebook_mirrors() -> dict[str, dict]:
             "derenderer": _default(run_pseudo_labels, "derenderer"), "ocr_engine": _default(run_pseudo_labels, "ocr"),
             "ocr_threshold": _default(run_pseudo_labels, "ocr_threshold"),
             "ratings": _default(run_pseudo_labels, "ratings"), "n_raters": _default(run_pseudo_labels, "n_raters"),
+            "allow_partial_ratings": _default(run_pseudo_labels, "allow_partial_ratings"),
             "raters_per_pair": _default(run_pseudo_labels, "raters_per_pair"),
             "strictness_mean": _field(RaterModel, "strictness_mean"),
             "strictness_sd": _field(RaterModel, "strictness_sd"), "rater_noise_sd": _field(RaterModel, "noise_sd"),

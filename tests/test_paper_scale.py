@@ -94,13 +94,13 @@ def cand(tmp_path_factory):
 def test_pseudo_labels_write_the_same_files_on_every_executor(cand, tmp_path, cluster):
     from inkground_lib.pseudo.run import run_pseudo_labels
 
-    ratings = tmp_path / "ratings.csv"  # every page rated 10: the benchmark keeps what the OCR filter passes
+    ratings = tmp_path / "ratings.csv"  # every page rated 10 by one rater, K = 1: the benchmark keeps what the
     ratings.write_text("page,rater,score\n" + "".join(f"{p.id},r1,10\n" for p in load_dataset(cand).pages))
-    out = {}
+    out = {}  # OCR filter passes
     for kind in KINDS:
         with _executor(kind, cluster) as ex:
             res = run_pseudo_labels(cand, tmp_path / kind, ocr_threshold=0.5, ratings=ratings, progress=False,
-                                    workers=1, executor=ex)
+                                    workers=1, executor=ex, raters_per_pair=1)
         files = _files(tmp_path / kind)  # the run folder's own path (in the benchmark's meta) aside
         out[kind] = ({k: v.replace(str(tmp_path / kind).encode(), b"RUN") for k, v in files.items()
                       if k.endswith(".csv") or k.startswith("benchmark/")},

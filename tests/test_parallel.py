@@ -152,9 +152,10 @@ def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_i
     from inkground_lib.pseudo.benchmark import reference_ocr_texts
     from inkground_lib.pseudo.run import run_pseudo_labels
 
-    ratings = tmp_path / "ratings.csv"  # every page rated 10: every page the OCR filter passes is kept
+    ratings = tmp_path / "ratings.csv"  # every page rated 10 by one rater, K = 1: every page the OCR filter passes
     ratings.write_text("page,rater,score\n" + "".join(f"{p.id},r1,10\n" for p in load_dataset(cand).pages))
-    res = run_pseudo_labels(cand, tmp_path / "run", ocr_threshold=0.0, ratings=ratings, progress=False, workers=1)
+    res = run_pseudo_labels(cand, tmp_path / "run", ocr_threshold=0.0, ratings=ratings, progress=False, workers=1,
+                            raters_per_pair=1)  # is kept
     bench = load_dataset(res.benchmark)
     texts = reference_ocr_texts(res.benchmark, "rapidocr")
     assert bench.n_words > 0 and len(texts) == len({ink_digest(w.ink) for w in bench.words()})

@@ -29,9 +29,9 @@ from inkground_lib.pseudo.raters import (
 from inkground_lib.pseudo.raters import (
     ratings_frame as raters_frame,
 )
-from inkground_lib.pseudo.run import PAGE_COLUMNS, run_pseudo_labels
+from inkground_lib.pseudo.run import PAGE_COLUMNS, run_pseudo_labels, summary_numbers
 from inkground_lib.components.metrics.order import stroke_order_check
-from inkground_lib.report.pseudo_labels import funnel_table
+from inkground_lib.report.pseudo_labels import awaiting_text, funnel_table
 
 # ---------------------------------------------------------------------------------------- fixtures
 
@@ -495,7 +495,131 @@ def test_run_pseudo_labels_with_real_ratings_says_so(synth_ds, tmp_path):
     assert r.pages["kept"].tolist() == [True, False]  # bob's 8 on p0 was undone and replaced by a 10
     text = provenance(r, ds)["ratings"]
     assert text.startswith("2 raters, real ratings (file people.csv: 4 ratings") and "SIMULATED" not in text
-    plain = write_csv(tmp_path / "plain.csv", f"page,rater,score\n{p0},a,10\n")
+    plain = write_csv(tmp_path / "plain.csv", f"page,rater,score\n{p0},a,10\n{p0},b,10\n{p1},a,10\n")
     r = run_pseudo_labels(synth_ds, tmp_path / "run2", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
                           ratings=plain, n_candidates=2, progress=False)
     assert provenance(r, ds)["ratings"] == "ratings read from plain.csv"
+    assert r.pages["stage"].tolist() == ["kept", "awaiting ratings"]  # K = raters_per_pair = 2: p1 has one
+
+
+# --------------------------------------------------------------------- partial ratings, K, the run's ratings (28)
+
+def rate_rows(log, rows, k=2):
+    for page, rater, score in rows:
+        log.append({"page": page, "rater": rater, "score": score, "action": "rate", "session": rater,
+                    "raters_per_page": k})
+
+
+def test_pages_with_fewer_than_k_ratings_await_and_more_than_half_refuses(synth_ds, tmp_path):
+    """K comes from the file (raters_per_page = 3 here, not raters_per_pair): a page with fewer standing ratings
+    is neither kept nor rejected, even when one of them is below 10; when more than half of the OCR-passed pages
+    await ratings, no benchmark is built and no table written, unless allow_partial_ratings."""
+    from inkground_lib.pseudo.raters import RatingsLog
+
+    ds = load_dataset(synth_ds)
+    p0, p1, p2 = (p.id for p in ds.pages)
+    f = tmp_path / "people.csv"
+    log = RatingsLog(f)
+    rate_rows(log, [(p0, "ann", 10), (p0, "bob", 10), (p0, "cid", 10), (p1, "ann", 10), (p1, "bob", 3)], k=3)
+    run = tmp_path / "run"
+    kw = dict(derenderer=CountingDerenderer(), ocr=ScriptedEngine(), ratings=f, progress=False, raters_per_pair=2)
+    with pytest.raises(RatingsError, match=r"2 of the 3 pages .* fewer than K = 3 standing ratings") as e:
+        run_pseudo_labels(synth_ds, run, **kw)
+    assert "--allow-partial-ratings" in str(e.value) and "allow_partial_ratings" in str(e.value)
+    assert not (run / "pages.csv").exists() and not (run / "summary.json").exists()
+    assert not (run / "benchmark").exists()
+    r = run_pseudo_labels(synth_ds, run, allow_partial_ratings=True, **kw)
+    assert r.pages.set_index("page")["stage"].to_dict() == {p0: "kept", p1: "awaiting ratings", p2: "awaiting ratings"}
+    assert r.pages["kept"].tolist() == [True, False, False] and r.raters.k == 3
+    assert (r.raters.kept, r.raters.rejected, r.raters.awaiting) == ([p0], [], [p1, p2])
+    n = summary_numbers(r)
+    assert (n["raters_per_page"], n["pages_rated"], n["pages_rejected"], n["pages_awaiting_ratings"]) == (3, 1, 0, 2)
+    assert n["partial_ratings_allowed"] == 1 and n["rater_agreement"] == 0.5  # p0 agrees, p1 does not
+    tab = funnel_table(r)
+    assert tab.loc["ratings a page needs to count as rated (K)", "ours (set, not measured)"] == 3
+    assert tab.loc["OCR-passed pages awaiting ratings (fewer than K; neither kept nor rejected)", "ours (measured)"] == 2
+    assert tab.loc["ratings", "ours (measured)"] == "real ratings (file people.csv)"
+    assert "allow_partial_ratings" in awaiting_text(n)
+    # one more rating: p1 is now rated (rejected: bob gave 3) and only p2 awaits: no refusal
+    rate_rows(log, [(p1, "cid", 10)], k=3)
+    r = run_pseudo_labels(synth_ds, run, **{**kw, "derenderer": CountingDerenderer(), "ocr": ScriptedEngine()})
+    assert r.pages.set_index("page")["stage"].to_dict() == {p0: "kept", p1: "rejected by raters",
+                                                             p2: "awaiting ratings"}
+    t = awaiting_text(summary_numbers(r))
+    assert t.startswith("The page awaiting ratings has fewer") and "allow_partial_ratings" not in t
+
+
+def test_the_run_folder_holds_the_ratings_it_used(synth_ds, tmp_path):
+    """A simulated run, then a run from a ratings file in the same folder: ratings.csv holds the file's standing
+    ratings of the OCR-passed pages with their source (never the stale simulated ones), and summary.json names
+    the file, its sha256 and K."""
+    import hashlib
+
+    from inkground_lib.pseudo.raters import RatingsLog
+
+    ds = load_dataset(synth_ds)
+    p0, p1, _ = (p.id for p in ds.pages)
+    run = tmp_path / "run"
+    run_pseudo_labels(synth_ds, run, derenderer=CountingDerenderer(), ocr=ScriptedEngine(), n_raters=10,
+                      progress=False)
+    assert set(pd.read_csv(run / "ratings.csv")["source"]) == {"simulated"}
+    f = tmp_path / "people.csv"
+    log = RatingsLog(f)
+    rate_rows(log, [(p0, "ann", 10), (p0, "bob", 10), (p1, "ann", 7), (p1, "bob", 10), ("elsewhere", "ann", 10)])
+    log.append({"page": p1, "rater": "ann", "score": 7, "action": "undo", "session": "ann", "raters_per_page": 2})
+    rate_rows(log, [(p1, "ann", 10)])
+    r = run_pseudo_labels(synth_ds, run, derenderer=CountingDerenderer(), ocr=ScriptedEngine(), ratings=f,
+                          n_candidates=2, progress=False)
+    used = pd.read_csv(run / "ratings.csv", dtype={"page": str})
+    assert sorted(zip(used["page"], used["rater"], used["score"])) == [(p0, "ann", 10), (p0, "bob", 10),
+                                                                        (p1, "ann", 10), (p1, "bob", 10)]
+    assert set(used["source"]) == {"real"} and used["time"].str.endswith("Z").all()
+    s = json.loads((run / "summary.json").read_text())
+    info = s["ratings_file"]
+    assert info["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest() and info["raters_per_page"] == 2
+    assert info["k_from"] == "file" and info["path"] == str(f) and info["standing_ratings"] == 5
+    assert s["numbers"]["benchmark_pages"] == 2 and s["params"]["raters_per_page"] == 2
+
+
+def test_load_ratings_k_and_its_errors(tmp_path):
+    from inkground_lib.pseudo.raters import LOG_COLUMNS, load_ratings
+
+    head = ",".join(LOG_COLUMNS) + "\n"
+    f = write_csv(tmp_path / "a.csv", head + "p1,ann,10,real,t,rate,s,3\np1,bob,10,real,t,rate,s,3\n")
+    got = load_ratings(f)
+    assert got.k == 3 and got.rows == 2 and len(got.ratings) == 2
+    write_csv(f, head + "p1,ann,10,real,t,rate,s,3\np1,bob,10,real,t,rate,s,2\n")
+    with pytest.raises(RatingsError, match=r"line 3: field raters_per_page: 2 differs from 3 \(line 2\)"):
+        load_ratings(f)
+    write_csv(f, head + "p1,ann,10,real,t,rate,s,two\n")
+    with pytest.raises(RatingsError, match=r"line 2: field raters_per_page: 'two' is not an integer >= 1"):
+        load_ratings(f)
+    assert load_ratings(write_csv(tmp_path / "plain.csv", "page,rater,score\np1,a,10\n")).k is None
+    for big in ("1" + "0" * 400, "9" * 39, "-" + "9" * 30):
+        write_csv(f, f"page,rater,score\np1,a,{big}\n")
+        with pytest.raises(RatingsError, match="outside 0-10"):
+            load_ratings(f)
+
+
+def test_ratings_log_refuses_a_moved_or_replaced_file(tmp_path):
+    from inkground_lib.pseudo.raters import RatingsFileGone, RatingsLog
+
+    f = tmp_path / "r.csv"
+    log = RatingsLog(f)
+    rate_rows(log, [("p1", "ann", 10)])
+    f.rename(tmp_path / "moved.csv")
+    with pytest.raises(RatingsFileGone, match="is gone .* nothing was saved"):
+        rate_rows(log, [("p2", "ann", 10)])
+    assert not f.exists()
+    with pytest.raises(RatingsFileGone):
+        log.refresh()
+    f.write_text((tmp_path / "moved.csv").read_text())
+    with pytest.raises(RatingsFileGone, match="replaced by another file"):
+        rate_rows(log, [("p2", "ann", 10)])
+    f.unlink()
+    (tmp_path / "moved.csv").rename(f)
+    rate_rows(log, [("p2", "ann", 10)])
+    assert len(read_ratings(f)) == 2
+    f.write_text(f.read_text().splitlines()[0] + "\n")  # cut (an editor rewrote it): refused, not appended to
+    with pytest.raises(RatingsFileGone):
+        rate_rows(log, [("p3", "ann", 10)])

@@ -81,8 +81,16 @@ def rate(L: Ledger, page, rater, score=10, session="s"):
     L.apply({"page": page, "rater": rater, "score": score, "session": session})
 
 
+def active(L: Ledger, *raters):
+    """Raters who have rated before (a rating of a page outside this session, undone): their reservations hold."""
+    for r in raters:
+        L.apply({"page": "elsewhere", "rater": r, "score": 10, "session": r})
+        L.apply({"page": "elsewhere", "rater": r, "score": 10, "session": r, "action": "undo"})
+
+
 def test_next_page_fewest_ratings_never_more_than_k_never_twice():
     L = Ledger(["a", "b", "c"], k=2, reserve_s=100)
+    active(L, *[f"r{i}" for i in range(1, 10)])
     assert L.next_page("r1", now=0) == "a"
     assert L.next_page("r1", now=1) == "a"  # the reservation is kept (a reload shows the same page)
     assert L.next_page("r2", now=1) == "b"  # same ratings (0): the page fewer others are looking at
@@ -415,7 +423,7 @@ def test_rating_flow_validation_binding_and_restart(server, tmp_path, run_dir):
     assert st == 200
     nxt = s["page"]["id"]
     st, stats = a.json("GET", "/api/stats")
-    assert stats["ratings"] == 1 and stats["raters"][0]["rater"] == "ann"
+    assert stats["used"]["ratings"] == 1 and stats["raters"][0]["rater"] == "ann" and stats["other"] is None
     assert b"ann" in a.req("GET", "/stats")[1]
     # restart: a new server over the same file; a's cookie still names ann, b still cannot take ann
     server.stop()
@@ -479,3 +487,210 @@ def test_access_token_from_environment_or_random(monkeypatch):
     with pytest.raises(RateError, match="16-128 characters") as e:
         access_token()
     assert "short" not in str(e.value)
+
+
+# ----------------------------------------------------------------------------------------- misuse (issue 28)
+
+def test_logins_that_never_rate_cannot_lock_a_rater_out():
+    """200 scripted logins each take a page and never rate: a real rater is still offered a page and can rate
+    it; their reservations expire after reserve_s and are not renewed; a rater who rates keeps theirs while
+    looking, up to max_hold_s."""
+    L = Ledger([f"p{i}" for i in range(24)], k=2, reserve_s=300, max_hold_s=1800)
+    for i in range(200):
+        L.bind(f"bot{i}", f"s{i}")
+        L.next_page(f"bot{i}", now=0)
+    assert all(L._reserved_by_others(p, "ann", 1) >= 2 for p in L.pages)  # every slot is held by bots
+    page = L.next_page("ann", now=1)
+    assert page is not None
+    rate(L, page, "ann")  # the bots' reservations never refuse a rating
+    assert L.next_page("ann", now=2) not in (None, page)
+    # a bot's reservation is not renewed by reloading: it lapses reserve_s after the offer
+    first = L.reservations["bot0"][0]
+    L.next_page("bot0", now=299)
+    assert L.reservations["bot0"][1] == 300
+    # ann (who rated) keeps her page while she looks at it, but not for ever
+    held = L.reservations["ann"][0]
+    for t in range(2, 1800, 200):
+        assert L.next_page("ann", now=t) == held
+    assert L.reservations["ann"][1] <= 2 + 1800
+    assert first  # (the page bot0 was offered)
+
+
+def test_one_reservation_per_browser_session():
+    L = Ledger(["a", "b"], k=1, reserve_s=100)
+    L.bind("ann", "s1")
+    assert L.next_page("ann", now=0) == "a"
+    L.bind("bob", "s1")  # the same browser logs in as someone else: ann's page is released
+    assert "ann" not in L.reservations
+    assert L.next_page("bob", now=1) == "a"
+
+
+def test_xsrf_needs_the_header_on_every_post(server):
+    """A cross-origin page can put _xsrf in a query or a text/plain body and can set the _xsrf cookie (cookies
+    ignore ports), but it cannot send a custom header: only the header is accepted."""
+    a = Client(server.port)
+    assert a.login("ann")[0] == 200
+    page = a.json("GET", "/api/state")[1]["page"]["id"]
+    token = a.cookies["_xsrf"]
+    forged = Client(server.port)
+    forged.cookies = {**a.cookies, "_xsrf": token}
+    for path in ("/api/rate", "/api/undo", "/api/login", "/api/logout"):
+        st, data, _ = forged.req("POST", f"{path}?_xsrf={token}", body=json.dumps({"page": page, "score": 5}),
+                                 headers={"Content-Type": "text/plain"}, xsrf=False)
+        assert st == 403, path
+        assert b"X-XSRFToken" in data
+    # an invented cookie with the same invented value in the query: refused too
+    bob = Client(server.port)
+    bob.cookies = {"_xsrf": "2|00000000|00000000000000000000000000000000|1"}
+    assert bob.req("POST", "/api/login?_xsrf=2|00000000|00000000000000000000000000000000|1",
+                   body='{"name": "mallory"}', xsrf=False)[0] == 403
+    # the header, but another origin named by the browser
+    for h in ({"Origin": "http://127.0.0.1:1"}, {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "cross-site"}):
+        assert a.req("POST", "/api/rate", {"page": page, "score": 5}, headers=h)[0] == 403, h
+    # the header, but another token than the cookie's
+    assert a.req("POST", "/api/rate", {"page": page, "score": 5}, headers={"X-XSRFToken": "2|0|0|0"},
+                 xsrf=False)[0] == 403
+    assert read_ratings_or_empty(server) == 0
+    st, _ = a.json("POST", "/api/rate", {"page": page, "score": 5},
+                   headers={"Origin": f"http://127.0.0.1:{server.port}", "Sec-Fetch-Site": "same-origin"})
+    assert st == 200 and read_ratings_or_empty(server) == 1
+
+
+def read_ratings_or_empty(server) -> int:
+    return len(read_ratings(server.session.ratings_path))
+
+
+@pytest.mark.parametrize("body", [
+    '{"page": "p000", "score": ' + "1" + "0" * 400 + "}",  # 10**400 as a JSON integer
+    '{"page": "p000", "score": 1e400}', '{"page": "p000", "score": -1e400}', '{"page": "p000", "score": NaN}',
+    '{"page": "p000", "score": Infinity}', '{"page": "p000", "score": "' + "9" * 5000 + '"}',
+    '{"page": "p000", "score": ' + "9" * 5000 + "}",  # over Python's limit on an integer's digits
+    '{"page": "p000", "score": 10.0000000000000001}', '{"page": "p000", "score": "1e1"}',
+    '{"page": "p000", "score": "\\u0000"}', '{"page": "p000\\u0000", "score": 5}', '{"page": {"a": 1}, "score": 5}',
+    "[" * 5000 + "]" * 5000, '{"page": "p000", "score": 5', b'\xff\xfe{"page": 1}', "",
+])
+def test_bad_bodies_are_4xx_never_500(server, body):
+    a = Client(server.port)
+    assert a.login("ann")[0] == 200
+    st, data, _ = a.req("POST", "/api/rate", body=body)
+    assert 400 <= st < 500, (st, data[:200])
+    assert b"Traceback" not in data and "error" in json.loads(data)
+    assert read_ratings_or_empty(server) == 0
+
+
+@pytest.mark.parametrize("path", [
+    "/static/app.js%00.png", "/static/%00", "/static/app.js%00", "/static/app.css/..", "/static/APP.JS",
+    "/static/app.js/", "/static/%ff%fe", "/static/" + "a" * 3000, "/static/.", "/static/..", "/static/",
+    "/photo/%00", "/photo/p000%00.jpg", "/photo/%ff", "/photo/" + "p" * 3000, "/api/%00", "/stats%00",
+    "/%00", "/api/state%00", "/photo/p000?x=%00", "/static/app.js?v=%00%ff",
+])
+def test_odd_paths_are_4xx_never_500(server, path):
+    st, data, _ = Client(server.port).req("GET", path)
+    assert 400 <= st < 500 or (st == 200 and path.startswith(("/photo/p000?", "/static/app.js?"))), (path, st)
+    assert b"Traceback" not in data
+
+
+def test_a_moved_ratings_file_is_an_error_shown_to_the_rater_never_a_new_file(server, tmp_path):
+    f = server.session.ratings_path
+    a = Client(server.port)
+    st, s = a.login("ann")
+    st, s = a.json("POST", "/api/rate", {"page": s["page"]["id"], "score": 10})
+    assert st == 200
+    moved = tmp_path / "moved.csv"
+    f.rename(moved)
+    st, out = a.json("POST", "/api/rate", {"page": s["page"]["id"], "score": 10})
+    assert st == 503 and "is gone (moved or deleted)" in out["error"] and "nothing was saved" in out["error"]
+    assert not f.exists()  # never a new file without its header
+    assert a.json("GET", "/api/state")[0] == 503
+    assert Client(server.port).req("GET", "/stats")[0] == 503
+    f.write_text(moved.read_text())  # another file at the old path (a copy): refused as well, it is not the one opened
+    st, out = a.json("POST", "/api/rate", {"page": s["page"]["id"], "score": 10})
+    assert st == 503 and "replaced by another file" in out["error"]
+    f.unlink()
+    moved.rename(f)  # put back: rating goes on
+    st, out = a.json("POST", "/api/rate", {"page": s["page"]["id"], "score": 10})
+    assert st == 200 and len(read_ratings(f)) == 2
+
+
+def test_port_in_use_is_one_line_naming_the_port_and_the_option(tmp_path, run_dir, capsys):
+    import socket
+
+    from inkground_lib.cli import main
+
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    port = blocker.getsockname()[1]
+    try:
+        code = main(["rate", "--run", str(run_dir), "--ratings", str(tmp_path / "ratings" / "r.csv"),
+                     "--port", str(port)])
+    finally:
+        blocker.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"port {port}" in err and "already in use" in err and "--port" in err
+
+
+def test_done_screen_fits_the_raters_state(tmp_path, run_dir):
+    """Pages left but held by a rater who rates: "waiting"; nothing rated and nothing left: no thanks, nothing
+    to undo; rated and nothing left: thanks."""
+    f = tmp_path / "ratings" / "r.csv"
+    srv = Server(open_session(run_dir, f, 1), "127.0.0.1", 0).start()  # K = 1: three pages offered
+    try:
+        ann, cid = Client(srv.port), Client(srv.port)
+        st, s = ann.login("ann")
+        for _ in range(2):
+            st, s = ann.json("POST", "/api/rate", {"page": s["page"]["id"], "score": 10})
+        assert s["page"] is not None  # ann looks at the last page now
+        st, s = cid.login("cid")
+        assert s["page"] is None and s["done"]["reason"] == "waiting" and "1 page still needs" in s["done"]["text"]
+        assert "Thank" not in s["done"]["text"] and s["can_undo"] is False
+        ann.json("POST", "/api/rate", {"page": s_page(ann), "score": 7})
+        st, s = cid.json("GET", "/api/state")
+        assert s["done"]["reason"] == "none" and "You have not rated a page yet" in s["done"]["text"]
+        assert "Thank" not in s["done"]["text"] and s["can_undo"] is False
+        st, out = cid.json("POST", "/api/undo", {})
+        assert st == 409 and "nothing to undo" in out["error"]
+        st, s = ann.json("GET", "/api/state")
+        assert s["done"]["reason"] == "finished" and "You rated 3 pages" in s["done"]["text"]
+        assert "Thank you" in s["done"]["text"] and s["can_undo"] is True
+    finally:
+        srv.stop()
+
+
+def s_page(c: Client) -> str:
+    return c.json("GET", "/api/state")[1]["page"]["id"]
+
+
+def test_stats_are_section_02s_over_section_02s_pages(tmp_path, run_dir):
+    """With --pages all, /stats gives the OCR-passed pages' figures (those section 02 uses, by its own
+    function) first and the OCR-failed page's apart; checked against a hand computation from the CSV."""
+    import csv
+
+    f = tmp_path / "ratings" / "r.csv"
+    srv = Server(open_session(run_dir, f, 2, pages="all"), "127.0.0.1", 0).start()
+    try:
+        given = {("p000", "ann"): 10, ("p000", "bob"): 10, ("p001", "ann"): 10, ("p001", "bob"): 10,
+                 ("p002", "ann"): 10, ("p002", "bob"): 4, ("p003", "ann"): 10}
+        for (page, rater), score in given.items():
+            srv.session.log.append(row(page, rater, score))
+        c = Client(srv.port)
+        st, js = c.json("GET", "/api/stats")
+        html = c.req("GET", "/stats")[1].decode()
+    finally:
+        srv.stop()
+    # by hand from the CSV: section 02's pages are p000, p002, p003 (p001 failed the OCR filter); K = 2
+    rows = list(csv.DictReader(open(f)))
+    by = {}
+    for r in rows:
+        by.setdefault(r["page"], []).append(int(r["score"]))
+    used = ["p000", "p002", "p003"]
+    kept = [p for p in used if len(by.get(p, [])) >= 2 and min(by[p]) == 10]
+    multi = [p for p in used if len(by.get(p, [])) >= 2]
+    agree = sum(len({s == 10 for s in by[p]}) == 1 for p in multi) / len(multi)
+    u = js["used"]
+    assert u["pages"] == used and (u["kept"], u["rejected"], u["awaiting"]) == (len(kept), 1, 1) == (1, 1, 1)
+    assert u["agreement"] == agree == 0.5 and u["ratings"] == 5
+    assert js["other"]["pages"] == ["p001"] and js["other"]["kept"] == 1 and js["other"]["ratings"] == 2
+    assert html.index("The pages section 02 uses") < html.index("Other pages offered here")
+    assert 'id="used-list">p000, p002, p003<' in html and "passed the OCR" in html

@@ -83,3 +83,62 @@ def test_kinds_from_defaults_and_annotations():
     assert parameter_kinds("2", "int | list[int]") == {"int", "list"}
     assert parameter_kinds("2", "Frobnicator") == {"int"}  # an unknown annotation falls back to the default
     assert not accepts(parameter_kinds("None", "Optional[str]"), 3)
+
+
+@pytest.mark.parametrize("section, params, message", [
+    ("02", {"ocr_threshold": -5}, "parameter ocr_threshold: the value -5 is outside its range: ocr_threshold must be in [0, 1]"),
+    ("02", {"ocr_threshold": 1.5}, "ocr_threshold must be in [0, 1]"),
+    ("02", {"ocr_threshold": float("nan")}, "the value nan is outside its range"),
+    ("02", {"n_raters": 0}, "n_raters must be >= 1"),
+    ("02", {"raters_per_pair": [0, 2]}, "the element 0 of [0, 2] is outside its range: raters_per_pair must be >= 1"),
+    ("02", {"n_candidates": 0}, "n_candidates must be >= 1"),
+    ("02", {"score_step": 0}, "score_step must be > 0"),
+    ("02", {"seed": -1}, "seed must be >= 0"),
+    ("02", {"example_words": -1}, "example_words must be >= 0"),
+    ("03", {"n_boot": 0}, "n_boot must be >= 1"),
+    ("03", {"spacing": 0.0}, "spacing must be > 0"),
+    ("03", {"grid": 0}, "grid must be >= 1"),
+    ("04", {"spacings": [0.1, -1]}, "the element -1 of [0.1, -1]"),
+    ("01", {"example_pages": -2}, "example_pages must be >= 0"),
+])
+def test_out_of_range_is_refused_before_execution(tmp_path, section, params, message):
+    out = tmp_path / "sections"
+    with pytest.raises(RunnerError) as e:
+        run_section(section, params, out_dir=out)
+    assert message in str(e.value) and f"section {section}" in str(e.value) and "the default is" in str(e.value)
+    assert not out.exists()
+
+
+def test_cli_refuses_a_negative_threshold(capsys):
+    assert main(["run", "02", "-p", "ocr_threshold", "-5"]) == 2
+    err = capsys.readouterr().err
+    assert "parameter ocr_threshold" in err and "must be in [0, 1]" in err and len(err.strip().splitlines()) == 1
+
+
+def test_in_range_values_and_unset_optionals_pass():
+    check_parameters(find_section("02"), {"ocr_threshold": 0, "n_candidates": None, "raters_per_pair": [2, 3],
+                                          "seed": 0, "example_words": 0})
+    check_parameters(find_section("02"), {"ocr_threshold": 1})
+    check_parameters(find_section("03"), {"n_boot": 1, "grid": 1, "spacing": 0.01})
+
+
+def test_every_numeric_parameter_has_a_range_and_every_range_a_parameter():
+    """The ranges are stated once (PARAMETER_RANGES); a new numeric parameter must get one there."""
+    import ast
+
+    from inkground_lib.publish.notebook_runner import PARAMETER_RANGES, sections
+
+    numeric, names = set(), set()
+    for s in sections():
+        for name, default in notebook_parameters(s).items():
+            names.add(name)
+            try:
+                v = ast.literal_eval(default)
+            except (ValueError, SyntaxError):
+                continue
+            vs = v if isinstance(v, (list, tuple)) else [v]
+            if vs and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vs):
+                numeric.add(name)
+    numeric.add("n_candidates")  # default None, a count when set
+    assert numeric - set(PARAMETER_RANGES) == set()
+    assert set(PARAMETER_RANGES) - names == set()

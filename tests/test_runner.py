@@ -152,3 +152,110 @@ def test_parameter_line_says_not_set_instead_of_none():
     _present_parameters(nb, find_section("02"), {"ratings": None, "ocr_threshold": 0.9})
     line = next(c.source for c in nb.cells if c.metadata.get("tags") == ["inkground-parameters"])
     assert "`ratings` not set" in line and "`ocr_threshold = 0.9`" in line and "None" not in line
+
+
+# ------------------------------------------------------------------- a changed input file re-executes (issue 28)
+
+def _rating(page, rater, score=10, action="rate"):
+    return {"page": page, "rater": rater, "score": score, "action": action, "session": rater, "raters_per_page": 2}
+
+
+@pytest.fixture
+def fake_papermill(monkeypatch):
+    """papermill's execute_notebook replaced by a copy of the source (the runner's fingerprint logic is what is
+    tested here; the real execution is in test_section_02_reexecutes_when_a_rating_is_appended)."""
+    import shutil
+
+    import papermill
+
+    calls = []
+
+    def execute(src, out, parameters=None, **kw):
+        calls.append(dict(parameters or {}))
+        shutil.copy(src, out)
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    return calls
+
+
+def test_appending_a_rating_re_executes_section_02(tmp_path, fake_papermill):
+    import hashlib
+
+    from inkground_lib.pseudo.raters import RatingsLog
+
+    f = tmp_path / "people.csv"
+    log = RatingsLog(f)
+    log.append(_rating("p000", "ann"))
+    out = tmp_path / "sections"
+    params = {"ratings": str(f)}
+    assert run_section("02", params, out_dir=out)[1] is True
+    assert run_section("02", params, out_dir=out)[1] is False  # same file, same content: reused
+    # `make book` passes its own inputs (dataset hashes); the ratings file's hash is added to them
+    assert run_section("02", params, out_dir=out, inputs={"synth": "h"})[1] is True
+    assert run_section("02", params, out_dir=out, inputs={"synth": "h"})[1] is False
+    log.append(_rating("p000", "bob"))
+    path, executed = run_section("02", params, out_dir=out, inputs={"synth": "h"})
+    assert executed and len(fake_papermill) == 3
+    meta = json.loads(path.read_text())["metadata"]["inkground"]
+    assert meta["inputs"]["ratings_sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert meta["inputs"]["synth"] == "h"
+    f.unlink()  # a file that vanished is an input change too (the notebook then says it is missing)
+    assert run_section("02", params, out_dir=out, inputs={"synth": "h"})[1] is True
+
+
+def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, monkeypatch, capsys):
+    from inkground_lib.publish import notebook_runner
+    from inkground_lib.pseudo.raters import RatingsLog
+
+    monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", tmp_path / "sections")
+    f = tmp_path / "people.csv"
+    log = RatingsLog(f)
+    log.append(_rating("p000", "ann"))
+    assert main(["run", "02", "-p", "ratings", str(f)]) == 0
+    assert capsys.readouterr().out.startswith(f"executed: {tmp_path / 'sections'}")
+    assert main(["run", "02", "-p", "ratings", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "unchanged, not re-executed" in out and f"input files unchanged: ratings {f} (sha256 " in out
+    log.append(_rating("p001", "ann"))
+    assert main(["run", "02", "-p", "ratings", str(f)]) == 0
+    assert capsys.readouterr().out.startswith("executed:") and len(fake_papermill) == 2
+
+
+@pytest.mark.slow  # executes notebook 02 three times (~25 s each on 2 cores)
+def test_section_02_reexecutes_when_a_rating_is_appended(tmp_path):
+    """The README's workflow: rate, run section 02, rate more in the same file, run section 02 again: the
+    second run re-executes and its numbers are those of the longer file (issue 28)."""
+    import pandas as pd
+
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+    from inkground_lib.pseudo.raters import RatingsLog
+
+    cand = generate(tmp_path / "ds", SynthParams(pages=4, width=500, height=650, words_min=1, words_max=2,
+                                                words_mean=1.5, seed=3), progress=False, workers=1)
+    pages = [p.id for p in load_dataset(cand).pages]
+    f = tmp_path / "people.csv"
+    log = RatingsLog(f)
+    for p in pages[:3]:
+        log.append(_rating(p, "ann"))
+        log.append(_rating(p, "bob"))
+    log.append(_rating(pages[3], "ann"))  # page 4 has 1 of its K = 2 ratings: it awaits ratings
+    out, run = tmp_path / "sections", tmp_path / "run"
+    params = {"candidates": str(cand), "run_dir": str(run), "ratings": str(f), "ocr_threshold": 0.0}
+
+    def numbers():
+        return json.loads((run / "summary.json").read_text())["numbers"]
+
+    path, executed = run_section("02", params, out_dir=out)
+    assert executed
+    n = numbers()
+    assert (n["benchmark_pages"], n["pages_awaiting_ratings"], n["raters_per_page"]) == (3, 1, 2)
+    assert "The page awaiting ratings has fewer standing ratings" in path.read_text()
+    assert run_section("02", params, out_dir=out)[1] is False
+    log.append(_rating(pages[3], "bob", 7))
+    path, executed = run_section("02", params, out_dir=out)
+    assert executed
+    n = numbers()
+    assert (n["benchmark_pages"], n["pages_rejected"], n["pages_awaiting_ratings"], n["ratings"]) == (3, 1, 0, 8)
+    assert "Every page that passed the OCR filter has its ratings" in path.read_text()
+    used = pd.read_csv(run / "ratings.csv", dtype={"page": str})
+    assert len(used) == 8 and set(used["source"]) == {"real"}  # the run folder holds the ratings it used

@@ -12,15 +12,24 @@ from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 def _pseudo(a) -> int:
     # pandas, numpy and scipy: imported when the command runs, not for `inkground --help`
     from inkground_lib.pseudo.run import run_pseudo_labels
-    from inkground_lib.report.pseudo_labels import funnel_table
+    from inkground_lib.report.pseudo_labels import funnel_table, ratings_kind
 
     res = run_pseudo_labels(Path(a.candidates), Path(a.run), derenderer=a.derenderer, ocr=a.ocr,
-                                   ocr_threshold=a.ocr_threshold, ratings=a.ratings, n_raters=a.n_raters,
-                                   raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
-                                   progress=not a.quiet, overwrite=a.overwrite)
+                            ocr_threshold=a.ocr_threshold, ratings=a.ratings, n_raters=a.n_raters,
+                            raters_per_pair=a.raters_per_pair, n_candidates=a.n_candidates, seed=a.seed,
+                            progress=not a.quiet, overwrite=a.overwrite,
+                            allow_partial_ratings=a.allow_partial_ratings)
     print(funnel_table(res).to_string())
     kept = int(res.pages["kept"].sum())
-    print(f"pages: {len(res.pages)} candidates, {int(res.pages['ocr_pass'].sum())} passed the OCR filter, {kept} kept")
+    o = res.raters
+    print(f"pages: {len(res.pages)} candidates, {int(res.pages['ocr_pass'].sum())} passed the OCR filter, {kept} kept, "
+          f"{len(o.rejected)} rejected, {len(o.awaiting)} awaiting ratings (fewer than K = {o.k})")
+    if res.ratings_file is not None:
+        f = res.ratings_file
+        print(f"ratings: {ratings_kind(res)}: {f.path} (sha256 {f.sha256[:12]}, {len(f.ratings)} standing ratings; "
+              f"K {'from the file' if f.k is not None else 'from --raters-per-pair: the file does not record it'})")
+    else:
+        print("ratings: simulated (no --ratings file)")
     print(f"benchmark set: {Path(a.run) / 'benchmark'}")
     if not kept:
         print("inkground pseudo: no page was kept; the benchmark set is empty", file=sys.stderr)
@@ -38,7 +47,12 @@ def add_pseudo_parser(sub) -> None:
     ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "
                     "`inkground rate`; default: simulated raters")
     ps.add_argument("--n-raters", dest="n_raters", type=int, default=N_RATERS)
-    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=RATERS_PER_PAIR)
+    ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=RATERS_PER_PAIR,
+                    help=f"simulated raters per pair; with a --ratings file that does not record K (a plain "
+                         f"page,rater,score file), the ratings a page needs to count as rated (default {RATERS_PER_PAIR})")
+    ps.add_argument("--allow-partial-ratings", dest="allow_partial_ratings", action="store_true",
+                    help="build the benchmark even when more than half of the pages that passed the OCR filter have "
+                         "fewer than K standing ratings in the --ratings file (they are neither kept nor rejected)")
     ps.add_argument("--n-candidates", dest="n_candidates", type=int)
     ps.add_argument("--seed", type=int, default=0)
     ps.add_argument("--quiet", action="store_true")

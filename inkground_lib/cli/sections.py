@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inkground_lib.publish.notebook_runner import parse_value, run_section
+from inkground_lib.publish.notebook_runner import input_file_hashes, parse_value, run_section
 
 
 def _run(a) -> None:
@@ -10,7 +10,14 @@ def _run(a) -> None:
     for name, value in a.param or []:
         params[name] = parse_value(value)
     path, executed = run_section(a.section, params, force=a.force, log_output=a.verbose)
-    print(f"{'executed' if executed else 'unchanged, not re-executed'}: {path}")
+    files = input_file_hashes(params)
+    read = "; ".join(f"{k.removesuffix('_sha256')} {params[k.removesuffix('_sha256')]} (sha256 {v[:12]})"
+                     for k, v in files.items())
+    if executed:
+        print(f"executed: {path}" + (f" (input files: {read})" if read else ""))
+    else:
+        print(f"unchanged, not re-executed: {path}" + (f" (input files unchanged: {read})" if read else "") +
+              "; --force executes it anyway")
     print("rebuild the book with `make book` to see it.")
 
 

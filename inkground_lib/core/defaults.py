@@ -22,7 +22,14 @@ RATERS_PER_PAIR = 2
 """Simulated raters per pair (the paper: at least two)."""
 
 RESERVE_SECONDS = 300.0
-"""How long the page offered to a rater stays reserved for them (seconds; ``inkground rate``)."""
+"""How long the page offered to a rater stays reserved for them (seconds; ``inkground rate``); renewed while a
+rater who has rated looks at it, never for a login that has not rated yet."""
+
+RESERVE_MAX_SECONDS = 1800.0
+"""The longest one rater may hold one page unrated however often they reload it (seconds; ``inkground rate``)."""
+
+DIGIT_PAIR_MS = 800
+"""``inkground rate``: typing 1 then 0 within this many milliseconds gives the score 10 (the page says so)."""
 
 RATE_HOST = "127.0.0.1"
 """Address the rating app listens on by default: this machine only (``inkground rate``)."""

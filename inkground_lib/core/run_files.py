@@ -2,7 +2,7 @@
 
 A pseudo-label run (section 02, ``inkground pseudo``; written by :mod:`inkground_lib.pseudo`)::
 
-    summary.json  pages.csv  words.csv  funnel.csv  ratings.csv (simulated raters only)
+    summary.json  pages.csv  words.csv  funnel.csv  ratings.csv (the ratings the run used, with their source)
     derender-<derenderer>.jsonl  ocr-<OCR engine>.jsonl  benchmark/ (the benchmark set, a dataset folder)
 
 An evaluation run (section 03, ``inkground predict`` / ``inkground eval``; written by
@@ -135,7 +135,10 @@ def funnel_csv(run_dir: PathLike) -> Path:
 
 
 def ratings_csv(run_dir: PathLike) -> Path:
-    """``run_dir/ratings.csv``: the simulated ratings (real ratings live outside every run folder)."""
+    """``run_dir/ratings.csv``: the ratings the run used: the simulated ones, or the standing ratings of the
+    ratings file of the pages that passed the OCR filter (page, rater, score, source, and time for a file of
+    ``inkground rate``); summary.json names the file and its sha256. The ratings file itself lives outside
+    every run folder."""
     return Path(run_dir) / "ratings.csv"
 
 
@@ -264,6 +267,7 @@ class PseudoRun:
     pseudo: dict[str, Ink]  # word id -> pseudo-label (page pixels)
     derenderer: str
     ocr_pass: dict[str, bool]
+    ocr_threshold: Optional[float] = None  # the OCR filter's threshold the run used (its summary.json)
 
     def page(self, page_id: str):
         return self.dataset.page(page_id)
@@ -380,4 +384,6 @@ def load_pseudo_run(run_dir: PathLike, candidates: Optional[PathLike] = None, pa
         pseudo.update(chosen)
     passed = dict(zip(ids, page_tab["ocr_pass"].astype(str).str.lower().eq("true")))
     offered = [p for p in ids if passed[p]] if pages == "ocr-passed" else list(ids)
-    return PseudoRun(run, cand, ds, offered, ids, pseudo, der, passed)
+    thr = params.get("ocr_threshold")
+    return PseudoRun(run, cand, ds, offered, ids, pseudo, der, passed,
+                     float(thr) if isinstance(thr, (int, float)) and not isinstance(thr, bool) else None)

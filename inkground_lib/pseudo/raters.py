@@ -22,6 +22,11 @@ class RatingsError(PseudoError):
     """A ratings table that cannot be used; the message names the file, the row and the field."""
 
 
+class RatingsFileGone(RatingsError):
+    """The ratings file a :class:`RatingsLog` opened was moved, deleted, replaced or cut since: nothing is
+    written until it is back."""
+
+
 _INT_RE = re.compile(r"^[+-]?\d+(\.0*)?$")
 
 REAL = "real"
@@ -60,13 +65,19 @@ def check_rater_name(name, where: str = "rater") -> str:
 
 def parse_score(s, where: str) -> int:
     """An integer score 0-10 from text (``7``, ``10``, ``10.0``; not ``7.5``, ``ten``, ``11``), else
-    :class:`RatingsError` naming ``where``."""
+    :class:`RatingsError` naming ``where``. The digits are read as an integer, never through a float, so a
+    huge number (``10**400``) is refused as outside 0-10 rather than overflowing.
+
+    >>> parse_score("10.0", "x"), parse_score("+07", "x")
+    (10, 7)
+    """
     s = str(s).strip()
     if not _INT_RE.match(s):
         raise RatingsError(f"{where}: field score: {s!r:.40} is not an integer score 0-10")
-    score = int(float(s))
+    sign, digits = (-1 if s[0] == "-" else 1), s.lstrip("+-").split(".")[0].lstrip("0") or "0"
+    score = sign * int(digits) if len(digits) <= 3 else sign * 1000
     if not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
-        raise RatingsError(f"{where}: field score: {score} is outside 0-10")
+        raise RatingsError(f"{where}: field score: {s.split('.')[0]:.40} is outside 0-10")
     return score
 
 
@@ -94,25 +105,54 @@ class _Standing:
         self.line[k] = line
 
 
+@dataclass(frozen=True)
+class RatingsFile:
+    """A ratings file as section 02 reads it (:func:`load_ratings`).
+
+    * ``ratings``: the standing ratings (:func:`read_ratings`'s DataFrame);
+    * ``k``: the raters each page is meant to get, as the file records it (the ``raters_per_page`` column
+      that ``inkground rate`` writes), or None for a file that does not say (a plain ``page,rater,score``
+      file);
+    * ``sha256``: the hash of the bytes read (what a section's fingerprint and the run's summary record);
+    * ``rows``: the rows read (rate and undo events; a plain file: one per rating)."""
+
+    path: Path
+    ratings: pd.DataFrame
+    k: Optional[int]
+    sha256: str
+    rows: int
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
 def read_ratings(path) -> pd.DataFrame:
     """A ratings table: a CSV file with a header row holding ``page``, ``rater``, ``score`` (any order;
-    optional ``source``, ``time`` and ``action`` columns, see :data:`LOG_COLUMNS`; other columns are
-    ignored). One row per rating; in a file written by ``inkground rate``, a row with action ``undo``
-    withdraws that rater's earlier rating of that page.
+    optional ``source``, ``time``, ``action`` and ``raters_per_page`` columns, see :data:`LOG_COLUMNS`; other
+    columns are ignored). One row per rating; in a file written by ``inkground rate``, a row with action
+    ``undo`` withdraws that rater's earlier rating of that page.
 
     Returns a DataFrame (page, rater, score, source, and time when the file has that column) of the ratings
     that stand: page and rater as strings, score as int, source from the file's ``source`` column or
     ``"file: <name>"``. Raises :class:`RatingsError` naming the file, the row (line number, header = line 1)
     and the field for: a missing column, an empty cell, a score that is not an integer (``7``, ``10`` and
     ``10.0`` are integers; ``7.5``, ``ten`` are not), a score outside 0-10, the same rater rating the same
-    page twice (without an undo between), an undo of a rating that was not given, an unknown action. A
-    rater who gave no score for a page simply has no row for it.
+    page twice (without an undo between), an undo of a rating that was not given, an unknown action, a
+    ``raters_per_page`` that is not an integer >= 1 or differs between rows. A rater who gave no score for a
+    page simply has no row for it.
 
     A file written by ``inkground rate`` (it has a ``time`` column) whose last line has no newline and is
     not a complete row was cut by a crash while being written (the rating was never confirmed to the
     rater): that line is left out, with a warning.
     """
+    return load_ratings(path).ratings
+
+
+def load_ratings(path) -> RatingsFile:
+    """Read a ratings file (:func:`read_ratings`) with the K it records and the hash of its content."""
     import csv
+    import hashlib
     import io
     import warnings
 
@@ -121,7 +161,12 @@ def read_ratings(path) -> pd.DataFrame:
         raise RatingsError(f"{path}: ratings file is missing")
     if not path.is_file():
         raise RatingsError(f"{path}: not a regular file; give a ratings CSV file")
-    text = path.read_bytes().decode("utf-8-sig", errors="strict") if path.stat().st_size else ""
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8-sig", errors="strict") if data else ""
+    except UnicodeDecodeError as e:
+        raise RatingsError(f"{path}: not UTF-8 text (byte {e.start}); give a ratings CSV file") from None
     rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows:
         raise RatingsError(f"{path}: ratings file is empty (expected a header row: page,rater,score)")
@@ -131,14 +176,16 @@ def read_ratings(path) -> pd.DataFrame:
             raise RatingsError(f"{path}: line 1: field {col}: column missing (header is {rows[0]})")
     if "time" in header and text and not text.endswith("\n") and len(rows) > 1 and len(rows[-1]) < len(header):
         warnings.warn(f"{path}: line {len(rows)}: an incomplete last row (a write cut by a crash) is left out",
-                      stacklevel=2)
+                      stacklevel=3)
         rows = rows[:-1]
     ix = {c: header.index(c) for c in ("page", "rater", "score")}
-    opt = {c: header.index(c) for c in ("source", "time", "action") if c in header}
+    opt = {c: header.index(c) for c in ("source", "time", "action", "raters_per_page") if c in header}
     standing = _Standing()
+    k, k_line, n_rows = None, 0, 0
     for n, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
             continue  # blank line
+        n_rows += 1
         where = f"{path}: line {n}"
         vals = {}
         for col, i in ix.items():
@@ -150,13 +197,21 @@ def read_ratings(path) -> pd.DataFrame:
         action = o.get("action") or "rate"
         if action not in ACTIONS:
             raise RatingsError(f"{where}: field action: {action!r:.40} is not one of {ACTIONS}")
+        if o.get("raters_per_page"):
+            kk = o["raters_per_page"]
+            if not (kk.isdigit() and len(kk) <= 6 and int(kk) >= 1):
+                raise RatingsError(f"{where}: field raters_per_page: {kk!r:.40} is not an integer >= 1")
+            if k is not None and int(kk) != k:
+                raise RatingsError(f"{where}: field raters_per_page: {kk} differs from {k} (line {k_line}); a "
+                                   f"ratings file is collected with one K")
+            k, k_line = int(kk), k_line or n
         rec = {"page": vals["page"], "rater": vals["rater"], "score": parse_score(vals["score"], where),
                "source": o.get("source") or f"file: {path.name}", "action": action}
         if "time" in opt:
             rec["time"] = o["time"]
         standing.apply(rec, where, n)
     out = list(standing.rows.values())
-    return ratings_frame(out, with_time="time" in opt)
+    return RatingsFile(path, ratings_frame(out, with_time="time" in opt), k, sha, n_rows)
 
 
 def ratings_frame(rows, with_time: bool = False) -> pd.DataFrame:
@@ -172,8 +227,9 @@ def ratings_frame(rows, with_time: bool = False) -> pd.DataFrame:
 
 
 def write_ratings(df: pd.DataFrame, path) -> Path:
-    """Write a ratings table as CSV (page, rater, score, source), atomically."""
-    return atomic_write_text(path, df[["page", "rater", "score", "source"]].to_csv(index=False))
+    """Write a ratings table as CSV (page, rater, score, source, and time when ``df`` has it), atomically."""
+    cols = ["page", "rater", "score", "source"] + (["time"] if "time" in df.columns else [])
+    return atomic_write_text(path, df[cols].to_csv(index=False))
 
 
 class RatingsLog:
@@ -190,6 +246,10 @@ class RatingsLog:
       is complete.
     * ``on_event(row, line)`` is called for every row, in file order, once: the rows found at open and each
       one read or appended later.
+    * The file is created (with its header) only when the log is opened. Every later read or append checks,
+      by path, that the file is still the one opened (same device and inode, not shorter than what was read):
+      a file moved, deleted, replaced or cut while the log is open is a :class:`RatingsError` saying so, and
+      nothing is written (never a new file without its header somewhere else).
 
     A new file starts with the header; an existing file must have exactly this header (a plain
     ``page,rater,score`` file is read by :func:`read_ratings`, not appended to).
@@ -205,30 +265,46 @@ class RatingsLog:
         self._line = 0
         self._standing = _Standing()
         self.repaired: str = ""
+        self._identity: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the file opened
         if self.path.exists() and not self.path.is_file():
             raise RatingsError(f"{self.path}: not a regular file; give a ratings CSV file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._locked() as fd:
+        with self._locked(create=True) as fd:
             self._repair(fd)
             if os.fstat(fd).st_size == 0:
                 self._write(fd, ",".join(LOG_COLUMNS) + "\n")
             self._read_new(fd)
 
     # -- file access (callers hold self._lock and the flock)
-    def _locked(self):
+    def _locked(self, create: bool = False):
         import fcntl
         from contextlib import contextmanager
 
         @contextmanager
         def cm():
             with self._lock:
-                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+                flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
+                try:
+                    fd = os.open(self.path, flags, FILE_MODE)
+                except FileNotFoundError:
+                    raise RatingsFileGone(self._gone("is gone (moved or deleted)")) from None
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX)
+                    st = os.fstat(fd)
+                    if self._identity is None:
+                        self._identity = (st.st_dev, st.st_ino)
+                    elif (st.st_dev, st.st_ino) != self._identity:
+                        raise RatingsFileGone(self._gone("was replaced by another file"))
+                    elif st.st_size < self._offset:
+                        raise RatingsFileGone(self._gone(f"got shorter ({st.st_size} bytes, {self._offset} were read)"))
                     yield fd
                 finally:
                     os.close(fd)  # releases the flock
         return cm()
+
+    def _gone(self, what: str) -> str:
+        return (f"ratings file {self.path} {what} since it was opened: nothing was saved; put the file back "
+                f"where it was, or restart `inkground rate` with --ratings naming where it is now")
 
     def _repair(self, fd) -> None:
         size = os.fstat(fd).st_size
@@ -345,14 +421,12 @@ def check_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def rater_filter(ratings: pd.DataFrame, pages: Optional[Iterable[str]] = None, min_ratings: int = 1) -> list[str]:
     """Pages kept by the raters: every rating of the page is 10 (:data:`KEEP_SCORE`) and it has at least
-    ``min_ratings`` ratings. **A page with no rating is not kept.** ``pages`` (e.g. the pages that passed
-    the OCR filter) restricts and orders the result; by default, pages in order of first appearance."""
+    ``min_ratings`` ratings (the kept pages of :func:`rater_outcome` with K = ``min_ratings``). **A page with no
+    rating is not kept.** ``pages`` (e.g. the pages that passed the OCR filter) restricts and orders the result;
+    by default, pages in order of first appearance."""
     check_ratings(ratings)
-    g = ratings.groupby("page", sort=False)["score"]
-    ok = (g.min() == KEEP_SCORE) & (g.size() >= max(int(min_ratings), 1))
-    kept = set(ok.index[ok.to_numpy()])
     order = list(dict.fromkeys(ratings["page"])) if pages is None else list(pages)
-    return [p for p in order if p in kept]
+    return rater_outcome(ratings, order, max(int(min_ratings), 1)).kept
 
 
 def krippendorff_alpha_nominal(units: Sequence[Sequence]) -> float:
@@ -408,6 +482,84 @@ def agreement(ratings: pd.DataFrame) -> dict:
             "alpha": krippendorff_alpha_nominal(dec),
             "pages": int(len(multi)), "single_rated_pages": int((size < 2).sum()),
             "ratings": int(len(used)), "accept_share": float(used.mean()) if len(used) else float("nan")}
+
+
+AWAITING = "awaiting ratings"
+"""The stage of a page that has fewer than K standing ratings: not rated yet, neither kept nor rejected."""
+
+
+@dataclass(frozen=True)
+class RaterOutcome:
+    """The rater filter over the pages section 02 uses (:func:`rater_outcome`).
+
+    ``pages``: the pages used (the pages that passed the OCR filter), in order; ``k``: the ratings a page
+    needs before it counts as rated; ``n_ratings``: standing ratings per page; ``kept`` (K or more ratings,
+    every one 10), ``rejected`` (K or more ratings, one of them below 10) and ``awaiting`` (fewer than K: not
+    rated yet, neither kept nor rejected) partition ``pages``; ``ratings``: the standing ratings of
+    ``pages``; ``agreement``: :func:`agreement` over them (pages with two or more ratings, awaiting ones
+    included: their raters did decide)."""
+
+    pages: list[str]
+    k: int
+    n_ratings: dict[str, int]
+    kept: list[str]
+    rejected: list[str]
+    awaiting: list[str]
+    ratings: pd.DataFrame
+    agreement: dict
+
+    @property
+    def mostly_unrated(self) -> bool:
+        """More than half of the pages used have fewer than K standing ratings."""
+        return 2 * len(self.awaiting) > len(self.pages)
+
+    def stage(self, page: str) -> str:
+        """"kept", "rejected by raters" or :data:`AWAITING` for a page of ``pages``."""
+        return "kept" if page in set(self.kept) else (AWAITING if page in set(self.awaiting) else
+                                                      "rejected by raters")
+
+
+def rater_outcome(ratings: pd.DataFrame, pages: Sequence[str], k: int) -> RaterOutcome:
+    """Section 02's rater filter: which of ``pages`` are kept, rejected or still await ratings, given the
+    standing ``ratings`` (page, rater, score, ...) and ``k``, the ratings a page needs (the paper: at least
+    two raters a pair, a pair kept only if all give 10). Ratings of other pages are ignored. The rating app's
+    statistics page calls this too, over the same pages, so the two never disagree.
+
+    >>> rt = ratings_frame([{"page": "a", "rater": "x", "score": 10}, {"page": "a", "rater": "y", "score": 10},
+    ...                     {"page": "b", "rater": "x", "score": 10}, {"page": "c", "rater": "x", "score": 3},
+    ...                     {"page": "c", "rater": "y", "score": 10}])
+    >>> o = rater_outcome(rt, ["a", "b", "c", "d"], k=2)
+    >>> o.kept, o.rejected, o.awaiting, o.agreement["agreement"]
+    (['a'], ['c'], ['b', 'd'], 0.5)
+    """
+    k = int(k)
+    if k < 1:
+        raise RatingsError(f"raters per page (K): must be >= 1, got {k}")
+    check_ratings(ratings)
+    pages = list(dict.fromkeys(str(p) for p in pages))
+    used = ratings[ratings["page"].isin(set(pages))]
+    g = used.groupby("page", sort=False)["score"]
+    size, low = g.size().to_dict(), g.min().to_dict()
+    n = {p: int(size.get(p, 0)) for p in pages}
+    kept = [p for p in pages if n[p] >= k and low[p] == KEEP_SCORE]
+    rejected = [p for p in pages if n[p] >= k and low[p] != KEEP_SCORE]
+    awaiting = [p for p in pages if n[p] < k]
+    return RaterOutcome(pages, k, n, kept, rejected, awaiting, used.reset_index(drop=True), agreement(used))
+
+
+def check_enough_ratings(outcome: RaterOutcome, source: str, allow_partial: bool = False) -> None:
+    """Refuse to build a benchmark from ratings that leave more than half of the pages unrated (fewer than K
+    standing ratings), unless ``allow_partial``: :class:`RatingsError` naming ``source``, the counts and the
+    way out."""
+    if allow_partial or not outcome.mostly_unrated:
+        return
+    n, a = len(outcome.pages), len(outcome.awaiting)
+    raise RatingsError(
+        f"{source}: {a} of the {n} pages that passed the OCR filter have fewer than K = {outcome.k} standing "
+        f"ratings (they await ratings), more than half; a benchmark built now would hold only the "
+        f"{len(outcome.kept)} kept of the {n - a} pages rated in full. Rate the rest (inkground rate --ratings "
+        f"with this file) or build it anyway: inkground pseudo --allow-partial-ratings, or the section 02 "
+        f"parameter allow_partial_ratings True")
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,16 @@ from inkground_lib.pseudo.keys import (
 )
 from inkground_lib.pseudo.ocr_filter import make_engine, ocr_filter
 from inkground_lib.pseudo.raters import (
+    AWAITING,
     KEEP_SCORE,
     RaterModel,
-    agreement,
+    RaterOutcome,
+    RatingsFile,
+    check_enough_ratings,
+    load_ratings,
     pair_defect,
     per_pair_range,
-    rater_filter,
-    read_ratings,
+    rater_outcome,
     simulate_ratings,
     write_ratings,
 )
@@ -57,6 +60,8 @@ PAGE_COLUMNS = ["page", "words", "matched", "match_rate", "ocr_pass", "n_ratings
 
 
 STAGES = ("failed OCR filter", "rejected by raters", "kept")
+"""The outcomes of a page rated in full; a page with fewer than K standing ratings is at the stage
+:data:`inkground_lib.pseudo.raters.AWAITING` (neither kept nor rejected)."""
 
 
 @dataclass
@@ -69,12 +74,16 @@ class PipelineResult:
       all_ten (rated and every score 10), kept (benchmark page), mean_score, defect (visible defect used
       by simulated raters; NaN with real ratings), and where true inks exist the page means of dtw,
       chamfer, order_differs, direction_differs (shares of words), and stage (failed OCR filter /
-      rejected by raters / kept).
+      awaiting ratings (fewer than K standing ratings) / rejected by raters / kept).
     * ``words``: one row per word: the OCR texts and match, the pseudo-label's strokes and points, any
       derender error, and the truth comparison where known.
-    * ``ratings`` (source column "simulated" or the file), ``agreement`` (:func:`agreement`),
-      ``benchmark`` (the benchmark dataset folder), ``params``, ``components`` (which derenderer, OCR
-      engine and ratings produced the numbers), ``timings`` (seconds per stage), ``has_truth``.
+    * ``ratings``: the standing ratings of the pages that passed the OCR filter, the ones the rater filter
+      used (source column "simulated", "real" or "file: <name>"); ``raters``: the rater filter's outcome
+      (:class:`inkground_lib.pseudo.raters.RaterOutcome`: K, kept, rejected, awaiting);
+      ``ratings_file``: the file read (None: simulated), ``agreement``
+      (:func:`~inkground_lib.pseudo.raters.agreement`), ``benchmark`` (the benchmark dataset folder),
+      ``params``, ``components`` (which derenderer, OCR engine and ratings produced the numbers), ``timings``
+      (seconds per stage), ``has_truth``.
     """
 
     funnel: pd.DataFrame
@@ -90,36 +99,45 @@ class PipelineResult:
     timings: dict
     has_truth: bool
     pseudo: dict = field(default_factory=dict, repr=False)
+    raters: Optional[RaterOutcome] = field(default=None, repr=False)
+    ratings_file: Optional[RatingsFile] = field(default=None, repr=False)
 
 
 def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
                  ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
                  n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True,
                  workers: Optional[int] = None, overwrite: bool = False,
-                 executor: Optional[Executor] = None) -> PipelineResult:
+                 executor: Optional[Executor] = None, allow_partial_ratings: bool = False) -> PipelineResult:
     """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
 
     ``derenderer``: a name (:func:`make_derenderer`) or object; ``ocr``: an engine name
-    (:func:`~inkground_lib.components.ocr.get_engine`) or object; ``ratings``: a CSV path (:func:`read_ratings`) or
-    None = simulated raters (:func:`simulate_ratings` with ``n_raters``, ``raters_per_pair`` (int or
-    (min, max)), ``rater_model`` and ``seed``) over the pages that passed the OCR filter;
+    (:func:`~inkground_lib.components.ocr.get_engine`) or object; ``ratings``: a CSV path
+    (:func:`~inkground_lib.pseudo.raters.load_ratings`) or None = simulated raters (:func:`simulate_ratings`
+    with ``n_raters``, ``raters_per_pair`` (int or (min, max)), ``rater_model`` and ``seed``) over the pages
+    that passed the OCR filter. A page counts as rated once it has K standing ratings: K is the file's
+    (``inkground rate`` records it), else the minimum of ``raters_per_pair``; a page with fewer is not rated
+    yet (neither kept nor rejected), and when more than half of the pages that passed the OCR filter are not
+    rated yet the run stops with a RatingsError before it writes its tables, unless ``allow_partial_ratings``;
     ``n_candidates``: use the first N pages only; ``workers``: processes for derendering and OCR (None:
     every core; the files written do not depend on it); ``executor``: a pool or a Dask cluster
     (:func:`inkground_lib.core.parallel.executor`) used instead of ``workers`` when given. Writes to ``run_dir``: the derender and OCR caches,
-    ratings.csv, pages.csv, words.csv, funnel.csv, summary.json and the benchmark dataset. A rerun with the
+    ratings.csv (the ratings used, simulated or the file's, with their source), pages.csv, words.csv,
+    funnel.csv, summary.json (with the ratings file's path, sha256 and K) and the benchmark dataset. A rerun with the
     same inputs reuses every derendered and OCR'd page (nothing expensive is recomputed). ``run_dir`` must be
     new, empty or a run folder of inkground's (else FolderError, unless ``overwrite``); it is locked while
     the pipeline writes (:func:`inkground_lib.core.folders.run_folder`).
     """
-    if ratings is not None:
-        read_ratings(ratings)  # a bad ratings file fails before the run folder is touched
+    rfile = load_ratings(ratings) if ratings is not None else None  # a bad file fails before the run folder is touched
+    per_pair_range(raters_per_pair)
     with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite):
-        return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters,
-                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers, executor)
+        return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, rfile, n_raters,
+                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers, executor,
+                                  bool(allow_partial_ratings))
 
 
-def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, ratings, n_raters, raters_per_pair,
-                       rater_model, n_candidates, seed, progress, workers, executor=None) -> PipelineResult:
+def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, rfile, n_raters, raters_per_pair,
+                       rater_model, n_candidates, seed, progress, workers, executor=None,
+                       allow_partial_ratings=False) -> PipelineResult:
     timings: dict[str, float] = {}
     t = time.perf_counter()
     cand = Path(candidates_dir)
@@ -158,32 +176,35 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     pages = o.pages.copy()
     passed = pages.loc[pages["ocr_pass"], "page"].tolist()
     defect = pair_defect(words, model.chamfer_tol)
-    if ratings is None:
-        lo, hi = per_pair_range(raters_per_pair)
+    lo, hi = per_pair_range(raters_per_pair)
+    if rfile is None:
         rt = simulate_ratings(passed, defect, n_raters=n_raters, per_pair=(lo, hi), seed=seed, model=model)
-        ratings_source = "simulated"
-        write_ratings(rt, ratings_csv(run))
+        ratings_source, k = "simulated", lo
     else:
-        rt = read_ratings(ratings)
-        ratings_source = f"file: {Path(ratings).name}"
+        rt = rfile.ratings
+        ratings_source, k = f"file: {rfile.name}", rfile.k or lo
+    outcome = rater_outcome(rt, passed, k)
+    if rfile is not None:  # before any table of this run is written: the folder keeps its last consistent state
+        check_enough_ratings(outcome, f"ratings file {rfile.path}", allow_partial_ratings)
     all_ids = set(pages["page"])
-    outside = int((~rt["page"].isin(all_ids)).sum())
-    rated = rt[rt["page"].isin(set(passed))]
-    ag = agreement(rated)
-    ag["ratings_outside_candidates"] = outside
+    ag = dict(outcome.agreement)
+    ag["ratings_outside_candidates"] = int((~rt["page"].isin(all_ids)).sum())
     ag["ratings_of_failed_pages"] = int((rt["page"].isin(all_ids) & ~rt["page"].isin(set(passed))).sum())
-    kept = rater_filter(rated, passed)
-    g = rated.groupby("page")["score"]
+    kept = outcome.kept
+    g = outcome.ratings.groupby("page")["score"]
     pages["n_ratings"] = pages["page"].map(g.size()).fillna(0).astype(int)
     pages["all_ten"] = pages["page"].map(g.min() == KEEP_SCORE).eq(True)
     pages["kept"] = pages["page"].isin(set(kept))
     pages["mean_score"] = pages["page"].map(g.mean()).astype(float)
-    pages["defect"] = pages["page"].map(defect).astype(float) if ratings is None else np.nan
+    pages["defect"] = pages["page"].map(defect).astype(float) if rfile is None else np.nan
     wt = words.groupby("page")[["dtw", "chamfer", "order_differs", "direction_differs"]].mean()
     for c in wt.columns:
         pages[c] = pages["page"].map(wt[c]).astype(float)
-    pages["stage"] = np.where(~pages["ocr_pass"], STAGES[0], np.where(pages["kept"], STAGES[2], STAGES[1]))
+    awaiting = pages["page"].isin(set(outcome.awaiting))
+    pages["stage"] = np.where(~pages["ocr_pass"], STAGES[0], np.where(
+        pages["kept"], STAGES[2], np.where(awaiting, AWAITING, STAGES[1])))
     pages = pages[PAGE_COLUMNS]
+    write_ratings(outcome.ratings, ratings_csv(run))  # the ratings used, simulated or the file's, never stale
 
     n0, n1, n2 = len(pages), int(pages["ocr_pass"].sum()), int(pages["kept"].sum())
     funnel = pd.DataFrame([
@@ -196,12 +217,18 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     ])
     dcfg, ecfg = derenderer_config(der), engine_config(eng)
     components = {"derenderer": dcfg["name"], "ocr_engine": ecfg["name"], "ratings_source": ratings_source}
+    sim = rfile is None
     params = {"candidates": str(cand), "run_dir": str(run), "derenderer": dcfg["name"], "ocr": ecfg["name"],
-              "ocr_threshold": float(ocr_threshold), "ratings": None if ratings is None else str(ratings),
-              "n_raters": int(n_raters) if ratings is None else None,
-              "raters_per_pair": list(per_pair_range(raters_per_pair)) if ratings is None else None,
-              "rater_model": dataclasses.asdict(model) if ratings is None else None,
+              "ocr_threshold": float(ocr_threshold), "ratings": None if sim else str(rfile.path),
+              "n_raters": int(n_raters) if sim else None,
+              "raters_per_pair": [lo, hi] if sim else None,
+              "rater_model": dataclasses.asdict(model) if sim else None,
+              "raters_per_page": int(k), "allow_partial_ratings": bool(allow_partial_ratings),
               "n_candidates": n_candidates, "seed": int(seed)}
+    ratings_info = None if sim else {
+        "path": str(rfile.path), "name": rfile.name, "sha256": rfile.sha256, "rows": rfile.rows,
+        "standing_ratings": int(len(rt)), "raters_per_page": int(k),
+        "k_from": "file" if rfile.k is not None else "raters_per_pair (the file does not record K)"}
     t = time.perf_counter()
     cand_hash = dataset_hash(cand)
     bench = build_benchmark(ds, pseudo, kept, benchmark_dir(run), meta={
@@ -215,11 +242,11 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
         tmp = path.with_name(path.name + ".tmp")
         table.to_csv(tmp, index=False)
         os.replace(tmp, path)
-    res = PipelineResult(funnel, pages, words, rt, ag, bench, run, cand, params, components,
-                         {k: round(v, 3) for k, v in timings.items()}, has_truth, pseudo)
+    res = PipelineResult(funnel, pages, words, outcome.ratings, ag, bench, run, cand, params, components,
+                         {name: round(v, 3) for name, v in timings.items()}, has_truth, pseudo, outcome, rfile)
     atomic_write_json(pseudo_summary_json(run), _json_safe({
         "numbers": summary_numbers(res), "components": components, "params": params, "timings": res.timings,
-        "agreement": ag, "candidates_hash": cand_hash}))
+        "agreement": ag, "candidates_hash": cand_hash, "ratings_file": ratings_info}))
     return res
 
 
@@ -240,12 +267,17 @@ def summary_numbers(res: PipelineResult) -> dict:
     the paper reports the same quantity): candidates, ocr_pass_pages, ocr_pass_rate, ocr_threshold,
     benchmark_pages, benchmark_rate (of OCR-passed pages), benchmark_share (of candidates), n_raters
     (raters who gave at least one rating), rater_pool (the simulated pool, else n_raters), raters_per_pair_min / _max / _mean, ratings, rater_agreement,
-    rater_alpha, words, word_match_rate, and where the truth is known the medians (over pages) of dtw,
+    rater_alpha, raters_per_page (K: the ratings a page needs before it counts as rated), pages_rated (K or
+    more), pages_rejected, pages_awaiting_ratings (fewer than K: neither kept nor rejected),
+    partial_ratings_allowed (1 when more than half await ratings and the run was told to build anyway),
+    words, word_match_rate, and where the truth is known the medians (over pages) of dtw,
     chamfer and the shares of words with a different stroke order / direction, per stage."""
     p = res.pages
     n0, n1, n2 = len(p), int(p["ocr_pass"].sum()), int(p["kept"].sum())
     rated = p.loc[p["ocr_pass"], "n_ratings"]
     rt = res.ratings[res.ratings["page"].isin(set(p.loc[p["ocr_pass"], "page"]))]
+    n_wait = int((p["stage"] == AWAITING).sum())
+    k = int(res.params.get("raters_per_page") or (res.params.get("raters_per_pair") or [0])[0])
     out = {
         "candidates": n0, "ocr_pass_pages": n1, "ocr_pass_rate": n1 / n0 if n0 else float("nan"),
         "ocr_threshold": float(res.params["ocr_threshold"]), "benchmark_pages": n2,
@@ -256,7 +288,10 @@ def summary_numbers(res: PipelineResult) -> dict:
         "raters_per_pair_max": int(rated.max()) if len(rated) else 0,
         "raters_per_pair_mean": float(rated.mean()) if len(rated) else float("nan"),
         "ratings": int(len(rt)), "rater_agreement": float(res.agreement["agreement"]),
-        "rater_alpha": float(res.agreement["alpha"]), "words": int(len(res.words)),
+        "rater_alpha": float(res.agreement["alpha"]), "raters_per_page": k,
+        "pages_rated": n1 - n_wait, "pages_rejected": int((p["stage"] == STAGES[1]).sum()),
+        "pages_awaiting_ratings": n_wait, "partial_ratings_allowed": int(2 * n_wait > n1),
+        "words": int(len(res.words)),
         "word_match_rate": float(res.words["match"].mean()) if len(res.words) else float("nan"),
         "words_per_page_mean": float(p["words"].mean()) if n0 else float("nan"),
     }
@@ -266,7 +301,7 @@ def summary_numbers(res: PipelineResult) -> dict:
                     "word_order_differs_share": float(w["order_differs"].mean()),
                     "word_direction_differs_share": float(w["direction_differs"].mean())})
         groups = {"ocr_fail": p[~p["ocr_pass"]], "ocr_pass": p[p["ocr_pass"]],
-                  "rejected": p[p["ocr_pass"] & ~p["kept"]], "kept": p[p["kept"]]}
+                  "rejected": p[p["stage"] == STAGES[1]], "kept": p[p["kept"]]}
         for g, d in groups.items():
             for m in ("dtw", "chamfer", "order_differs", "direction_differs"):
                 out[f"{g}_{m}_median"] = float(d[m].median()) if len(d) else float("nan")

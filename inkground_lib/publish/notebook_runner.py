@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -75,6 +76,47 @@ TYPE_NAMES = {"bool": "bool", "int": "int", "float": "float", "str": "str", "lis
 """Annotation names (``name: Union[int, list] = 2`` in a parameters cell) -> the kinds of value accepted."""
 
 
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric parameter may take: ``low`` <= value (``<`` when ``low_open``) and value <= ``high``
+    (None: no bound), and finite. A list parameter's range applies to each of its elements."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+
+    def holds(self, v) -> bool:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return True  # not a number: the type check decides
+        if not math.isfinite(v):
+            return False
+        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
+            return False
+        return self.high is None or v <= self.high
+
+    def text(self) -> str:
+        """The range as the error message states it: "in [0, 1]", ">= 1", "> 0"."""
+        if self.low is not None and self.high is not None:
+            return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+        if self.low is not None:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        return f"<= {self.high:g}" if self.high is not None else "any finite number"
+
+
+PARAMETER_RANGES = {
+    "ocr_threshold": Range(0, 1),  # a share of a page's words
+    "example_pages": Range(0), "example_words": Range(0),  # how many examples to draw
+    "n_raters": Range(1), "raters_per_pair": Range(1), "n_candidates": Range(1),
+    "strictness_mean": Range(0, low_open=True), "strictness_sd": Range(0), "rater_noise_sd": Range(0),
+    "rater_tau": Range(0), "score_step": Range(0, low_open=True), "chamfer_tol": Range(0),
+    "seed": Range(0),  # numpy's generators take seeds >= 0
+    "n_boot": Range(1), "grid": Range(1),
+    "spacing": Range(0, low_open=True), "spacings": Range(0, low_open=True),  # word heights
+}
+"""The range of each numeric section parameter (every section uses a name in one sense), checked with the
+types before a notebook starts (:func:`check_parameters`); the library checks them again where they are used."""
+
+
 def _annotation_kinds(node) -> set[str] | None:
     """The kinds an annotation's AST accepts (``Optional[X]``, ``Union[X, Y]``, ``X | Y``, ``list[str]``...);
     None when a name is not one of :data:`TYPE_NAMES`."""
@@ -137,9 +179,9 @@ def accepts(kinds: set[str], value) -> bool:
 
 
 def check_parameters(section: Section, params: dict) -> None:
-    """Refuse, before anything runs, a parameter the notebook does not have or a value of the wrong type
-    (see :func:`parameter_kinds`); RunnerError names the section, the parameter, the value, its type and
-    the type expected."""
+    """Refuse, before anything runs, a parameter the notebook does not have, a value of the wrong type
+    (see :func:`parameter_kinds`) or a number outside the parameter's range (:data:`PARAMETER_RANGES`);
+    RunnerError names the section, the parameter, the value, and the type or range expected."""
     import papermill as pm
 
     declared = pm.inspect_notebook(str(section.source))
@@ -159,6 +201,39 @@ def check_parameters(section: Section, params: dict) -> None:
         raise RunnerError(
             f"section {section.key} ({section.source.name}): parameter {name}: the value {value!r:.80} has type "
             f"{_value_kind(value)}, expected {want} (the default is {known[name]}){hint}")
+    for name, value in params.items():
+        rng = PARAMETER_RANGES.get(name)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        bad = [v for v in values if rng is not None and not rng.holds(v)]
+        if bad:
+            what = "the value" if values is not value else f"the element {bad[0]!r} of"
+            raise RunnerError(
+                f"section {section.key} ({section.source.name}): parameter {name}: {what} {value!r:.80} is outside "
+                f"its range: {name} must be {rng.text()}{' (each element)' if values is value else ''} (the "
+                f"default is {known[name]})")
+
+
+INPUT_FILE_PARAMETERS = ("ratings",)
+"""Parameters that name a file a section reads: the file's content hash (sha256) takes part in the section's
+fingerprint, so a changed file (a ratings file that got more ratings) re-executes the section, through
+``inkground run`` and ``make book`` alike."""
+
+
+def input_file_hashes(params: dict) -> dict[str, str]:
+    """{"<parameter>_sha256": hash of the file's bytes} for each :data:`INPUT_FILE_PARAMETERS` entry set to a
+    path; a relative path is read from the repository root (where the notebooks run); a missing file hashes as
+    "missing: <path>" (the notebook then fails and says so)."""
+    out = {}
+    for name in INPUT_FILE_PARAMETERS:
+        value = params.get(name)
+        if not isinstance(value, str) or not value:
+            continue
+        path = Path(value) if Path(value).is_absolute() else ROOT / value
+        try:
+            out[f"{name}_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            out[f"{name}_sha256"] = f"missing: {path}"
+    return out
 
 
 def library_fingerprint() -> str:
@@ -196,7 +271,8 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
 
     Returns (executed notebook path, whether it was executed now). Skips execution when the stored
     fingerprint matches (unless ``force``). ``inputs`` maps input names to content hashes (e.g. dataset
-    hashes) that take part in the fingerprint. ``user_params`` (default: ``params``) is what the executed
+    hashes) that take part in the fingerprint, with the hashes of the files the parameters name
+    (:func:`input_file_hashes`: the ratings file). ``user_params`` (default: ``params``) is what the executed
     notebook records as the user's choice, which ``make book`` keeps on later runs; parameters the book
     pipeline derived itself (e.g. no recorded data here) are executed but not recorded as the user's.
     """
@@ -207,6 +283,7 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     params = dict(params or {})
     check_parameters(section, params)
     target = section.executed(out_dir)
+    inputs = {**(inputs or {}), **input_file_hashes(params)}
     fp = fingerprint(section, params, inputs)
     if not force and target.is_file() and stored_fingerprint(target) == fp:
         return target, False

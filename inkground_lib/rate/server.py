@@ -20,14 +20,20 @@ https://www.tornadoweb.org/en/stable/netutil.html (``bind_sockets``, port 0 = ep
 
 Safety: binds to 127.0.0.1 by default; on any other address every request needs the access token
 (``secrets.token_urlsafe``, compared with ``hmac.compare_digest``), printed to the terminal only; the Host
-header must name the bound address (a DNS-rebinding page cannot read the photos); only the run's page photos
-(by validated page id) and the app's own static files are served; every input (page id, score, rater name,
-JSON body) is validated; the request log shows paths without their query string.
+header must name the bound address (a DNS-rebinding page cannot read the photos); every POST must carry the
+XSRF token in the ``X-XSRFToken`` header (a header a cross-origin page cannot send without a CORS preflight,
+which this app never grants; the cookie alone is not enough, since any page on the same host, whatever its
+port, can set cookies there), and an ``Origin`` or ``Sec-Fetch-Site`` header naming another origin is refused;
+only the run's page photos (by validated page id) and the app's two static files are served; every input
+(page id, score, rater name, JSON body) is validated and answered 4xx when bad, never 500; the request log
+shows paths without their query string. A ratings file moved or deleted while the app runs is an error shown
+to the rater (503), never a new file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import hmac
 import ipaddress
@@ -44,14 +50,22 @@ import tornado.web
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
-from inkground_lib.core.defaults import RATE_HOST, RATE_PORT, RESERVE_SECONDS
+from inkground_lib.core.defaults import (
+    DIGIT_PAIR_MS,
+    RATE_HOST,
+    RATE_PORT,
+    RATERS_PER_PAIR,
+    RESERVE_SECONDS,
+)
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
 from inkground_lib.core.run_files import PseudoRun, load_pseudo_run
 from inkground_lib.pseudo.raters import (
     LOG_COLUMNS,
+    RaterOutcome,
     RatingsError,
+    RatingsFileGone,
     RatingsLog,
-    agreement,
+    rater_outcome,
     ratings_frame,
 )
 
@@ -66,6 +80,9 @@ from .assign import (
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
 TEMPLATES = HERE / "templates"
+
+STATIC_FILES = ("app.js", "app.css")
+"""The only files /static/ serves."""
 
 SESSION_COOKIE = "inkground_session"
 ACCESS_COOKIE = "inkground_access"
@@ -130,8 +147,6 @@ def open_session(run_dir, ratings, k: Optional[int] = None, *, candidates=None, 
     """Load the run and the ratings file (created with its header if new) and check they belong together:
     every page in the file is a page of the run, and the file's K (raters per page) is ``k``. ``k`` None:
     the file's K, or :data:`inkground_lib.core.defaults.RATERS_PER_PAIR` for a new file."""
-    from inkground_lib.core.defaults import RATERS_PER_PAIR
-
     run = load_pseudo_run(run_dir, candidates, pages)
     path = check_ratings_path(ratings, run)
     rows: list[dict] = []
@@ -209,6 +224,24 @@ class Base(tornado.web.RequestHandler):
             self.finish("access token required: open the address with ?token=... printed in the terminal where "
                         "`inkground rate` runs\n")
 
+    def check_xsrf_cookie(self) -> None:
+        """Tornado's double-submit check (the ``_xsrf`` cookie's token must come back with the request),
+        narrowed to what a cross-origin page cannot forge: the token only in the ``X-XSRFToken`` header (never
+        a ``_xsrf`` query or form field), and no ``Origin`` / ``Sec-Fetch-Site`` header naming another
+        origin. Called by Tornado for every POST (``xsrf_cookies=True``); a refusal is a 403."""
+        h = self.request.headers
+        if not h.get("X-XSRFToken"):
+            raise tornado.web.HTTPError(403, "XSRF token missing: send it in the X-XSRFToken header")
+        if self.get_argument("_xsrf", None) is not None:
+            raise tornado.web.HTTPError(403, "XSRF token in the query or form: send it in the X-XSRFToken header only")
+        origin = h.get("Origin")
+        if origin is not None and origin.lower() != f"{self.request.protocol}://{self.request.host}".lower():
+            raise tornado.web.HTTPError(403, "cross-origin request refused")
+        site = h.get("Sec-Fetch-Site")
+        if site is not None and site not in ("same-origin", "none"):
+            raise tornado.web.HTTPError(403, "cross-origin request refused")
+        super().check_xsrf_cookie()
+
     def session_id(self, create: bool = False) -> Optional[str]:
         tok = self.get_cookie(SESSION_COOKIE)
         if tok and 20 <= len(tok) <= 100:
@@ -233,19 +266,25 @@ class Base(tornado.web.RequestHandler):
 
 
 class StaticFiles(tornado.web.StaticFileHandler):
-    """Tornado's static handler (refuses paths that leave the static folder) behind the access checks."""
+    """Tornado's static handler behind the access checks, serving :data:`STATIC_FILES` only (any other path,
+    ``/static/app.js%00.png`` or ``../``, is a 404 before it reaches the file system)."""
 
     s = Base.s
     _request_summary = Base._request_summary
     set_default_headers = Base.set_default_headers
     prepare = Base.prepare
 
+    def parse_url_path(self, url_path: str) -> str:
+        if url_path not in STATIC_FILES:
+            raise tornado.web.HTTPError(404)
+        return url_path
+
 
 class Api(Base):
     def body(self, keys: tuple) -> dict:
-        try:
+        try:  # ValueError: also Python's limit on the digits of an integer; RecursionError: deep nesting
             data = json.loads(self.request.body or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise RateError("request body: not JSON") from None
         if not isinstance(data, dict):
             raise RateError("request body: expected a JSON object")
@@ -262,7 +301,12 @@ class Api(Base):
 
     def write_error(self, status_code: int, **kwargs) -> None:
         exc = kwargs.get("exc_info", (None, None))[1]
-        msg = str(exc) if isinstance(exc, RateError) else self._reason
+        if isinstance(exc, RateError):
+            msg = str(exc)
+        elif isinstance(exc, tornado.web.HTTPError) and exc.log_message and not exc.args:
+            msg = exc.log_message  # e.g. the XSRF check's reason
+        else:
+            msg = self._reason
         self.reply({"error": msg}, status_code)
 
     def guard(self, fn):
@@ -270,6 +314,11 @@ class Api(Base):
             return fn()
         except RateError as e:
             self.reply({"error": str(e)}, e.status)
+        except RatingsFileGone as e:  # the ratings file moved away: nothing was saved, and the rater must see it
+            log.error("%s", e)
+            self.reply({"error": str(e)}, 503)
+        except RatingsError as e:  # a row another writer made meanwhile conflicts with this one
+            self.reply({"error": str(e)}, 409)
 
     def need_rater(self) -> str:
         name = self.rater()
@@ -287,15 +336,36 @@ class Api(Base):
             if page is not None:
                 out["page"] = page_payload(self.s.run, page)
             else:
-                out["message"] = (f"{message} " if message else "") + ("Nothing left for you to rate: every page "
-                                                                       "has its ratings or you rated it. Thank you!")
+                out["done"] = done_screen(L, name)
             out["can_undo"] = L.last_rated(name) is not None
         return out
 
 
+def done_screen(L, name: str) -> dict:
+    """What the Done screen says to ``name`` when no page is left for them: ``reason`` "waiting" (pages still
+    need ratings but raters who have rated are looking at them), "none" (they rated nothing: every page had its
+    ratings) or "finished" (they rated and nothing is left); ``title`` and ``text`` to show. Thanks only to
+    someone who rated."""
+    done = L.progress(name)["done"]
+    waiting = L.waiting_for_others(name)
+    pages = lambda n: f"{n} page{'' if n == 1 else 's'}"  # noqa: E731
+    you = f"You rated {pages(done)}. " if done else "You have not rated a page yet. "
+    if waiting:
+        return {"reason": "waiting", "title": "Nothing to rate right now",
+                "text": f"{you}{pages(waiting)} still {'needs' if waiting == 1 else 'need'} ratings, but other raters "
+                        f"are looking at {'it' if waiting == 1 else 'them'} now; this page checks again every 30 "
+                        f"seconds."}
+    if not done:
+        return {"reason": "none", "title": "Nothing to rate",
+                "text": f"{you}Every page already has its {L.k} ratings from other raters, so there is nothing "
+                        f"for you to rate in this session."}
+    return {"reason": "finished", "title": "Done",
+            "text": f"{you}Nothing is left for you: every page has its {L.k} ratings or you rated it. Thank you!"}
+
+
 class Index(Base):
     def get(self) -> None:
-        self.render("index.html", xsrf=self.xsrf_token.decode(), k=self.s.ledger.k)
+        self.render("index.html", xsrf=self.xsrf_token.decode(), k=self.s.ledger.k, pair_ms=DIGIT_PAIR_MS)
 
 
 class State(Api):
@@ -318,7 +388,9 @@ class Logout(Api):
     def post(self) -> None:
         sid = self.session_id()
         if sid is not None:
-            self.s.current.pop(sid, None)
+            name = self.s.current.pop(sid, None) or self.s.sessions_last.get(sid)
+            if name is not None:
+                self.s.ledger.release(name)
             self.s.sessions_last.pop(sid, None)
         self.reply({"rater": None})
 
@@ -334,7 +406,10 @@ class Rate(Api):
             self.s.log.append({"page": page, "rater": name, "score": score, "action": "rate",
                                "session": self.session_id(), "raters_per_page": L.k},
                               check=lambda row: L.check_rating(page, name))
-            self.reply(self.state(name, f"Saved: {score} for page {page}."))
+            out = self.state(name, f"Saved: {score} for page {page}.")
+            if out["page"] is not None:
+                out["message"] += f" Next: page {out['page']['id']}."
+            self.reply(out)
         self.guard(go)
 
 
@@ -379,33 +454,56 @@ class Photo(Base):
         self.finish(img.read_bytes())
 
 
+def _figures(o: RaterOutcome) -> dict:
+    ag = o.agreement
+    return {"pages": list(o.pages), "n_pages": len(o.pages), "ratings": int(len(o.ratings)), "kept": len(o.kept),
+            "rejected": len(o.rejected), "awaiting": len(o.awaiting), "rated": len(o.kept) + len(o.rejected),
+            "agreement": _finite(ag["agreement"]), "alpha": _finite(ag["alpha"]),
+            "pages_with_two_or_more": int(ag["pages"])}
+
+
+def _finite(x):
+    return None if x is None or x != x else float(x)
+
+
 def stats(s: Session) -> dict:
-    """Ratings so far, per-rater progress, and agreement / Krippendorff's alpha on accept (10) vs reject as
-    section 02 computes them (:func:`inkground_lib.pseudo.raters.agreement`)."""
-    L = s.ledger
+    """The statistics page's numbers. ``used``: over exactly the pages section 02 uses (the run's pages that
+    passed the OCR filter, from its pages.csv), with section 02's own function
+    (:func:`inkground_lib.pseudo.raters.rater_outcome`) and this file's K: kept, rejected, awaiting ratings,
+    agreement and Krippendorff's alpha on accept (10) vs reject. ``other``: the same for the pages this
+    session offers that section 02 leaves out (``--pages all``: those that failed the OCR filter), apart;
+    None when there are none. Also per-rater progress and the session's progress."""
+    L, run = s.ledger, s.run
     rows = [{"page": p, "rater": r, "score": sc, "source": "real"} for p, got in L.ratings.items()
-            for r, sc in got.items() if p in set(L.pages)]
-    ag = agreement(ratings_frame(rows))
-    full = [p for p in L.pages if len(L.ratings[p]) >= L.k]
-    kept = [p for p in full if min(L.ratings[p].values()) == 10]
-    return {"progress": L.progress(), "raters": L.per_rater(), "ratings": len(rows),
-            "agreement": ag["agreement"], "alpha": ag["alpha"], "pages_with_two_or_more": ag["pages"],
-            "pages_complete": len(full), "pages_all_ten": len(kept), "ratings_file": str(s.ratings_path),
-            "run": str(s.run.run)}
+            for r, sc in got.items()]
+    rt = ratings_frame(rows)
+    used = [p for p in run.all_pages if run.ocr_pass.get(p)]
+    rest = [p for p in L.pages if p not in set(used)]
+    return {"run": str(run.run), "ratings_file": str(s.ratings_path), "k": L.k, "progress": L.progress(),
+            "raters": L.per_rater(), "ocr_threshold": run.ocr_threshold,
+            "used": _figures(rater_outcome(rt, used, L.k)),
+            "other": _figures(rater_outcome(rt, rest, L.k)) if rest else None}
 
 
 class Stats(Base):
     def get(self) -> None:
         s = self.s
-        s.log.refresh()
+        try:
+            s.log.refresh()
+        except RatingsError as e:
+            self.set_status(503)
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.finish(f"{e}\n")
+            return
         self.render("stats.html", st=stats(s), fmt=_fmt)
 
 
 class StatsJson(Api):
     def get(self) -> None:
-        self.s.log.refresh()
-        st = stats(self.s)
-        self.reply({k: (None if isinstance(v, float) and v != v else v) for k, v in st.items()})
+        def go():
+            self.s.log.refresh()
+            self.reply(stats(self.s))
+        self.guard(go)
 
 
 def _fmt(x) -> str:
@@ -481,13 +579,26 @@ def allowed_hosts_for(host: str, port: int) -> Optional[set]:
     return out
 
 
+def listen_error(host: str, port: int, e: OSError) -> str:
+    """One line saying why the app cannot listen on ``host``:``port`` and which option changes it."""
+    if e.errno == errno.EADDRINUSE:
+        return (f"port {port} on {host} is already in use (another `inkground rate`, or another program); choose "
+                f"another with --port N, or --port 0 for any free port")
+    if e.errno == errno.EACCES:
+        return f"not allowed to listen on port {port} (ports below 1024 need root); choose another with --port N"
+    return f"cannot listen on {host}:{port} ({e.strerror or e}); check --host (an address of this machine) and --port"
+
+
 class Server:
     """A running rating server on its own thread and event loop (for tests and notebooks);
     :func:`serve` runs one in the foreground."""
 
     def __init__(self, session: Session, host: str = RATE_HOST, port: int = 0):
         self.session, self.host = session, host
-        self.sockets = bind_sockets(port, address=host)
+        try:
+            self.sockets = bind_sockets(port, address=host)
+        except OSError as e:
+            raise RateError(listen_error(host, port, e)) from None
         self.port = self.sockets[0].getsockname()[1]
         if session.allowed_hosts is None and host not in ("0.0.0.0", "::", ""):
             session.allowed_hosts = allowed_hosts_for(host, self.port)

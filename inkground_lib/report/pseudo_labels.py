@@ -8,7 +8,8 @@ import pandas as pd
 
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import KEEP_SCORE
-from inkground_lib.pseudo.run import PipelineResult, summary_numbers
+from inkground_lib.pseudo.raters import AWAITING
+from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
 from inkground_lib.report.format import missing
 
 
@@ -26,11 +27,13 @@ def funnel_parameters(res: PipelineResult, paper: Optional[pd.DataFrame] = None)
         return float(paper.loc[pid, "value"]) if pid in paper.index else float("nan")
 
     out = {"ocr_threshold": float(res.params["ocr_threshold"]), "keep_score": KEEP_SCORE}
+    if res.params.get("raters_per_page") is not None:
+        out["raters_per_page"] = int(res.params["raters_per_page"])
     if res.params.get("n_raters") is not None:
         out["rater_pool"] = int(res.params["n_raters"])
     if res.params.get("raters_per_pair") is not None:
         out["raters_per_pair_min"] = int(res.params["raters_per_pair"][0])
-    ids = {"rater_pool": "n_raters"}
+    ids = {"rater_pool": "n_raters", "raters_per_page": "raters_per_pair_min"}
     return {k: (v, set_note(v, pv(ids.get(k, k)))) for k, v in out.items()}
 
 
@@ -39,7 +42,9 @@ def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> p
     parameters of :func:`funnel_parameters` are shown as set, not measured, and are not divided by the paper's."""
     from inkground_lib.report.tables import beside_paper
 
-    return beside_paper(summary_numbers(res), [
+    nums = {**summary_numbers(res), "ratings_kind": ratings_kind(res)}
+    return beside_paper(nums, [
+        ("ratings", "ratings_kind", None),
         ("candidate pages", "candidates", "candidates"),
         ("OCR match threshold (share of words)", "ocr_threshold", "ocr_threshold"),
         ("pages passing the OCR filter", "ocr_pass_pages", "ocr_pass_pages"),
@@ -48,6 +53,9 @@ def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> p
         ("raters who rated a pair here", "n_raters", None),
         ("raters per pair (min)", "raters_per_pair_min", "raters_per_pair_min"),
         ("score every rater must give to keep a page", "keep_score", "keep_score"),
+        ("ratings a page needs to count as rated (K)", "raters_per_page", "raters_per_pair_min"),
+        ("OCR-passed pages awaiting ratings (fewer than K; neither kept nor rejected)", "pages_awaiting_ratings",
+         None),
         ("pages kept by the raters (benchmark)", "benchmark_pages", "benchmark_pages"),
         ("share of OCR-passed pages kept", "benchmark_rate", None, "no page passed the OCR filter"),
         ("rater agreement on accept / reject", "rater_agreement", "rater_agreement", "no ratings"),
@@ -65,7 +73,7 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
     OCR filter and, among those that passed, were rejected / kept by the raters. Lower is better."""
     p = res.pages
     groups = [("failed OCR filter", p[~p["ocr_pass"]]), ("passed OCR filter", p[p["ocr_pass"]]),
-              ("passed OCR, rejected by raters", p[p["ocr_pass"] & ~p["kept"]]), ("kept (benchmark)", p[p["kept"]])]
+              ("passed OCR, rejected by raters", p[p["stage"] == STAGES[1]]), ("kept (benchmark)", p[p["kept"]])]
     rows = []
     for name, d in groups:
         r = {"pages": int(len(d))}
@@ -119,6 +127,48 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
             "ratings": ratings, "truth": truth}
 
 
+def ratings_kind(res: PipelineResult) -> str:
+    """What the ratings of a run are, in a few words for a table: "simulated", "real ratings (file NAME)"
+    when every rating in it was given by a person (source ``real``, as ``inkground rate`` writes), else
+    "ratings from file NAME".
+
+    >>> from types import SimpleNamespace as NS
+    >>> ratings_kind(NS(components={"ratings_source": "simulated"}))
+    'simulated'
+    """
+    src = res.components["ratings_source"]
+    if src == "simulated":
+        return "simulated"
+    name = src.removeprefix("file: ")
+    real = len(res.ratings) and set(res.ratings["source"]) == {"real"}
+    return f"real ratings (file {name})" if real else f"ratings from file {name}"
+
+
+def awaiting_text(nums: dict) -> str:
+    """Section 02's sentence on the pages that await ratings (fewer than K standing ratings), from
+    :func:`inkground_lib.pseudo.run.summary_numbers`: none, some (neither kept nor rejected: the benchmark
+    holds only pages rated in full), or more than half (the benchmark was built only because the run was told
+    to, ``allow_partial_ratings``).
+
+    >>> awaiting_text({"pages_awaiting_ratings": 0, "ocr_pass_pages": 5, "raters_per_page": 2})
+    'Every page that passed the OCR filter has its ratings, so each is either kept or rejected.'
+    >>> awaiting_text({"pages_awaiting_ratings": 4, "ocr_pass_pages": 5, "raters_per_page": 2})[:60]
+    'More than half of the pages that passed the OCR filter await'
+    """
+    n_wait, n = int(nums.get("pages_awaiting_ratings") or 0), int(nums.get("ocr_pass_pages") or 0)
+    if n_wait == 0:
+        return "Every page that passed the OCR filter has its ratings, so each is either kept or rejected."
+    them = "it is" if n_wait == 1 else "they are"
+    base = (f"The {'page' if n_wait == 1 else 'pages'} awaiting ratings {'has' if n_wait == 1 else 'have'} "
+            f"fewer standing ratings than a page needs, so {them} neither kept nor rejected: the benchmark set "
+            f"holds only pages rated in full.")
+    if 2 * n_wait > n:
+        return ("More than half of the pages that passed the OCR filter await ratings; section 02 refuses to "
+                "build a benchmark from so few and built this one only because it was told to "
+                "(allow_partial_ratings). " + base)
+    return base
+
+
 def ratings_file_text(res: PipelineResult) -> str:
     """How the book names ratings read from a file: "N raters, real ratings (file ...)" when every rating
     in it was given by a person (source ``real``, as ``inkground rate`` writes), with the number of ratings
@@ -126,13 +176,15 @@ def ratings_file_text(res: PipelineResult) -> str:
     name = res.components["ratings_source"].removeprefix("file: ")
     rt = res.ratings
     sources = sorted(set(rt["source"])) if len(rt) else []
+    k = int(res.params.get("raters_per_page") or 0)
+    need = f"; a page counts as rated with {k} rating{'' if k == 1 else 's'}"
     if sources == ["real"]:
         nums = summary_numbers(res)
         n = nums["n_raters"]
         return (f"{n} rater{'' if n == 1 else 's'}, real ratings (file {name}: {nums['ratings']} ratings of the "
-                f"pages that passed the OCR filter, given by people with `inkground rate`)")
+                f"pages that passed the OCR filter, given by people with `inkground rate`{need})")
     if not sources:
-        return f"ratings read from {name} (it holds no rating)"
+        return f"ratings read from {name} (it holds no rating of a page that passed the OCR filter)"
     if all(x.startswith("file: ") for x in sources):  # a plain page,rater,score file: who rated is not said
         return f"ratings read from {name}"
     return f"ratings read from {name} (sources: {', '.join(sources)})"
