@@ -19,6 +19,11 @@ order. Actions (build them with the helpers below):
 * ``truncated(text)`` - finish_reason "length" / stop_reason "max_tokens"
 * ``refusal(text)`` - OpenAI ``message.refusal`` / Anthropic stop_reason "refusal"
 * ``drop()`` - close the connection without an answer (a connection error)
+* ``trickle(interval, seconds, chunked=False, headers=False)`` - the answer one byte every ``interval`` seconds
+  (``chunked``: endless chunked white space instead; ``headers``: the status line and headers trickle too), for
+  at most ``seconds`` (then the rest at once, or the connection closed): a server that never times out a read
+* ``redirect(code, location)`` - a 3xx answer pointing elsewhere
+* ``gzipped(text)`` - a normal answer sent with ``Content-Encoding: gzip`` (whatever the client asked for)
 * ``quota_error(provider)`` - the 429 a provider documents for a spent quota (``anthropic``: spend cap,
   no retry-after; ``google-gemini``: RESOURCE_EXHAUSTED naming a per-day quota; ``moonshot``:
   exceeded_current_quota_error; ``long``: a plain 429 whose retry-after is a day)
@@ -37,6 +42,7 @@ server never logs.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import threading
@@ -138,6 +144,19 @@ def refusal(text: str = "I can't help with that.") -> dict:
 
 def drop() -> dict:
     return {"kind": "drop"}
+
+
+def trickle(interval: float = 1.0, seconds: float = 30.0, chunked: bool = False, headers: bool = False) -> dict:
+    return {"kind": "trickle", "interval": float(interval), "seconds": float(seconds), "chunked": chunked,
+            "headers": headers}
+
+
+def redirect(code: int = 307, location: str = "http://127.0.0.2:9/v1/chat/completions") -> dict:
+    return {"kind": "redirect", "code": int(code), "location": location}
+
+
+def gzipped(text: Optional[str] = None) -> dict:
+    return {"kind": "gzip", "text": text}
 
 
 def request_text(body: dict) -> str:
@@ -382,6 +401,9 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
+        if kind == "redirect":
+            self._send(act["code"], {"error": {"message": "moved"}}, {"Location": act["location"]})
+            return
         if kind == "error":
             msg = act["message"]
             if act.get("echo_auth"):
@@ -429,7 +451,52 @@ class _Handler(BaseHTTPRequestHandler):
                        "usage": {"input_tokens": len(raw) // 4, "output_tokens": n_out}}
         if act.get("echo_auth"):
             _echo_credential(payload, proto, headers.get("authorization") or headers.get("x-api-key") or "")
+        if kind == "trickle":
+            self._trickle(payload, act)
+            return
+        if kind == "gzip":
+            data = gzip.compress(json.dumps(payload).encode("utf-8"))
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         self._send(200, payload)
+
+    def _trickle(self, payload: dict, act: dict) -> None:
+        """Send ``payload`` one byte per interval (or endless chunked white space) for at most act["seconds"]."""
+        data = json.dumps(payload).encode("utf-8")
+        head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                + (b"Transfer-Encoding: chunked\r\n" if act["chunked"] else b"Content-Length: %d\r\n" % len(data))
+                + b"\r\n")
+        end = time.monotonic() + act["seconds"]
+        sock = self.connection
+        try:
+            if act["headers"]:
+                for i in range(len(head)):
+                    sock.sendall(head[i:i + 1])
+                    time.sleep(act["interval"])
+                    if time.monotonic() > end:
+                        return
+            else:
+                sock.sendall(head)
+            i = 0
+            while time.monotonic() < end and (act["chunked"] or i < len(data)):
+                sock.sendall(b"1\r\n \r\n" if act["chunked"] else data[i:i + 1])
+                i += 1
+                time.sleep(act["interval"])
+            if not act["chunked"]:
+                sock.sendall(data[i:])
+        except OSError:
+            pass  # the client gave up: what a deadline is for
+        finally:
+            self.close_connection = True
 
 
 def _echo_credential(payload: dict, proto: str, cred: str) -> None:

@@ -165,3 +165,171 @@ def test_rpm_paces_requests(env, tmp_path):
     starts = sorted(r.time for r in env.requests)
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     assert len(starts) == 4 and min(gaps) > 0.4 and time.monotonic() - t0 >= 1.4
+
+
+# ------------------------------------------------------------------------------------------------- issue 26
+# Cases 1, 3, 6 and 7: a total deadline per request, keys only from their variables, an answer size limit, no
+# redirects.
+
+def fast_system(name, **cfg):
+    """``name`` of REG with ``cfg`` on top (a 1.5 s timeout by default), one attempt."""
+    reg = {name: {**REG[name], "timeout": 1.5, **cfg}}
+    return get_system(name, registry=reg, retry=RetryPolicy(max_attempts=1, base_delay=0.01, sleep=lambda s: None))
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+@pytest.mark.parametrize("how", [{"chunked": False}, {"chunked": True}, {"headers": True}],
+                         ids=["byte-a-second", "chunked-white-space", "trickled-headers"])
+def test_a_trickling_server_fails_the_attempt_within_the_deadline(env, name, how):
+    """Case 1: a server sending its answer one byte every 0.2 s (or endless chunked white space, or its headers
+    byte by byte) hung predict for ever: each read got its own timeout. The registry's timeout (1.5 s here) is
+    now a deadline for the whole request."""
+    from fakeserver import trickle
+
+    env.script(trickle(interval=0.2, seconds=25, **how))
+    sysm = fast_system(name)
+    t0 = time.monotonic()
+    out = sysm.predict(make_item("alpha", 0))
+    elapsed = time.monotonic() - t0
+    assert out.status == "error" and out.attempts == 1, out
+    assert "no complete answer within 1.5 s" in out.error
+    assert 1.2 < elapsed < 6, elapsed  # the deadline, not the 25 s the server would go on for
+
+
+def test_check_live_against_a_trickling_server_says_not_ready_within_the_deadline(env):
+    from fakeserver import trickle
+
+    from inkground_lib.evaluation.systems.check import check_system
+
+    env.script(trickle(interval=0.2, seconds=90, chunked=True), match="messages")  # the live request, not the list
+    t0 = time.monotonic()
+    row = check_system("oa", registry={"oa": dict(REG["oa"], timeout=1.5, max_attempts=1)}, live=True)
+    assert time.monotonic() - t0 < 40  # building the system and the live item take seconds; the server 90 s
+    assert not row.ready and row.endpoint == "answers" and "no complete answer within 1.5 s" in row.live
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+def test_a_redirect_is_an_error_naming_it_and_is_not_followed(env, tmp_path, name):
+    """Case 7: a 307 to another host re-sent the request (key and page photos) there and cached the answer as
+    ok. Redirects are not followed: the attempt is an error naming the redirect, not retried, not cached."""
+    from fakeserver import redirect
+
+    env.script(redirect(307, "http://127.0.0.2:9/v1/chat/completions"))
+    sysm = get_system(name, registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
+    recs = run_predictions(sysm, [make_item("alpha", 0)], cache_path(tmp_path, name), progress=False)
+    assert recs[0]["status"] == "error" and recs[0]["attempts"] == 1
+    assert "HTTP 307, a redirect to http://127.0.0.2:9/v1/chat/completions" in recs[0]["error"]
+    assert "not followed" in recs[0]["error"] and env.hits() == 1
+    assert load_cache(cache_path(tmp_path, name)) == {}
+
+
+def test_check_live_is_not_ready_behind_a_redirect(env):
+    from fakeserver import redirect
+
+    from inkground_lib.evaluation.systems.check import check_system
+
+    env.script(redirect(308, "http://127.0.0.2:9/v1/chat/completions"), match="messages")  # the live request
+    row = check_system("oa", registry=REG, live=True)
+    assert not row.ready and "a redirect to http://127.0.0.2:9" in row.live
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+def test_an_answer_over_the_size_limit_is_kept_cut_with_its_own_status(env, tmp_path, name):
+    """Case 6: a 50 MB answer was stored whole as ok. Over ``max_answer_bytes`` (the registry; 1 MiB by
+    default) the answer is not read further: the cache keeps its first 64 KiB with status too_large, and it is
+    never scored as an answer."""
+    from inkground_lib.core.defaults import MAX_ANSWER_BYTES
+    from inkground_lib.evaluation.items import record_ink
+
+    assert MAX_ANSWER_BYTES == 2**20 and get_system(name, registry=REG).max_answer_bytes == 2**20
+    big = "<strokes><s1><points>'x1y1', 'x2y2'</points><t_values>0, 1</t_values></s1></strokes>" + "x" * 300_000
+    env.script(ok(big))
+    sysm = fast_system(name, timeout=10, max_answer_bytes=100_000)
+    recs = run_predictions(sysm, [make_item("alpha", 0)], cache_path(tmp_path, name), progress=False)
+    rec = load_cache(cache_path(tmp_path, name))[recs[0]["request_hash"]]
+    assert rec["status"] == "too_large" and "over the size limit of 100,000 bytes" in rec["error"]
+    assert 60_000 < len(rec["raw_text"]) <= 65536 and "x" * 1000 in rec["raw_text"]
+    assert cache_path(tmp_path, name).stat().st_size < 80_000
+    assert record_ink(rec, (200, 100)) == (None, "too_large")
+
+
+def test_a_compressed_answer_cannot_unpack_past_the_limit(env, tmp_path):
+    """A gzip answer sent although the client asked for none: decompressed under the same limit (20 MB of
+    answer in a ~20 kB body is cut at the limit, never unpacked whole); a small one reads normally."""
+    from fakeserver import gzipped
+
+    env.script(gzipped("<strokes></strokes>" + " " * 20_000_000), gzipped())
+    sysm = fast_system("oa", timeout=10, max_answer_bytes=200_000)
+    out = sysm.predict(make_item("alpha", 0))
+    assert out.status == "too_large" and len(out.text) <= 65536
+    assert env.requests[-1].headers.get("accept-encoding") == "identity"
+    out = sysm.predict(make_item("beta", 1))
+    assert out.status == "ok" and "w1-beta" in out.text or out.text.startswith("<strokes>")
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+def test_a_base_url_with_user_info_is_refused_naming_the_variable(env, monkeypatch, name):
+    """Case 3: http://user:KEY@host/v1 was sent as Basic auth in place of the Bearer key (and echoed into the
+    failures log unscrubbed). Keys come only from their variables: the URL is refused, the variable named,
+    nothing sent, the key not repeated."""
+    from inkground_lib.evaluation.systems.base import SystemConfigError
+    from inkground_lib.evaluation.systems.check import check_system
+
+    var = "T_OPENAI_URL" if name == "oa" else "T_ANTHROPIC_URL"
+    url = env.openai_url if name == "oa" else env.anthropic_url
+    monkeypatch.setenv(var, url.replace("http://", "http://user:URLSECRET99@"))
+    with pytest.raises(SystemConfigError, match=rf"system {name}: environment variable {var}: the base URL "
+                                                r"carries user info") as e:
+        get_system(name, registry=REG)
+    assert "URLSECRET99" not in str(e.value)
+    row = check_system(name, registry=REG)
+    assert not row.ready and var in row.detail and "URLSECRET99" not in row.detail
+    assert env.hits() == 0
+
+
+@pytest.mark.parametrize("bad, kind", [("sk-abc\r\n", r"a line break \(CR or LF\)"), ("sk-ab\ncd", r"a line break \(CR or LF\)"),
+                                       ("sk-äbc123", "a non-ASCII character"), ("sk abc", "white space")])
+def test_a_key_with_a_line_break_or_a_non_ascii_character_names_the_variable(env, monkeypatch, bad, kind):
+    """Case 10: such a key gave "Connection error" or a UnicodeEncodeError without naming the variable."""
+    from inkground_lib.evaluation.systems.base import SystemConfigError
+
+    monkeypatch.setenv("T_KEY", bad)
+    with pytest.raises(SystemConfigError, match=rf"environment variable T_KEY: the key has {kind} at character") as e:
+        get_system("oa", registry=REG)
+    assert bad.strip() not in str(e.value) and env.hits() == 0
+
+
+def test_the_scrubber_removes_every_credential_form_and_leaves_plain_hosts(env):
+    """Case 3: a Basic credential echoed by a server reached the failures log and `inkground check` unscrubbed,
+    while the host 127.0.0.1 was replaced by <T_OPENAI_URL> in every message."""
+    from fakeserver import http_error
+
+    from inkground_lib.core.secrets import scrub_secrets
+
+    sysm = system("oa")
+    for text, gone in [("Authorization: Basic dXNlcjpVUkxTRUNSRVQ5OQ==", "dXNlcjpVUkxTRUNSRVQ5OQ=="),
+                       ("credential received: Basic dXNlcjpVUkxTRUNSRVQ5OQ==", "dXNlcjpVUkxTRUNSRVQ5OQ=="),
+                       ("{'x-api-key': 'k-live-123456'}", "k-live-123456"),
+                       ("x-goog-api-key: AQ.Ab8RN6abcdef", "AQ.Ab8RN6abcdef"),
+                       ("GET https://h.example/v1/models?key=AQ.Ab8RN6abc", "AQ.Ab8RN6abc"),
+                       ("see http://user:pa55word@gpu.example:8000/v1", "pa55word"),
+                       ("Bearer tok.123-456", "tok.123-456")]:
+        out = scrub_secrets(text, ())
+        assert gone not in out and "<redacted>" in out, (text, out)
+    assert sysm.scrub("connect to 127.0.0.1 refused") == "connect to 127.0.0.1 refused"
+    assert sysm.scrub(f"POST {env.openai_url}/chat/completions") == "POST <T_OPENAI_URL>/chat/completions"
+    env.script(http_error(401, echo_auth=True))
+    out = sysm.predict(make_item("alpha", 0))
+    assert out.status == "error" and KEY not in out.error and "Bearer <T_KEY>" in out.error
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+def test_api_systems_never_send_someone_elses_openai_account_headers(env, monkeypatch, name):
+    """OPENAI_ORG_ID / OPENAI_PROJECT_ID (the SDK's fallbacks) never reach an API system's endpoint: keys and
+    account ids come only from the variables a registry entry names."""
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-someone-else")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj_someone_else")
+    assert system(name).predict(make_item("alpha", 0)).status == "ok"
+    h = env.requests[-1].headers
+    assert "openai-organization" not in h and "openai-project" not in h
+    assert "someone" not in json.dumps(h)

@@ -278,6 +278,55 @@ def test_start_timeout_stops_the_worker(fakes):
     assert time.monotonic() - t0 < 30
 
 
+TRICKLING_WORKER = """
+import os, sys, time
+sys.path.insert(0, {lib!r})
+from inkground_lib.components.derenderers.inksight_protocol import encode_ready
+sys.stdout.write(encode_ready("2.17.0", "model", os.getpid()))
+sys.stdout.flush()
+sys.stdin.readline()
+end = time.monotonic() + 60  # bounded: the client must give up long before
+while time.monotonic() < end:
+    sys.stdout.write("{{" if {partial} else "\\n")  # a line that never ends, or endless blank lines
+    sys.stdout.flush()
+    time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("partial", [True, False], ids=["one-endless-line", "endless-blank-lines"])
+def test_a_trickling_worker_fails_the_call_within_the_deadline(fakes, tmp_path, partial):
+    """Issue 26, case 1: a worker that trickles its answer (a byte every 0.1 s) fails the call within the call's
+    deadline (the registry's ``timeout`` for the inksight system), and the worker is stopped."""
+    from pathlib import Path
+
+    lib = str(Path(__file__).resolve().parents[1])
+    script = tmp_path / "trickle.py"
+    script.write_text(TRICKLING_WORKER.format(lib=lib, partial=partial))
+    python = tmp_path / "python-trickle"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} {script}\n")
+    python.chmod(0o755)
+    w = InkSightWorker(fakes, python=str(python), call_timeout=1.5)
+    t0 = time.monotonic()
+    with pytest.raises(InkSightWorkerError, match=r"no answer within 1.5 s while answering request 0|bad answer"):
+        w.call("Recognize and derender.", b"jpeg")
+    assert time.monotonic() - t0 < 10
+    assert w.pid is None  # stopped
+    w.close()
+
+
+def test_the_inksight_systems_call_deadline_is_the_registry_timeout(fakes, monkeypatch):
+    from inkground_lib.evaluation.systems.registry import get_system
+
+    monkeypatch.setenv("INKSIGHT_MODEL_DIR", str(fakes))
+    monkeypatch.setenv("INKSIGHT_PYTHON", sys.executable)
+    reg = {"inksight-quick": {"adapter": "inksight", "model_dir_env": "INKSIGHT_MODEL_DIR", "timeout": 7}}
+    system = get_system("inksight-quick", registry=reg)
+    try:
+        assert system.derenderer.worker.call_timeout == 7.0
+    finally:
+        system.close()
+
+
 # ----------------------------------------------------------------------------------------- the system
 
 def test_inksight_system_from_the_registry_runs_the_notebook_pipeline(fakes, monkeypatch):

@@ -182,7 +182,7 @@ def test_server_down_is_an_ocr_error_naming_the_crop(monkeypatch):
 
 def test_timeout_is_an_ocr_error(env):
     env.script(slow(3.0, "late"))
-    with pytest.raises(ocr.OCRError, match=r"^deepseek-ocr: crop 0: no answer within 0.5 s"):
+    with pytest.raises(ocr.OCRError, match=r"^deepseek-ocr: crop 0: no complete answer within 0.5 s"):
         _engine(timeout=0.5, max_retries=0).read([_crop(8, 8, 0)])
 
 
@@ -198,3 +198,39 @@ def test_unset_base_url_is_unavailable_naming_the_variable(monkeypatch):
 def test_bad_settings_are_named(env, kw, what):
     with pytest.raises(ValueError, match=f"DeepSeekOCREngine: {what}"):
         _engine(**kw)
+
+
+def test_a_trickling_server_fails_within_the_deadline(env):
+    """Issue 26, case 1: the DeepSeek-OCR client's timeout is a deadline for the whole request."""
+    import time
+
+    from fakeserver import trickle
+
+    env.script(trickle(interval=0.2, seconds=60, chunked=True))
+    t0 = time.monotonic()
+    with pytest.raises(ocr.OCRError, match=r"no complete answer within 1 s \(a deadline for the whole request\)"):
+        _engine(timeout=1, max_retries=0).read([_crop(8, 8, 0)])
+    assert time.monotonic() - t0 < 15
+
+
+def test_redirects_user_info_and_bad_keys_are_refused_by_name(env, monkeypatch):
+    """Issue 26, cases 3, 7 and 10: a redirect is an error naming it (not followed); a base URL with user info
+    and a key with a line break are refused naming their variable, before anything is sent."""
+    from fakeserver import redirect
+
+    env.script(redirect(302, "http://127.0.0.2:9/v1/chat/completions"))
+    with pytest.raises(ocr.OCRError, match=r"HTTP 302, a redirect to http://127.0.0.2:9/v1/chat/completions; "
+                                           r"redirects are not followed"):
+        _engine(max_retries=0).read([_crop(8, 8, 0)])
+    assert len(env.requests) == 1
+    monkeypatch.setenv("DEEPSEEK_OCR_BASE_URL", env.openai_url.replace("http://", "http://u:URLSECRET77@"))
+    with pytest.raises(ocr.OCRUnavailable, match="environment variable DEEPSEEK_OCR_BASE_URL: the base URL carries "
+                                                 "user info") as e:
+        _engine()
+    assert "URLSECRET77" not in str(e.value)
+    monkeypatch.setenv("DEEPSEEK_OCR_BASE_URL", env.openai_url)
+    monkeypatch.setenv("DEEPSEEK_OCR_API_KEY", "sk-ok\n")
+    with pytest.raises(ocr.OCRUnavailable, match=r"environment variable DEEPSEEK_OCR_API_KEY: the key has a line "
+                                                 r"break"):
+        _engine()
+    assert len(env.requests) == 1

@@ -51,6 +51,11 @@ CHECK_TIMEOUT = 15.0
 """Seconds allowed for the model list of one system (``inkground check``); its live request gets the system's
 own registry timeout, as in ``predict``."""
 
+MAX_ANSWER_BYTES = 2**20
+"""The size limit of one API answer (the response body, bytes; the registry's ``max_answer_bytes`` changes it
+per system): a strokes answer for one word is a few kB, so a larger one is a broken or hostile server, stored
+cut (status "too_large"), never whole."""
+
 SPACING = 0.05
 """Arc-length resampling step of both inks before DTW and Chamfer, in reference word heights."""
 

@@ -9,32 +9,41 @@ retried by default" (``max_retries``); "Timeouts": "On timeout, an ``APITimeoutE
 SDK (openai 3.57, lib/_client_auth.py) refuses an empty api_key ("Missing credentials") and falls back to
 OPENAI_API_KEY when none is given, so a client without a key gets a placeholder and every request omits the
 Authorization header (``openai.Omit()``); openai/_client.py takes the ``OpenAI-Organization`` /
-``OpenAI-Project`` headers from OPENAI_ORG_ID / OPENAI_PROJECT_ID unless a request omits them.
+``OpenAI-Project`` headers from OPENAI_ORG_ID / OPENAI_PROJECT_ID unless a request omits them: every request
+here omits them (keys and account ids come only from the variables a registry entry names). The HTTP client
+under it (deadline, answer size limit, no redirects, no user info in the URL): :mod:`inkground_lib.core.http_client`.
 """
 
 from __future__ import annotations
+
+from inkground_lib.core.defaults import MAX_ANSWER_BYTES
+from inkground_lib.core.secrets import check_base_url
 
 PLACEHOLDER_KEY = "no-key"
 """The api_key a client without a key is given (the SDK refuses none); never sent: see :func:`openai_client`."""
 
 
 def openai_client(base_url: str, api_key: str | None, *, timeout: float, max_retries: int,
-                  omit_account_headers: bool = False):
+                  max_answer_bytes: int = MAX_ANSWER_BYTES, base_url_env: str = "base_url_env"):
     """(client, headers): an ``openai.OpenAI`` client of the OpenAI-compatible server at ``base_url`` and the
     ``extra_headers`` each of its requests must send.
 
     ``api_key`` (read from the environment by the caller, never from a parameter file): sent as the SDK's
     bearer token; None: no Authorization header at all (never the SDK's fallback OPENAI_API_KEY, someone else's
-    key), which a vLLM server started without ``--api-key`` accepts. ``timeout``: seconds per request;
-    ``max_retries``: the SDK's own retries (connection errors, timeouts, 408 / 409 / 429 / 5xx, with backoff);
-    ``omit_account_headers``: never send the OpenAI organisation / project headers the SDK would take from
-    OPENAI_ORG_ID / OPENAI_PROJECT_ID.
+    key), which a vLLM server started without ``--api-key`` accepts. ``timeout``: seconds per request, a
+    total deadline (connect, send, the whole answer); ``max_retries``: the SDK's own retries (connection errors,
+    timeouts, 408 / 409 / 429 / 5xx, with backoff); ``max_answer_bytes``: the answer's size limit. The OpenAI
+    organisation / project headers the SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent.
+    A base URL with user info is refused (:class:`~inkground_lib.core.secrets.CredentialError` naming
+    ``base_url_env``, the variable that holds it).
     """
     import openai  # heavy (~0.5 s): only where a client is made
 
+    from inkground_lib.core.http_client import guarded_http_client  # httpx2 (~0.3 s): as heavy, loaded by openai
+
+    check_base_url(base_url, base_url_env)
     headers = {} if api_key else {"Authorization": openai.Omit()}
-    if omit_account_headers:
-        headers.update({"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()})
+    headers.update({"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()})
     client = openai.OpenAI(api_key=api_key or PLACEHOLDER_KEY, base_url=base_url, max_retries=int(max_retries),
-                           timeout=timeout)
+                           timeout=timeout, http_client=guarded_http_client(base_url, timeout, max_answer_bytes))
     return client, headers

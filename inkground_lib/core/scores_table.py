@@ -23,7 +23,7 @@ SCORE_COLUMNS: tuple[str, ...] = tuple(SCORE_DTYPES)
 
 
 STATUSES: tuple[str, ...] = ("ok", "partial", "truncated", "no_strokes", "unparseable", "refusal", "empty",
-                             "error", "invalid", "missing")
+                             "too_large", "error", "invalid", "missing")
 """Known status values (informational: other strings are accepted)."""
 
 

@@ -38,8 +38,8 @@ def record_ink(record: dict, page_size, grid: int = GRID):
     """(ink or None, status) of one prediction record: local systems' strokes as they are; model text
     through :func:`inkground_lib.evaluation.parse.parse_strokes` (usable: ok, partial, truncated)."""
     status = record.get("status", "error")
-    if status == "error":
-        return None, "error"
+    if status in ("error", "too_large"):  # no answer, or one cut at the size limit: never scored as an answer
+        return None, status
     if record.get("strokes") is not None:
         try:
             ink = ink_from_lists(record["strokes"], f"prediction {record.get('word_id')}")

@@ -189,7 +189,9 @@ class InkSightWorker:
 
     # ------------------------------------------------------------------ calls
     def call(self, prompt: str, jpeg: bytes) -> str:
-        """One model call: the raw text InkSight answers for ``prompt`` on the JPEG ``jpeg``."""
+        """One model call: the raw text InkSight answers for ``prompt`` on the JPEG ``jpeg``, within
+        ``call_timeout`` seconds for the whole answer line (a worker that trickles it, or sends a line that is not
+        the answer, is stopped and the call fails)."""
         with self._lock:
             if self._crashed:
                 raise InkSightWorkerError(f"{self._crashed} (an earlier request; close() and retry to restart)")
@@ -211,10 +213,10 @@ class InkSightWorker:
             try:
                 msg = decode_worker_line(raw)
             except ProtocolError as e:
-                self.close()
+                self.close(timeout=0.5)  # a broken worker: no grace
                 raise InkSightWorkerError(f"{self._where()}: bad answer to request {rid}: {e}") from None
             if msg.get("id") != rid:
-                self.close()
+                self.close(timeout=0.5)
                 raise InkSightWorkerError(f"{self._where()}: answer for request {msg.get('id')!r} where "
                                           f"{rid} was expected (the worker was stopped)")
             if "error" in msg:

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from inkground_lib.components.ocr.base import OCRError, OCRUnavailable, check_images, to_bgr
 from inkground_lib.core.openai_client import openai_client
-from inkground_lib.core.secrets import BEARER, scrub_secrets, url_secrets
+from inkground_lib.core.secrets import CredentialError, check_base_url, check_key, scrub_secrets, url_secrets
 
 # Sources (checked 2026-11-30):
 # * vLLM recipe, https://github.com/vllm-project/recipes/blob/main/DeepSeek/DeepSeek-OCR.md (commit 8959cf6,
@@ -120,22 +120,29 @@ class DeepSeekOCREngine:
             raise OCRUnavailable(f"deepseek-ocr: the openai package is not installed ({e}); install the pinned "
                                  f"requirements.txt") from e
         key = env.get(DEEPSEEK_API_KEY_ENV) or None
+        try:  # named here, not "Connection error" or a UnicodeEncodeError at the first request
+            if key is not None:
+                check_key(key, DEEPSEEK_API_KEY_ENV)
+            check_base_url(base_url, DEEPSEEK_BASE_URL_ENV)
+        except CredentialError as e:
+            raise OCRUnavailable(f"deepseek-ocr: {e}") from None
         self.model = (env.get(DEEPSEEK_MODEL_ENV) or "").strip() or DEEPSEEK_MODEL
         self.prompt, self.progress = prompt, progress
         self.concurrency, self.max_retries = int(concurrency), int(max_retries)
         self.timeout, self.max_tokens = float(timeout), int(max_tokens)
         self.extra_body = dict(DEEPSEEK_EXTRA_BODY if extra_body is None else extra_body)
         # values kept out of every error message, replaced by the name of their variable
-        self._secrets = [(DEEPSEEK_API_KEY_ENV, key or "")] + url_secrets(DEEPSEEK_BASE_URL_ENV, base_url,
-                                                                          hostname=False)
+        self._secrets = [(DEEPSEEK_API_KEY_ENV, key or "")] + url_secrets(DEEPSEEK_BASE_URL_ENV, base_url)
         self._errors = openai
         # a bearer token when the key is set, else no Authorization header at all; the OpenAI organisation /
-        # project headers the SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent either
+        # project headers the SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent either; each
+        # request has a total deadline of ``timeout`` and an answer size limit, redirects are not followed
         self._client, self._headers = openai_client(base_url, key, timeout=self.timeout,
-                                                    max_retries=self.max_retries, omit_account_headers=True)
+                                                    max_retries=self.max_retries,
+                                                    base_url_env=DEEPSEEK_BASE_URL_ENV)
 
     def _scrub(self, text: str) -> str:
-        return scrub_secrets(text, self._secrets, patterns=BEARER)
+        return scrub_secrets(text, self._secrets)
 
     def request(self, img: np.ndarray) -> dict:
         """The chat.completions arguments that read one validated word image."""
@@ -151,16 +158,26 @@ class DeepSeekOCREngine:
 
     def _read_one(self, i: int, img: np.ndarray) -> str:
         err = self._errors
+        from inkground_lib.core.http_client import oversize_in, redirect_note  # httpx2: loaded with the SDK
+
         try:
             resp = self._client.chat.completions.create(**self.request(img))
         except err.APIStatusError as e:
+            note = redirect_note(e)
+            if note:
+                raise OCRError(f"deepseek-ocr: crop {i}: {self._scrub(note)} ({DEEPSEEK_BASE_URL_ENV})") from None
             hint = f" (check {DEEPSEEK_API_KEY_ENV})" if e.status_code in (401, 403) else ""
             raise OCRError(f"deepseek-ocr: crop {i}: the server at {DEEPSEEK_BASE_URL_ENV} answered HTTP "
                            f"{e.status_code}{hint}: {self._scrub(_api_message(e))}") from None
         except err.APITimeoutError:
-            raise OCRError(f"deepseek-ocr: crop {i}: no answer within {self.timeout:g} s from the server at "
-                           f"{DEEPSEEK_BASE_URL_ENV} ({self.max_retries} retries)") from None
+            raise OCRError(f"deepseek-ocr: crop {i}: no complete answer within {self.timeout:g} s (a deadline for "
+                           f"the whole request) from the server at {DEEPSEEK_BASE_URL_ENV} ({self.max_retries} "
+                           f"retries)") from None
         except err.APIConnectionError as e:
+            big = oversize_in(e)
+            if big is not None:
+                raise OCRError(f"deepseek-ocr: crop {i}: the answer of the server at {DEEPSEEK_BASE_URL_ENV} is over "
+                               f"the size limit of {big.limit:,} bytes; not read past it") from None
             cause = e.__cause__ or e
             raise OCRError(f"deepseek-ocr: crop {i}: cannot reach the server at {DEEPSEEK_BASE_URL_ENV} "
                            f"({self.max_retries} retries; {type(cause).__name__}: {self._scrub(str(cause))})") from None

@@ -7,8 +7,9 @@ import os
 import time
 from typing import Optional
 
+from inkground_lib.core.defaults import MAX_ANSWER_BYTES
 from inkground_lib.core.openai_client import openai_client
-from inkground_lib.core.secrets import scrub_secrets, url_secrets
+from inkground_lib.core.secrets import CredentialError, check_base_url, check_key, scrub_secrets, url_secrets
 from inkground_lib.evaluation.systems.base import (
     BaseSystem,
     Item,
@@ -38,7 +39,10 @@ def _env(var: Optional[str], what: str, system: str, required: bool = True, defa
         return default
     value = os.environ.get(var)
     if value:
-        return value
+        try:  # a key with a line break or a non-ASCII character: named here, not as "Connection error"
+            return check_key(value, var) if what == "api_key" else check_base_url(value, var)
+        except CredentialError as e:
+            raise SystemConfigError(f"system {system}: {e}") from None
     if default is not None:
         return default
     if required:
@@ -72,7 +76,8 @@ class ApiSystem(BaseSystem):
         self.system_message = cfg.get("system_message", True) is not False
         self.image_limits = self.provider.images
         self.max_tokens = int(cfg.get("max_tokens") or 16384)
-        self.timeout = float(cfg.get("timeout") or 600.0)
+        self.timeout = float(cfg.get("timeout") or 600.0)  # a total deadline per request (core.http_client)
+        self.max_answer_bytes = int(cfg.get("max_answer_bytes") or MAX_ANSWER_BYTES)
         self.variant = cfg.get("variant") or "two-image"
         self.extra_body = dict(cfg.get("extra_body") or {})
         self.api_key_env = cfg.get("api_key_env", self.key_env_default)
@@ -89,6 +94,11 @@ class ApiSystem(BaseSystem):
         # keys - vLLM's default - needs none: key_optional, and no key is sent when the variable is unset)
         api_key = _env(self.api_key_env, "api_key", name, required=not self.key_optional)
         base_url = _env(self.base_url_env, "base_url", name, default=cfg.get("default_base_url"))
+        if base_url and base_url == cfg.get("default_base_url"):
+            try:
+                check_base_url(base_url, f"{self.base_url_env or 'base_url_env'} (default_base_url)")
+            except CredentialError as e:
+                raise SystemConfigError(f"system {name}: {e}") from None
         self._secrets = [(self.api_key_env, api_key)] if api_key else []
         if base_url and self.base_url_env and os.environ.get(self.base_url_env):
             self._secrets += url_secrets(self.base_url_env, base_url)
@@ -112,7 +122,9 @@ class ApiSystem(BaseSystem):
         d.update({"api_key_env": self.api_key_env, "base_url_env": self.base_url_env,
                   "key_optional": self.key_optional, "concurrency": self.concurrency, "rpm": self.rpm,
                   "rpd": self.rpd, "provider": self.provider.name, "api_version": self.api_version,
-                  "sampling_sent": dict(self.sampling_sent), "timeout": self.timeout, "max_attempts": self.retry.max_attempts, "sampling": self.sampling,
+                  "sampling_sent": dict(self.sampling_sent), "timeout": self.timeout,
+                  "max_answer_bytes": self.max_answer_bytes, "max_attempts": self.retry.max_attempts,
+                  "sampling": self.sampling,
                   "price_input_per_mtok": self.prices[0], "price_output_per_mtok": self.prices[1],
                   "image_token_formula": self.image_token_formula})
         return d
@@ -229,7 +241,10 @@ class ApiSystem(BaseSystem):
             t0 = time.monotonic()
             retry_after = None
             try:
-                out = self._call(req)
+                try:
+                    out = self._call(req)
+                except Exception as e:  # an answer over the size limit is an answer: kept cut, not retried
+                    out = self._oversize(e)
                 out.attempts = attempt
                 out.latency = time.monotonic() - t0
                 out.error = self.scrub(out.error) if out.error else None
@@ -238,16 +253,22 @@ class ApiSystem(BaseSystem):
                 out.status = answer_status(out.status, out.text)
                 return out
             except status_err as e:
+                from inkground_lib.core.http_client import redirect_note  # httpx2: loaded with the SDK
+
                 code = getattr(e, "status_code", None)
                 last_error = f"{type(e).__name__}: HTTP {code}: {self.scrub(_message(e))}"
                 headers = getattr(getattr(e, "response", None), "headers", None)
                 retryable = should_retry(code, headers)
+                note = redirect_note(e)
+                if note:  # never followed (the request carries the key and the photos), never retried
+                    last_error, retryable = f"{type(e).__name__}: {self.scrub(note)}", False
                 retry_after = retry_after_seconds(headers)
                 spent = self._quota(e, code, retry_after)
                 if spent:
                     return self._exhaust(spent, attempt, last_error, t0)
             except timeout_err as e:
-                last_error = f"{type(e).__name__}: request timed out after {self.timeout:g} s"
+                last_error = (f"{type(e).__name__}: no complete answer within {self.timeout:g} s (the registry's "
+                              f"timeout: a deadline for connecting, sending and the whole answer)")
                 retryable = True
             except conn_err as e:
                 last_error = f"{type(e).__name__}: {self.scrub(_message(e))}"
@@ -283,6 +304,19 @@ class ApiSystem(BaseSystem):
             return (f"rate limit: HTTP 429 asks to wait {retry_after:,.0f} s, longer than the retry budget of "
                     f"{self.retry.max_retry_after:g} s (a daily or monthly quota)")
         return None
+
+    def _oversize(self, e: Exception) -> RawOutput:
+        """The output of an answer over the size limit (``max_answer_bytes``): status "too_large", its first
+        bytes kept (scrubbed) as the raw text; any other exception is raised again."""
+        from inkground_lib.core.http_client import oversize_in  # httpx2: loaded with the SDK
+
+        big = oversize_in(e)
+        if big is None:
+            raise e
+        head = self.scrub(big.head.decode("utf-8", "replace"))
+        return RawOutput(text=head, status="too_large", images_sent=[],
+                         error=f"the answer is over the size limit of {big.limit:,} bytes (max_answer_bytes); not "
+                               f"read past it: raw_text keeps its first {len(big.head):,} bytes (the response body)")
 
     def _exhaust(self, what: str, attempt: int, last_error, t0: float) -> RawOutput:
         """A quota is spent: no more requests from this system (every thread stops; the run ends cleanly)."""
@@ -351,7 +385,9 @@ class OpenAISystem(ApiSystem):
             raise SystemConfigError(f"system {self.name}: no base URL (set base_url_env, e.g. VLLM_BASE_URL)")
         # no key (key_optional): every request omits the Authorization header (auth_extra), never the SDK's
         # fallback OPENAI_API_KEY; retries are this adapter's own (RetryPolicy), not the SDK's
-        client, headers = openai_client(base_url, api_key, timeout=self.timeout, max_retries=0)
+        client, headers = openai_client(base_url, api_key, timeout=self.timeout, max_retries=0,
+                                        max_answer_bytes=self.max_answer_bytes,
+                                        base_url_env=self.base_url_env or "base_url_env")
         self.auth_extra = {"extra_headers": headers} if headers else {}
         return client
 
@@ -409,10 +445,15 @@ class AnthropicSystem(ApiSystem):
     def _make_client(self, api_key, base_url):
         import anthropic
 
+        from inkground_lib.core.http_client import guarded_http_client  # httpx2: loaded with the SDK
+
         # the API version: the pinned SDK's unless the entry names another one the provider table lists
         headers = {"anthropic-version": self.api_version} if self.api_version else None
-        return anthropic.Anthropic(api_key=api_key, base_url=base_url or "https://api.anthropic.com",
-                                   max_retries=0, timeout=self.timeout, default_headers=headers)
+        base_url = base_url or "https://api.anthropic.com"
+        # a total deadline per request, an answer size limit, no redirects (core.http_client)
+        return anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=self.timeout,
+                                   default_headers=headers,
+                                   http_client=guarded_http_client(base_url, self.timeout, self.max_answer_bytes))
 
     def _status_error_types(self):
         import anthropic

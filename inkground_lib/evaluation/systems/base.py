@@ -17,21 +17,22 @@ from inkground_lib.core.secrets import scrub_secrets
 KINDS = ("api", "local", "replay", "specialist")
 
 
-OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "error", "interrupted")
+OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "too_large", "error", "interrupted")
 """What a request can end in: "ok", "truncated" (cut by the token limit), "refusal" (the model declined, by
 the API's refusal signal or in plain words), "empty" (no content at all), "error" (no answer: transport
 failure after retries, non-retryable HTTP error, local failure), "interrupted" (the user stopped the run
-before the answer arrived)."""
+before the answer arrived), "too_large" (an answer over the size limit, ``max_answer_bytes``: its first bytes
+are kept, it is never scored as an answer)."""
 
 
-MODEL_OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty")
+MODEL_OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "too_large")
 """What the prediction cache stores: answers the server gave (errors and interruptions go to the failures log
 and are asked again on the next run)."""
 
 
-RETRIED_ON_REQUEST = ("refusal", "empty")
-"""Cached answers asked again only when the user asks for it (``--retry-refusals``): a refusal or an empty
-answer may not recur, but asking again costs money."""
+RETRIED_ON_REQUEST = ("refusal", "empty", "too_large")
+"""Cached answers asked again only when the user asks for it (``--retry-refusals``): a refusal, an empty
+answer or one over the size limit may not recur, but asking again costs money."""
 
 
 class SystemConfigError(ValueError):

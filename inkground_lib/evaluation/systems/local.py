@@ -235,7 +235,8 @@ def build_inksight(name, cfg):
         raise SystemUnavailable(f"system {name}: environment variable {var} is not set; InkSight needs "
                                 f"{INKSIGHT_NEEDS}")
     try:
-        d = InkSightDerenderer(model_dir)
+        # the registry's timeout: a deadline for each model call's whole answer (the worker's reply line)
+        d = InkSightDerenderer(model_dir, **({"call_timeout": float(cfg["timeout"])} if cfg.get("timeout") else {}))
     except (DerenderError, ImportError, OSError) as e:
         raise SystemUnavailable(f"system {name}: InkSight cannot be loaded: {e}") from None
     return InkSightSystem(name, cfg, d)

@@ -34,7 +34,7 @@ _COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
 _API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "top_p", "top_k",
         "timeout", "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
         "rpd", "price_input_per_mtok", "price_output_per_mtok", "price_basis", "sampling", "image_token_formula",
-        "provider", "system_message"}
+        "provider", "system_message", "max_answer_bytes"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ ADAPTERS: dict[str, Adapter] = {
     "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API | {"api_version"})),
     "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
     "tracer": Adapter(_plain(build_tracer), "specialist", frozenset({"grow", "weights"})),
-    "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model"})),
+    "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
     "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
     "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
     "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),
@@ -95,7 +95,7 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
         v = cfg.get(k)
         if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
             raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
-    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd"):
+    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd", "max_answer_bytes"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
             raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
