@@ -159,6 +159,52 @@ def test_corrupt_middle_line_is_an_error(tmp_path):
         cache.load_cache(path)
 
 
+def test_the_cache_is_read_one_record_at_a_time(server, tmp_path, monkeypatch):
+    """Issue 26, case 6: the loader read whole files into memory (a 157 MB cache at once). It reads line by line:
+    nothing reads the whole file."""
+    items = make_items(3)
+    path = tmp_path / "oa.jsonl"
+    cache.run_predictions(api_system(), items, path, progress=False)
+
+    def whole(*a, **k):
+        raise AssertionError("the whole file was read")
+
+    monkeypatch.setattr(Path, "read_bytes", whole)
+    monkeypatch.setattr(Path, "read_text", whole)
+    assert len(cache.load_cache(path)) == 3
+    hits = server.hits()
+    cache.run_predictions(api_system(), items, path, progress=False)
+    assert server.hits() == hits
+
+
+def test_a_users_file_in_place_of_the_cache_is_not_called_corrupt(server, tmp_path):
+    """Issue 26, case 5: predict --overwrite refused a user's predictions/<system>.jsonl calling it "the cache is
+    corrupt". It says the file is not inkground's and is left alone; a damaged cache is still "corrupt"."""
+    path = tmp_path / "oa.jsonl"
+    path.write_text("my own notes about this model\n")
+    with pytest.raises(cache.CacheError, match="not a prediction cache written by inkground") as e:
+        cache.run_predictions(api_system(), make_items(1), path, progress=False)
+    assert "corrupt" not in str(e.value) and path.read_text() == "my own notes about this model\n"
+
+
+def test_a_cache_hard_linked_outside_the_run_folder_is_not_appended_to(server, tmp_path):
+    """Issue 26, case 10: a cache hard-linked from elsewhere was appended to (so the other name changed too)."""
+    run = tmp_path / "run" / "predictions"
+    path = run / "oa.jsonl"
+    items = make_items(3)
+    cache.run_predictions(api_system(), items[:1], path, progress=False)
+    outside = tmp_path / "elsewhere.jsonl"
+    os.link(path, outside)
+    before = outside.read_bytes()
+    hits = server.hits()
+    with pytest.raises(cache.CacheError, match=r"oa.jsonl: the file has 2 hard links .* does not append to it"):
+        cache.run_predictions(api_system(), items, path, progress=False)
+    assert outside.read_bytes() == before and server.hits() == hits
+    os.unlink(outside)
+    cache.run_predictions(api_system(), items, path, progress=False)
+    assert len(lines(path)) == 3
+
+
 def test_failures_never_stored_as_outputs(server, tmp_path):
     items = make_items(3)
     path = tmp_path / "predictions" / "oa.jsonl"

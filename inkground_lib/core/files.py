@@ -98,37 +98,44 @@ def iter_jsonl(path: str | os.PathLike, valid, *, repair: bool = True,
     path = Path(path)
     if not path.is_file():
         return
-    data = path.read_bytes()
-    pos, n = 0, 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        torn = end < 0
-        line = data[pos:] if torn else data[pos:end]
-        n += 1
-        rec = None
-        if line.strip():
-            try:
-                rec = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                rec = None
-            if rec is None or not valid(rec):
-                if torn:
-                    if repair:
-                        with open(path, "r+b") as f:
-                            f.truncate(pos)
-                            f.flush()
-                            os.fsync(f.fileno())
-                    break
-                raise JSONLError(f"{path}: line {n}: not a valid {what}")
-            yield n, rec
-        if torn:
-            if repair and rec is not None:
-                with open(path, "ab") as f:
-                    f.write(b"\n")
-                    f.flush()
-                    os.fsync(f.fileno())
-            break
-        pos = end + 1
+    with open(path, "rb") as f:  # one line at a time: a cache of hundreds of MB is never read whole
+        n = 0
+        while True:
+            pos = f.tell()
+            raw = f.readline()
+            if not raw:
+                break
+            torn = not raw.endswith(b"\n")
+            line = raw if torn else raw[:-1]
+            n += 1
+            rec = None
+            if line.strip():
+                try:
+                    rec = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                    rec = None
+                if rec is None or not valid(rec):
+                    if torn:
+                        if repair:
+                            _repair(path, truncate_at=pos)
+                        break
+                    raise JSONLError(f"{path}: line {n}: not a valid {what}")
+                yield n, rec
+            if torn:
+                if repair and rec is not None:
+                    _repair(path)
+                break
+
+
+def _repair(path: Path, truncate_at: int | None = None) -> None:
+    """Fix a torn last line in place: truncate the file at ``truncate_at``, or (None) add the missing newline."""
+    with open(path, "r+b" if truncate_at is not None else "ab") as f:
+        if truncate_at is not None:
+            f.truncate(truncate_at)
+        else:
+            f.write(b"\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def confined(root: str | os.PathLike, rel: str, what: str = "path") -> Path:

@@ -10,6 +10,7 @@ import datetime as _dt
 import fcntl
 import os
 import re
+import stat
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl, read_jsonl
+from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
 from inkground_lib.core.ink import ink_to_lists
 from inkground_lib.core.run_files import predictions_jsonl
 from inkground_lib.evaluation.systems.base import (
@@ -59,24 +60,48 @@ def _valid(rec) -> bool:
 
 
 def load_cache(path: str | os.PathLike, system: Optional[str] = None, repair: bool = False) -> dict[str, dict]:
-    """The cached records of ``path`` by request hash (first record wins), in file order.
+    """The cached records of ``path`` by request hash (first record wins), in file order, read one record at a
+    time (the file is never read whole).
 
     A torn last line is kept if it is a complete valid record, else ignored; with ``repair`` the file is
     fixed in place (newline added, or truncated to the last complete line). ``system`` (if given) must
-    match every record's system. A missing file is an empty cache."""
-    try:
-        records = read_jsonl(path, _valid, repair=repair, what=f"{SCHEMA} record")
-    except JSONLError as err:
-        raise CacheError(f"{err} (the cache is corrupt; move the file away to start over)") from None
+    match every record's system. A missing file is an empty cache. A file whose first line is no prediction
+    record is not a cache of inkground's (a user's file of that name): :class:`CacheError` says so and that it
+    is left alone; a bad line after valid records is a corrupt cache."""
     out: dict[str, dict] = {}
-    for n, rec in records:
-        if system is not None and rec["system"] != system:
-            raise CacheError(f"{path}: line {n}: field system: record of {rec['system']!r}, expected "
-                             f"{system!r} (wrong cache file)")
-        k = rec["request_hash"]
-        if k not in out or out[k]["status"] in RETRIED_ON_REQUEST:
-            out[k] = rec  # a later answer replaces a refusal / empty one (asked again with retry_refusals)
+    try:
+        for n, rec in iter_jsonl(path, _valid, repair=repair, what=f"{SCHEMA} record"):
+            if system is not None and rec["system"] != system:
+                raise CacheError(f"{path}: line {n}: field system: record of {rec['system']!r}, expected "
+                                 f"{system!r} (wrong cache file)")
+            k = rec["request_hash"]
+            if k not in out or out[k]["status"] in RETRIED_ON_REQUEST:
+                out[k] = rec  # a later answer replaces a refusal / empty one (asked again with retry_refusals)
+    except JSONLError as err:
+        if not out:
+            raise CacheError(f"{path}: not a prediction cache written by inkground (its first record is not an "
+                             f"{SCHEMA} record); inkground never replaces or appends to a file it did not write: "
+                             f"move the file away, or choose another run folder") from None
+        raise CacheError(f"{err} (the cache is corrupt; move the file away to start over)") from None
     return out
+
+
+def check_cache_file(path: str | os.PathLike) -> None:
+    """CacheError unless ``path`` (a prediction cache or failures log about to be appended to) is missing or a
+    regular file with no other hard link: a cache hard-linked from outside the run folder would be written
+    there too."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+        raise CacheError(f"{p}: not a regular file ({'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'a folder or device'}); "
+                         f"a prediction cache is a plain file inside its run folder: move it away")
+    if st.st_nlink > 1:
+        raise CacheError(f"{p}: the file has {st.st_nlink} hard links (another name, maybe outside the run folder, "
+                         f"shares it); inkground does not append to it, since that would write there too: copy it "
+                         f"(cp {p.name} x && mv x {p.name}) or move it away")
 
 
 
@@ -272,6 +297,8 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
                                                   disable=not progress or len(items) < 50, leave=False)]
     workers = max(int(concurrency or getattr(system, "concurrency", 1) or 1), 1)
     with _locked(path):
+        for p in (path, failures_path(path)):
+            check_cache_file(p)
         cached = load_cache(path, system=system.name, repair=True)
         todo: dict[str, Item] = {}
         for it, k in zip(items, keys):

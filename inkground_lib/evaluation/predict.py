@@ -17,6 +17,7 @@ from inkground_lib.evaluation.cache import (
     append_record,
     ask,
     cache_path,
+    check_cache_file,
     failures_path,
     load_cache,
     make_record,
@@ -108,6 +109,8 @@ def predict_pages(system, items, path, executor, progress: bool = True) -> int:
     yet, one job per page; this process appends each record (:func:`inkground_lib.evaluation.cache.make_record`)
     in item order, so the cache then holds what :func:`~inkground_lib.evaluation.cache.run_predictions` would
     have written and it asks nothing. Returns the number of records written."""
+    for p in (path, failures_path(path)):
+        check_cache_file(p)
     cached = load_cache(path, system=system.name, repair=True)
     todo: dict[str, object] = {}
     for it in items:
