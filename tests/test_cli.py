@@ -170,3 +170,119 @@ def test_a_bad_ratings_file_fails_before_the_run_folder_is_created(tmp_path, cap
                      "--quiet"]) == 2
         assert msg in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------------------------------- issue 26
+
+def _noisy_dataset(root, pages=2, words=3):
+    """make_tiny_dataset with photos of noise (a JPEG that is cut at half really lacks pixels)."""
+    import numpy as np
+    from PIL import Image
+
+    from conftest import make_tiny_dataset
+
+    make_tiny_dataset(root, pages=pages, words=words, unique_texts=True)
+    rng = np.random.default_rng(0)
+    for p in sorted((root / "pages").glob("*.jpg")):
+        Image.fromarray(rng.integers(0, 255, (100, 200, 3), dtype=np.uint8)).save(p, quality=95)
+    return root
+
+
+def _cut(photo):
+    data = photo.read_bytes()
+    photo.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("command", ["predict", "eval"])
+def test_a_photo_that_cannot_be_decoded_stops_the_command_before_any_request(tmp_path, capsys, monkeypatch, command):
+    """Case 2: a truncated page photo became 73 *system* errors (the skeleton's DTW 0.126 -> 4.35) with exit 0.
+    predict and eval now decode every photo first: exit 2 naming the file, nothing sent, nothing written."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fakeserver import FakeServer
+
+    ds = _noisy_dataset(tmp_path / "ds")
+    photo = ds / "pages" / "p001.jpg"
+    _cut(photo)
+    extra = tmp_path / "systems.yaml"
+    extra.write_text("vl: {adapter: openai, model: m, api_key_env: T_KEY, base_url_env: T_URL, timeout: 5}\n")
+    run = tmp_path / "run"
+    with FakeServer() as srv:
+        monkeypatch.setenv("INKGROUND_SYSTEMS", str(extra))
+        monkeypatch.setenv("T_KEY", "sk-test-0123456789")
+        monkeypatch.setenv("T_URL", srv.openai_url)
+        args = (["predict", "--system", "vl"] if command == "predict" else ["eval", "--systems", "vl", "skeleton"])
+        code = main(args + ["--dataset", str(ds), "--run", str(run), "--quiet"])
+        hits = srv.hits()
+    err = capsys.readouterr().err
+    assert code == 2 and hits == 0
+    assert f"{photo}: page p001: field image: {photo} cannot be decoded as an image" in err
+    assert not (run / "predictions").exists()
+
+
+def test_an_input_fault_during_a_run_is_raised_not_scored_as_the_systems_error(tmp_path):
+    """A system error caused by the input is never the system's answer: cache.ask raises DatasetError."""
+    from inkground_lib.core.dataset import DatasetError
+    from inkground_lib.evaluation.cache import run_predictions
+    from inkground_lib.evaluation.systems.base import Item
+    from inkground_lib.evaluation.systems.local import BoxSystem
+
+    sysm = BoxSystem("box", {})
+    item = Item("w1", "word", (1.0, 1.0, 5.0, 5.0), "p1", (10, 10))
+
+    def broken(*a, **k):
+        raise DatasetError("page.jpg: page p1: field image: cannot be read (truncated)")
+
+    sysm.predict = broken
+    with pytest.raises(DatasetError, match="truncated"):
+        run_predictions(sysm, [item], tmp_path / "predictions" / "box.jsonl", progress=False)
+    assert not (tmp_path / "predictions" / "box.failures.jsonl").exists()
+
+
+def test_predict_on_a_dataset_with_no_words_exits_non_zero_with_a_clear_message(tmp_path, capsys):
+    """Case 10: predict reported "0 words" and exited 0."""
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=2, words=0)
+    code = main(["predict", "--system", "box", "--dataset", str(ds), "--run", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{ds}: nothing to predict: its 2 pages hold no words" in err
+    assert not (tmp_path / "run" / "predictions").exists()
+
+
+def test_section_03_asks_and_scores_only_targets(tmp_path, capsys):
+    """Case 8: words whose text occurs more than once on their page are not asked (their one answer would be
+    scored against several references); predict and eval say so, and eval's facts record how many."""
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=2, words=3, unique_texts=True)
+    m = json.loads((ds / "manifest.json").read_text())
+    for w, text in zip(m["pages"][0]["words"], ["Thank", "you", "thank,"]):
+        w["text"] = text
+    (ds / "manifest.json").write_text(json.dumps(m))
+    run = tmp_path / "run"
+    assert main(["predict", "--system", "box", "--dataset", str(ds), "--run", str(run), "--quiet"]) == 0
+    assert "4 words; statuses: ok 4;" in capsys.readouterr().out  # 6 words, of which 2 are no question
+    cached = [json.loads(x)["word_id"] for x in (run / "predictions" / "box.jsonl").read_text().splitlines()]
+    assert "p000-w0" not in cached and "p000-w2" not in cached and len(cached) == 4
+
+
+@pytest.mark.slow  # eval: OCR and a Style classifier (~50 s on a loaded machine)
+def test_eval_scores_only_targets_and_records_how_many_it_left_out(tmp_path, capsys):
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=2, words=3, unique_texts=True)
+    m = json.loads((ds / "manifest.json").read_text())
+    for w, text in zip(m["pages"][0]["words"], ["Thank", "you", "thank,"]):
+        w["text"] = text
+    (ds / "manifest.json").write_text(json.dumps(m))
+    assert main(["eval", "--systems", "box", "--dataset", str(ds), "--run", str(tmp_path / "ev"), "--quiet"]) == 0
+    facts = json.loads((tmp_path / "ev" / "facts-reference.json").read_text())
+    assert facts["targets"]["left_out"] == 2 and "occurs once on its page" in facts["targets"]["rule"]
+    import pandas as pd
+
+    scores = pd.read_csv(tmp_path / "ev" / "scores-reference.csv")
+    assert sorted(scores["word_id"]) == sorted(set(w["id"] for p in m["pages"] for w in p["words"])
+                                               - {"p000-w0", "p000-w2"})

@@ -30,6 +30,7 @@ EXAMPLES = {
     "inkground_lib.core.ink": 2,
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.secrets": 11,
+    "inkground_lib.components.targets": 2,
     "inkground_lib.core.text": 1,
     "inkground_lib.evaluation.cost": 15,
     "inkground_lib.evaluation.image_fit": 4,

@@ -623,3 +623,26 @@ def test_ratings_log_refuses_a_moved_or_replaced_file(tmp_path):
     f.write_text(f.read_text().splitlines()[0] + "\n")  # cut (an editor rewrote it): refused, not appended to
     with pytest.raises(RatingsFileGone):
         rate_rows(log, [("p3", "ann", 10)])
+
+
+def test_the_benchmark_keeps_only_targets_and_records_how_many_it_left_out(synth_ds, tmp_path):
+    """Issue 26, case 8: one answer was scored against several references ("Thank" three times on a page). The
+    builder keeps only words whose text occurs once on their page, records how many it left out and the rule."""
+    import dataclasses
+
+    from inkground_lib.components.targets import TARGET_RULE
+
+    ds = load_dataset(synth_ds)
+    pseudo = derender_dataset(ds, "skeleton", tmp_path / "run", progress=False)
+    kept = [p.id for p in ds.pages]
+    before = load_dataset(build_benchmark(ds, pseudo, kept, tmp_path / "b0", meta={"derenderer": "skeleton"}))
+    n0 = before.meta["non_target_words"]
+    p0 = ds.pages[0]
+    a, b = p0.words[0], p0.words[1]
+    assert {w.id for w in before.page(p0.id).words} >= {a.id, b.id}  # both were targets
+    words = [dataclasses.replace(b, text=a.text.upper() + "!") if w.id == b.id else w for w in p0.words]
+    ds.pages[0] = dataclasses.replace(p0, words=words)  # the same word twice on one page: "Thank" / "THANK!"
+    out = load_dataset(build_benchmark(ds, pseudo, kept, tmp_path / "b1", meta={"derenderer": "skeleton"}))
+    assert out.meta["non_target_words"] == n0 + 2 and out.meta["target_rule"] == TARGET_RULE
+    ids = {w.id for w in out.page(p0.id).words}
+    assert a.id not in ids and b.id not in ids and out.n_words == before.n_words - 2

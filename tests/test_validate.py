@@ -251,3 +251,121 @@ def test_docstring_examples_pass():
 
     result = doctest.testmod(manifest_schema, verbose=False, report=True)
     assert result.failed == 0 and result.attempted >= 2
+
+
+# ------------------------------------------------------------------------------------------------- issue 26
+
+def _truncate_photo(root: Path) -> Path:
+    m = json.loads((root / "manifest.json").read_text("utf-8"))
+    photo = root / m["pages"][0]["image"]
+    data = photo.read_bytes()
+    photo.write_bytes(data[: len(data) // 2])  # a JPEG cut at half: its header (size) still reads
+    return photo
+
+
+def test_a_truncated_photo_is_refused_by_validate_naming_the_file(copy):
+    """Case 2: validate read only the photo's header and said "valid dataset"; it decodes every photo now."""
+    photo = _truncate_photo(copy)
+    load_dataset(copy)  # loading reads headers only (as before): the commands decode before any request
+    problems = validate_dataset(copy)
+    assert len(problems) == 1 and problems[0].field == "image" and exit_code(problems) == 1
+    assert str(photo) in str(problems[0]) and "cannot be decoded as an image" in problems[0].message
+    with pytest.raises(DatasetError, match="cannot be decoded"):
+        load_dataset(copy, decode_images=True)
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308, 5000.0])  # NaN: refused by as_ink already
+def test_a_huge_or_not_finite_coordinate_is_refused(copy, value):
+    """Case 9: 1e308 passed validate and made every mean Chamfer of eval infinite. Ink points must be finite and
+    lie on the page (a margin of 5% of its size): refused by validate and load_dataset, naming file, word,
+    stroke and point."""
+    m = json.loads((copy / "manifest.json").read_text("utf-8"))
+    inks_path = copy / m["pages"][0]["inks"]
+    inks = json.loads(inks_path.read_text("utf-8"))
+    wid = m["pages"][0]["words"][1]["id"]
+    inks["words"][wid]["reference"][0][2][1] = value  # stroke 0, point 2, y
+    inks_path.write_text(json.dumps(inks), "utf-8")
+    with pytest.raises(DatasetError, match=rf"word {wid}: field reference: stroke 0 point 2: .* is not finite or "
+                                           r"lies off the 600 x 800 page"):
+        load_dataset(copy)
+    problems = validate_dataset(copy)
+    assert len(problems) == 1 and problems[0].field == "reference" and str(inks_path) == problems[0].file
+
+
+def test_an_ink_a_little_outside_the_page_is_kept(copy):
+    m = json.loads((copy / "manifest.json").read_text("utf-8"))
+    inks_path = copy / m["pages"][0]["inks"]
+    inks = json.loads(inks_path.read_text("utf-8"))
+    wid = m["pages"][0]["words"][0]["id"]
+    inks["words"][wid]["true"][0][0][0] = -20.0  # 20 px left of the page: within 5% of 600 px
+    inks_path.write_text(json.dumps(inks), "utf-8")
+    assert validate_dataset(copy) == []
+
+
+def test_empty_datasets_and_empty_word_texts_are_refused(copy):
+    """Case 10: a dataset with no pages, or no words, and a word whose text is empty passed validate."""
+    def blank(m):
+        m["pages"][0]["words"][0]["text"] = "  "
+
+    _edit(copy, blank)
+    problems = validate_dataset(copy)
+    assert len(problems) == 1 and problems[0].field == "text" and problems[0].stage == "schema"
+    assert "a word's text may not be empty" in problems[0].message
+    _edit(copy, lambda m: m["pages"][0]["words"][0].update(text="Dear"))
+    _edit(copy, lambda m: [p.update(words=[]) for p in m["pages"]])
+    problems = validate_dataset(copy)
+    assert [p.message for p in problems] == ["none of its 2 pages has a word (nothing to evaluate)"]
+    _edit(copy, lambda m: m.update(pages=[]))
+    problems = validate_dataset(copy)
+    assert [p.message for p in problems] == ["the dataset has no pages (nothing to evaluate)"]
+    assert exit_code(problems) == 1 and format_report(copy, problems)[-1] == f"1 error in {copy}"
+
+
+def test_ids_differing_only_in_case_are_refused(copy):
+    """Case 10: p0000 and P0000 were both accepted; they would overwrite each other's files on macOS and Windows."""
+    m = json.loads((copy / "manifest.json").read_text("utf-8"))
+    first = m["pages"][0]["id"]
+    _edit(copy, lambda m: m["pages"][1].update(id=first.upper()))
+    with pytest.raises(DatasetError, match=rf"page {first.upper()}: field id: differs from page id {first} only in "
+                                           r"case"):
+        load_dataset(copy)
+    problems = validate_dataset(copy)
+    assert len(problems) == 1 and problems[0].field == "id"
+    _edit(copy, lambda m: m["pages"][1].update(id=m["pages"][1]["id"].lower() + "b"))
+    w0 = m["pages"][0]["words"][0]["id"]
+    _edit(copy, lambda m: m["pages"][0]["words"][1].update(id=w0.upper()))
+    with pytest.raises(DatasetError, match=rf"word {w0.upper()}: field id: differs from word id {w0} only in case"):
+        load_dataset(copy)
+
+
+def test_a_manifest_that_is_a_symlink_is_refused(copy, tmp_path):
+    """Case 10: a manifest.json that is a symbolic link was read (photos and inks that leave the folder are
+    refused)."""
+    real = tmp_path / "elsewhere.json"
+    (copy / "manifest.json").rename(real)
+    (copy / "manifest.json").symlink_to(real)
+    with pytest.raises(DatasetError, match=r"manifest.json: is a symbolic link \(to .*elsewhere.json\)"):
+        load_dataset(copy)
+    problems = validate_dataset(copy)
+    assert len(problems) == 1 and problems[0].stage == "unreadable" and "symbolic link" in problems[0].message
+    assert exit_code(problems) == 2
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_fifo_or_a_folder_as_the_photo_says_what_it_is(copy, kind):
+    """Case 10: a FIFO or a folder in place of the photo was reported as "file ... is missing"."""
+    import os
+
+    m = json.loads((copy / "manifest.json").read_text("utf-8"))
+    photo = copy / m["pages"][0]["image"]
+    photo.unlink()
+    if kind == "fifo":
+        os.mkfifo(photo)
+    else:
+        photo.mkdir()
+    said = "a FIFO (named pipe)" if kind == "fifo" else "a folder"
+    with pytest.raises(DatasetError, match=rf"{re.escape(str(photo))} is {re.escape(said)}, not a photo file"):
+        load_dataset(copy)
+    problems = validate_dataset(copy)
+    assert len(problems) == 1 and f"is {said}, not a photo file" in problems[0].message
+    assert "missing" not in problems[0].message

@@ -22,7 +22,7 @@ from inkground_lib.core.defaults import (
 )
 from inkground_lib.core.run_files import REFERENCES, EvalRun, facts_json, load_eval_runs
 from inkground_lib.core.text import short_reason
-from inkground_lib.evaluation.items import record_ink, reference_inks
+from inkground_lib.evaluation.items import record_ink, reference_inks, target_dataset
 from inkground_lib.evaluation.predict import predict_system
 
 
@@ -106,7 +106,7 @@ def _dataset(run: EvalRun, dataset_dir):
     if d is None:
         raise FileNotFoundError(f"{run.run_dir}: {facts_json(run.run_dir, run.reference).name} names no dataset_dir; "
                                 f"pass the dataset folder")
-    ds = load_dataset(d, check_images=False)
+    ds = target_dataset(load_dataset(d, check_images=False))  # the words section 03 scored
     if ds.name != run.dataset:
         raise ValueError(f"{d}: dataset {ds.name!r} is not the one scored in {run.run_dir} ({run.dataset!r})")
     return ds

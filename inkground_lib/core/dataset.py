@@ -78,9 +78,10 @@ class Page:
 
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
-        if not self.image.is_file():
-            raise DatasetError(f"{self.image}: page {self.id}: field image: file is missing")
         where = f"{self.image}: page {self.id}"
+        problem = photo_file_problem(self.image)
+        if problem:
+            raise DatasetError(f"{where}: field image: {problem}")
         try:
             with open_photo(self.image, where) as im:
                 return np.asarray(im.convert("RGB"))
@@ -267,6 +268,43 @@ def _manifest_path(root: Path, value: str, where: str, field_name: str) -> Path:
 BOX_TOLERANCE = 1.0
 """How far (page px) a word box may reach past the page's edges (rounding of transformed inks)."""
 
+INK_MARGIN = 0.05
+"""How far an ink point may lie past the page's edges, as a share of the page's width (x) and height (y): inks
+are drawn on the page (the generators' and derenderers' lie inside it); a point far outside (1e308) would make
+every mean of a table infinite."""
+
+
+def photo_file_problem(image: Path) -> Optional[str]:
+    """What is wrong with ``image`` as a page photo's file, or None: missing, a folder, a FIFO or another
+    special file (each said as what it is, not "missing"). Symbolic links are followed."""
+    try:
+        st = os.stat(image)
+    except FileNotFoundError:
+        return f"file {image} is missing"
+    except OSError as e:
+        return f"file {image} cannot be read ({e.strerror or e})"
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode)
+            else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+            or stat.S_ISBLK(st.st_mode) else "not a regular file")
+    return f"{image} is {kind}, not a photo file"
+
+
+def check_ink_bounds(ink: Ink, width: int, height: int, where: str) -> None:
+    """DatasetError naming ``where``, the stroke and the point when a point of ``ink`` is not finite or lies
+    more than :data:`INK_MARGIN` of the page's size outside the ``width`` x ``height`` page."""
+    mx, my = INK_MARGIN * width, INK_MARGIN * height
+    for i, s in enumerate(ink.strokes):
+        xy = s[:, :2]
+        bad = ~np.isfinite(xy).all(axis=1)
+        bad |= (xy[:, 0] < -mx) | (xy[:, 0] > width + mx) | (xy[:, 1] < -my) | (xy[:, 1] > height + my)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise DatasetError(f"{where} stroke {i} point {j}: ({xy[j, 0]:.6g}, {xy[j, 1]:.6g}) is not finite or "
+                               f"lies off the {width} x {height} page (more than {INK_MARGIN:.0%} of its size "
+                               f"outside it); ink points are page pixels")
+
 
 def open_photo(image: Path, where: str):
     """A page photo opened lazily with PIL (header read, pixels not yet decoded), its sides at most
@@ -291,22 +329,56 @@ def open_photo(image: Path, where: str):
     return im
 
 
-def _check_photo_size(image: Path, width: int, height: int, where: str) -> None:
-    """The photo's real size must be the manifest's (boxes, inks and the prompt's grid are in its pixels)."""
+def _check_photo_size(image: Path, width: int, height: int, where: str, decode: bool = False) -> None:
+    """The photo's real size must be the manifest's (boxes, inks and the prompt's grid are in its pixels);
+    with ``decode`` every pixel is decoded too (a truncated or damaged photo is refused, naming the file)."""
     from PIL import UnidentifiedImageError
 
     try:
         with open_photo(image, where) as im:  # reads the header only
             real = im.size
-    except (OSError, UnidentifiedImageError) as e:
-        raise DatasetError(f"{where}: field image: {image} cannot be read as an image ({e})") from None
+            if decode and real == (width, height):
+                im.load()
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as e:
+        what = "cannot be decoded as an image" if decode else "cannot be read as an image"
+        raise DatasetError(f"{where}: field image: {image} {what} ({e})") from None
     if real != (width, height):
         raise DatasetError(f"{where}: field width/height: the manifest says {width} x {height} but the photo "
                            f"{image.name} is {real[0]} x {real[1]} px")
 
 
+def check_photos(ds: Dataset) -> Dataset:
+    """Decode every page photo of ``ds`` (not only its header): DatasetError naming the first photo that cannot
+    be decoded (a truncated JPEG, damaged data). Run before any request (``predict``, ``eval``, section 03), so
+    a broken input stops the command instead of becoming a system's error. Returns ``ds``."""
+    for p in ds.pages:
+        where = f"{p.image}: page {p.id}"
+        problem = photo_file_problem(p.image)
+        if problem:
+            raise DatasetError(f"{where}: field image: {problem}")
+        st = os.stat(p.image)
+        key = (str(p.image), st.st_ino, st.st_size, st.st_mtime_ns)
+        if key not in _DECODED:  # each file once per process (section 03 loads its datasets several times)
+            _check_photo_size(p.image, p.width, p.height, where, decode=True)
+            _DECODED.add(key)
+    return ds
+
+
+_DECODED: set = set()
+"""Photos :func:`check_photos` decoded in this process: (path, inode, size, mtime_ns)."""
+
+
+def manifest_link_problem(mpath: Path) -> Optional[str]:
+    """"is a symbolic link ..." when ``mpath`` (a dataset's manifest.json) is one, else None: a manifest is a
+    regular file inside its folder (as its photos and inks must be)."""
+    if mpath.is_symlink():
+        return (f"is a symbolic link (to {os.readlink(mpath)}); a dataset's manifest must be a regular file in "
+                f"its folder: copy the file in its place")
+    return None
+
+
 def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_bytes: Optional[int] = None,
-                 max_ink_bytes: Optional[int] = None) -> Dataset:
+                 max_ink_bytes: Optional[int] = None, decode_images: bool = False) -> Dataset:
     """Load and validate a dataset folder. Raises DatasetError naming file, record and field: first the
     manifest against its JSON Schema (:func:`~inkground_lib.core.manifest_schema.schema_problems`, the first
     fault), then the files and what no schema can say (photos exist at the manifest's size, boxes ordered and
@@ -315,30 +387,42 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
     Files over their read limit are refused before they are read: ``manifest.json`` over
     ``max_manifest_bytes`` (default MAX_MANIFEST_BYTES, or $INKGROUND_MAX_MANIFEST_MB in MiB) and a page's
     inks over ``max_ink_bytes`` (default MAX_INK_FILE_BYTES, or $INKGROUND_MAX_INK_FILE_MB); page sides over
-    MAX_PAGE_SIDE px are refused, in the manifest and in the photos.
+    MAX_PAGE_SIDE px are refused, in the manifest and in the photos. ``decode_images``: decode every photo too
+    (:func:`check_photos`; ``validate`` does). Page and word ids that differ only in case are refused (they
+    would name the same files on macOS and Windows); so are ink points off the page (:func:`check_ink_bounds`)
+    and a manifest that is a symbolic link.
     """
     root = Path(root)
     mpath = root / "manifest.json"
+    link = manifest_link_problem(mpath)
+    if link:
+        raise DatasetError(f"{mpath}: {link}")
     m = _read_manifest(mpath, max_manifest_bytes)
     where = str(mpath)
     faults = schema_problems(m, where, pointers=False)  # every field's type, range and pattern
     if faults:
         raise DatasetError(str(faults[0]))
     name, kind, reference, meta = m["name"], m["kind"], m["reference"], m.get("meta", {})
-    pages, seen_pages, seen_words = [], set(), set()
+    pages, seen_pages, seen_words, folded_pages, folded_words = [], set(), set(), {}, {}
     for pr in m["pages"]:
         pid = pr["id"]
         pw = f"{where}: page {pid}"
         if pid in seen_pages:
             raise DatasetError(f"{pw}: field id: duplicate page id")
+        if pid.casefold() in folded_pages:
+            raise DatasetError(f"{pw}: field id: differs from page id {folded_pages[pid.casefold()]} only in case "
+                               f"(they would name the same files on macOS and Windows)")
         seen_pages.add(pid)
+        folded_pages[pid.casefold()] = pid
         image = _manifest_path(root, pr["image"], pw, "image")
         inks_path = _manifest_path(root, pr["inks"], pw, "inks")
-        if check_images and not image.is_file():
-            raise DatasetError(f"{pw}: field image: file {image} is missing")
+        if check_images:
+            problem = photo_file_problem(image)
+            if problem:
+                raise DatasetError(f"{pw}: field image: {problem}")
         writer, width, height = pr["writer"], pr["width"], pr["height"]
         if check_images:
-            _check_photo_size(image, width, height, pw)
+            _check_photo_size(image, width, height, pw, decode=decode_images)
         inks = _read_json(inks_path, f"inks of page {pid}", max_ink_bytes)
         if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
             raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
@@ -348,7 +432,11 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
             ww = f"{pw} word {wid}"
             if wid in seen_words:
                 raise DatasetError(f"{ww}: field id: duplicate word id")
+            if wid.casefold() in folded_words:
+                raise DatasetError(f"{ww}: field id: differs from word id {folded_words[wid.casefold()]} only in "
+                                   f"case (ids name files; they would collide on macOS and Windows)")
             seen_words.add(wid)
+            folded_words[wid.casefold()] = wid
             box = wr["box"]  # 4 finite numbers (the schema); their order and place are checked here
             if not (box[0] <= box[2] and box[1] <= box[3]):
                 raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
@@ -368,6 +456,9 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
                 raise DatasetError(str(e)) from None
             if ink.n_points == 0:
                 raise DatasetError(f"{inks_path}: word {wid}: field reference: empty (a reference must have ink)")
+            check_ink_bounds(ink, width, height, f"{inks_path}: word {wid}: field reference:")
+            if true_ink is not None:
+                check_ink_bounds(true_ink, width, height, f"{inks_path}: word {wid}: field true:")
             words.append(Word(wid, wr["text"], tuple(float(v) for v in box), ink, pid, wr.get("split", "train"),
                               true_ink))
         pages.append(Page(pid, image, writer, width, height, words))

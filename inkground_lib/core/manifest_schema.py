@@ -56,6 +56,10 @@ def id_pattern() -> str:
     return rf"^(?:{ID_RULE.pattern})(?![\s\S])"
 
 
+TEXT_PATTERN = r"\S"
+"""A word's text holds at least one character that is not white space (the schema's pattern)."""
+
+
 def manifest_schema() -> dict:
     """The JSON Schema of ``manifest.json`` as a dict (what :func:`schema_text` writes)."""
     id_rule = ("a letter or digit, then letters, digits, '.', '_' or '-'; at most 128 characters (ids become "
@@ -67,9 +71,11 @@ def manifest_schema() -> dict:
             "The manifest of an inkground dataset folder: page photos (pages/) and their words' inks (inks/). "
             "Coordinates are page pixels of the page photo, origin top-left, y down. Paths are relative to "
             "the folder and may not leave it. Keys not listed here are ignored. Checked further when loaded: "
-            "the photo's size equals width x height, every box lies inside the page (1 px tolerance) with "
-            "x0 <= x1 and y0 <= y1 and is not a single point, page ids and word ids are unique in the "
-            "dataset, the inks file holds a non-empty reference ink for every word."),
+            "the photo's size equals width x height and it decodes, every box lies inside the page (1 px "
+            "tolerance) with x0 <= x1 and y0 <= y1 and is not a single point, page ids and word ids are unique "
+            "in the dataset (also ignoring case: they name files), the inks file holds a non-empty reference "
+            "ink for every word, every ink point is finite and lies on the page (a margin of 5% of its width "
+            "and height allowed), the manifest is a regular file (not a link)."),
         "type": "object",
         "required": ["schema", "schema_version", "name", "kind", "reference", "pages"],
         "properties": {
@@ -112,7 +118,8 @@ def manifest_schema() -> dict:
                 "required": ["id", "text", "box"],
                 "properties": {
                     "id": {"$ref": "#/$defs/id"},
-                    "text": {"description": "the word's transcription", "type": "string"},
+                    "text": {"description": "the word's transcription (not empty, not only white space)",
+                             "type": "string", "pattern": TEXT_PATTERN},
                     "box": {"description": "[x0, y0, x1, y1] in page pixels (y down): top-left and bottom-right "
                                            "corners, x0 <= x1, y0 <= y1",
                             "type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
@@ -274,6 +281,8 @@ def _message(error) -> tuple[str, str | None]:
         return f"expected {want}, got {_json_type(inst)} {_quote(inst)}", None
     if kw == "pattern" and value == id_pattern():
         return f"{_quote(inst)} is not a valid id: {schema['description']}", None
+    if kw == "pattern" and value == TEXT_PATTERN:
+        return f"{_quote(inst)}: a word's text may not be empty or only white space", None
     if kw == "pattern":
         return f"{_quote(inst)} is absolute: paths are relative to the dataset folder (no leading '/')", None
     if kw == "const" and list(error.absolute_path) == ["schema_version"] and _is_integer(None, inst):

@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from inkground_lib.core.dataset import DatasetError, check_file_size, load_dataset
+from inkground_lib.core.dataset import DatasetError, check_file_size, load_dataset, manifest_link_problem
 from inkground_lib.core.defaults import MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV
 from inkground_lib.core.manifest_schema import STAGES, Problem, schema_problems
 
@@ -42,9 +42,10 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
     First the manifest against the schema (:mod:`inkground_lib.core.manifest_schema`): every fault is
     returned. Only if there is none, the folder is loaded with :func:`load_dataset`, which checks the files
     (photos exist and their sizes are the manifest's, boxes inside the pages, inks readable and non-empty,
-    unique ids) and stops at the first fault: then that one problem is returned. A folder or manifest that
-    cannot be read (missing, not JSON, over the manifest read limit) gives one problem of stage
-    ``"unreadable"``. ``max_manifest_bytes`` / ``max_ink_bytes``: the read limits in bytes, as in
+    unique ids) and decodes every photo (a truncated JPEG is refused, naming it), and stops at the first fault:
+    then that one problem is returned. A dataset with no pages, or no words, is a problem too (nothing to
+    evaluate). A folder or manifest that cannot be read (missing, a symbolic link, not JSON, over the manifest
+    read limit) gives one problem of stage ``"unreadable"``. ``max_manifest_bytes`` / ``max_ink_bytes``: the read limits in bytes, as in
     :func:`load_dataset` (default: MAX_MANIFEST_BYTES / MAX_INK_FILE_BYTES or their environment variables).
     """
     root = Path(path)
@@ -52,6 +53,9 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
     if not root.is_dir():
         return [Problem(str(root), "", "", "is not a folder (a dataset is a folder with a manifest.json)",
                         "unreadable")]
+    link = manifest_link_problem(mpath)
+    if link:
+        return [Problem(str(mpath), "", "", link, "unreadable")]
     if not mpath.is_file():
         return [Problem(str(mpath), "", "", "the manifest is missing", "unreadable")]
     try:
@@ -70,9 +74,15 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
     if problems:
         return problems
     try:
-        load_dataset(root, max_manifest_bytes=max_manifest_bytes, max_ink_bytes=max_ink_bytes)
+        ds = load_dataset(root, max_manifest_bytes=max_manifest_bytes, max_ink_bytes=max_ink_bytes,
+                          decode_images=True)
     except DatasetError as e:
         return [problem_from_error(e)]
+    if not ds.pages:
+        return [Problem(str(mpath), "", "pages", "the dataset has no pages (nothing to evaluate)", "files")]
+    if not ds.n_words:
+        return [Problem(str(mpath), "", "pages", f"none of its {len(ds.pages)} pages has a word (nothing to "
+                                                 f"evaluate)", "files")]
     return []
 
 

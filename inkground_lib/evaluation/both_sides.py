@@ -83,7 +83,9 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
     from inkground_lib.core.scores_table import scores_frame
     from inkground_lib.evaluation.scores import summarize
 
-    ds = load_dataset(dataset_dir)
+    from inkground_lib.evaluation.items import target_dataset
+
+    ds = target_dataset(load_dataset(dataset_dir))  # the words section 03 scores (one target, one question)
     path = both_sides_json(run_dir)
     key = {"dataset": dataset_hash(dataset_dir), "second": asdict(second), "grow": CROP_GROW}
     b_inks = None

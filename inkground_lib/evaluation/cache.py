@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from inkground_lib.core.dataset import DatasetError
 from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
 from inkground_lib.core.ink import ink_to_lists
 from inkground_lib.core.run_files import predictions_jsonl
@@ -215,8 +216,13 @@ def _image_record(rec) -> dict:
 
 
 def ask(system: System, item: Item) -> RawOutput:
+    """``system``'s output for ``item``; a failure of the system is an output with status "error". A fault of
+    the input (a page photo that cannot be read: DatasetError) is raised, never recorded as the system's
+    error: it would be scored against the system."""
     try:
         return system.predict(item)
+    except DatasetError:
+        raise
     except Exception as e:  # a local system's failure, or a bug: an error, never an output
         scrub = getattr(system, "scrub", lambda s: s)
         return RawOutput(status="error", error=scrub(f"{type(e).__name__}: {e}")[:800], attempts=0)

@@ -1,13 +1,56 @@
-"""What section 03 asks and scores for each word of a dataset: its request item (with the prompt's in-context
-examples), the ink it is scored against, and the ink of a prediction record."""
+"""What section 03 asks and scores for each word of a dataset: which words are targets, its request item (with
+the prompt's in-context examples), the ink it is scored against, and the ink of a prediction record."""
 
 from __future__ import annotations
 
+import dataclasses
+
+from inkground_lib.components.targets import TARGET_RULE, target_mask
+from inkground_lib.core.dataset import DatasetError
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import InkError, ink_from_lists
 from inkground_lib.evaluation.parse import parse_strokes
 from inkground_lib.evaluation.prompt import example_from_page
 from inkground_lib.evaluation.systems.base import Item
+
+
+NON_TARGETS = "section03_non_targets"
+"""The key of a :func:`target_dataset`'s ``meta`` holding how many words it left out."""
+
+
+def target_dataset(ds):
+    """``ds`` with only its target words (:func:`inkground_lib.components.targets.target_mask`, page by page:
+    :data:`~inkground_lib.components.targets.TARGET_RULE`), what section 03 asks and scores on every dataset;
+    ``meta[NON_TARGETS]`` says how many words were left out. Pages keep their order (a page may be left with
+    no word); the dataset on disk is not changed. Applying it twice changes nothing."""
+    if NON_TARGETS in ds.meta:
+        return ds
+    pages, left_out = [], 0
+    for p in ds.pages:
+        mask = target_mask([w.text for w in p.words])
+        left_out += mask.count(False)
+        pages.append(dataclasses.replace(p, words=[w for w, keep in zip(p.words, mask) if keep]))
+    return dataclasses.replace(ds, pages=pages, meta={**ds.meta, NON_TARGETS: left_out})
+
+
+def target_facts(ds) -> dict:
+    """What the target rule did to a :func:`target_dataset`: the rule, the words section 03 left out, and (a
+    benchmark set) the words the benchmark builder left out before."""
+    return {"rule": TARGET_RULE, "left_out": int(ds.meta.get(NON_TARGETS, 0)),
+            "left_out_by_builder": ds.meta.get("non_target_words")}
+
+
+def need_words(ds, what: str = "predict") -> None:
+    """DatasetError naming the dataset when a :func:`target_dataset` has no word to ask (no pages, no words, or
+    no target word), so a command never reports "0 words" as a success."""
+    if ds.n_words:
+        return
+    n_pages = len(ds.pages)
+    why = ("it has no pages" if not n_pages else
+           f"its {n_pages} page{'s' if n_pages != 1 else ''} hold no target word ({ds.meta.get(NON_TARGETS, 0)} "
+           f"word(s) left out because their text occurs more than once on their page)" if ds.meta.get(NON_TARGETS)
+           else f"its {n_pages} page{'s' if n_pages != 1 else ''} hold no words")
+    raise DatasetError(f"{ds.root}: nothing to {what}: {why}")
 
 
 def choose_examples(ds):

@@ -9,6 +9,7 @@ from dataclasses import field as _field
 
 from tqdm import tqdm
 
+from inkground_lib.core.dataset import check_photos
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
@@ -23,7 +24,7 @@ from inkground_lib.evaluation.cache import (
     make_record,
     run_predictions,
 )
-from inkground_lib.evaluation.items import make_items, record_ink
+from inkground_lib.evaluation.items import make_items, need_words, record_ink, target_dataset
 from inkground_lib.evaluation.plan import plan_predictions, within_caps
 from inkground_lib.evaluation.systems.base import SystemConfigError, SystemUnavailable
 from inkground_lib.evaluation.systems.registry import get_system
@@ -53,7 +54,8 @@ def eval_run_folder(run_dir, command: str, overwrite: bool = False):
 def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
                    retry_refusals: bool = False, overwrite: bool = False, max_requests: int | None = None,
                    max_cost: float | None = None, executor=None) -> SystemRun:
-    """Run (or resume) system ``name`` on every word of ``ds``; predictions are cached append-only in
+    """Run (or resume) system ``name`` on every target word of ``ds`` (:func:`~inkground_lib.evaluation.items.
+    target_dataset`; DatasetError when there is none); predictions are cached append-only in
     ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
     refusal or empty). Returns a :class:`SystemRun`. Raises SystemConfigError / SystemUnavailable (with the
     reason) when the system cannot run here; FolderError when ``run_dir`` is not a run folder (see
@@ -62,6 +64,9 @@ def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool =
     ``executor`` (:func:`inkground_lib.core.parallel.executor`): a local system whose derenderer can run in a
     worker (the skeleton) is run there page by page first (:func:`predict_pages`)."""
     system = get_system(name, extra=registry_extra)
+    ds = target_dataset(ds)  # one target, one question (components.targets)
+    need_words(ds)
+    check_photos(ds)  # a photo that cannot be decoded stops the run here, never becomes the system's error
     with eval_run_folder(run_dir, "predict", overwrite):
         items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
         path = cache_path(run_dir, name)
@@ -87,6 +92,9 @@ def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None
     """What predicting ``name`` on ``ds`` would send and cost (:class:`inkground_lib.evaluation.plan.RunPlan`);
     nothing is sent or written."""
     system = get_system(name, extra=registry_extra)
+    ds = target_dataset(ds)
+    need_words(ds, "send")
+    check_photos(ds)
     items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
     return plan_predictions(system, items, cache_path(run_dir, name), retry_refusals)
 

@@ -16,11 +16,12 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from inkground_lib.core.dataset import load_dataset
+from inkground_lib.core.dataset import check_photos, load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.parallel import LazyPool, check_workers
 from inkground_lib.core.run_files import facts_json, scores_csv, summary_csv
 from inkground_lib.core.scores_table import empty_scores
+from inkground_lib.evaluation.items import need_words, target_dataset, target_facts
 from inkground_lib.evaluation.predict import eval_run_folder, run_systems
 from inkground_lib.evaluation.render_ocr import read_all_renders
 from inkground_lib.evaluation.scoring import run_summary, score_run
@@ -37,6 +38,7 @@ class EvalResult:
     runs: dict = _field(default_factory=dict)  # name -> SystemRun
     unavailable: dict = _field(default_factory=dict)  # name -> reason it could not run here
     style: dict = _field(default_factory=dict)  # classifier facts: classes, chance, top1, n_train, trained
+    targets: dict = _field(default_factory=dict)  # the target rule and the words it left out (items.target_facts)
 
 
 def predict_systems(dataset_dir, systems: Sequence[str], run_dir, settings: EvalSettings, memo: dict, *,
@@ -46,7 +48,7 @@ def predict_systems(dataset_dir, systems: Sequence[str], run_dir, settings: Eval
     (:func:`evaluate_dataset` lists them). ``executor``: page-parallel predictions and OCR
     (:func:`~inkground_lib.evaluation.predict.predict_system`,
     :func:`~inkground_lib.evaluation.render_ocr.read_renders`)."""
-    runs, _ = run_systems(load_dataset(dataset_dir), systems, run_dir, settings.grid, progress, registry_extra,
+    runs, _ = run_systems(target_dataset(load_dataset(dataset_dir)), systems, run_dir, settings.grid, progress, registry_extra,
                           executor)
     read_all_renders(dataset_dir, runs.values(), settings, memo, progress, executor)
     return runs
@@ -69,7 +71,9 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
     is not a run folder)."""
     run_dir = Path(run_dir)
     with eval_run_folder(run_dir, "eval", overwrite):
-        ds = load_dataset(dataset_dir)
+        ds = target_dataset(load_dataset(dataset_dir))  # one target, one question (components.targets)
+        need_words(ds, "evaluate")
+        check_photos(ds)  # before any request: a broken photo stops the run
         runs = dict(runs or {})
         new_runs, unavailable = run_systems(ds, [n for n in systems if n not in runs], run_dir, settings.grid,
                                             progress, registry_extra)
@@ -82,7 +86,7 @@ def evaluate_dataset(dataset_dir, systems: Sequence[str], run_dir, settings: Eva
                   for n in systems if n in runs]
         scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
         res = EvalResult(ds.name, settings.reference, scores, run_summary(scores, runs, settings), runs, unavailable,
-                         facts)
+                         facts, target_facts(ds))
         _write_result(run_dir, res, dataset_dir, ds.kind, settings)
         return res
 
@@ -93,7 +97,7 @@ def _write_result(run_dir: Path, res: EvalResult, dataset_dir, dataset_kind: str
     atomic_write_text(summary_csv(run_dir, settings.reference), res.summary.to_csv(index=False))
     atomic_write_text(facts_json(run_dir, settings.reference),
                       json.dumps({"dataset": res.dataset, "dataset_dir": str(dataset_dir), "dataset_kind": dataset_kind,
-                                  "reference": settings.reference, "style": res.style,
+                                  "reference": settings.reference, "style": res.style, "targets": res.targets,
                                   "unavailable": res.unavailable, "settings": settings_dict(settings)},
                                  indent=1, sort_keys=True))
 
@@ -118,8 +122,9 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
     (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask cluster) replaces that pool when given,
     and the skeleton's predictions, the OCR of renders and their Style run there too."""
     true_settings = replace(settings, reference="true")
-    bench_ds = load_dataset(benchmark)
-    rec_ds = load_dataset(recorded) if recorded else None
+    # one target, one question (components.targets); a broken photo stops the section before any request
+    bench_ds = check_photos(target_dataset(load_dataset(benchmark)))
+    rec_ds = check_photos(target_dataset(load_dataset(recorded))) if recorded else None
     # the OCR texts and classifier rows shared by the three scorings; the systems' options
     kw = {"memo": {}, "progress": progress, "registry_extra": registry_extra, "executor": executor}
     with ExitStack() as stack:

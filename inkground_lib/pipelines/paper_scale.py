@@ -285,13 +285,14 @@ def _pseudo(cand: Path, pseudo_run: Path, tables: Path, params: PaperScaleParams
 def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParams, ex, rec: _Record,
               progress: bool, log) -> None:
     from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.items import target_dataset
     from inkground_lib.evaluation.predict import eval_run_folder, run_systems
     from inkground_lib.evaluation.render_ocr import read_all_renders
     from inkground_lib.evaluation.run import evaluate_dataset
     from inkground_lib.evaluation.settings import EvalSettings
     from inkground_lib.evaluation.style_stage import start_style_classifier
 
-    ds = load_dataset(bench)
+    ds = target_dataset(load_dataset(bench))  # the words section 03 scores (one target, one question)
     settings = EvalSettings(style=dict(params.style))
     true_settings = replace(settings, reference="true")
     memo: dict = {}

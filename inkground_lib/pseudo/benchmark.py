@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
+from inkground_lib.components.targets import TARGET_RULE, target_mask
 from inkground_lib.core.dataset import (
     Dataset,
     DatasetError,
@@ -34,9 +35,11 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
     """Write the benchmark set: the kept pages of ``ds`` (in candidate order) as a dataset in ``out_dir``.
 
     Kind "benchmark"; reference "pseudo-label: <derenderer>" (``meta["derenderer"]``); each word's
-    reference ink is its pseudo-label, its true ink is kept where ``ds`` had one. Words whose pseudo-label
-    is empty (nothing derendered) are left out (a reference must have ink); their number is recorded in
-    meta["dropped_empty_words"]. Page photos are hard-linked (copied across file systems). ``meta`` is
+    reference ink is its pseudo-label, its true ink is kept where ``ds`` had one. Only targets are kept (one
+    target, one question: :data:`~inkground_lib.components.targets.TARGET_RULE`): the words whose text occurs
+    more than once on their page are left out, their number recorded in meta["non_target_words"] and the rule in
+    meta["target_rule"]. Words whose pseudo-label is empty (nothing derendered) are left out too (a reference
+    must have ink); their number (among the targets) is recorded in meta["dropped_empty_words"]. Page photos are hard-linked (copied across file systems). ``meta`` is
     stored in the manifest (the pipeline records the candidates' name, path and hash, the OCR threshold,
     the derenderer, the OCR engine and the ratings source). The dataset is built in a temporary folder
     and moved into place, so ``out_dir`` always holds a complete dataset. If ``out_dir`` holds a benchmark
@@ -50,7 +53,10 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
     meta = dict(meta or {})
     meta.setdefault("derenderer", "unknown")
     pages_in = [p for p in ds.pages if p.id in kept]
-    dropped = sum(1 for p in pages_in for w in p.words if pseudo[w.id].n_points == 0)
+    targets = {p.id: target_mask([w.text for w in p.words]) for p in pages_in}
+    meta["target_rule"] = TARGET_RULE
+    meta["non_target_words"] = sum(m.count(False) for m in targets.values())
+    dropped = sum(1 for p in pages_in for w, t in zip(p.words, targets[p.id]) if t and pseudo[w.id].n_points == 0)
     meta["dropped_empty_words"] = dropped
     meta["pages_kept"] = [p.id for p in pages_in]
     meta["pseudo_labels"] = hashlib.sha256(json.dumps(
@@ -80,7 +86,8 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
     for p in pages_in:
         img = tmp / "pages" / f"{p.id}{Path(p.image).suffix.lower() or '.jpg'}"
         _link_or_copy(Path(p.image), img)
-        words = [dataclasses.replace(w, ink=pseudo[w.id]) for w in p.words if pseudo[w.id].n_points]
+        words = [dataclasses.replace(w, ink=pseudo[w.id]) for w, t in zip(p.words, targets[p.id])
+                 if t and pseudo[w.id].n_points]
         pages.append(Page(p.id, img, p.writer, p.width, p.height, words))
     write_manifest(tmp, name or f"{ds.name}-benchmark", "benchmark", f"pseudo-label: {meta['derenderer']}",
                    meta, pages)

@@ -230,8 +230,9 @@ def headline_numbers(bench, bench_true=None, recorded=None) -> dict:
     ``unavailable`` and ``style``), with keys that always exist (NaN where a system or dataset was not run), so a
     rerun with other systems still builds: n_words / n_pages per dataset, systems run and not run (systems_run
     leaves out the reference ink, a sanity check), the specialist's (skeleton derenderer's) DTW against the
-    pseudo-labels and against the true trajectories, the font and box baselines' AR, and each classifier's chance
-    level and top-1 accuracy."""
+    pseudo-labels and against the true trajectories, the font and box baselines' AR, each classifier's chance
+    level and top-1 accuracy, and the words the target rule left out of each dataset (bench_non_targets,
+    rec_non_targets: :mod:`inkground_lib.components.targets`)."""
     def stat(res, system, col):
         if res is None or not len(res.summary):
             return float("nan")
@@ -260,6 +261,11 @@ def headline_numbers(bench, bench_true=None, recorded=None) -> dict:
         "rec_style_top1": float(rec.style.get("top1", float("nan"))) if rec is not None else float("nan"),
         "rec_style_classes": int(rec.style.get("n_classes", 0)) if rec is not None else 0,
     })
+    # one target, one question (components.targets): words left out because their text repeats on their page,
+    # by the benchmark builder (section 02) and by section 03 itself
+    for key, res in (("bench", bench), ("rec", rec)):
+        facts = getattr(res, "targets", None) or {}
+        out[f"{key}_non_targets"] = int(facts.get("left_out", 0)) + int(facts.get("left_out_by_builder") or 0)
     chance = out["rec_style_chance"]
     out["rec_style_text"] = (f"whose Style classifier chooses among {out['rec_style_classes']} writers (chance "
                              f"{chance:.3f})" if out["rec_style_classes"] and chance == chance else

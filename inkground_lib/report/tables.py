@@ -165,6 +165,9 @@ def results_view(summary: pd.DataFrame, paper_dataset: str | None, caption: str,
     df = results_table(summary, paper_dataset, paper=paper)
     paper_rows = [i for i, src in enumerate(df["source"]) if src == PAPER]
     notes = []
+    if paper_rows:
+        notes.append("Our rows score only words whose text occurs once on their page (our target rule: a request "
+                     "names its word by its text); the paper's rows are its reported numbers on its own pages.")
     if not_run:
         notes.append("Not run here (no numbers): " + ", ".join(sorted(not_run)) +
                      "; the table of systems that could not run says why.")
