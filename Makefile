@@ -39,7 +39,8 @@ eval: $(STAMP)
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-# keeps API predictions and real ratings (they cost money or people's time); clean-all lists them and asks first
+# keeps API predictions, paid or slow components' logs, real ratings and whatever inkground did not write;
+# clean-all lists them and asks first
 clean:
 	$(PYTHON) -m inkground_lib.publish.clean
 

@@ -147,3 +147,65 @@ def test_a_link_inside_the_output_folder_pointing_outside_is_refused(tmp_path, c
     (run / "inside").mkdir()
     (run / "predictions").symlink_to(run / "inside", target_is_directory=True)  # a link inside is fine
     assert main(commands(ds, run)["predict"]) == 0 and (run / "inside" / "box.jsonl").is_file()
+
+
+# ------------------------------------------------------------------------------------------------- issue 26
+
+@pytest.mark.parametrize("cmd, theirs", [("synth", "manifest.json"), ("synth", "pages/p0000.jpg"),
+                                         ("recorded", "manifest.json"), ("recorded", "inks/p0000.json")])
+def test_overwrite_never_replaces_a_file_it_did_not_write(tmp_path, capsys, cmd, theirs):
+    """Case 5: `synth --overwrite` replaced a user's manifest.json / pages/p0000.jpg, though its help says the
+    user's files are kept. It refuses, naming the file, and changes nothing."""
+    ds = make_tiny_dataset(tmp_path / "ds")
+    mine = tmp_path / "mine"
+    (mine / Path(theirs).parent).mkdir(parents=True, exist_ok=True)
+    (mine / theirs).write_text("the user's own file")
+    before = snapshot(mine)
+    assert main(commands(ds, mine)[cmd] + ["--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert f"{mine / theirs}: exists and was not written by inkground" in err and "never replaces" in err
+    assert snapshot(mine) == before
+
+
+def test_overwrite_writes_beside_the_users_files_and_may_rewrite_its_own(tmp_path, capsys):
+    ds = make_tiny_dataset(tmp_path / "ds")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    argv = commands(ds, mine)["synth"] + ["--overwrite"]
+    assert main(argv) == 0 and (mine / "manifest.json").is_file()
+    assert main(argv[:4] + ["2"] + argv[5:]) == 0  # 2 pages now: its own files are rewritten, the user's kept
+    assert (mine / "notes.txt").read_text() == "my notes" and len(load_pages(mine)) == 2
+
+
+def load_pages(folder):
+    from inkground_lib.core.dataset import load_dataset
+
+    return load_dataset(folder).pages
+
+
+@pytest.mark.parametrize("cmd, theirs", [("eval", "summary-reference.csv"), ("eval", "facts-true.json"),
+                                         ("pseudo", "pages.csv"), ("predict", "style-true/model.json")])
+def test_overwrite_into_a_users_folder_refuses_when_a_run_file_name_is_taken(tmp_path, capsys, cmd, theirs):
+    ds = make_tiny_dataset(tmp_path / "ds")
+    mine = tmp_path / "mine"
+    (mine / Path(theirs).parent).mkdir(parents=True, exist_ok=True)
+    (mine / theirs).write_text("the user's own file")
+    before = snapshot(mine)
+    assert main(commands(ds, mine)[cmd] + ["--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert f"{mine / theirs}: exists in a folder inkground did not create" in err and "never replaces" in err
+    assert "corrupt" not in err and snapshot(mine) == before
+
+
+def test_predict_overwrite_does_not_call_the_users_file_a_corrupt_cache(tmp_path, capsys):
+    """Case 5: a user's predictions/box.jsonl (a folder of that layout is taken for an old run folder) was
+    refused as "the cache is corrupt"; it is "not a prediction cache written by inkground", left as it was."""
+    ds = make_tiny_dataset(tmp_path / "ds")
+    mine = tmp_path / "mine"
+    (mine / "predictions").mkdir(parents=True)
+    (mine / "predictions" / "box.jsonl").write_text("my list of boxes\n")
+    assert main(commands(ds, mine)["predict"] + ["--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert "box.jsonl: not a prediction cache written by inkground" in err and "corrupt" not in err
+    assert (mine / "predictions" / "box.jsonl").read_text() == "my list of boxes\n"

@@ -20,6 +20,7 @@ inkground first uses them; datasets are recognised by their own manifests and bu
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import threading
 from contextlib import contextmanager
@@ -124,13 +125,73 @@ def folder_lock(folder: str | os.PathLike, command: str) -> Iterator[Path]:
         os.close(fd)  # releases the lock
 
 
+def _foreign_record(folder: Path) -> dict:
+    try:
+        rec = json.loads((folder / FOREIGN_MARK).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
+def written_here(folder: Path) -> set[str]:
+    """The files (paths relative to ``folder``) inkground recorded writing into a folder that was not its own
+    (:func:`claim_files`)."""
+    written = _foreign_record(Path(folder)).get("written")
+    return {str(n) for n in written} if isinstance(written, list) else set()
+
+
+def claim_files(folder: Path, names, own: bool) -> None:
+    """Before a builder writes ``names`` (paths relative to ``folder``): when ``folder`` is not the builder's own
+    (``own`` False: an ``--overwrite`` of someone's folder) or carries :data:`FOREIGN_MARK`, FolderError naming
+    the first of ``names`` that exists there and that inkground did not write (nothing is replaced: the user's
+    ``manifest.json`` or ``pages/p0000.jpg`` stay theirs); otherwise the names are recorded in the mark as
+    inkground's, so a later run may write them again and nothing else is ever deleted."""
+    folder = Path(folder)
+    if (own or is_empty(folder)) and not (folder / FOREIGN_MARK).exists():
+        return  # its own folder, or a new one
+    names = [str(n) for n in names]
+    mine = check_claims(folder, names, own)
+    rec = _foreign_record(folder)
+    atomic_write_json(folder / FOREIGN_MARK, {**FOREIGN_NOTE, **rec, "written": sorted(mine | set(names))})
+
+
+def check_claims(folder: Path, names, own: bool) -> set[str]:
+    """The check of :func:`claim_files` alone (it writes nothing: callers run it before they take the folder's
+    lock); returns the names inkground recorded writing there."""
+    folder = Path(folder)
+    if (own or is_empty(folder)) and not (folder / FOREIGN_MARK).exists():
+        return set()
+    mine = written_here(folder)
+    clash = [str(n) for n in names if str(n) not in mine and os.path.lexists(folder / str(n))]
+    if clash:
+        more = f" (and {len(clash) - 1} more of the files it would write)" if len(clash) > 1 else ""
+        raise FolderError(f"{folder / clash[0]}: exists and was not written by inkground{more}; --overwrite writes "
+                          f"beside your files but never replaces one: move it away or choose another folder "
+                          f"(nothing was changed)")
+    return mine
+
+
+FOREIGN_NOTE = {"inkground": "written with --overwrite into a folder that was not inkground's; nothing here is "
+                             "deleted but the files listed under 'written'"}
+
+
+def refuse_clashes(folder: Path, patterns) -> None:
+    """FolderError naming the first file of ``folder`` that matches one of the glob ``patterns`` (what a command
+    writes there): ``--overwrite`` into a folder that is not inkground's never replaces a file of that name."""
+    folder = Path(folder)
+    for pattern in patterns:
+        for hit in sorted(folder.glob(pattern)):
+            raise FolderError(f"{hit}: exists in a folder inkground did not create, and inkground would write a "
+                              f"file of that name; --overwrite never replaces a file it did not write: move it "
+                              f"away or choose another folder (nothing was changed)")
+
+
 def may_delete_own_files(folder: Path, own: bool) -> bool:
     """Whether a builder may delete stale files it names as its own in ``folder`` (``own``: the folder was
     recognised as this builder's before writing). Writing into a folder that was not (``--overwrite``)
     leaves :data:`FOREIGN_MARK` there, and then nothing is ever deleted by name."""
-    if not own and not is_empty(folder):
-        atomic_write_json(folder / FOREIGN_MARK, {"inkground": "written with --overwrite into a folder that was "
-                                                               "not inkground's; nothing here is deleted"})
+    if not own and not is_empty(folder) and not (folder / FOREIGN_MARK).exists():
+        atomic_write_json(folder / FOREIGN_MARK, FOREIGN_NOTE)
     return own and not (folder / FOREIGN_MARK).exists()
 
 
@@ -142,11 +203,19 @@ def is_run_folder(folder: Path, legacy: tuple[str, ...] = ()) -> bool:
 
 @contextmanager
 def run_folder(folder: str | os.PathLike, command: str, legacy: tuple[str, ...] = (),
-               overwrite: bool = False) -> Iterator[Path]:
+               overwrite: bool = False, writes: tuple[str, ...] = ()) -> Iterator[Path]:
     """Check (:func:`check_output_folder`), lock (:func:`folder_lock`) and mark (:data:`RUN_MARK`) a run folder
-    for ``command``; yields the folder."""
+    for ``command``; yields the folder. With ``overwrite`` into a non-empty folder that is no run folder: refused
+    when a file of a name the command writes is there (``writes``: glob patterns, default every run file,
+    ``inkground_lib.core.run_files.RUN_PATTERNS``, passed in by the callers), and the folder is marked
+    :data:`FOREIGN_MARK` (``make clean`` then deletes nothing there)."""
     folder = check_output_folder(folder, "a run folder", lambda f: is_run_folder(f, legacy), overwrite)
+    foreign = folder.is_dir() and not is_empty(folder) and not is_run_folder(folder, legacy)
+    if foreign:
+        refuse_clashes(folder, writes)
     with folder_lock(folder, command) as f:
+        if foreign and not (f / FOREIGN_MARK).exists():
+            atomic_write_json(f / FOREIGN_MARK, FOREIGN_NOTE)
         mark = f / RUN_MARK
         if not mark.is_file():
             atomic_write_json(mark, {"inkground": "run folder", "created_by": command})

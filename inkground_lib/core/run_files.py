@@ -24,16 +24,17 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
-import pandas as pd
-
-from inkground_lib.core.dataset import Dataset, DatasetError, dataset_hash, load_dataset
 from inkground_lib.core.defaults import PAGE_SETS
 from inkground_lib.core.files import JSONLError, read_jsonl
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK, is_locked
-from inkground_lib.core.ink import Ink, InkError, ink_from_lists
-from inkground_lib.core.scores_table import scores_frame
+
+if TYPE_CHECKING:  # the names only: `make clean` reads this module with the system Python (no numpy, pandas)
+    import pandas as pd
+
+    from inkground_lib.core.dataset import Dataset
+    from inkground_lib.core.ink import Ink
 
 PathLike = str | os.PathLike
 
@@ -102,6 +103,10 @@ def both_sides_json(run_dir: PathLike) -> Path:
 EVAL_RUN_FILES = (PREDICTIONS_DIR,) + tuple(scores_csv("", r).name for r in REFERENCES)
 """Names that mark a prediction / evaluation run folder written before run marks existed."""
 
+EVAL_RUN_PATTERNS = (f"{PREDICTIONS_DIR}/*.jsonl", f"{PREDICTIONS_DIR}/*.lock", "scores-*.csv", "summary-*.csv",
+                     "facts-*.json", "style-*/*", "ocr-renders-*.jsonl", both_sides_json("").name)
+"""Every file an evaluation run writes (glob patterns relative to the run folder, from the names above)."""
+
 
 # ------------------------------------------------------------------------------ section 02: pseudo-labels
 
@@ -109,6 +114,15 @@ _SUMMARY_JSON, _FUNNEL_CSV = "summary.json", "funnel.csv"
 
 PSEUDO_RUN_FILES = (_SUMMARY_JSON, _FUNNEL_CSV)
 """Files that mark a pseudo-label run folder written before run marks existed."""
+
+PSEUDO_RUN_PATTERNS = (_SUMMARY_JSON, "pages.csv", "words.csv", _FUNNEL_CSV, "ratings.csv", "derender-*.jsonl",
+                       "ocr-*.jsonl", "benchmark")
+"""Every file (and the benchmark folder) a pseudo-label run writes, as glob patterns relative to the run folder
+(the names of the functions below: a test checks they agree)."""
+
+RUN_PATTERNS = EVAL_RUN_PATTERNS + PSEUDO_RUN_PATTERNS
+"""What either run kind writes: ``--overwrite`` into a folder that is not a run folder refuses to start when
+one of these is there (a user's file of that name would be replaced)."""
 
 DERENDER_SCHEMA = "inkground-pseudo-derender"
 """Schema name of a record of a derender log (``derender-<name>.jsonl``: one page's inks and errors)."""
@@ -206,6 +220,10 @@ def load_eval_run(run_dir: PathLike, reference: str = "reference", *, scores: bo
     """Read ``scores-<reference>.csv`` (unless ``scores`` is False) and ``facts-<reference>.json`` (and the
     summary, if present and not empty) of a section-03 run folder. Raises FileNotFoundError naming the file and
     what writes it; ValueError naming the file when a table or the facts cannot be read."""
+    import pandas as pd  # here, not at the top: `make clean` imports this module with the system Python
+
+    from inkground_lib.core.scores_table import scores_frame
+
     run_dir = Path(run_dir)
     sp = _need(scores_csv(run_dir, reference)) if scores else None
     fp = _need(facts_json(run_dir, reference))
@@ -311,6 +329,11 @@ def load_pseudo_run(run_dir: PathLike, candidates: Optional[PathLike] = None, pa
     """Open a pseudo-label run for rating. RunError (naming the folder and the file) if ``run_dir`` is not a
     finished pseudo-label run of inkground's, a pipeline is writing it now, its candidate pages cannot be
     found or have changed since the run (dataset hash), or its pseudo-labels are missing."""
+    import pandas as pd  # here, not at the top: `make clean` imports this module with the system Python
+
+    from inkground_lib.core.dataset import DatasetError, dataset_hash, load_dataset
+    from inkground_lib.core.ink import InkError, ink_from_lists
+
     run = Path(run_dir)
     if not run.is_dir():
         raise RunError(f"{run}: not a folder; give a pseudo-label run folder (section 02's run_dir)")

@@ -31,7 +31,9 @@ from inkground_lib.core.dataset import (
 )
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
 from inkground_lib.core.folders import (
+    check_claims,
     check_output_folder,
+    claim_files,
     folder_lock,
     may_delete_own_files,
 )
@@ -538,7 +540,14 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
             "writers": len({wr for wr, _ in plan})}
     meta = json.loads(json.dumps(meta))
 
+    # an --overwrite of someone's folder replaces none of their files (refused, naming the file, before the lock
+    # file is made)
+    names = ["manifest.json", BUILDER_MARK, "sources.json"] + [f"{sub}/p{pi:04d}.{ext}" for pi in range(len(plan))
+                                                              for sub, ext in (("pages", "jpg"), ("inks", "json"))]
+    if out.is_dir():
+        check_claims(out, names, is_recorded_folder(out))
     with folder_lock(out, "recorded"):
+        claim_files(out, names, is_recorded_folder(out))
         own = may_delete_own_files(out, is_recorded_folder(out))
         mpath = out / "manifest.json"
         if mpath.is_file():

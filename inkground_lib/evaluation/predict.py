@@ -13,7 +13,7 @@ from inkground_lib.core.dataset import check_photos
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
-from inkground_lib.core.run_files import EVAL_RUN_FILES
+from inkground_lib.core.run_files import EVAL_RUN_FILES, RUN_PATTERNS
 from inkground_lib.evaluation.cache import (
     append_record,
     ask,
@@ -48,7 +48,7 @@ class SystemRun:
 def eval_run_folder(run_dir, command: str, overwrite: bool = False):
     """The run folder context of ``predict`` / ``eval`` (checked, locked, marked:
     :func:`inkground_lib.core.folders.run_folder`)."""
-    return run_folder(run_dir, command, legacy=EVAL_RUN_FILES, overwrite=overwrite)
+    return run_folder(run_dir, command, legacy=EVAL_RUN_FILES, overwrite=overwrite, writes=RUN_PATTERNS)
 
 
 def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,

@@ -20,6 +20,7 @@ from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.run_files import (
     PSEUDO_RUN_FILES,
+    RUN_PATTERNS,
     benchmark_dir,
     funnel_csv,
     pages_csv,
@@ -129,7 +130,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="ra
     """
     rfile = load_ratings(ratings) if ratings is not None else None  # a bad file fails before the run folder is touched
     per_pair_range(raters_per_pair)
-    with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite):
+    with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite, writes=RUN_PATTERNS):
         return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, rfile, n_raters,
                                   raters_per_pair, rater_model, n_candidates, seed, progress, workers, executor,
                                   bool(allow_partial_ratings))

@@ -22,7 +22,9 @@ from inkground_lib.core.dataset import (
 from inkground_lib.core.defaults import MAX_PAGE_SIDE
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
 from inkground_lib.core.folders import (
+    check_claims,
     check_output_folder,
+    claim_files,
     folder_lock,
     may_delete_own_files,
 )
@@ -245,14 +247,24 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
       Workers return each page's photo bytes and inks; this process writes every file, in page order.
     * A non-empty folder that is not a synthetic dataset (no ``generator.json``, no synth manifest) is
       refused with FolderError, so nothing else is overwritten, unless ``overwrite`` (then pages are written
-      into it, but nothing there is deleted). The folder is locked while pages are written
+      into it, but nothing there is deleted or replaced: a file of the name the generator would write that it
+      did not write itself, a user's ``manifest.json`` or ``pages/p0000.jpg``, is refused with FolderError
+      naming it, before anything is written). The folder is locked while pages are written
       (:mod:`inkground_lib.core.folders`).
     Deterministic: the same params give byte-identical files.
     """
     params.validate()
     root = check_output_folder(out_dir, "a synthetic dataset", _is_own, overwrite)
+    if root.is_dir():  # before the lock file is made: a refused --overwrite leaves the folder as it was
+        check_claims(root, _names(params), _is_own(root))
     with folder_lock(root, "synth"):
         return _generate(root, params, progress, workers, pool_min_pages, name, executor)
+
+
+def _names(params: SynthParams) -> list[str]:
+    """Every file the generator writes (relative to the dataset folder)."""
+    ids = [page_id(i, params.pages) for i in range(params.pages)]
+    return ["manifest.json", "generator.json"] + [f"pages/{p}.jpg" for p in ids] + [f"inks/{p}.json" for p in ids]
 
 
 def _is_own(root: Path) -> bool:
@@ -272,6 +284,7 @@ def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional
         except (json.JSONDecodeError, OSError, KeyError, TypeError):
             pass
     gpath = root / "generator.json"
+    claim_files(root, _names(params), _is_own(root))  # --overwrite: none of the user's files is replaced
     own = may_delete_own_files(root, _is_own(root))  # else an --overwrite of someone's folder: delete nothing
     same = False
     if gpath.is_file():
