@@ -286,3 +286,78 @@ def test_eval_scores_only_targets_and_records_how_many_it_left_out(tmp_path, cap
     scores = pd.read_csv(tmp_path / "ev" / "scores-reference.csv")
     assert sorted(scores["word_id"]) == sorted(set(w["id"] for p in m["pages"] for w in p["words"])
                                                - {"p000-w0", "p000-w2"})
+
+
+def test_sigterm_stops_predict_with_a_summary_and_keeps_the_data(tmp_path, capsys, monkeypatch):
+    """Case 10: SIGTERM exited 143 with no summary. It stops as Ctrl-C does: one summary line, exit 143, the
+    answers made so far kept in a cache that loads."""
+    import os
+    import signal
+    import time
+
+    from conftest import make_tiny_dataset
+
+    from inkground_lib.evaluation.cache import load_cache
+    from inkground_lib.evaluation.systems.local import BoxSystem
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=3, words=3, unique_texts=True)
+    real = BoxSystem.predict
+    calls = []
+
+    def predict(self, item):
+        calls.append(item.word_id)
+        if len(calls) == 4:
+            os.kill(os.getpid(), signal.SIGTERM)  # as `kill PID` would, mid-run
+            time.sleep(0.5)
+        return real(self, item)
+
+    monkeypatch.setattr(BoxSystem, "predict", predict)
+    run = tmp_path / "run"
+    code = main(["predict", "--system", "box", "--dataset", str(ds), "--run", str(run), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 143
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("inkground predict: terminated (SIGTERM): box: interrupted")
+    assert "answers are kept, rerun to resume" in lines[0] and "Traceback" not in err
+    cached = load_cache(run / "predictions" / "box.jsonl")
+    assert 1 <= len(cached) < 9
+    assert main(["predict", "--system", "box", "--dataset", str(ds), "--run", str(run), "--quiet"]) == 0
+    assert len(load_cache(run / "predictions" / "box.jsonl")) == 9  # the rerun resumes
+
+
+def test_a_full_disk_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    """Case 10: a full disk printed a raw traceback."""
+    import errno
+
+    from conftest import make_tiny_dataset
+
+    import inkground_lib.evaluation.cache as cache
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=1, words=2)
+
+    def full(path, record):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(cache, "append_jsonl", full)
+    code = main(["predict", "--system", "box", "--dataset", str(ds), "--run", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "inkground predict: error: no space left on the device (" in err and "box.jsonl" in err
+    assert "free some space and rerun" in err
+
+
+@pytest.mark.parametrize("cmd", ["predict", "synth"])
+def test_a_dangling_run_link_is_one_clear_line(tmp_path, capsys, cmd):
+    """Case 10: a --run (or --out) that is a link to a folder that does not exist printed a raw traceback."""
+    from conftest import make_tiny_dataset
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=1, words=2)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "gone")
+    argv = (["predict", "--system", "box", "--dataset", str(ds), "--run", str(link)] if cmd == "predict"
+            else ["synth", "--out", str(link), "--pages", "1"])
+    assert main(argv + ["--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"{link}: is a symbolic link to {tmp_path / 'gone'}, which does not exist" in err
+    assert not (tmp_path / "gone").exists()

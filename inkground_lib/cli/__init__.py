@@ -14,14 +14,19 @@
     inkground tracer train --unipen-dir PATH --out DIR      train inkground's learned derenderer (resumable)
     inkground tracer eval --unipen-dir PATH --out DIR       the tracer and the skeleton against writers it never saw
 
-Errors are printed as one clear line (what and where) with exit status 2; nothing half-written is left.
+Errors are printed as one clear line (what and where) with exit status 2 (a full disk and a folder that is a
+link to nothing too); nothing half-written is left. Ctrl-C and SIGTERM stop the command the same way, with a
+one-line summary (exit 130 / 143); finished work is kept and a rerun resumes.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from inkground_lib.cli import data, evaluate, pseudo, rate, scale, sections, tracer
@@ -46,18 +51,60 @@ OUTPUT_FOLDER_OPTIONS = ("out", "run")
 """Options naming a folder a command writes into."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a kill, a shutdown, a job scheduler): stopped as for Ctrl-C, exit 143."""
+
+
+_TERMINATED = threading.Event()  # set by the SIGTERM handler: the KeyboardInterrupt that follows came from it
+
+
+def _on_sigterm(signum, frame):
+    _TERMINATED.set()
+    raise Terminated()
+
+
+def _folder_problem(value: str) -> str | None:
+    """Why a folder to write into cannot be used, before any work: a file, or a link to nothing."""
+    p = Path(value)
+    if p.is_symlink() and not p.exists():
+        return f"is a symbolic link to {os.readlink(p)}, which does not exist; create that folder or give another"
+    if p.exists() and not p.is_dir():
+        return "exists and is not a folder"
+    return None
+
+
+def _os_error(e: OSError) -> str:
+    """One line for an operating-system error (no traceback): what failed, on which file, what to do."""
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"no space left on the device{where}; free some space and rerun: finished work is kept (every file "
+                f"is written whole or not at all, append-only logs lose at most their last line)")
+    return f"{e.strerror or e}{where}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _TERMINATED.clear()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if threading.current_thread() is threading.main_thread() \
+        else None
+    try:
+        return _main(args, argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args, argv) -> int:
     # numpy (under these errors' modules): imported once the arguments are parsed, not for `inkground --help`
     from inkground_lib.core.dataset import DatasetError
     from inkground_lib.core.ink import InkError
     from inkground_lib.evaluation.systems.base import SystemConfigError, SystemUnavailable
 
-    for opt in OUTPUT_FOLDER_OPTIONS:  # a folder to write into that is a file: say so before any work
+    for opt in OUTPUT_FOLDER_OPTIONS:  # a folder to write into that is a file or a dangling link: before any work
         value = getattr(args, opt, None)
-        if isinstance(value, str) and Path(value).exists() and not Path(value).is_dir():
-            print(f"inkground {args.cmd}: error: --{opt.replace('_', '-')} {value}: exists and is not a folder",
-                  file=sys.stderr)
+        problem = _folder_problem(value) if isinstance(value, str) else None
+        if problem:
+            print(f"inkground {args.cmd}: error: --{opt.replace('_', '-')} {value}: {problem}", file=sys.stderr)
             return 2
     try:
         code = args.func(args)
@@ -65,13 +112,19 @@ def main(argv: list[str] | None = None) -> int:
             FileNotFoundError, ValueError) as e:
         print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as e:
+    except OSError as e:  # a full disk, a permission, a folder that vanished: one line, never a traceback
+        print(f"inkground {args.cmd}: error: {_os_error(e)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): the same summary, finished work kept
         summary = getattr(e, "summary", None) or "interrupted; finished work is kept, rerun to resume"
-        print(f"inkground {args.cmd}: {summary}", file=sys.stderr)
+        terminated = isinstance(e, Terminated) or isinstance(e.__context__, Terminated) \
+            or _TERMINATED.is_set()
+        code = 143 if terminated else 130
+        print(f"inkground {args.cmd}: {'terminated (SIGTERM): ' if terminated else ''}{summary}", file=sys.stderr)
         if argv is None:  # the program itself: do not wait at exit for requests still in flight
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(130)
-        return 130
+            os._exit(code)
+        return code
     return int(code or 0)
 

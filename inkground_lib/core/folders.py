@@ -61,6 +61,9 @@ def check_output_folder(folder: str | os.PathLike, what: str, is_own: Callable[[
     empty, ``is_own(folder)`` is False and ``overwrite`` is False. ``what`` names what the command writes
     ("a synthetic dataset", ...). Returns the folder as a Path (not created)."""
     folder = Path(folder)
+    if folder.is_symlink() and not folder.exists():
+        raise FolderError(f"{folder}: a symbolic link to {os.readlink(folder)}, which does not exist; create that "
+                          f"folder or give another for {what}")
     if folder.exists() and not folder.is_dir():
         raise FolderError(f"{folder}: exists and is not a folder; give a folder for {what}")
     if folder.is_dir() and not overwrite and not is_empty(folder) and not is_own(folder):
