@@ -196,3 +196,19 @@ def test_section_04_style_table_has_no_raw_nan():
 @pytest.mark.parametrize("bad", [None, float("nan"), np.float32("nan"), pd.NA])
 def test_every_kind_of_missing_value_becomes_a_dash(bad):
     assert format_interval(bad, 0.1, 0.2, missing_reason="not run") == "— not run"
+
+
+def test_the_paper_comparisons_say_the_target_rule_is_ours():
+    """Issue 26, case 8: where our numbers stand beside the paper's, the target rule is named as ours."""
+    import pandas as pd
+
+    from inkground_lib.report.reviewers import _targets_note
+    from inkground_lib.report.tables import results_view
+
+    note = _targets_note({"rule": "...", "left_out": 2, "left_out_by_builder": 3})
+    assert "only words whose text occurs once on their page (our rule, not the paper's), 5 words left out" in note
+    assert _targets_note(None) == ""
+    summary = pd.DataFrame([{"system": "box", "label": "Box", "kind": "local", "n_words": 3, "valid_rate": 1.0,
+                             "dtw": 0.3, "chamfer": 0.2, "ar": 0.0, "cr": 0.0, "style": 0.1}])
+    assert any("our target rule" in n for n in results_view(summary, "inkGround", "T").notes)
+    assert not any("target rule" in n for n in results_view(summary, None, "T").notes)  # no paper rows: no note

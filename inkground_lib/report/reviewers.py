@@ -95,6 +95,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
                      f"{'recorded / true' if r.reference == 'true' else 'reference'} inks): systems {md_escape(systems)}"
                      + (f"; not run here: {md_escape(', '.join(sorted(unav)))}" if unav else "")
                      + f"; conditions: {md_escape(cond)}; "
+                     + _targets_note(r.facts.get("targets"))
                      + (f"meets the paper's conditions on {', '.join(meets)}" if meets else
                         "the paper's conditions are not met: its numbers are stand-ins"))
     else:
@@ -147,6 +148,15 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
             L.append(f"* **Note:** {md_escape(render_note(c.note, vals))}")
         L.append("")
     return "\n".join(L)
+
+
+def _targets_note(targets) -> str:
+    """The target rule a section-3 run scored under (our rule: the paper's numbers are on its own targets)."""
+    if not isinstance(targets, dict):
+        return ""
+    n = int(targets.get("left_out") or 0) + int(targets.get("left_out_by_builder") or 0)
+    return (f"targets: only words whose text occurs once on their page (our rule, not the paper's), {n} word"
+            f"{'s' if n != 1 else ''} left out; ")
 
 
 def write_reviewers_page(path: str | Path, claims: pd.DataFrame | None = None, reported: pd.DataFrame | None = None,
