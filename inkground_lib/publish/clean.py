@@ -65,10 +65,11 @@ default: cleaned file by file."""
 TARGETS = GENERATED + REBUILT
 """What ``make clean`` looks at."""
 
-FREE_ADAPTERS = frozenset({"reference", "box", "font", "skeleton", "replay"})
-"""Adapters whose predictions cost nothing to make again (local baselines, the skeleton derenderer, replays)."""
+FREE_ADAPTERS = frozenset({"reference", "box", "font", "skeleton", "tracer", "replay"})
+"""Adapters whose predictions cost nothing to make again (local baselines, the skeleton derenderer, the shipped
+tracer, replays)."""
 
-FREE_COMPONENTS = frozenset({"skeleton", "rapidocr", "tesseract"})
+FREE_COMPONENTS = frozenset({"skeleton", "tracer", "rapidocr", "tesseract"})
 """Derenderers and OCR engines that run here quickly and for free: their logs are rebuilt by ``make book``."""
 
 DATASET_PATTERNS = ("manifest.json", "pages/p*.jpg", "pages/p*.png", "inks/p*.json", "generator.json",
