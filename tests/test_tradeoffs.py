@@ -20,7 +20,7 @@ from inkground_lib.analysis.tradeoffs import (
     rescore_geometry,
     style_chance_table,
 )
-from inkground_lib.core.run_files import load_eval_run
+from inkground_lib.core.run_loaders import load_eval_run
 from inkground_lib.core.scores_table import scores_frame
 from inkground_lib.datasets.synth.generate import SynthParams, generate
 from inkground_lib.evaluation.predict import predict_system

@@ -11,7 +11,8 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from inkground_lib.core.defaults import N_BOOT
-from inkground_lib.core.run_files import REFERENCES, facts_json, load_eval_run, scores_csv
+from inkground_lib.core.run_files import REFERENCES, facts_json, scores_csv
+from inkground_lib.core.run_loaders import load_eval_run
 from inkground_lib.evaluation.scores import summarize
 
 PAPER_CONDITIONS = {

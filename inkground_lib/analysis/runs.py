@@ -1,5 +1,5 @@
 """Section-03 runs summarised side by side for section 04 (the runs are read by
-:func:`inkground_lib.core.run_files.load_eval_run`)."""
+:func:`inkground_lib.core.run_loaders.load_eval_run`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.core.defaults import N_BOOT
-from inkground_lib.core.run_files import EvalRun
+from inkground_lib.core.run_loaders import EvalRun
 from inkground_lib.evaluation.scores import summarize
 
 

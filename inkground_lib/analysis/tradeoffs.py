@@ -20,7 +20,8 @@ from inkground_lib.core.defaults import (
     VARIANT_OCR_ENGINES,
     VARIANT_SPACINGS,
 )
-from inkground_lib.core.run_files import REFERENCES, EvalRun, facts_json, load_eval_runs
+from inkground_lib.core.run_files import REFERENCES, facts_json
+from inkground_lib.core.run_loaders import EvalRun, load_eval_runs
 from inkground_lib.core.text import short_reason
 from inkground_lib.evaluation.items import record_ink, reference_inks, target_dataset
 from inkground_lib.evaluation.predict import predict_system

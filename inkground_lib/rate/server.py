@@ -58,7 +58,7 @@ from inkground_lib.core.defaults import (
     RESERVE_SECONDS,
 )
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
-from inkground_lib.core.run_files import PseudoRun, load_pseudo_run
+from inkground_lib.core.run_loaders import PseudoRun, load_pseudo_run
 from inkground_lib.pseudo.raters import (
     LOG_COLUMNS,
     RaterOutcome,

@@ -21,14 +21,8 @@ from inkground_lib.analysis.claims import STATUSES, claim_status, load_claims, p
 from inkground_lib.analysis.run_conditions import load_run_infos
 from inkground_lib.core.layout import PSEUDO_RUN, ROOT, UNIPEN_SUBSET
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, paper_numbers
-from inkground_lib.core.run_files import (
-    REFERENCES,
-    facts_json,
-    load_eval_run,
-    load_pseudo_summary,
-    summary_csv,
-    words_csv,
-)
+from inkground_lib.core.run_files import REFERENCES, facts_json, summary_csv, words_csv
+from inkground_lib.core.run_loaders import load_eval_run, load_pseudo_summary
 from inkground_lib.evaluation.systems.registry import load_registry
 from inkground_lib.report.format import finite
 from inkground_lib.report.reviewers import default_inputs

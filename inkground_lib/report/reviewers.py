@@ -30,7 +30,8 @@ from inkground_lib.core.layout import (
     SECTIONS_DIR,
 )
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, SUMMARY_TXT, paper_numbers
-from inkground_lib.core.run_files import REFERENCES, facts_json, load_pseudo_summary, pseudo_summary_json
+from inkground_lib.core.run_files import REFERENCES, facts_json, pseudo_summary_json
+from inkground_lib.core.run_loaders import load_pseudo_summary
 from inkground_lib.datasets.statistics import statistics
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
 from inkground_lib.report.format import md_escape
