@@ -10,7 +10,8 @@ import pytest
 
 from inkground_lib.components.metrics.readability import corpus_char_rates, edit_counts
 from inkground_lib.core.scores_table import SCORE_COLUMNS, empty_scores, scores_frame
-from inkground_lib.evaluation.scores import SUMMARY_METRICS, page_bootstrap_counts, summarize
+from inkground_lib.core.bootstrap import page_bootstrap_counts
+from inkground_lib.evaluation.scores import SUMMARY_METRICS, summarize
 
 
 def make_scores(seed=0, systems=("alpha", "beta"), n_pages=12, style=True) -> pd.DataFrame:

@@ -103,7 +103,7 @@ PSEUDO_RUN_FILES = (_SUMMARY_JSON, _FUNNEL_CSV)
 """Files that mark a pseudo-label run folder written before run marks existed."""
 
 PSEUDO_RUN_PATTERNS = (_SUMMARY_JSON, "pages.csv", "words.csv", _FUNNEL_CSV, "ratings.csv", "derender-*.jsonl",
-                       "ocr-*.jsonl", "benchmark")
+                       "ocr-*.jsonl", "benchmark", "derenderers")
 """Every file (and the benchmark folder) a pseudo-label run writes, as glob patterns relative to the run folder
 (the names of the functions below: a test checks they agree)."""
 
@@ -146,6 +146,12 @@ def ratings_csv(run_dir: PathLike) -> Path:
 def benchmark_dir(run_dir: PathLike) -> Path:
     """``run_dir/benchmark``: the benchmark set, a dataset folder."""
     return Path(run_dir) / "benchmark"
+
+
+def derenderers_dir(run_dir: PathLike) -> Path:
+    """``run_dir/derenderers``: section 02's comparison of derenderers against the truth, one folder per set of
+    pages (:mod:`inkground_lib.pseudo.derenderer_comparison`)."""
+    return Path(run_dir) / "derenderers"
 
 
 def derender_jsonl(run_dir: PathLike, derenderer: str) -> Path:

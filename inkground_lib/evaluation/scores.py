@@ -9,24 +9,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from inkground_lib.core.bootstrap import page_bootstrap_counts
 from inkground_lib.core.defaults import N_BOOT
 from inkground_lib.core.scores_table import check_scores
 
 SUMMARY_METRICS: tuple[str, ...] = ("valid_rate", "dtw", "chamfer", "style", "dtw_valid", "chamfer_valid",
                                     "style_valid", "ar", "cr")
 """Summary statistics; each has ``<name>_lo`` and ``<name>_hi`` bootstrap bounds in the summary."""
-
-
-def page_bootstrap_counts(n_pages: int, n_boot: int, seed: int) -> np.ndarray:
-    """(n_boot, n_pages) int array: how often each page is drawn in each bootstrap replicate.
-
-    Drawing ``n_pages`` page ids with replacement, uniformly, is a multinomial draw of the counts;
-    ``np.random.default_rng(seed)`` makes it deterministic.
-    """
-    if n_pages < 1:
-        raise ValueError("page_bootstrap_counts: need at least one page")
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_pages, np.full(n_pages, 1.0 / n_pages), size=n_boot)
 
 
 def _page_sums(g: pd.DataFrame, page_codes: np.ndarray, n_pages: int) -> dict[str, np.ndarray]:

@@ -1,0 +1,66 @@
+"""Section 02's comparison of derenderers against the writers' true pen paths (issue 29)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inkground_lib.core.bootstrap import weighted_medians
+from inkground_lib.core.dataset import load_dataset
+from inkground_lib.datasets.recorded import build_recorded
+from inkground_lib.pseudo.derenderer_comparison import COMPARISON_STATS, derenderer_comparison, truth_summary
+from conftest import make_tiny_dataset
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    return load_dataset(build_recorded(tmp_path_factory.mktemp("rec") / "rec", pages=3, words_per_page=(4, 6),
+                                       progress=False))
+
+
+def test_weighted_medians_equal_the_median_of_the_repeated_values():
+    rng = np.random.default_rng(1)
+    v = rng.random(9)
+    w = rng.integers(0, 4, size=(20, 9))
+    got = weighted_medians(v, w)
+    for row, m in zip(w, got):
+        rep = np.sort(np.repeat(v, row))
+        assert m == (rep[(len(rep) - 1) // 2] if len(rep) else m)
+
+
+def test_intervals_hold_the_value_and_a_paired_bootstrap_is_the_same_draw():
+    rng = np.random.default_rng(0)
+    w = pd.DataFrame({"page": np.repeat([f"p{i:02d}" for i in range(30)], 3), "dtw": rng.random(90),
+                      "chamfer": rng.random(90) / 10, "order_differs": rng.integers(0, 2, 90).astype(float),
+                      "direction_differs": np.tile([1.0, np.nan, 0.0], 30)})
+    s = truth_summary(w, n_boot=300, seed=4)
+    for k in COMPARISON_STATS:
+        assert s[f"{k}_lo"] <= s[k] <= s[f"{k}_hi"], k
+    assert s["direction_differs_n"] == 60 and s["direction_differs"] == 0.5
+    assert truth_summary(w, n_boot=300, seed=4) == s
+    assert truth_summary(w, n_boot=300, seed=5) != s
+
+
+def test_every_derenderer_is_measured_on_every_set_with_true_inks_and_a_rerun_reads_its_caches(recorded, tmp_path):
+    no_truth = make_tiny_dataset(tmp_path / "tiny")
+    ds_tiny = load_dataset(no_truth)
+    for p in ds_tiny.pages:  # a set without true inks is left out
+        for w in p.words:
+            w.true_ink = None
+    run = tmp_path / "run"
+    a = derenderer_comparison({"recorded": recorded, "none": ds_tiny}, ["skeleton", "tracer"], run, n_boot=50)
+    assert list(a["set"]) == ["recorded", "recorded"] and list(a["derenderer"]) == ["skeleton", "tracer"]
+    assert (a["words"] == recorded.n_words).all() and (a["pages"] == len(recorded.pages)).all()
+    assert (run / "derenderers" / "recorded" / "derender-tracer.jsonl").is_file()
+    assert (run / "derenderers" / "recorded" / "words-skeleton.csv").is_file()
+    # the tracer keeps the skeleton's points: its Chamfer (order-free) equals the skeleton's on every word
+    sk = pd.read_csv(run / "derenderers" / "recorded" / "words-skeleton.csv")
+    tr = pd.read_csv(run / "derenderers" / "recorded" / "words-tracer.csv")
+    assert np.allclose(sk["chamfer"], tr["chamfer"], atol=1e-9)
+    before = (run / "derenderers" / "recorded" / "derender-tracer.jsonl").read_bytes()
+    b = derenderer_comparison({"recorded": recorded}, ["skeleton", "tracer"], run, n_boot=50)
+    pd.testing.assert_frame_equal(a, b)
+    assert (run / "derenderers" / "recorded" / "derender-tracer.jsonl").read_bytes() == before
+    with pytest.raises(Exception, match="nope"):
+        derenderer_comparison({"recorded": recorded}, ["nope"], run, n_boot=0)
