@@ -76,6 +76,9 @@ def built_book(tmp_path_factory):
     # the front page from the same runs (book/intro.md includes it); repository files (CITATION.cff, LICENSE,
     # the benchmark result, _config.yml, the paper's claims) are read from the repository
     write_front_page(sections / "front.md", root=ROOT, eval_runs=[tmp / "run03"], pseudo_run=tmp / "run02")
+    from inkground_lib.report.tracer_page import write_tracer_page
+
+    write_tracer_page(sections)  # the shipped model card and curves
     write_reproducibility_page(sections / "reproducibility.md", executed,
                                     {"tiny": {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
                                               "hash": dataset_hash(ds_dir)}})

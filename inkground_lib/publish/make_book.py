@@ -148,11 +148,14 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     from inkground_lib.report.front import write_default_front_page
     from inkground_lib.report.reproducibility import write_reproducibility_page
     from inkground_lib.report.reviewers import write_default_reviewers_page
+    from inkground_lib.report.tracer_page import write_tracer_page
 
     with timer("reviewers page"):
         write_default_reviewers_page(ROOT)
     with timer("front page"):
         write_default_front_page(ROOT)  # book/sections/front.md, included by book/intro.md
+    with timer("tracer page"):
+        write_tracer_page(notebook_runner.SECTIONS_DIR)  # the model card and the training curves
 
     write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
     with timer("jupyter-book build"):
