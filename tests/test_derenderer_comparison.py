@@ -64,3 +64,22 @@ def test_every_derenderer_is_measured_on_every_set_with_true_inks_and_a_rerun_re
     assert (run / "derenderers" / "recorded" / "derender-tracer.jsonl").read_bytes() == before
     with pytest.raises(Exception, match="nope"):
         derenderer_comparison({"recorded": recorded}, ["nope"], run, n_boot=0)
+
+
+def test_ratios_come_from_paired_replicates_and_the_sentence_follows_the_interval(recorded, tmp_path):
+    from inkground_lib.report.derenderer_table import closest_derenderer, comparison_sentences, derenderer_table
+
+    cmp = derenderer_comparison({"recorded": recorded}, ["skeleton", "tracer"], tmp_path / "run", n_boot=200)
+    t = cmp.iloc[1]
+    assert t["dtw_median_ratio"] == pytest.approx(t["dtw_median"] / cmp.iloc[0]["dtw_median"])
+    assert t["dtw_median_ratio_lo"] <= t["dtw_median_ratio"] <= t["dtw_median_ratio_hi"]
+    assert "chamfer_median_ratio" not in cmp.iloc[0] or np.isnan(cmp.iloc[0].get("chamfer_median_ratio", np.nan))
+    table = derenderer_table(cmp)
+    assert list(table.index.get_level_values(1)) == ["skeleton (heuristic)", "tracer (learned, trained here)"]
+    fake = cmp.copy()
+    fake.loc[1, ["dtw_median_ratio_lo", "dtw_median_ratio_hi"]] = [0.5, 0.9]
+    assert "(lower, the interval below 1)" in comparison_sentences(fake)[0].split(";")[0]
+    fake.loc[1, ["dtw_median_ratio_lo", "dtw_median_ratio_hi"]] = [0.9, 1.1]
+    assert "the interval holds 1" in comparison_sentences(fake)[0].split(";")[0]
+    fake.loc[1, "dtw_median"] = fake.loc[0, "dtw_median"] + 1
+    assert closest_derenderer(fake) in (None, "skeleton")

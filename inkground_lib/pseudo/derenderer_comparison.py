@@ -31,12 +31,14 @@ COMPARISON_STATS = ("dtw_median", "chamfer_median", "order_differs", "direction_
 """The columns of :func:`derenderer_comparison` that carry ``_lo`` / ``_hi`` bootstrap bounds."""
 
 
-def truth_summary(words: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95) -> dict:
+def truth_summary(words: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95,
+                  replicates: dict | None = None) -> dict:
     """One derenderer on one set, from its :func:`~inkground_lib.pseudo.truth.truth_metrics` rows: words,
     pages, the median DTW and Chamfer over words, the share of words whose stroke order (direction) differs
-    from the writer's (over the words where it is defined), each with a percentile page-bootstrap interval at
-    level ``ci`` (pages drawn with replacement, ``n_boot`` times, seed ``seed``: the same draws for every
-    derenderer on the same pages, a paired bootstrap).
+    from the writer's (over the words where it is defined, ``<share>_n`` of them), each with a percentile
+    page-bootstrap interval at level ``ci`` (pages drawn with replacement, ``n_boot`` times, seed ``seed``:
+    the same draws for every derenderer on the same pages, a paired bootstrap). ``replicates``, when given, is
+    filled with each statistic's bootstrap replicates.
 
     >>> w = pd.DataFrame({"page": ["a", "a", "b"], "dtw": [0.1, 0.3, 0.2], "chamfer": [0.01, 0.03, 0.02],
     ...                   "order_differs": [0.0, 1.0, np.nan], "direction_differs": [1.0, 1.0, 0.0]})
@@ -46,13 +48,14 @@ def truth_summary(words: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, c
     """
     codes, uniq = pd.factorize(words["page"].astype(str), sort=True)
     out: dict = {"words": int(len(words)), "pages": int(len(uniq))}
-    q = np.array([(1 - ci) / 2, 1 - (1 - ci) / 2])
+    q = _levels(ci)
     counts = page_bootstrap_counts(len(uniq), n_boot, seed).astype(float) if n_boot and len(uniq) else None
+    reps_of: dict = {} if replicates is None else replicates
     for col, stat in (("dtw", "dtw_median"), ("chamfer", "chamfer_median")):
         v = words[col].to_numpy(dtype=float)
         out[stat] = float(np.median(v[~np.isnan(v)])) if (~np.isnan(v)).any() else np.nan
-        reps = weighted_medians(v, counts[:, codes]) if counts is not None else None
-        out[f"{stat}_lo"], out[f"{stat}_hi"] = _bounds(reps, q)
+        reps_of[stat] = weighted_medians(v, counts[:, codes]) if counts is not None else None
+        out[f"{stat}_lo"], out[f"{stat}_hi"] = _bounds(reps_of[stat], q)
     for col in ("order_differs", "direction_differs"):
         v = words[col].to_numpy(dtype=float)
         ok = ~np.isnan(v)
@@ -60,12 +63,18 @@ def truth_summary(words: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, c
         den = np.bincount(codes[ok], minlength=len(uniq)).astype(float)
         out[col] = float(num.sum() / den.sum()) if den.sum() else np.nan
         out[f"{col}_n"] = int(den.sum())
-        reps = None
+        reps_of[col] = None
         if counts is not None:
             with np.errstate(invalid="ignore", divide="ignore"):
-                reps = (counts @ num) / (counts @ den)
-        out[f"{col}_lo"], out[f"{col}_hi"] = _bounds(reps, q)
+                reps_of[col] = (counts @ num) / (counts @ den)
+        out[f"{col}_lo"], out[f"{col}_hi"] = _bounds(reps_of[col], q)
     return out
+
+
+def _levels(ci: float) -> np.ndarray:
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci!r}")
+    return np.array([(1 - ci) / 2, 1 - (1 - ci) / 2])
 
 
 def _bounds(reps, q) -> tuple[float, float]:
@@ -75,32 +84,53 @@ def _bounds(reps, q) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _seconds(set_dir: Path, der) -> float:
-    """Derendering time of the pages in a comparison cache (seconds, summed over its records)."""
-    return float(sum(r.get("seconds", 0.0) for r in iter_records(derender_jsonl(set_dir, derenderer_config(der)["name"]),
-                                                                  DERENDER_SCHEMA)))
+def _seconds(cache: Path, der, ds: Dataset) -> float:
+    """Derendering time of the pages of ``ds`` as recorded in a derender log (seconds; the last record of each
+    page counts)."""
+    pages = {p.id for p in ds.pages}
+    last = {r.get("page"): float(r.get("seconds", 0.0))
+            for r in iter_records(derender_jsonl(cache, derenderer_config(der)["name"]), DERENDER_SCHEMA)
+            if r.get("page") in pages}
+    return float(sum(last.values()))
 
 
 def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str], run_dir: str | os.PathLike, *,
-                          n_boot: int = N_BOOT, seed: int = 0, workers: int | None = 1,
+                          n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95, workers: int | None = 1,
+                          cache_dirs: Mapping[str, str | os.PathLike] | None = None,
                           progress: bool = False) -> pd.DataFrame:
     """One row per (set, derenderer): ``set``, ``derenderer`` (its spec, e.g. "skeleton", "tracer"), the
-    :func:`truth_summary` columns, and ``seconds_per_word`` (the derendering time recorded in the cache, over
-    the set's words). Sets without true inks are left out; an unknown derenderer is the factory's error.
-    Caches and the per-word tables (``words-<derenderer>.csv``) go to
-    ``<run_dir>/derenderers/<set>/``."""
+    :func:`truth_summary` columns, ``seconds_per_word`` (the derendering time recorded in the cache, over the
+    set's words), and for every derenderer after the first (the baseline) its ratios to the baseline on the same
+    words, ``<stat>_ratio`` with ``_lo`` / ``_hi`` from the paired replicates (the same pages drawn for both).
+    Sets without true inks are left out; an unknown derenderer is the factory's error. Caches go to
+    ``cache_dirs[set]`` where given (section 02 passes its own run folder for the candidates, whose pseudo-label
+    log it already holds), else ``<run_dir>/derenderers/<set>/``; the per-word tables
+    (``words-<derenderer>.csv``) always to the latter."""
+    q = _levels(ci)
     rows = []
     for set_name, ds in sets.items():
         set_dir = derenderers_dir(run_dir) / set_name
         set_dir.mkdir(parents=True, exist_ok=True)
+        cache = Path((cache_dirs or {}).get(set_name, set_dir))
+        base_row, base_reps = None, None
         for spec in derenderers:
             der = make_derenderer(spec)
-            inks = derender_dataset(ds, der, set_dir, progress=progress, workers=workers)
+            inks = derender_dataset(ds, der, cache, progress=progress, workers=workers)
             words = truth_metrics(ds, inks)
             if words.empty:
                 break
             words.to_csv(set_dir / f"words-{derenderer_config(der)['name']}.csv", index=False)
-            row = {"set": set_name, "derenderer": spec, **truth_summary(words, n_boot=n_boot, seed=seed)}
-            row["seconds_per_word"] = _seconds(set_dir, der) / max(1, ds.n_words)
+            reps: dict = {}
+            row = {"set": set_name, "derenderer": spec,
+                   **truth_summary(words, n_boot=n_boot, seed=seed, ci=ci, replicates=reps)}
+            row["seconds_per_word"] = _seconds(cache, der, ds) / max(1, ds.n_words)
+            if base_row is None:
+                base_row, base_reps = row, reps
+            else:
+                for stat in COMPARISON_STATS:
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        row[f"{stat}_ratio"] = row[stat] / base_row[stat] if base_row[stat] else np.nan
+                        r = None if reps[stat] is None else reps[stat] / base_reps[stat]
+                    row[f"{stat}_ratio_lo"], row[f"{stat}_ratio_hi"] = _bounds(r, q)
             rows.append(row)
     return pd.DataFrame(rows)
