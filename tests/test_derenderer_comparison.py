@@ -83,3 +83,20 @@ def test_ratios_come_from_paired_replicates_and_the_sentence_follows_the_interva
     assert "the interval holds 1" in comparison_sentences(fake)[0].split(";")[0]
     fake.loc[1, "dtw_median"] = fake.loc[0, "dtw_median"] + 1
     assert closest_derenderer(fake) in (None, "skeleton")
+
+
+def test_the_pictures_show_the_largest_gain_the_median_and_the_largest_loss(recorded, tmp_path):
+    from inkground_lib.report.derenderer_figures import (EXAMPLE_TAGS, derenderer_examples, derenderer_players,
+                                                         fig_derenderer_examples)
+
+    run = tmp_path / "run"
+    assert derenderer_examples(recorded, "recorded", ("skeleton", "tracer"), run) == []  # nothing compared yet
+    derenderer_comparison({"recorded": recorded}, ["skeleton", "tracer"], run, n_boot=0)
+    ex = derenderer_examples(recorded, "recorded", ("skeleton", "tracer"), run)
+    assert [e["tag"] for e in ex] == list(EXAMPLE_TAGS)
+    gains = [e["dtw"]["tracer"] - e["dtw"]["skeleton"] for e in ex]
+    assert gains == sorted(gains)
+    sk = pd.read_csv(run / "derenderers" / "recorded" / "words-skeleton.csv", dtype={"word_id": str})
+    assert ex[0]["dtw"]["skeleton"] == pytest.approx(float(sk.set_index("word_id").loc[ex[0]["word_id"], "dtw"]))
+    assert fig_derenderer_examples(ex).axes and fig_derenderer_examples([]) is None
+    assert derenderer_players(ex)._repr_html_().count("<svg") == 2 * len(ex)
