@@ -100,3 +100,15 @@ def test_the_pictures_show_the_largest_gain_the_median_and_the_largest_loss(reco
     assert ex[0]["dtw"]["skeleton"] == pytest.approx(float(sk.set_index("word_id").loc[ex[0]["word_id"], "dtw"]))
     assert fig_derenderer_examples(ex).axes and fig_derenderer_examples([]) is None
     assert derenderer_players(ex)._repr_html_().count("<svg") == 2 * len(ex)
+
+
+def test_the_choice_sentence_says_whether_the_run_used_the_closest_derenderer():
+    from inkground_lib.report.derenderer_table import choice_text
+
+    cmp = pd.DataFrame({"set": ["a", "a", "b", "b"], "derenderer": ["skeleton", "tracer"] * 2,
+                        "dtw_median": [0.2, 0.1, 0.3, 0.2]})
+    assert "the derenderer closest to the writers' true pen paths" in choice_text(cmp, "tracer")
+    assert "although the tracer (learned, trained here) is closer" in choice_text(cmp, "skeleton")
+    cmp.loc[3, "dtw_median"] = 0.4  # the skeleton is closer on b: no derenderer is closest everywhere
+    assert "no derenderer is the closest" in choice_text(cmp, "tracer")
+    assert "was not among" in choice_text(cmp, "inksight-small-p")

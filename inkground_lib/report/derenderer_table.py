@@ -63,3 +63,23 @@ def closest_derenderer(cmp: pd.DataFrame) -> str | None:
     best = {s: g.loc[g["dtw_median"].idxmin(), "derenderer"] for s, g in cmp.groupby("set", sort=False)}
     names = set(best.values())
     return names.pop() if len(names) == 1 else None
+
+
+def choice_text(cmp: pd.DataFrame, used: str) -> str:
+    """Why this run's pseudo-labels come from ``used`` (the run's derenderer), from the comparison: whether it
+    is the closest to the truth (lowest median DTW) on every set compared here, or which one is."""
+    best = closest_derenderer(cmp)
+    name = derenderer_label(used)
+    sets = ", ".join(dict.fromkeys(cmp["set"]))
+    if cmp.empty:
+        return f"this run's pseudo-labels come from the {name}; no set with true pen paths was compared"
+    if used not in set(cmp["derenderer"]):
+        return f"this run's pseudo-labels come from the {name}, which was not among the derenderers compared"
+    if best == used:
+        return (f"this run's pseudo-labels come from the {name}, the derenderer closest to the writers' true pen "
+                f"paths (lowest median DTW) on every set compared here ({sets})")
+    if best is None:
+        return (f"this run's pseudo-labels come from the {name}; no derenderer is the closest to the truth on "
+                f"every set compared here ({sets})")
+    return (f"this run's pseudo-labels come from the {name}, although the {derenderer_label(best)} is closer to "
+            f"the writers' true pen paths (lower median DTW) on every set compared here ({sets})")
