@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from inkground_lib.cli.options import overwrite_option
-from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
+from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 
 
 def _pseudo(a) -> int:
@@ -41,7 +41,9 @@ def add_pseudo_parser(sub) -> None:
     ps = sub.add_parser("pseudo", help="the pseudo-label pipeline: derender, OCR filter, rater filter, benchmark set")
     ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
     ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
-    ps.add_argument("--derenderer", default="skeleton", help="skeleton, or inksight-small-p:<SavedModel folder>")
+    ps.add_argument("--derenderer", default=DERENDERER,
+                    help=f"skeleton, tracer (learned, trained here), tracer:<weights .npz>, or "
+                         f"inksight-small-p:<SavedModel folder> (default {DERENDERER})")
     ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
     ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
     ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "

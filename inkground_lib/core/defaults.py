@@ -37,6 +37,14 @@ RATE_HOST = "127.0.0.1"
 RATE_PORT = 8765
 """Port the rating app listens on by default (``inkground rate``)."""
 
+DERENDERER = "skeleton"
+"""The derenderer that makes section 02's pseudo-labels by default (``inkground pseudo --derenderer``, notebook
+02's ``derenderer``, ``inkground paper-scale``)."""
+
+COMPARED_DERENDERERS = ("skeleton", "tracer")
+"""Section 02 measures each of these against the writers' true pen paths (the first is the baseline of the
+ratios): the offline derenderers."""
+
 PAGE_SETS = ("ocr-passed", "all")
 """Which pages a rating session offers (``inkground rate --pages``): those that passed the OCR filter (the
 paper's funnel: raters only see those, the default), or every candidate page of the run."""

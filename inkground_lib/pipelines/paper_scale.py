@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Optional
 
 from inkground_lib.core.defaults import (
+    DERENDERER,
     PAPER_CANDIDATE_PAGES,
     PAPER_SCALE_SEED,
     PAPER_SCALE_SYSTEMS,
@@ -70,7 +71,7 @@ class PaperScaleParams:
     seed: int = PAPER_SCALE_SEED
     systems: tuple = PAPER_SCALE_SYSTEMS
     style: dict = field(default_factory=dict)
-    derenderer: str = "skeleton"
+    derenderer: str = DERENDERER
     ocr: str = "rapidocr"
     synth: dict = field(default_factory=dict)
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.core.dataset import dataset_hash, load_dataset
-from inkground_lib.core.defaults import N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
+from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.run_files import (
@@ -104,7 +104,7 @@ class PipelineResult:
     ratings_file: Optional[RatingsFile] = field(default=None, repr=False)
 
 
-def run_pseudo_labels(candidates_dir, run_dir, *, derenderer="skeleton", ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
+def run_pseudo_labels(candidates_dir, run_dir, *, derenderer=DERENDERER, ocr="rapidocr", ocr_threshold: float = OCR_THRESHOLD,
                  ratings=None, n_raters: int = N_RATERS, raters_per_pair=RATERS_PER_PAIR, rater_model: Optional[RaterModel] = None,
                  n_candidates: Optional[int] = None, seed: int = 0, progress: bool = True,
                  workers: Optional[int] = None, overwrite: bool = False,
