@@ -17,7 +17,7 @@ from inkground_lib.analysis.claims import (
     NOT_REPRODUCIBLE,
     PARTLY_CONSISTENT,
     REPRODUCED,
-    SET_TO_PAPER,
+    SET_NOT_MEASURED,
     STAND_IN,
     STATED,
     STATUS_RULES,
@@ -26,6 +26,18 @@ from inkground_lib.analysis.claims import (
     load_claims,
     reported_values,
     score_verdict,
+)
+from inkground_lib.analysis import claims as claims_module
+from inkground_lib.analysis.origins import (
+    IDENTITY,
+    MEASUREMENT,
+    ORIGINS,
+    REQUESTED,
+    SETTING,
+    Origin,
+    dataset_origins,
+    pseudo_origins,
+    with_origins,
 )
 from inkground_lib.analysis.run_conditions import (
     PAPER_CONDITIONS,
@@ -158,15 +170,132 @@ def test_check_rules_without_runs(rep, claims, tmp_path):
 def test_parameters_are_set_never_measured(rep, claims):
     pseudo = {"numbers": {"rater_pool": 85, "raters_per_pair_min": 2, "ocr_threshold": 0.85, "ocr_pass_pages": 9},
               "components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
-              "params": {"candidates": "data/datasets/synth"}}
+              "params": {"candidates": "data/datasets/synth", "n_raters": 85, "raters_per_pair": [2, 2]}}
     for cid in ("raters", "raters_per_pair"):
         s = claim_status(claims.loc[cid], rep, [], pseudo, as_paper={})
-        assert s.here and {m.status for m in s.here} == {SET_TO_PAPER}, cid
-        assert s.status == STATED, cid  # inputs never make a claim "measured"
+        assert s.here and {m.status for m in s.here} == {SET_NOT_MEASURED}, cid
+        assert {m.origin.kind for m in s.here} == {SETTING} and not any(m.counts for m in s.here)
+        assert s.status == SET_NOT_MEASURED, cid  # inputs never make a claim "measured"
+        assert all("set to the paper's value" in m.text for m in s.here)
     s = claim_status(claims.loc["raters"], rep, [], dict(pseudo, numbers={"rater_pool": 40}), as_paper={})
-    assert "set to 40 (the paper's value is 85)" in s.here[0].text
+    assert "40" in s.here[0].text and "(paper 85)" in s.here[0].text and "set to the paper's" not in s.here[0].text
     s = claim_status(claims.loc["funnel_counts"], rep, [], pseudo, as_paper={})
-    assert {m.status for m in s.here} == {SET_TO_PAPER, STAND_IN}
+    assert {m.status for m in s.here} == {SET_NOT_MEASURED, STAND_IN}
+    # with a ratings file the pool and the raters per pair are what the file holds: measured
+    rated = dict(pseudo, components=dict(pseudo["components"], ratings_source="file: ratings.csv"))
+    s = claim_status(claims.loc["raters_per_pair"], rep, [], rated, as_paper={})
+    assert [m.status for m in s.here] == [STAND_IN, SET_NOT_MEASURED] and s.status == STAND_IN
+
+
+def _inputs_for_every_source():
+    """A pseudo-label run, the statistics of a synthetic dataset and a section-03 run's classifier facts, with the
+    origins their records give."""
+    pseudo = {"numbers": {"candidates": 158, "ocr_pass_pages": 114, "ocr_pass_rate": 0.72, "benchmark_pages": 41,
+                          "rater_agreement": 0.62, "rater_pool": 85, "raters_per_pair_min": 2, "ocr_threshold": 0.85,
+                          "word_order_differs_share": 0.39, "word_direction_differs_share": 0.31},
+              "components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
+              "params": {"candidates": "data/datasets/synth", "ocr_threshold": 0.85, "n_raters": 85,
+                         "raters_per_pair": [2, 2]}}
+    meta = {"params": {"pages": 158, "words_min": 2, "words_max": 140, "words_mean": 35.0, "size": 1.0}}
+    stats = {"synth": with_origins({"pages": 158, "words_per_page_mean": 33.1, "words_per_page_min": 2,
+                                    "words_per_page_max": 128, "strokes_per_page_mean": 60.9,
+                                    "points_per_stroke_mean": 44.7, "box_width_median": 0.0997,
+                                    "box_height_median": 0.0354}, "synth", meta)}
+    runs = [RunInfo(Path("/nowhere"), "reference", "toy", pd.DataFrame([{"system": "font"}]),
+                    {"style": {"n_classes": 41, "chance": 1 / 41, "n_train": 970, "n_test": 321, "top1": 0.2}},
+                    None, "benchmark", dict(PAPER_CONDITIONS["inkGround"], data="our synthetic pages"))]
+    return pseudo, stats, runs
+
+
+class _Every(dict):
+    """Origins that give ``origin`` to every number."""
+
+    def __init__(self, origin):
+        super().__init__()
+        self.origin = origin
+
+    def __bool__(self):
+        return True
+
+    def get(self, key, default=None):
+        return self.origin
+
+
+def test_the_status_follows_the_origin_of_our_numbers(rep, claims, monkeypatch):
+    """Every claim's status is derived from its numbers' origins, never from its id: made measurements, the numbers
+    we set turn a claim "measured with stand-ins" (or "consistent", where a check of it that relates different
+    numbers holds); made settings, no claim is measured any more. Which claims change follows from the data."""
+    pseudo, stats, runs = _inputs_for_every_source()
+
+    def statuses(origin=None):
+        if origin is not None:
+            monkeypatch.setattr(claims_module, "pseudo_origins", lambda summary: _Every(origin))
+            monkeypatch.setattr(claims_module, "style_origins", lambda style, dataset="": _Every(origin))
+        st = stats if origin is None else {k: {**v, "origins": _Every(origin)} for k, v in stats.items()}
+        return {cid: claim_status(c, rep, runs, pseudo, st, as_paper={}) for cid, c in claims.iterrows()}
+
+    before = statuses()
+    set_only = [cid for cid, s in before.items() if s.here and not any(m.counts for m in s.here)]
+    measured = [cid for cid, s in before.items() if any(m.counts for m in s.here)]
+    assert len(set_only) >= 5 and measured
+    assert {before[c].status for c in set_only} <= {SET_NOT_MEASURED, STATED, CONSISTENT, PARTLY_CONSISTENT}
+    assert STAND_IN not in {before[c].status for c in set_only}
+
+    after = statuses(Origin(MEASUREMENT, "measured (changed by the test)"))
+    changed = [c for c in set_only if after[c].status != before[c].status]
+    for cid in set_only:
+        assert after[cid].status in (STAND_IN, CONSISTENT, PARTLY_CONSISTENT), (cid, after[cid].status)
+        if before[cid].status in (SET_NOT_MEASURED, STATED):
+            assert cid in changed
+    assert sum(after[c].status == STAND_IN for c in set_only) >= 5
+
+    after = statuses(Origin(SETTING, "set (changed by the test)"))
+    assert STAND_IN not in {s.status for s in after.values()}
+    for cid in measured:
+        if before[cid].status == STAND_IN:
+            assert after[cid].status == SET_NOT_MEASURED, cid
+        assert not any(m.counts for m in after[cid].here)
+
+
+def test_origins_are_read_from_the_records():
+    """The origin of a number comes from the record that made it: a generator's parameter, a run's parameter,
+    the pages a run was given, the ratings' source."""
+    synth = dataset_origins("synth", {"params": {"pages": 158, "words_min": 2, "words_max": 140, "words_mean": 35.0,
+                                                 "size": 1.0}})
+    assert {k for k, o in synth.items() if o.counts} == {"strokes_per_page_mean", "points_per_stroke_mean"}
+    assert synth["pages"].kind == REQUESTED and "158" in synth["pages"].how
+    assert "tuned" in synth["box_width_median"].how and synth["words_per_page_max"].how == "the generator's cap, 140"
+    # a dataset not built by us (the real pages): its statistics are measured on its pages, its size is not
+    real = dataset_origins("inkground", {})
+    assert real["words_per_page_mean"].counts and real["box_width_median"].counts and not real["pages"].counts
+    rec = dataset_origins("recorded", {"writers": 36, "params": {"pages": None, "words_per_page": [4, 8],
+                                                                 "layout": {"core_px": 24.0, "page_width": 1000}}})
+    assert rec["pages"].how == "one page per writer of the source (36 writers)" and not rec["box_height_median"].counts
+    sim = pseudo_origins({"numbers": {"candidates": 158}, "params": {"ocr_threshold": 0.85, "n_raters": 85},
+                          "components": {"ratings_source": "simulated"}})
+    assert sim["candidates"].kind == REQUESTED and sim["rater_pool"].kind == SETTING
+    assert "158 candidate pages" in sim["benchmark_pages"].not_comparable
+    assert "simulated raters" in sim["benchmark_pages"].not_comparable and sim["benchmark_pages"].counts
+    real_ratings = pseudo_origins({"numbers": {"rater_pool": 12, "rater_agreement": 0.8}, "params": {}, "components": {"ratings_source": "file: r.csv"}})
+    assert real_ratings["rater_pool"].counts and not real_ratings["rater_agreement"].not_comparable
+    assert set(ORIGINS) >= {MEASUREMENT, SETTING, REQUESTED, IDENTITY}
+    with pytest.raises(ValueError, match="not one of"):
+        Origin("guess", "?")
+
+
+def test_a_restatement_is_not_a_check(rep, claims, tmp_path):
+    """A check that only says two numbers of the paper are equal restates one number: it cannot make a claim
+    consistent, but a disagreement between the two places still makes it inconsistent."""
+    c = dict(claims.iloc[0])
+    c |= {"kind": "number", "refs": "benchmark_pages pages", "check": "benchmark_pages == pages", "measured_as": "",
+          "unchecked": ""}
+    assert claim_status(c, rep, [], as_paper={}).status == STATED
+    c2 = dict(c, check="benchmark_pages == pages and benchmark_pages <= candidates", refs="benchmark_pages pages candidates")
+    s = claim_status(c2, rep, [], as_paper={})
+    assert s.status == CONSISTENT and "only restates" in s.reason
+    rep2 = rep.copy()
+    rep2.loc["benchmark_pages", "value"] = 536
+    assert claim_status(c, rep2, [], as_paper={}).status == INCONSISTENT
 
 
 # ------------------------------------------------------------------------------------- run conditions

@@ -16,12 +16,14 @@ from inkground_lib.analysis.claims import (
     NOT_REPRODUCIBLE,
     PARTLY_CONSISTENT,
     REPRODUCED,
+    SET_NOT_MEASURED,
     STAND_IN,
     STATED,
     check_claims,
     claim_status,
     load_claims,
 )
+from inkground_lib.analysis.origins import with_origins
 from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo
 from inkground_lib.core.paper import paper_numbers
 from inkground_lib.report.reviewers import reviewers_page, write_default_reviewers_page
@@ -160,7 +162,7 @@ def test_page_lists_every_claim_and_flips_to_inconsistent(tmp_path):
     assert set(st) == set(cl["claim_id"])
     assert st["ocr_pass_rate"] == CONSISTENT and st["kimi_highest_style"] == PARTLY_CONSISTENT
     assert st["gemini_inkground"] == NOT_REPRODUCIBLE  # nothing ran, no check possible
-    assert st["n_vlms"] == STATED and st["raters"] == STATED
+    assert st["n_vlms"] == STATED and st["raters"] == STATED  # no run: nothing of ours, set or measured
     assert INCONSISTENT not in st.values()
     # a temp copy with a changed number: the arithmetic fails and the status follows
     df = pd.read_csv(PAPER / "reported.csv", dtype={"section": str})
@@ -223,17 +225,29 @@ def test_status_from_pseudo_run_and_stats():
     pseudo = {"numbers": {"candidates": 16, "ocr_pass_rate": 0.5625, "ocr_threshold": 0.85},
               "components": {"derenderer": "skeleton", "ocr_engine": "rapidocr", "ratings_source": "simulated"},
               "params": {"candidates": "data/datasets/synth"}}
+    # the candidate pages are the run's size, asked for: set, never measured
     s = claim_status(cl.loc["funnel_candidates"], rep, [], pseudo, as_paper={})
-    assert s.status == STAND_IN and "16" in s.here[0].text and "skeleton" in s.here[0].text
+    assert s.status == SET_NOT_MEASURED and "16" in s.here[0].text and "skeleton" in s.here[0].text
+    assert s.here[0].origin.kind == "requested count" and not s.here[0].counts
     s = claim_status(cl.loc["ocr_pass_rate"], rep, [], pseudo, as_paper={})
     assert s.status == CONSISTENT and any("0.5625" in m.text and "paper 0.26" in m.text for m in s.here)
-    # the OCR threshold is an input set to the paper's value, never a measurement
+    # the OCR threshold is an input set to the paper's value, never a measurement; the flowchart's threshold
+    # equal to the text's only restates one number, so the claim is not "consistent"
     s = claim_status(cl.loc["funnel_ocr_threshold"], rep, [], pseudo, as_paper={})
-    assert [m.status for m in s.here] == ["set to the paper's value"] and "set to 0.85" in s.here[0].text
+    assert [m.status for m in s.here] == [SET_NOT_MEASURED] and "set to the paper's value (0.85)" in s.here[0].text
+    assert s.status == SET_NOT_MEASURED and s.check.ok and "only restates" in s.reason
+    # the train share is what the seeded split gave
     s = claim_status(cl.loc["style_train_share"], rep, [_run("font", None)], as_paper={})
-    assert s.status == STAND_IN and "0.75" in s.here[0].text
+    assert s.status == SET_NOT_MEASURED and "0.75" in s.here[0].text and "seeded split" in s.here[0].text
+    # statistics without recorded origins are measured on the pages; with the generator's, its targets are set
     s = claim_status(cl.loc["words_per_page"], rep, [], None, {"synth": {"words_per_page_mean": 38.7}}, as_paper={})
-    assert any("38.7" in m.text and "34.89" in m.text for m in s.here)
+    assert s.status == STAND_IN and any("38.7" in m.text and "34.89" in m.text for m in s.here)
+    meta = {"params": {"pages": 16, "words_min": 2, "words_max": 140, "words_mean": 35.0, "size": 1.0}}
+    stats = {"synth": with_origins({"words_per_page_mean": 33.1, "strokes_per_page_mean": 61.0}, "synth", meta)}
+    s = claim_status(cl.loc["words_per_page"], rep, [], None, stats, as_paper={})
+    assert s.status == STAND_IN  # the strokes per page are measured
+    assert [m.status for m in s.here] == [SET_NOT_MEASURED, STAND_IN]
+    assert "33.1 on dataset synth (our pages); setting: the generator's target mean, 35" in s.here[0].text
 
 
 def test_write_default_reviewers_page_writes_the_page(tmp_path):
@@ -247,3 +261,35 @@ def test_write_default_reviewers_page_writes_the_page(tmp_path):
     assert "“2,984 candidate pages” → “InkSight Small-p derenders each word”" in md
     quotes = re.findall(r"^> (.*)$", md, flags=re.M)
     assert quotes and not [q for q in quotes if "--" in q or re.search(r"\b[A-Z]\\?[\[{]", q)]
+
+
+def test_overview_gives_each_claims_sentence_status_and_a_link_to_its_details():
+    rep = paper_numbers()
+    cl = load_claims(reported=rep)
+    md = reviewers_page(cl, rep, [_run("font", None)], as_paper={})
+    overview = md.split("## Overview", 1)[1].split("## Claims", 1)[0]
+    rows = re.findall(r"^\| (.+) \| (.+?) \| (.+?) \| \[(.+?)\]\(#(claim-[\w-]+)\) \|$", overview, flags=re.M)
+    assert len(rows) == len(cl)
+    st = _statuses(md)
+    targets = set(re.findall(r"^\((claim-[\w-]+)\)=\n### `(\w+)`", md, flags=re.M))
+    quotes = dict(re.findall(r"^### `(\w+)`: .+\n\n> (.+)$", md, flags=re.M))
+    assert len(quotes) == len(cl)
+    for (sentence, status, ours, cid, anchor), (_, c) in zip(rows, cl.iterrows()):
+        assert cid.replace("\\_", "_") == c["claim_id"] and status == st[c["claim_id"]]
+        assert (anchor, c["claim_id"]) in targets  # the link leads to the claim's own details
+        assert sentence.startswith(quotes[c["claim_id"]])  # the claim's sentence, as its details quote it
+    # claims that share a sentence say what each is about
+    assert "*(best readability on inkGround: AR)*" in overview
+    # our numbers by origin; the classifier's class count under a readable label
+    share = next(r for r in rows if r[3].replace("\\_", "_") == "style_train_share")
+    assert share[2] == "1 set (seeded split)"
+    assert "writer classes of the style classifier (style\\_classes\\_inkground): 4 in the writer classifier of toy; " \
+           "arithmetic identity" in md
+
+
+def test_claims_sharing_a_sentence_must_say_what_each_is_about(tmp_path):
+    cl = pd.read_csv(CLAIMS_CSV, dtype=str, keep_default_na=False)
+    cl.loc[cl["claim_id"] == "n_vlms", "about"] = ""
+    cl.to_csv(tmp_path / "c.csv", index=False)
+    with pytest.raises(ClaimsError, match="share a sentence: field about"):
+        load_claims(tmp_path / "c.csv")

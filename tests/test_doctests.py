@@ -20,6 +20,8 @@ from inkground_lib.components.metrics import readability, trajectory
 from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
+    "inkground_lib.analysis.check_language": 3,
+    "inkground_lib.analysis.origins": 6,
     "inkground_lib.components.derenderers.tracer.features": 2,
     "inkground_lib.components.metrics.order": 10,
     "inkground_lib.components.metrics.readability": 21,

@@ -11,6 +11,10 @@ A check is clauses joined by ``and``; each clause is one of
 
 Names are ids of data/paper/reported.csv; numbers are literals. A note's ``{{expression}}`` or
 ``{{expression:format}}`` is an arithmetic expression of the same kind, replaced by its value.
+
+A clause that only says two of the paper's numbers are equal (``a == b``) restates one number that the paper gives
+twice (:func:`split_restatements`): it can show the paper contradicting itself, but when it holds it checks
+nothing.
 """
 
 from __future__ import annotations
@@ -68,6 +72,32 @@ def check_names(check: str, where: str = "check") -> set[str]:
             _validate(tree.body, c, where)
             names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in ("min", "max")}
     return names
+
+
+def _is_restatement(clause: str) -> bool:
+    try:
+        node = ast.parse(clause, mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(node, ast.Compare) and all(isinstance(op, ast.Eq) for op in node.ops)
+            and all(isinstance(n, ast.Name) for n in (node.left, *node.comparators)))
+
+
+def split_restatements(check: str) -> tuple[str, list[str]]:
+    """(the check without its restatements, the restatements): a restatement is a clause that only says two
+    reported numbers are equal, ``a == b``, i.e. one number the paper states in two places.
+
+    >>> split_restatements("b <= a <= c and x == y")
+    ('b <= a <= c', ['x == y'])
+    >>> split_restatements("x == y")
+    ('', ['x == y'])
+    >>> split_restatements("a - b == 3")
+    ('a - b == 3', [])
+    """
+    kept, restated = [], []
+    for c in _clauses(check):
+        (restated if _is_restatement(c) else kept).append(c)
+    return " and ".join(kept), restated
 
 
 def _validate(node, clause, where):

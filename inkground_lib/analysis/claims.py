@@ -1,6 +1,7 @@
 """The paper's claims (data/paper/claims.csv) and each claim's status against our runs, by the rules of
-:data:`STATUS_RULES`; the checks are written in :mod:`~inkground_lib.analysis.check_language` and the runs'
-conditions read by :mod:`~inkground_lib.analysis.run_conditions`."""
+:data:`STATUS_RULES`; the checks are written in :mod:`~inkground_lib.analysis.check_language`, the runs'
+conditions read by :mod:`~inkground_lib.analysis.run_conditions` and each of our numbers' origin (measured, or
+set by us) by :mod:`~inkground_lib.analysis.origins`: only measurements count towards a status."""
 
 from __future__ import annotations
 
@@ -20,15 +21,27 @@ from inkground_lib.analysis.check_language import (
     format_number,
     note_expressions,
     render_note,
+    split_restatements,
+)
+from inkground_lib.analysis.origins import (
+    IDENTITY,
+    MEASURED_ON_PAGES,
+    MEASUREMENT,
+    Origin,
+    pseudo_origins,
+    style_origins,
 )
 from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, unmet_conditions
 from inkground_lib.core.defaults import KEEP_SCORE, PAPER_METRIC
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
 from inkground_lib.evaluation.systems.registry import load_registry
 
-CLAIM_COLUMNS = ("claim_id", "section", "sentence", "kind", "refs", "check", "unchecked", "measured_as", "needs", "note")
-"""unchecked: what of the claim the check does not reach (empty: the check covers the claim); note: text whose
-numbers are written as {{expression}} or {{expression:format}} over reported ids and computed (never typed)."""
+CLAIM_COLUMNS = ("claim_id", "section", "sentence", "about", "kind", "refs", "check", "unchecked", "measured_as", "needs",
+                 "note")
+"""about: what of the sentence the claim is about, where several claims share one sentence (each says a different
+thing; empty otherwise); unchecked: what of the claim the check does not reach (empty: the check covers the
+claim); note: text whose numbers are written as {{expression}} or {{expression:format}} over reported ids and
+computed (never typed)."""
 
 
 KINDS = ("number", "ranking", "arithmetic", "qualitative")
@@ -61,11 +74,14 @@ INCONSISTENT = "inconsistent"
 STATED = "stated, not checkable"
 
 
+SET_NOT_MEASURED = "set, not measured"
+
+
 NOT_REPRODUCIBLE = "not reproducible here"
 
 
 SET_TO_PAPER = "set to the paper's value"
-"""Not a claim status: how an input we set (rater pool, OCR threshold, keep score, raters per pair) is shown."""
+"""Not a claim status: how a number we set that equals the paper's is described."""
 
 
 TOLERANCE = 0.10
@@ -82,23 +98,22 @@ STATUS_RULES = {
                   "some of the claim's numbers were measured (the rest are named)",
     NOT_REPRODUCED: "measured under the paper's conditions and it disagrees: the paper's value lies outside our 95% "
                     "interval, or the ranking fails on our numbers (both values shown)",
-    CONSISTENT: "a check over the paper's own numbers, comparing numbers stated in different places, that could "
-                "have failed and did not",
+    CONSISTENT: "a check over the paper's own numbers, relating different numbers (not one number stated twice), "
+                "that could have failed and did not",
     PARTLY_CONSISTENT: "such a check holds for the parts the paper's numbers reach; the unchecked parts are named",
     STAND_IN: "the same quantity measured here with named stand-ins (our own pages, derenderer, OCR engine or "
-              "simulated raters): not comparable with the paper's value",
+              "simulated raters): not comparable with the paper's value; numbers we set do not count",
     NOT_REPRODUCIBLE: "a measurable claim that nothing here measured: it needs data, weights or keys (named)",
-    STATED: "a descriptive claim that no number of the paper can test and nothing here measures",
+    SET_NOT_MEASURED: "our numbers for it are ones we set (a parameter, a generator's target, a seeded split, the "
+                      "pages a run was asked for), not measurements, and no check over the paper's numbers tests it",
+    STATED: "a descriptive claim that no number of the paper can test and nothing here measures (our numbers for "
+            "it, if any, follow by arithmetic from the data we chose)",
 }
 """The status vocabulary: status -> the rule that assigns it, in the order :func:`claim_status` applies the rules
 (the first that applies wins); defined once, the reviewers' page shows it."""
 
 
 STATUSES = tuple(STATUS_RULES)
-
-
-PARAMETER_KEYS = {"rater_pool", "keep_score", "ocr_threshold", "raters_per_pair_min"}
-"""measured_as keys that are inputs we set to the paper's value, never measurements."""
 
 
 STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "the skeleton derenderer stands in for InkSight")}
@@ -115,13 +130,19 @@ def load_claims(path: str | Path | None = None, reported: pd.DataFrame | None = 
     parseable, measured_as entries well formed."""
     path = Path(path or CLAIMS_CSV)
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if "unchecked" not in df.columns:
-        df["unchecked"] = ""
+    for optional in ("unchecked", "about"):
+        if optional not in df.columns:
+            df[optional] = ""
     missing = [c for c in CLAIM_COLUMNS if c not in df.columns]
     if missing:
         raise ClaimsError(f"{path}: missing column(s) {missing}")
     if not df["claim_id"].is_unique:
         raise ClaimsError(f"{path}: duplicate claim_id {df['claim_id'][df['claim_id'].duplicated()].tolist()}")
+    shared = df.groupby("sentence")["about"].agg(list)
+    for sentence, abouts in shared[shared.apply(len) > 1].items():
+        if "" in abouts or len(set(abouts)) < len(abouts):
+            ids_ = df.loc[df["sentence"] == sentence, "claim_id"].tolist()
+            raise ClaimsError(f"{path}: claims {ids_} share a sentence: field about must tell each apart")
     reported = paper_numbers() if reported is None else reported
     ids = set(reported.index)
     for _, r in df.iterrows():
@@ -187,11 +208,23 @@ def paper_system_names(registry: dict | None = None) -> dict[str, str]:
 
 @dataclass
 class Measurement:
-    status: str  # a claim status for this one number (REPRODUCED ... STAND_IN), or SET_TO_PAPER
+    """One number on our side of a claim. ``status``: for a measurement, what it is for this one number
+    (REPRODUCED ... STAND_IN); for a number we set, SET_NOT_MEASURED, its ``origin`` saying how it was set."""
+
+    status: str
     text: str
     ours: float = float("nan")
     paper: float = float("nan")
     ref: str = ""  # the reported id
+    origin: Origin = MEASURED_ON_PAGES
+
+    @property
+    def counts(self) -> bool:
+        """True for a measurement: only measurements count towards a claim's status."""
+        return self.origin.counts
+
+
+RUN_MEASUREMENT = Origin(MEASUREMENT, "measured in a section-03 run")
 
 
 def metric_key(label: str) -> str | None:
@@ -243,31 +276,37 @@ def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_pa
                 out.append(Measurement(verdict, f"{pid}: ours {v:.3f}{ci} (half-width {half:.3f}, tolerance "
                                        f"{tolerance * abs(paper_v):.3f}) vs paper {paper_v:.3f}: the paper's value is "
                                        f"{'inside' if lo <= paper_v <= hi else 'outside'} our 95% interval; "
-                                       f"{r['system']} on {run.dataset}", v, paper_v, pid))
+                                       f"{r['system']} on {run.dataset}", v, paper_v, pid, RUN_MEASUREMENT))
             elif run.role == PAPER_DATASET_ROLE.get(dataset) and run.conditions.get("reference") == want.get("reference"):
                 who = f"{r['system']} ({STAND_IN_SYSTEMS[system][1]})" if stand_in else str(r["system"])
                 out.append(Measurement(STAND_IN, f"{pid}: {who} on {run.dataset}: {row['metric']} {v:.3f}{ci} "
-                                       f"(paper {paper_v:.3f}); stand-ins: {'; '.join(unmet)}", v, paper_v, pid))
+                                       f"(paper {paper_v:.3f}); stand-ins: {'; '.join(unmet)}", v, paper_v, pid,
+                                       RUN_MEASUREMENT))
     return out
 
 
 def _source_values(source: str, key: str, runs: Sequence[RunInfo], pseudo: dict | None,
-                   stats: Mapping[str, dict] | None) -> list[tuple[str, float]]:
-    """(where, value) pairs of one measured_as entry."""
+                   stats: Mapping[str, dict] | None) -> list[tuple[str, float, Origin]]:
+    """(where, value, origin) of one measured_as entry. The origin is read from the records that made the value
+    (:mod:`~inkground_lib.analysis.origins`): a dataset's statistics carry theirs under "origins"
+    (:func:`~inkground_lib.analysis.origins.with_origins`; statistics without it count as measured on the
+    pages), a pseudo-label run's from its summary's params and components, a writer classifier's from its facts."""
     out = []
     if source == "stats" and stats:
         for name, st in stats.items():
-            if key in st:
-                out.append((f"dataset {name} (our pages)", float(st[key])))
+            if key in st and key != "origins":
+                origin = (st.get("origins") or {}).get(key, MEASURED_ON_PAGES)
+                out.append((f"on dataset {name} (our pages)", float(st[key]), origin))
     elif source == "pseudo" and pseudo:
         nums = dict(pseudo.get("numbers", {}))
         if key == "keep_score":
             nums["keep_score"] = KEEP_SCORE
         if key in nums and nums[key] is not None:
             comp = pseudo.get("components", {})
-            out.append((f"pseudo-label run on {Path(str(pseudo.get('params', {}).get('candidates', '?'))).name} "
+            origin = pseudo_origins(pseudo).get(key, Origin(MEASUREMENT, "measured in the pseudo-label run"))
+            out.append((f"in the pseudo-label run on {Path(str(pseudo.get('params', {}).get('candidates', '?'))).name} "
                         f"(derenderer {comp.get('derenderer', '?')}, OCR {comp.get('ocr_engine', '?')}, ratings "
-                        f"{comp.get('ratings_source', '?')})", float(nums[key])))
+                        f"{comp.get('ratings_source', '?')})", float(nums[key]), origin))
     elif source == "facts":
         for run in runs:
             if run.reference != "reference":
@@ -277,7 +316,8 @@ def _source_values(source: str, key: str, runs: Sequence[RunInfo], pseudo: dict 
             if st.get("n_train") is not None and st.get("n_test") is not None and (st["n_train"] + st["n_test"]):
                 vals["train_share"] = st["n_train"] / (st["n_train"] + st["n_test"])
             if key in vals and vals[key] is not None:
-                out.append((f"writer classifier on {run.dataset}", float(vals[key])))
+                origin = style_origins(st, run.dataset).get(key, Origin(MEASUREMENT, "measured by the classifier"))
+                out.append((f"in the writer classifier of {run.dataset}", float(vals[key]), origin))
     return out
 
 
@@ -307,18 +347,44 @@ def _combine_scores(score_refs: Sequence[str], same: Sequence[Measurement]) -> t
     return INCONCLUSIVE, f"95% interval wider than the tolerance for {', '.join(wide)}"
 
 
+def _value_text(name: str, reported: pd.DataFrame, v: float, where: str, origin: Origin) -> str:
+    """One of our numbers in words: the paper's label for the quantity, its value, where it comes from and, for a
+    number we set, how ("writer classes of the style classifier: 41 in the writer classifier of synth-benchmark;
+    arithmetic identity: one class per writer ... (paper 537)")."""
+    label = str(reported.loc[name, "metric"]) if name in reported.index else name.replace("_", " ")
+    if label.replace(" ", "_") != name:
+        label = f"{label} ({name})"
+    paper_v = float(reported.loc[name, "value"]) if name in reported.index else float("nan")
+    if origin.counts:
+        ptxt = f" (paper {format_number(paper_v)})" if not math.isnan(paper_v) else ""
+        why = f"; not comparable with the paper's: {origin.not_comparable}" if origin.not_comparable else ""
+        return f"{label}: {format_number(v)} {where}{ptxt}{why}"
+    if math.isnan(paper_v):
+        ptxt = ""
+    elif math.isclose(v, paper_v, rel_tol=1e-9):
+        ptxt = f"; {SET_TO_PAPER} ({format_number(paper_v)})"
+    else:
+        ptxt = f" (paper {format_number(paper_v)})"
+    return f"{label}: {format_number(v)} {where}; {origin.kind}: {origin.how}{ptxt}"
+
+
 def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo], pseudo: dict | None = None,
                  stats: Mapping[str, dict] | None = None, as_paper: dict[str, str] | None = None,
                  tolerance: float = TOLERANCE) -> ClaimStatus:
     """The status of one claim by the rules of :data:`STATUS_RULES`, in this order: its check over the
     paper's numbers fails -> inconsistent; numbers measured under the paper's conditions -> reproduced /
-    inconclusive / not reproduced (a ranking claim: its check recomputed from our numbers); its check holds
-    -> consistent, or partly consistent when the claim names unchecked parts; stand-in measurements ->
-    measured with stand-ins; a per-system score nothing measured -> not reproducible here; else stated,
-    not checkable. Inputs set to the paper's value (:data:`PARAMETER_KEYS`) are shown, never counted."""
+    inconclusive / not reproduced (a ranking claim: its check recomputed from our numbers); its check holds,
+    not counting clauses that only restate one number (``a == b``, see
+    :func:`~inkground_lib.analysis.check_language.split_restatements`) -> consistent, or partly consistent when
+    the claim names unchecked parts; stand-in measurements -> measured with stand-ins; a per-system score nothing
+    measured -> not reproducible here; numbers we set (a setting, a seeded split, a requested count) -> set, not
+    measured; else stated, not checkable. Each of our numbers carries its origin
+    (:mod:`~inkground_lib.analysis.origins`); only measurements count."""
     as_paper = paper_system_names() if as_paper is None else as_paper
     vals = reported_values(reported)
     chk = evaluate_check(claim["check"], vals)
+    counted_check, restated = split_restatements(str(claim["check"]))
+    counted = evaluate_check(counted_check, vals)
     here: list[Measurement] = []
     score_refs = []
     for pid in str(claim["refs"]).split():
@@ -328,16 +394,14 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
         here += _score_measurements(pid, row, runs, as_paper, tolerance)
     for name, source, key in parse_measured_as(claim["measured_as"], f"claim {claim['claim_id']}"):
         paper_v = float(reported.loc[name, "value"]) if name in reported.index else float("nan")
-        for where, v in _source_values(source, key, runs, pseudo, stats):
-            if key in PARAMETER_KEYS:
-                txt = (f"{name}: set to {format_number(v)}, the paper's value," if math.isclose(v, paper_v)
-                       else f"{name}: set to {format_number(v)} (the paper's value is {format_number(paper_v)})")
-                here.append(Measurement(SET_TO_PAPER, f"{txt} in the {where}", v, paper_v, name))
-            else:
-                ptxt = f" (paper {format_number(paper_v)})" if not math.isnan(paper_v) else ""
-                here.append(Measurement(STAND_IN, f"{name}: {format_number(v)} on {where}{ptxt}", v, paper_v, name))
-    same = [m for m in here if m.status in (REPRODUCED, INCONCLUSIVE, NOT_REPRODUCED)]
+        for where, v, origin in _source_values(source, key, runs, pseudo, stats):
+            status = STAND_IN if origin.counts else SET_NOT_MEASURED
+            here.append(Measurement(status, _value_text(name, reported, v, where, origin), v, paper_v, name, origin))
+    measured = [m for m in here if m.counts]
+    same = [m for m in measured if m.status in (REPRODUCED, INCONCLUSIVE, NOT_REPRODUCED)]
     unchecked = render_note(str(claim.get("unchecked", "") or "").strip(), vals)
+    restates = f"; {' and '.join(restated)} only restates one number of the paper, which checks nothing" \
+        if restated else ""
     ours_chk = None
     if chk.ok is False:
         status, reason = INCONSISTENT, "the check over the paper's own numbers fails"
@@ -352,13 +416,23 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
             reason = f"the ranking recomputed from our numbers {'holds' if ours_chk.ok else 'fails'}: {ours_chk.detail}"
     elif same:
         status, reason = _combine_scores(score_refs, same)
-    elif chk.ok:
+    elif counted.ok:
         status = PARTLY_CONSISTENT if unchecked else CONSISTENT
-        reason = f"the check holds; unchecked: {unchecked}" if unchecked else "the check holds"
-    elif any(m.status == STAND_IN for m in here):
-        status, reason = STAND_IN, "measured only with stand-ins"
+        reason = (f"the check holds; unchecked: {unchecked}" if unchecked else "the check holds") + restates
+    elif measured:
+        status, reason = STAND_IN, "measured only with stand-ins" + restates
+        n_set = len(here) - len(measured)
+        if n_set:
+            reason += f" ({n_set} of our numbers for it are set, not measured, and do not count)"
     elif score_refs:
         status, reason = NOT_REPRODUCIBLE, f"nothing here measured {', '.join(score_refs)}"
+    elif any(m.origin.kind != IDENTITY for m in here):
+        kinds = sorted({m.origin.kind for m in here})
+        status, reason = SET_NOT_MEASURED, (f"every number of ours for it is set, not measured ({', '.join(kinds)}), "
+                                            f"and no check over the paper's numbers tests it" + restates)
+    elif here:
+        status, reason = STATED, ("no number of the paper tests it, and our numbers for it follow by arithmetic "
+                                  "from the data we chose" + restates)
     else:
-        status, reason = STATED, "no number of the paper tests it and nothing here measures it"
+        status, reason = STATED, "no number of the paper tests it and nothing here measures it" + restates
     return ClaimStatus(claim["claim_id"], status, chk, here, claim.get("needs", ""), reason, ours_chk)

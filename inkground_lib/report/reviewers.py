@@ -10,7 +10,6 @@ import pandas as pd
 from inkground_lib.analysis.check_language import format_number, render_note
 from inkground_lib.analysis.claims import (
     REPRODUCED,
-    SET_TO_PAPER,
     STATUS_RULES,
     STATUSES,
     TOLERANCE,
@@ -19,6 +18,7 @@ from inkground_lib.analysis.claims import (
     paper_system_names,
     reported_values,
 )
+from inkground_lib.analysis.origins import COUNTED, ORIGINS, with_origins
 from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, load_run_infos, unmet_conditions
 from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.files import atomic_write_text
@@ -80,9 +80,14 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
          "| status | rule | claims |", "|---|---|---|"]
     for st in STATUSES:
         L.append(f"| **{st}** | {md_escape(STATUS_RULES[st])} | {int(counts.get(st, 0))} |")
-    L += ["", f"Inputs we set to the paper's value (rater pool, OCR threshold, keep score, raters per pair) are "
-          f"listed as *{SET_TO_PAPER}*: they are never measurements and never count towards a status.", "",
-          "The paper's conditions, which a run must meet in full to reproduce a number:", ""]
+    L += ["", "Each of our numbers for a claim carries its origin, read from the records of the run or dataset that "
+          "made it (`inkground_lib.analysis.origins`). Only a measurement counts towards a status: a number we set "
+          "(to the paper's value or not), the share a seeded split gave, the pages a run was asked for and a number "
+          "that follows from others by arithmetic are listed under *set here, not measured* and never make a claim "
+          "*measured with stand-ins* or *consistent*.", "",
+          "| origin | what it means | counts towards a status |", "|---|---|---|"]
+    L += [f"| {o} | {md_escape(ORIGINS[o])} | {'yes' if o in COUNTED else 'no'} |" for o in ORIGINS]
+    L += ["", "The paper's conditions, which a run must meet in full to reproduce a number:", ""]
     for ds, cond in PAPER_CONDITIONS.items():
         L.append(f"* {ds}: " + ", ".join(f"{k} {md_escape(v)}" for k, v in cond.items()))
     L += ["", "What ran here, with the conditions each run recorded:", ""]
@@ -108,13 +113,17 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
                  f"ratings {md_escape(comp.get('ratings_source', '?'))}")
     for name in stats:
         L.append(f"* section 1 statistics of dataset {md_escape(name)} (our pages)")
-    L += ["", "## Overview", "", "| claim | kind | status | measured here |", "|---|---|---|---|"]
+    L += ["", "(reviewers-overview)=", "## Overview", "",
+          "Each claim with its status and what our numbers for it are; the link leads to its details below.", "",
+          "| claim | status | our numbers for it | details |", "|---|---|---|---|"]
     for c, r in zip(claims.itertuples(), res):
-        kinds = sorted({m.status for m in r.here}, key=lambda k: STATUSES.index(k) if k in STATUSES else len(STATUSES))
-        L.append(f"| `{c.claim_id}` | {c.kind} | {r.status} | {', '.join(kinds) or 'nothing'} |")
+        about = str(getattr(c, "about", "") or "").strip()
+        text = md_escape(readable_sentence(c.sentence, labels)) + (f" *({md_escape(about)})*" if about else "")
+        L.append(f"| {text} | {r.status} | {_ours_summary(r.here)} | [{md_escape(c.claim_id)}](#{_anchor(c.claim_id)}) |")
     L += ["", "## Claims", ""]
     for c, r in zip(claims.itertuples(), res):
-        L += [f"### `{c.claim_id}`: {r.status}", "", f"> {md_escape(readable_sentence(c.sentence, labels))}", ""]
+        L += [f"({_anchor(c.claim_id)})=", f"### `{c.claim_id}`: {r.status}", "",
+              f"> {md_escape(readable_sentence(c.sentence, labels))}", ""]
         L.append(f"* **Why this status:** {md_escape(r.reason)}")
         refs = str(c.refs).split()
         if refs:
@@ -131,8 +140,8 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
         if r.ours_check is not None:
             L.append(f"* **The ranking on our numbers:** {'holds' if r.ours_check.ok else 'FAILS'}: "
                      f"{md_escape(r.ours_check.detail)}")
-        measured = [m for m in r.here if m.status != SET_TO_PAPER]
-        inputs = [m for m in r.here if m.status == SET_TO_PAPER]
+        measured = [m for m in r.here if m.counts]
+        inputs = [m for m in r.here if not m.counts]
         if measured:
             L.append("* **Measured here:**")
             for m in measured:
@@ -140,15 +149,30 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
         else:
             L.append("* **Measured here:** nothing (no data, system or run for it here)")
         if inputs:
-            L.append(f"* **{SET_TO_PAPER[0].upper() + SET_TO_PAPER[1:]}** (inputs, not measurements):")
+            L.append("* **Set here, not measured** (never counted towards the status):")
             for m in inputs:
                 L.append(f"  * {md_escape(m.text)}")
         if r.status not in (REPRODUCED,):
             L.append(f"* **To reproduce it:** {md_escape(c.needs) or 'n/a'}")
         if c.note:
             L.append(f"* **Note:** {md_escape(render_note(c.note, vals))}")
-        L.append("")
+        L += ["", "[Back to the overview](#reviewers-overview)", ""]
     return "\n".join(L)
+
+
+def _anchor(claim_id: str) -> str:
+    """The page's target of a claim's details (a MyST ``(target)=`` before its heading)."""
+    return f"claim-{claim_id}".replace("_", "-")
+
+
+def _ours_summary(here) -> str:
+    """Our numbers for a claim by origin, for the overview: "2 measured; 3 set (setting)" or "none"."""
+    n_meas = sum(m.counts for m in here)
+    set_kinds = sorted({m.origin.kind for m in here if not m.counts})
+    n_set = len(here) - n_meas
+    parts = ([f"{n_meas} measured"] if n_meas else []) + ([f"{n_set} set ({', '.join(set_kinds)})"]
+                                                           if n_set else [])
+    return "; ".join(parts) or "none"
 
 
 def _targets_note(targets) -> str:
@@ -184,7 +208,7 @@ def default_inputs(root: Path) -> dict:
             ds = load_dataset(d.parent, check_images=False)
         except DatasetError:
             continue
-        stats[ds.name] = statistics(ds)
+        stats[ds.name] = with_origins(statistics(ds), ds.kind, ds.meta)
     return {"eval_runs": runs, "pseudo_run": pseudo if pseudo.is_file() else None, "dataset_stats": stats}
 
 
