@@ -378,18 +378,18 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
 
 def needs_phrase(reason: str) -> str:
     """What a variant that cannot run needs, from its reason (without the engine's "name: " prefix): "the
-    environment variable X is not set" -> "X set (...)", "the program 'x' is not on PATH" -> "the program x on
+    environment variable X is not set" -> "X set to its server's address", "the program 'x' is not on PATH" -> "the program x on
     PATH"; any other reason is kept as it is. Plain text (section 04 glues it as text).
 
     >>> needs_phrase("deepseek-ocr: the environment variable DEEPSEEK_OCR_BASE_URL is not set")
-    'DEEPSEEK_OCR_BASE_URL set (the address of its server)'
+    "DEEPSEEK_OCR_BASE_URL set to its server's address"
     >>> needs_phrase("tesseract: the program 'tesseract' is not on PATH")
     'the program tesseract on PATH'
     """
     r = re.sub(r"^[\w.-]+: ", "", short_reason(reason).strip())
     m = re.fullmatch(r"the environment variable (\w+) is not set", r)
     if m:
-        return f"{m.group(1)} set (the address of its server)"
+        return f"{m.group(1)} set to its server's address"
     m = re.fullmatch(r"the program '([^']+)' is not on PATH", r)
     if m:
         return f"the program {m.group(1)} on PATH"
