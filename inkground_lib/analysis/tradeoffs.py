@@ -378,8 +378,8 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
 
 def needs_phrase(reason: str) -> str:
     """What a variant that cannot run needs, from its reason (without the engine's "name: " prefix): "the
-    environment variable X is not set" -> "X set to its server's address", "the program 'x' is not on PATH" -> "the program x on
-    PATH"; any other reason is kept as it is. Plain text (section 04 glues it as text).
+    environment variable X is not set" -> "X set to its server's address", "the program 'x' is not on PATH" ->
+    "the program x on PATH"; any other reason is kept as it is. Plain text (section 04 glues it as text).
 
     >>> needs_phrase("deepseek-ocr: the environment variable DEEPSEEK_OCR_BASE_URL is not set")
     "DEEPSEEK_OCR_BASE_URL set to its server's address"
