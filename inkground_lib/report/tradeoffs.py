@@ -22,6 +22,7 @@ from inkground_lib.analysis.tradeoffs import (
     REFERENCE_METRICS,
     REFERENCE_NAMES,
     RankFlip,
+    other_reference,
     pareto_front,
 )
 from inkground_lib.core.defaults import BETTER, METRIC_LABELS
@@ -431,11 +432,10 @@ def reference_table(a) -> dict[str, pd.DataFrame]:
     page-bootstrap intervals and rank (1 = best) against the run's reference and against the other, from an
     :class:`inkground_lib.analysis.tradeoffs.Analysis`."""
     out = {}
-    for ds, other in (a.reference_summaries or {}).items():
+    for ds, other in (getattr(a, "reference_summaries", None) or {}).items():
         own = a.summary[a.summary["dataset"] == ds]
-        ref = str(a.runs[0].reference) if a.runs else "reference"
-        ref = next((r.reference for r in a.runs if r.dataset == ds), ref)
-        oth = "true" if ref == "reference" else "reference"
+        ref = next((r.reference for r in a.runs if r.dataset == ds), "reference")
+        oth = other_reference(ref)
         rows = []
         for m in REFERENCE_METRICS:
             ranks = {}
@@ -510,7 +510,7 @@ def page_numbers(a) -> dict:
         "n_datasets": int(s["dataset"].nunique()) if len(s) else 0,
         "systems_text": ", ".join(sorted(s["label"].astype(str).unique())) or "none",
         "tau_text": tau_text,
-        "flips_text": flips_text(a.flips or [], list(a.reference_summaries or {})),
+        "flips_text": flips_text(getattr(a, "flips", None) or [], list(getattr(a, "reference_summaries", None) or {})),
         "ours_classes_text": classes or missing("no Style classifier ran"),
         "paper_classes_text": paper_cls or missing("not reported"),
     }
