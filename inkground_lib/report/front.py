@@ -316,7 +316,7 @@ def front_page(n: FrontNumbers) -> str:
 
 def write_front_page(path, numbers: FrontNumbers | None = None, root: Path = ROOT, **inputs) -> Path:
     """Write :func:`front_page` to ``path`` (atomically); ``numbers`` default to
-    :func:`front_page_numbers` of ``root`` with ``inputs`` (eval_runs, pseudo_run, dataset_stats)."""
+    :func:`front_page_numbers` of ``root`` with ``inputs`` (eval_runs, pseudo_run, dataset_stats, executed)."""
     numbers = front_page_numbers(root, **inputs) if numbers is None else numbers
     return atomic_write_text(Path(path), front_page(numbers))
 

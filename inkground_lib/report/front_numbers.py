@@ -275,11 +275,12 @@ def configured_repository(root: Path) -> tuple[str | None, str]:
     return (url, "_config.yml") if url else (None, "")
 
 
-def build_sections(root: Path) -> list[dict]:
+def build_sections(root: Path, executed: Iterable | None = None) -> list[dict]:
     """This build's section records (:func:`inkground_lib.report.reproducibility.section_records` of the
-    executed notebooks under ``root``), the same records the reproducibility page shows; [] where none."""
+    executed notebooks ``executed``, default those under ``root``), the same records the reproducibility page
+    shows; [] where none."""
     try:
-        return section_records(executed_notebooks(root), root)
+        return section_records(executed_notebooks(root) if executed is None else list(executed), root)
     except (OSError, ValueError):
         return []
 
@@ -295,12 +296,14 @@ def repository_url(config: Path) -> str | None:
 
 
 def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, pseudo_run=None,
-                       dataset_stats: Mapping | None = None, registry: dict | None = None) -> FrontNumbers:
+                       dataset_stats: Mapping | None = None, registry: dict | None = None,
+                       executed: Iterable | None = None) -> FrontNumbers:
     """The front page's inputs, read from files under ``root``.
 
     Without ``eval_runs``, ``pseudo_run`` and ``dataset_stats`` the book's default run outputs under ``root``
     are used (:func:`inkground_lib.report.reviewers.default_inputs`, the same inputs as the reviewers' page);
-    given any of them, only what is given (a test book's runs). ``pseudo_run``: a section-02 run folder."""
+    given any of them, only what is given (a test book's runs). ``pseudo_run``: a section-02 run folder;
+    ``executed``: the executed section notebooks whose run times the page gives (default: ``root``'s)."""
     root = Path(root)
     if eval_runs is None and pseudo_run is None and dataset_stats is None:
         inp = default_inputs(root)
@@ -339,5 +342,5 @@ def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, 
         bench=bench_numbers(root / BENCH_RESULT), repo_url=repo_url,
         citation=citation_numbers(root / "CITATION.cff"), unipen=unipen_numbers(root / UNIPEN_JSON),
         fonts=font_numbers(), code_license=code_license, flips=flips, flip_datasets=flip_datasets,
-        filters=filter_numbers(pseudo_dir) if pseudo is not None else {}, sections=build_sections(root),
+        filters=filter_numbers(pseudo_dir) if pseudo is not None else {}, sections=build_sections(root, executed),
         repo_source=repo_source)
