@@ -20,6 +20,7 @@ from inkground_lib.components.metrics import readability, trajectory
 from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
+    "inkground_lib.analysis.tradeoffs": 8,
     "inkground_lib.components.derenderers.tracer.features": 2,
     "inkground_lib.components.metrics.order": 10,
     "inkground_lib.components.metrics.readability": 21,
@@ -43,6 +44,7 @@ EXAMPLES = {
     "inkground_lib.formats.xmlsafe": 2,
     "inkground_lib.pseudo.raters": 5,
     "inkground_lib.report.format": 4,
+    "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,
     "inkground_lib.report.pseudo_labels": 7,
     "inkground_lib.report.table_view": 5,
