@@ -309,6 +309,20 @@ def test_median_gap_interval():
     assert all(math.isnan(x) for x in median_gap([], [1.0]))
 
 
+def test_analyse_lists_a_variant_that_cannot_run_once_and_has_no_second_reference(tiny_run, monkeypatch):
+    from inkground_lib.analysis.tradeoffs import analyse
+    from inkground_lib.report.tradeoffs import page_numbers
+
+    monkeypatch.delenv("DEEPSEEK_OCR_BASE_URL", raising=False)
+    a = analyse([tiny_run[0]], n_boot=20, spacings=(), ocr_engines=("deepseek-ocr",))
+    assert a.prose["not_run_text"] == ("Not run in this build, so not in the tables: OCR deepseek-ocr: not run here "
+                                       "(needs DEEPSEEK_OCR_BASE_URL set to its server's address).")
+    t = next(iter(a.rank_tables.values()))
+    assert not any(v == "OCR deepseek-ocr" for _, v in t.index)
+    assert a.reference_summaries == {} and a.flips == []  # one reference only: nothing to compare
+    assert "not measured here" in page_numbers(a)["flips_text"]
+
+
 def test_unknown_ocr_engine_is_an_error_not_a_silent_skip(tiny_run):
     run = load_eval_run(tiny_run[0])
     with pytest.raises(ValueError, match="unknown OCR engine"):

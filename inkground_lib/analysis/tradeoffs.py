@@ -587,6 +587,8 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
                 "baselines of section 3." if not len(api) else
                 f"VLM outputs were scored here: {', '.join(sorted(set(api['system'])))}.")
     unavailable = [f"{name}: not run here (needs {needs_phrase(why)})" for name, why in not_run_variants(variants).items()]
+    not_run_text = ("Not run in this build, so not in the tables: " + "; ".join(unavailable) + "." if unavailable
+                    else "Every variant ran in this build.")
     tau_all = taus["lowest tau"].dropna()
     spearman = [f"{ds}: DTW-AR {c.loc['DTW', 'AR']:.2f}, DTW-Style {c.loc['DTW', 'Style']:.2f}, "
                 f"AR-Style {c.loc['AR', 'Style']:.2f}" for ds, c in corr.items()]
@@ -601,6 +603,7 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
         "min_tau": float(tau_all.min()) if len(tau_all) else float("nan"),
         "min_tau_at": min_tau_at or "none",
         "unavailable_text": "; ".join(unavailable) or "none: every variant ran",
+        "not_run_text": not_run_text,
         "spearman_text": "; ".join(spearman), "chance_text": chance_text,
         "n_paper_checks": int(claim_tab["check_ok"].notna().sum()),
         "n_paper_checks_ok": int((claim_tab["check_ok"] == True).sum()),  # noqa: E712
