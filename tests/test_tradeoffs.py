@@ -315,7 +315,7 @@ def test_analyse_lists_a_variant_that_cannot_run_once_and_has_no_second_referenc
 
     monkeypatch.delenv("DEEPSEEK_OCR_BASE_URL", raising=False)
     a = analyse([tiny_run[0]], n_boot=20, spacings=(), ocr_engines=("deepseek-ocr",))
-    assert a.prose["not_run_text"] == ("Not run in this build, so not in the tables: OCR deepseek-ocr: not run here "
+    assert a.prose["not_run_text"] == ("Variants not in the tables: OCR deepseek-ocr, not run here "
                                        "(needs DEEPSEEK_OCR_BASE_URL set to its server's address).")
     t = next(iter(a.rank_tables.values()))
     assert not any(v == "OCR deepseek-ocr" for _, v in t.index)

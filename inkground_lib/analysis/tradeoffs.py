@@ -586,8 +586,8 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
                 "VLMs are checked against its own reported numbers only; the systems measured here are the offline "
                 "baselines of section 3." if not len(api) else
                 f"VLM outputs were scored here: {', '.join(sorted(set(api['system'])))}.")
-    unavailable = [f"{name}: not run here (needs {needs_phrase(why)})" for name, why in not_run_variants(variants).items()]
-    not_run_text = ("Not run in this build, so not in the tables: " + "; ".join(unavailable) + "." if unavailable
+    unavailable = [f"{name}, not run here (needs {needs_phrase(why)})" for name, why in not_run_variants(variants).items()]
+    not_run_text = ("Variants not in the tables: " + "; ".join(unavailable) + "." if unavailable
                     else "Every variant ran in this build.")
     tau_all = taus["lowest tau"].dropna()
     spearman = [f"{ds}: DTW-AR {c.loc['DTW', 'AR']:.2f}, DTW-Style {c.loc['DTW', 'Style']:.2f}, "
