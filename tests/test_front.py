@@ -245,9 +245,9 @@ def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
     # the run outputs each section read and wrote, from the values it ran with (its parameters cell + papermill's)
     # (a run folder's own files only: notes.txt is not one; the papermill-injected run_dir wins over the default)
     assert "## Run outputs" in text
-    assert ("| 02_pseudo_labels | `data/datasets/synth`: not found | `run02`: summary.json, benchmark/ (2 files) |"
-            in text), text
-    assert "| 01 | \u2014 (nothing: the page only) | \u2014 (nothing: the page only) |" in text
+    assert ("* **02_pseudo_labels** read `data/datasets/synth` (not found); wrote `run02` (summary.json, "
+            "benchmark/ with 2 files)." in text), text
+    assert "* **01** read nothing; wrote nothing (the page only)." in text
     state = git_state(ROOT)
     assert re.fullmatch(r"`[0-9a-f]{7,}`( with uncommitted changes)?", state), state
     assert git_state(tmp_path).startswith("\u2014")  # not a checkout: an em dash with the reason

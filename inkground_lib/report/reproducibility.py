@@ -130,14 +130,14 @@ def run_outputs(path: str, root: Path = ROOT, patterns=RUN_PATTERNS) -> str:
     if not p.is_dir():
         return "not found"
     if (p / "manifest.json").is_file():
-        return "dataset (manifest.json and its pages)"
+        return "a dataset folder"
     names = []
     for pat in patterns:
         top = pat.split("/", 1)[0]
         for q in sorted(p.glob(top)):
             if q.is_dir():
                 n = sum(1 for f in q.rglob("*") if f.is_file())
-                label = f"{q.name}/ ({n} file{'' if n == 1 else 's'})"
+                label = f"{q.name}/ with {n} file{'' if n == 1 else 's'}"
             else:
                 label = q.name
             if label not in names:
@@ -200,14 +200,15 @@ def write_reproducibility_page(path: Path, executed: list[Path], datasets: dict[
                      f"`{r['fingerprint'][:12]}` |")
     lines += ["", "## Run outputs", "",
               "What each section read and wrote, from the parameters it ran with (paths from the repository's "
-              "folder; every number in this book comes from these files):", "",
-              "| section | read | wrote |", "|---|---|---|"]
-    def io_cell(paths, patterns=RUN_PATTERNS):
-        return ("<br>".join(f"`{p}`: {run_outputs(p, root, patterns)}" for p in paths) or
-                "\u2014 (nothing: the page only)")
+              "folder; every number in this book comes from these files):", ""]
+
+    def io_text(paths, patterns=RUN_PATTERNS):
+        return "; ".join(f"`{p}` ({run_outputs(p, root, patterns)})" for p in paths)
 
     for r in records:
-        lines.append(f"| {r['section']} | {io_cell(r['reads'], r['read_patterns'])} | {io_cell(r['writes'])} |")
+        read = io_text(r["reads"], r["read_patterns"]) or "nothing"
+        wrote = io_text(r["writes"]) or "nothing (the page only)"
+        lines.append(f"* **{r['section']}** read {read}; wrote {wrote}.")
     lines += ["", "## Datasets", "", "| dataset | kind | pages | words | sha256 |", "|---|---|---|---|---|"]
     for name, d in datasets.items():
         lines.append(f"| {name} | {d.get('kind', '')} | {d.get('pages', '')} | {d.get('words', '')} | "
