@@ -122,8 +122,9 @@ def _paths(values: dict, names) -> list[str]:
 
 def run_outputs(path: str, root: Path = ROOT, patterns=RUN_PATTERNS) -> str:
     """What a folder of the build holds, for the page: a run folder's files (the names section 02 or 03
-    writes, :data:`inkground_lib.core.run_files.RUN_PATTERNS`; a folder of them as "name/ (N files)"), a
-    dataset folder as "dataset", a file as itself; "not found" where nothing is there."""
+    writes, :data:`inkground_lib.core.run_files.RUN_PATTERNS`, or those of ``patterns``; a folder of them as
+    "name/ with N files"), a dataset folder as "a dataset folder", a file as "file"; "not found" where nothing is
+    there."""
     p = Path(path) if Path(path).is_absolute() else Path(root) / path
     if p.is_file():
         return "file"
