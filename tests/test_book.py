@@ -75,7 +75,8 @@ def built_book(tmp_path_factory):
 
     # the front page from the same runs (book/intro.md includes it); repository files (CITATION.cff, LICENSE,
     # the benchmark result, _config.yml, the paper's claims) are read from the repository
-    write_front_page(sections / "front.md", root=ROOT, eval_runs=[tmp / "run03"], pseudo_run=tmp / "run02")
+    write_front_page(sections / "front.md", root=ROOT, eval_runs=[tmp / "run03"], pseudo_run=tmp / "run02",
+                     executed=executed)
     from inkground_lib.report.tracer_page import write_tracer_page
 
     write_tracer_page(sections)  # the shipped model card and curves

@@ -22,6 +22,7 @@ from inkground_lib.components.style import metric as style_metric
 EXAMPLES = {
     "inkground_lib.analysis.check_language": 3,
     "inkground_lib.analysis.origins": 6,
+    "inkground_lib.analysis.tradeoffs": 8,
     "inkground_lib.components.derenderers.tracer.features": 2,
     "inkground_lib.components.metrics.order": 10,
     "inkground_lib.components.metrics.readability": 21,
@@ -47,6 +48,7 @@ EXAMPLES = {
     "inkground_lib.pseudo.derenderer_comparison": 3,
     "inkground_lib.pseudo.raters": 5,
     "inkground_lib.report.format": 4,
+    "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,
     "inkground_lib.report.pseudo_labels": 7,
     "inkground_lib.report.table_view": 5,

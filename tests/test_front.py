@@ -125,15 +125,84 @@ def test_benchmark_times_repository_link_and_citation(tmp_path, registry):
         "first make book: 830.0 s wall (including installation); load average 1.09\n"
         "second make book (nothing changed): 21.0 s wall\n")
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "took 830 s (13.8 min) of wall time" in text and "took 21 s" in text
+    assert "at 830 s (13.8 min) of wall time" in text and "took 21 s" in text
     assert "x86_64 2 cores (shared), Python 3.11.7, 2026-11-30 15:40 UTC, commit e65f9b9" in text
     assert "git clone https://example.org/inkground inkground" in text
     assert "<https://example.org/inkground>" in text
     assert "version 0.1.0" in text and "licence MIT" in text  # from CITATION.cff
-    # without a repository address in _config.yml: no link, and the page says why
+    # without a repository address anywhere: no link, no placeholder, and the page says to use the copy you have
     (root / "_config.yml").write_text("title: x\n# repository:\n#   url: https://example.org/x\n")
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "https://example.org" not in text and "configures no repository address" in text
+    assert "https://example.org" not in text and "No repository address is configured here" in text
+    assert "start from the copy you have" in text and "<repository URL>" not in text and "git clone http" not in text
+    # CITATION.cff's repository-code, or a pyproject source URL, is a configured address too
+    cff = (root / "CITATION.cff").read_text()
+    (root / "CITATION.cff").write_text(cff + "repository-code: https://example.org/cff-repo\n")
+    assert front_numbers.configured_repository(root) == ("https://example.org/cff-repo", "CITATION.cff")
+    (root / "CITATION.cff").write_text(cff)
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\n[project.urls]\nHomepage = "https://example.org/h"\n'
+                                         'Source-Code = "https://example.org/src"\n')
+    assert front_numbers.configured_repository(root) == ("https://example.org/src", "pyproject.toml")
+    text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
+    assert "git clone https://example.org/src inkground" in text
+
+
+def _true_run(d: Path, box=(0.255, 0.251, 0.258), font=(0.227, 0.221, 0.232)) -> Path:
+    """A section-03 run folder scored against both references: box ahead of font on DTW against the pseudo-labels,
+    the converse against the truth (``box`` and ``font``: DTW with its interval against the truth)."""
+    d.mkdir(parents=True)
+    for ref, rows in (("reference", {"box": (0.287, 0.282, 0.291), "font": (0.299, 0.289, 0.307),
+                                     "skeleton": (0.0, 0.0, 0.0)}),
+                      ("true", {"box": box, "font": font, "skeleton": (0.137, 0.129, 0.144)})):
+        (d / f"facts-{ref}.json").write_text(json.dumps({"dataset": "synth-benchmark", "dataset_kind": "benchmark",
+                                                         "reference": ref, "settings": {}, "unavailable": {}}))
+        pd.DataFrame([{"system": s, "label": f"{s.title()} baseline (x)", "kind": "local", "n_words": 10,
+                       "n_pages": 2, "dtw": v, "dtw_lo": lo, "dtw_hi": hi, "chamfer": 0.1, "ar": 0.5, "style": 0.1}
+                      for s, (v, lo, hi) in rows.items()]).to_csv(d / f"summary-{ref}.csv", index=False)
+    return d
+
+
+def test_what_this_book_found_is_computed_and_conditional(tmp_path, registry):
+    root = _root(tmp_path)
+    pseudo = _pseudo_run(root / "run02")
+    rng = __import__("numpy").random.default_rng(0)
+    pages = pd.DataFrame({"page": [f"p{i}" for i in range(60)], "ocr_pass": [i % 3 != 0 for i in range(60)],
+                          "kept": [i % 3 == 1 for i in range(60)],
+                          "dtw": 0.14 + rng.normal(0, 0.01, 60) - [0.03 * (i % 3 == 1) for i in range(60)]})
+    pages.to_csv(pseudo / "pages.csv", index=False)
+    n = front_page_numbers(root, eval_runs=[_true_run(root / "run03")], pseudo_run=pseudo, registry=registry)
+    text = front_page(n)
+    found = text.split("## What this book found", 1)[1].split("## What this book measured", 1)[0]
+    assert "the choice of reference reverses a ranking" in found
+    assert "Font baseline has the lower DTW (0.227 \\[0.221, 0.232\\] against 0.255 \\[0.251, 0.258\\]" in found
+    # the filters: the kept pages are 0.03 nearer the truth (yes); OCR-passed and failed pages are not (no)
+    ocr, raters = n.filters["ocr"], n.filters["raters"]
+    assert raters["hi"] < 0 and "**Yes** for the {term}`rater filter`" in found
+    assert f"{raters['median_a']:.3f} against {raters['median_b']:.3f}" in found
+    assert (ocr["lo"] < 0 < ocr["hi"]) == ("**No** for the {term}`OCR filter`: pages that passed it are as far" in found)
+    assert "The raters here are simulated" in found
+    # overlapping intervals on both sides: no flip is stated, and the page says so
+    n = front_page_numbers(root, eval_runs=[_true_run(root / "run03b", box=(0.25, 0.2, 0.3), font=(0.24, 0.2, 0.3))],
+                           pseudo_run=pseudo, registry=registry)
+    found = front_page(n).split("## What this book measured", 1)[0]
+    assert "reverses a ranking" not in found and "reverses no order of two systems" in found
+    assert not re.search(r"\b(?:nan|NaN|None)\b", front_page(n))
+
+
+def test_the_run_box_time_is_this_builds_own(tmp_path, registry):
+    root = _root(tmp_path)
+    sections = root / "book" / "sections"
+    sections.mkdir(parents=True)
+    for name, secs in (("02_pseudo_labels", 207.6), ("03_model_evaluation", 344.0)):
+        nb = {"cells": [], "metadata": {"inkground": {"section": name},
+                                        "papermill": {"parameters": {}, "duration": secs,
+                                                      "end_time": "2026-11-30T18:44:36+00:00"}}}
+        (sections / f"{name}.ipynb").write_text(json.dumps(nb))
+    text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
+    assert "In this build the sections took 552 s (9.2 min) in all (02 208 s (3.5 min), 03 344 s (5.7 min))" in text
+    shutil.rmtree(sections)
+    text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
+    assert "This build's section run times: \u2014 not recorded" in text
 
 
 def test_the_real_config_and_code_licence(tmp_path, registry):
@@ -154,17 +223,31 @@ def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
         write_reproducibility_page,
     )
 
-    nb = {"cells": [], "metadata": {"inkground": {"section": "02_pseudo_labels", "fingerprint": "ab" * 32},
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "outputs": [],
+                     "source": 'candidates = "data/datasets/synth"\nrun_dir = "no/such/run"\n'},
+                    {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "outputs": [],
+                     "source": 'run_dir = "run02"\n'}],
+          "metadata": {"inkground": {"section": "02_pseudo_labels", "fingerprint": "ab" * 32},
                                     "papermill": {"parameters": {"ocr_threshold": 0.9}, "duration": 207.61,
                                                   "end_time": "2026-11-30T18:44:36.742046+00:00"}}}
     (tmp_path / "02.ipynb").write_text(json.dumps(nb))
     (tmp_path / "01.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+    (tmp_path / "run02" / "benchmark" / "pages").mkdir(parents=True)
+    for f in ("run02/summary.json", "run02/notes.txt", "run02/benchmark/manifest.json", "run02/benchmark/pages/a.png"):
+        (tmp_path / f).write_text("{}")
     text = write_reproducibility_page(tmp_path / "r.md", [tmp_path / "02.ipynb", tmp_path / "01.ipynb"], {},
-                                      built_at="2026-11-30 20:00 UTC", commit="`abc1234`").read_text()
+                                      built_at="2026-11-30 20:00 UTC", commit="`abc1234`",
+                                      root=tmp_path).read_text()
     assert "Built 2026-11-30 20:00 UTC from commit `abc1234`." in text
     assert "| 02_pseudo_labels | `ocr_threshold=0.9` | 208 s (3.5 min) | 2026-11-30 18:44 |" in text
     assert "| 01 | defaults | \u2014 (not recorded) | \u2014 (not recorded) |" in text
     assert ".venv/bin/inkground run 01" in text and "\ninkground run" not in text
+    # the run outputs each section read and wrote, from the values it ran with (its parameters cell + papermill's)
+    # (a run folder's own files only: notes.txt is not one; the papermill-injected run_dir wins over the default)
+    assert "## Run outputs" in text
+    assert ("* **02_pseudo_labels** read `data/datasets/synth` (not found); wrote `run02` (summary.json, "
+            "benchmark/ with 2 files)." in text), text
+    assert "* **01** read nothing; wrote nothing (the page only)." in text
     state = git_state(ROOT)
     assert re.fullmatch(r"`[0-9a-f]{7,}`( with uncommitted changes)?", state), state
     assert git_state(tmp_path).startswith("\u2014")  # not a checkout: an em dash with the reason

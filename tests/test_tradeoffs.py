@@ -12,11 +12,15 @@ from inkground_lib.analysis.tradeoffs import (
     casefold_counts,
     definition_variants,
     kendall_table,
+    median_gap,
     metric_correlations,
+    not_run_variants,
+    other_reference_run,
     paper_points,
     pareto_front,
     point_values,
     rank_table,
+    reference_flips,
     rescore_geometry,
     style_chance_table,
 )
@@ -95,8 +99,11 @@ def test_rank_table_ranks_tau_and_unavailable_reason():
     assert t.loc[("DTW", "valid only"), "Kendall tau vs default"] == pytest.approx(1 / 3)
     assert t.loc[("DTW", "reversed"), "Kendall tau vs default"] == pytest.approx(-1.0)
     assert t.loc[("DTW", "default"), "Kendall tau vs default"] == 1.0
-    assert t.loc[("AR", "OCR foo"), "a"] == "not available here: foo is not installed"
-    assert math.isnan(t.loc[("AR", "OCR foo"), "Kendall tau vs default"])
+    # a variant that cannot run has no row of dashes: it is listed once, with what it needs
+    assert ("AR", "OCR foo") not in t.index and list(t.columns)[:3] == ["a", "b", "c"]
+    na_cr = Variant("cr", "OCR foo", reason="not available here: foo is not installed; more detail")
+    assert not_run_variants({"toy": [d, na, na_cr], "other": [na]}) == {"OCR foo": "foo is not installed"}
+    assert not_run_variants([d, v]) == {}
     k = kendall_table({"toy": t})
     assert k.loc["toy", "lowest tau"] == pytest.approx(-1.0) and k.loc["toy", "at"] == "DTW: reversed"
 
@@ -201,6 +208,119 @@ def test_definition_variants_on_tiny_run(tiny_run):
     vs2 = definition_variants(run, spacings=(0.1,), ocr_engines=())
     miss = next(v for v in vs2 if v.metric == "dtw" and v.name == "spacing 0.1")
     assert not miss.available and miss.reason.startswith("not available here") and "dataset_dir" in miss.reason
+
+
+def test_the_other_reference_is_a_variant_where_section_03_scored_both(tiny_run, tmp_path):
+    import shutil
+
+    run_dir, ds_dir, scores = tiny_run
+    assert other_reference_run(load_eval_run(run_dir)) is None  # one reference only: no variant, no row
+    vs = definition_variants(load_eval_run(run_dir), spacings=(), ocr_engines=())
+    assert not any(v.name.startswith("against") for v in vs)
+    d = shutil.copytree(run_dir, tmp_path / "run")
+    true = scores.copy()
+    true.loc[true["system"] == "reference", "dtw"] += 9.0  # the references now trace worse than the box
+    true.to_csv(d / "scores-true.csv", index=False)
+    facts = json.loads((d / "facts-reference.json").read_text())
+    (d / "facts-true.json").write_text(json.dumps({**facts, "reference": "true"}))
+    run = load_eval_run(d)
+    other = other_reference_run(run)
+    assert other is not None and other.reference == "true"
+    vs = definition_variants(run, spacings=(), ocr_engines=(), other=other)
+    names = {(v.metric, v.name) for v in vs}
+    assert {("dtw", "against the writers' true trajectories"), ("chamfer", "against the writers' true trajectories"),
+            ("style", "against the writers' true trajectories")} <= names
+    assert ("ar", "against the writers' true trajectories") not in names  # AR compares with the text
+    t = rank_table(vs)
+    row = t.loc[("DTW", "against the writers' true trajectories")]
+    assert row["box"] == 1 and row["reference"] == 2 and row["Kendall tau vs default"] == pytest.approx(-1.0)
+
+
+def _two_references(box_true=(0.255, 0.251, 0.258), font_true=(0.227, 0.221, 0.232)):
+    cham = {"reference": 0.0, "skeleton": 0.0, "box": 0.17, "font": 0.10}  # the same order against both
+    def frame(vals):
+        rows = []
+        for sys_, (v, lo, hi) in vals.items():
+            rows.append({"dataset": "toy", "system": sys_, "label": f"{sys_.title()} baseline (a note)",
+                         "dtw": v, "dtw_lo": lo, "dtw_hi": hi, "chamfer": cham[sys_], "chamfer_lo": cham[sys_] - 0.01,
+                         "chamfer_hi": cham[sys_] + 0.01})
+        return pd.DataFrame(rows)
+
+    pseudo = frame({"reference": (0.0, 0.0, 0.0), "skeleton": (0.0, 0.0, 0.0), "box": (0.287, 0.282, 0.291),
+                    "font": (0.299, 0.289, 0.307)})
+    truth = frame({"reference": (0.137, 0.129, 0.144), "skeleton": (0.137, 0.129, 0.144), "box": box_true,
+                   "font": font_true})
+    return pseudo, truth
+
+
+def test_reference_flips_are_found_only_where_intervals_are_apart():
+    from inkground_lib.report.tradeoffs import flips_text
+
+    pseudo, truth = _two_references()
+    flips = reference_flips(pseudo, truth, "reference")
+    # box < font against the pseudo-labels, font < box against the truth; the references themselves (DTW 0
+    # against the pseudo-labels) are never part of a flip; Chamfer keeps its order
+    assert [(f.metric, f.ahead, f.behind) for f in flips] == [("dtw", "box", "font")]
+    f = flips[0]
+    assert f.apart == {"reference": False, "true": True} and f.values["true"]["font"] == (0.227, 0.221, 0.232)
+    text = flips_text(flips, ["toy"])
+    assert ("against the pseudo-labels the Box baseline has the lower DTW (0.287 [0.282, 0.291] against 0.299 "
+            "[0.289, 0.307] word heights, intervals overlapping)") in text
+    assert ("against the writers' true trajectories the Font baseline has the lower DTW (0.227 [0.221, 0.232] "
+            "against 0.255 [0.251, 0.258] word heights, intervals apart)") in text
+    # the same reversal with overlapping intervals on both sides is not stated as a flip
+    pseudo, truth = _two_references(box_true=(0.255, 0.22, 0.26), font_true=(0.25, 0.21, 0.27))
+    assert reference_flips(pseudo, truth, "reference") == []
+    text = flips_text([], ["toy"])
+    assert "reverses no order of two systems" in text and "Box" not in text
+    # the converse direction: read against the truth, the other reference is the pseudo-labels
+    pseudo, truth = _two_references()
+    g = reference_flips(truth, pseudo, "true")[0]
+    assert (g.ahead, g.behind, g.other) == ("font", "box", "reference")
+
+
+def test_section_03_summary_states_the_flip_only_where_intervals_are_apart():
+    from types import SimpleNamespace
+
+    from inkground_lib.report.evaluation import summary_text
+
+    def res(summary, reference):
+        return SimpleNamespace(summary=summary, runs={s: SimpleNamespace(label=s) for s in summary["system"]},
+                               unavailable={}, dataset="toy", reference=reference)
+
+    pseudo, truth = _two_references()
+    for t in (pseudo, truth):
+        t["ar"] = 0.5
+    text = summary_text(res(pseudo, "reference"), res(truth, "true"))
+    assert "the choice of reference reverses a ranking" in text and "0.227 [0.221, 0.232]" in text
+    pseudo, truth = _two_references(box_true=(0.255, 0.22, 0.26), font_true=(0.25, 0.21, 0.27))
+    for t in (pseudo, truth):
+        t["ar"] = 0.5
+    text = summary_text(res(pseudo, "reference"), res(truth, "true"))
+    assert "reverses a ranking" not in text and "reverses no order of two systems" in text
+
+
+def test_median_gap_interval():
+    d, lo, hi = median_gap([1.0, 1.1, 0.9, 1.0] * 10, [2.0, 2.1, 1.9, 2.0] * 10, n_boot=500)
+    assert d == pytest.approx(-1.0) and hi < 0  # apart: the first group is clearly lower
+    d, lo, hi = median_gap([1.0, 2.0, 3.0] * 10, [1.0, 2.0, 3.0] * 10, n_boot=500)
+    assert d == 0 and lo < 0 < hi
+    assert median_gap([1.0, 2.0], [1.0], n_boot=50, seed=3) == median_gap([1.0, 2.0], [1.0], n_boot=50, seed=3)
+    assert all(math.isnan(x) for x in median_gap([], [1.0]))
+
+
+def test_analyse_lists_a_variant_that_cannot_run_once_and_has_no_second_reference(tiny_run, monkeypatch):
+    from inkground_lib.analysis.tradeoffs import analyse
+    from inkground_lib.report.tradeoffs import page_numbers
+
+    monkeypatch.delenv("DEEPSEEK_OCR_BASE_URL", raising=False)
+    a = analyse([tiny_run[0]], n_boot=20, spacings=(), ocr_engines=("deepseek-ocr",))
+    assert a.prose["not_run_text"] == ("Variants not in the tables: OCR deepseek-ocr, not run here "
+                                       "(needs DEEPSEEK_OCR_BASE_URL set to its server's address).")
+    t = next(iter(a.rank_tables.values()))
+    assert not any(v == "OCR deepseek-ocr" for _, v in t.index)
+    assert a.reference_summaries == {} and a.flips == []  # one reference only: nothing to compare
+    assert "not measured here" in page_numbers(a)["flips_text"]
 
 
 def test_unknown_ocr_engine_is_an_error_not_a_silent_skip(tiny_run):
@@ -407,9 +527,9 @@ def test_section_04_tables_are_human():
     t = rank_table(vs)
     view = rank_view(t, vs, "Table 4.4a: ranks on toy")
     html, text = _html_ok(view)
-    # the reason is one footnote, not repeated in every cell; the variant names are not folded away
-    assert text.count("torch.cuda.is_available() is False") == 1
-    assert sum("torch.cuda" in n for n in view.notes) == 1
+    # a variant that cannot run has no row (no dashes, no footnote): the prose lists it once
+    assert "OCR deepseek-ocr" not in text and "torch.cuda" not in text and "\u2014 *" not in text
+    assert not_run_variants(vs) == {"OCR deepseek-ocr": "deepseek-ocr: torch.cuda.is_available() is False"}
     assert text.count("default (spacing 0.05, all words)") == 2
     _html_ok(taus_view(kendall_table({"toy": t}), "Table 4.5: taus"))
     html, text = _html_ok(corr_view(metric_correlations(s), "Table 4.6a: Spearman, toy"))
@@ -428,6 +548,7 @@ def test_page_numbers_never_print_nan():
     a = SimpleNamespace(summary=summ, taus=taus, reported=paper_numbers(), variants={}, prose={})
     nums = page_numbers(a)
     assert "no definition variant could be compared" in nums["tau_text"]
+    assert "not measured here" in nums["flips_text"]  # no dataset scored against both references
     assert nums["n_systems"] == 4 and nums["n_datasets"] == 2
     assert "41 writers" in nums["ours_classes_text"] and "537 pages" in nums["paper_classes_text"]
     for v in nums.values():

@@ -1,8 +1,10 @@
-"""Section 04: Pareto fronts, definition variants, ranking stability, correlations, Style chance."""
+"""Section 04: Pareto fronts, definition variants (the reference among them), ranking stability, the ranking
+flips the choice of reference causes, correlations, Style chance."""
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -20,8 +22,8 @@ from inkground_lib.core.defaults import (
     VARIANT_OCR_ENGINES,
     VARIANT_SPACINGS,
 )
-from inkground_lib.core.run_files import REFERENCES, facts_json
-from inkground_lib.core.run_loaders import EvalRun, load_eval_runs
+from inkground_lib.core.run_files import REFERENCES, facts_json, scores_csv
+from inkground_lib.core.run_loaders import EvalRun, load_eval_run, load_eval_runs
 from inkground_lib.core.text import short_reason
 from inkground_lib.evaluation.items import record_ink, reference_inks, target_dataset
 from inkground_lib.evaluation.predict import predict_system
@@ -213,10 +215,44 @@ class Variant:
         return self.values is not None
 
 
+REFERENCE_METRICS = ("dtw", "chamfer", "style")
+"""The metrics whose value depends on the reference inks (DTW and Chamfer compare with them, Style's classifier is
+trained on them); AR and CR compare the OCR reading with the word's text, the same against any reference."""
+
+REFERENCE_NAMES = {"reference": "the pseudo-labels", "true": "the writers' true trajectories"}
+"""What each reference of a section-03 run is, as prose (on a benchmark set: its pseudo-labels)."""
+
+
+def other_reference(reference: str) -> str:
+    """The reference a run was not read for: "true" for "reference" and the converse."""
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
+    return REFERENCES[1 - REFERENCES.index(reference)]
+
+
+def other_reference_run(run: EvalRun) -> EvalRun | None:
+    """The same section-03 run folder read for the other reference (:func:`other_reference`), or None where
+    section 03 scored it against one reference only (a recorded set, whose references are the recorded pen
+    paths themselves: no scores-true.csv)."""
+    other = other_reference(run.reference)
+    if not (scores_csv(run.run_dir, other).is_file() and facts_json(run.run_dir, other).is_file()):
+        return None
+    return load_eval_run(run.run_dir, other)
+
+
+def reference_variant_name(reference: str) -> str:
+    """The rank tables' name of the variant scored against ``reference``."""
+    return f"against {REFERENCE_NAMES[reference]}"
+
+
 def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPACINGS,
                         ocr_engines: Sequence[str] = VARIANT_OCR_ENGINES, dataset_dir=None,
-                        progress: bool = False) -> list[Variant]:
+                        other: EvalRun | None = None, progress: bool = False) -> list[Variant]:
     """Every metric under the run's default definitions and under each variant:
+
+    * the reference (DTW, Chamfer, Style: :data:`REFERENCE_METRICS`): ``other``, the same run scored against
+      the other reference (:func:`other_reference_run`: the writers' true trajectories for a run read against
+      its pseudo-labels, and the converse), where section 03 scored both;
 
     * invalid-output rule: all words with the centre-dot / blank rule (default) vs valid outputs only;
     * resample spacing (DTW, Chamfer): each of ``spacings`` (word heights) re-scored from the cached
@@ -242,9 +278,15 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
             geo_alt[sp] = rescore_geometry(run, sp, dataset_dir, progress=progress)
         except (FileNotFoundError, ValueError) as e:
             geo_alt[sp] = f"not available here: {e}"
+    def against_other(m: str) -> None:
+        if other is not None and m in REFERENCE_METRICS:
+            out.append(Variant(m, reference_variant_name(other.reference), point_values(other.scores, m),
+                               description=f"the same predictions scored against {REFERENCE_NAMES[other.reference]}"))
+
     for m in ("dtw", "chamfer"):
         out.append(Variant(m, f"default (spacing {spacing0}, all words)", point_values(s, m), default=True,
                            description="centre-dot rule for invalid outputs"))
+        against_other(m)
         out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
         for sp, g in geo_alt.items():
             if isinstance(g, str):
@@ -276,6 +318,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
             else:
                 out.append(Variant(m, f"OCR {name}", _corpus(c)[m].reindex(sorted(s["system"].astype(str).unique()))))
     out.append(Variant("style", "default (held-out words, all outputs)", point_values(s, "style"), default=True))
+    against_other("style")
     out.append(Variant("style", "valid outputs only", point_values(s, "style", valid_only=True)))
     if "style_any" in s.columns:
         out.append(Variant("style", "all words (incl. classifier training words)",
@@ -294,7 +337,8 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
     """Ranks of every system under every variant: one row per (metric, variant), one column per system,
     plus Kendall's tau (and its p-value) between the metric's default ranking and the variant's
     (scipy.stats.kendalltau over the systems ranked by both; NaN with fewer than 2). A variant that cannot
-    be computed here has its reason in every system's cell. ``with_values``: cells "rank (value)"."""
+    be computed here has no row (:func:`not_run_variants` lists it once, with its reason). ``with_values``:
+    cells "rank (value)"."""
     from scipy.stats import kendalltau
 
     systems = list(systems) if systems is not None else sorted({s for v in variants if v.available
@@ -304,10 +348,7 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
     for v in variants:
         row = {"metric": METRIC_LABELS.get(v.metric, v.metric), "variant": v.name}
         if not v.available:
-            for s in systems:
-                row[s] = short_reason(v.reason)
-            row["Kendall tau vs default"] = np.nan
-            row["p"] = np.nan
+            continue
         else:
             r = _ranks(v.values.reindex(systems), v.metric)
             for s in systems:
@@ -331,7 +372,41 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
             row["Kendall tau vs default"] = tau
             row["p"] = p
         rows.append(row)
-    return pd.DataFrame(rows).set_index(["metric", "variant"])
+    cols = ["metric", "variant", *systems, "Kendall tau vs default", "p"]
+    return pd.DataFrame(rows, columns=cols).set_index(["metric", "variant"])
+
+
+def needs_phrase(reason: str) -> str:
+    """What a variant that cannot run needs, from its reason (without the engine's "name: " prefix): "the
+    environment variable X is not set" -> "X set to its server's address", "the program 'x' is not on PATH" ->
+    "the program x on PATH"; any other reason is kept as it is. Plain text (section 04 glues it as text).
+
+    >>> needs_phrase("deepseek-ocr: the environment variable DEEPSEEK_OCR_BASE_URL is not set")
+    "DEEPSEEK_OCR_BASE_URL set to its server's address"
+    >>> needs_phrase("tesseract: the program 'tesseract' is not on PATH")
+    'the program tesseract on PATH'
+    """
+    r = re.sub(r"^[\w.-]+: ", "", short_reason(reason).strip())
+    m = re.fullmatch(r"the environment variable (\w+) is not set", r)
+    if m:
+        return f"{m.group(1)} set to its server's address"
+    m = re.fullmatch(r"the program '([^']+)' is not on PATH", r)
+    if m:
+        return f"the program {m.group(1)} on PATH"
+    return r
+
+
+def not_run_variants(variants: dict | Sequence[Variant]) -> dict[str, str]:
+    """The variants that cannot run in this build, each once (over metrics and datasets): {variant name: what it
+    needs}, the first clause of its reason without the "not available here: " prefix, in first-seen order.
+    ``variants``: a list of :class:`Variant` or {dataset: list}."""
+    groups = variants.values() if isinstance(variants, dict) else [variants]
+    out: dict[str, str] = {}
+    for vs in groups:
+        for v in vs:
+            if not v.available:
+                out.setdefault(v.name, short_reason(v.reason.removeprefix("not available here: ")))
+    return out
 
 
 def kendall_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -348,6 +423,115 @@ def kendall_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             rows.append({"dataset": ds, "variants compared": 0, "lowest tau": np.nan, "at": "",
                          "variants with tau = 1": 0})
     return pd.DataFrame(rows).set_index("dataset")
+
+
+@dataclass
+class RankFlip:
+    """Two systems of one dataset whose order on ``metric`` is opposite against the two references.
+
+    ``ahead`` is the system ranked ahead (by point value) against ``reference`` (the run's own, e.g. the
+    pseudo-labels), ``behind`` the other; ``values[ref][system]`` = (value, lo, hi) with the page-bootstrap 95%
+    interval, and ``apart[ref]`` says whether the two intervals are apart (do not overlap) against ``ref``."""
+
+    dataset: str
+    metric: str
+    reference: str
+    other: str
+    ahead: str
+    behind: str
+    labels: dict
+    values: dict
+    apart: dict
+
+    @property
+    def resolved(self) -> bool:
+        """The flip is backed by intervals: against at least one reference the two intervals are apart."""
+        return any(self.apart.values())
+
+
+def _is_reference_itself(row) -> bool:
+    return str(row["system"]) == "reference" or (pd.notna(row.get("dtw")) and float(row["dtw"]) == 0.0)
+
+
+def reference_flips(summary: pd.DataFrame, other_summary: pd.DataFrame, reference: str,
+                    metrics: Sequence[str] = REFERENCE_METRICS) -> list[RankFlip]:
+    """Every pair of systems whose order on a metric of ``metrics`` is strictly opposite against the two
+    references of one dataset: ``summary`` scored against ``reference``, ``other_summary`` against the other
+    one (section-03 summaries: columns system, label, <metric>, <metric>_lo, <metric>_hi, optional dataset).
+    The references themselves are left out (the system "reference", and a system at DTW 0 against either
+    reference: its inks are that reference, so it ranks first by construction). Returns only the flips whose
+    intervals are apart against at least one reference (:attr:`RankFlip.resolved`), in metric order, then by
+    system names.
+
+    >>> a = pd.DataFrame({"system": ["box", "font"], "label": ["Box", "Font"], "dtw": [0.29, 0.30],
+    ...                   "dtw_lo": [0.28, 0.29], "dtw_hi": [0.291, 0.31]})
+    >>> b = pd.DataFrame({"system": ["box", "font"], "label": ["Box", "Font"], "dtw": [0.255, 0.227],
+    ...                   "dtw_lo": [0.251, 0.221], "dtw_hi": [0.258, 0.232]})
+    >>> f = reference_flips(a, b, "reference", ["dtw"])[0]
+    >>> f.ahead, f.behind, f.apart
+    ('box', 'font', {'reference': False, 'true': True})
+    """
+    other = other_reference(reference)
+    if not len(summary) or not len(other_summary):
+        return []
+    a = summary.set_index(summary["system"].astype(str), drop=False)
+    b = other_summary.set_index(other_summary["system"].astype(str), drop=False)
+    systems = sorted(s for s in a.index if s in b.index
+                     and not _is_reference_itself(a.loc[s]) and not _is_reference_itself(b.loc[s]))
+    dataset = str(a["dataset"].iloc[0]) if "dataset" in a.columns else ""
+    out = []
+    for m in metrics:
+        if m not in a.columns or m not in b.columns:
+            continue
+        lower = BETTER[m] == "min"
+
+        def cell(t, s):
+            return tuple(float(t.loc[s, c]) if c in t.columns and pd.notna(t.loc[s, c]) else float("nan")
+                         for c in (m, f"{m}_lo", f"{m}_hi"))
+
+        for i, x in enumerate(systems):
+            for y in systems[i + 1:]:
+                vx, vy = cell(a, x), cell(a, y)
+                wx, wy = cell(b, x), cell(b, y)
+                if any(math.isnan(v) for v in (vx[0], vy[0], wx[0], wy[0])):
+                    continue
+                d_ref, d_other = vx[0] - vy[0], wx[0] - wy[0]
+                if d_ref == 0 or d_other == 0 or (d_ref > 0) == (d_other > 0):
+                    continue
+                ahead, behind = (x, y) if (d_ref < 0) == lower else (y, x)
+
+                def apart(p, q):
+                    return bool(p[2] < q[1] or q[2] < p[1]) if not any(map(math.isnan, p[1:] + q[1:])) else False
+
+                f = RankFlip(dataset, m, reference, other, ahead, behind,
+                             {s: str(a.loc[s, "label"]) if "label" in a.columns else s for s in (x, y)},
+                             {reference: {x: vx, y: vy}, other: {x: wx, y: wy}},
+                             {reference: apart(vx, vy), other: apart(wx, wy)})
+                if f.resolved:
+                    out.append(f)
+    return out
+
+
+def median_gap(a, b, n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95) -> tuple[float, float, float]:
+    """The difference of medians median(a) - median(b) of two groups of values (NaN left out) with a
+    percentile bootstrap interval at level ``ci`` (each group resampled with replacement, ``n_boot``
+    replicates, numpy's default generator seeded with ``seed``). NaN where a group is empty.
+
+    >>> d, lo, hi = median_gap([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], n_boot=200)
+    >>> d, lo <= 0 <= hi
+    (0.0, True)
+    """
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    if not len(a) or not len(b):
+        return float("nan"), float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    ia = rng.integers(0, len(a), size=(n_boot, len(a)))
+    ib = rng.integers(0, len(b), size=(n_boot, len(b)))
+    reps = np.median(a[ia], axis=1) - np.median(b[ib], axis=1)
+    q = (1 - ci) / 2
+    return float(np.median(a) - np.median(b)), float(np.quantile(reps, q)), float(np.quantile(reps, 1 - q))
 
 
 def metric_correlations(scores: pd.DataFrame, metrics: Sequence[str] = ("dtw", "chamfer", "ar", "cr", "style")) -> pd.DataFrame:
@@ -402,8 +586,9 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
                 "VLMs are checked against its own reported numbers only; the systems measured here are the offline "
                 "baselines of section 3." if not len(api) else
                 f"VLM outputs were scored here: {', '.join(sorted(set(api['system'])))}.")
-    unavailable = sorted({f"{v.name} ({short_reason(v.reason.removeprefix('not available here: '))})"
-                          for vs in variants.values() for v in vs if not v.available})
+    unavailable = [f"{name}, not run here (needs {needs_phrase(why)})" for name, why in not_run_variants(variants).items()]
+    not_run_text = ("Variants not in the tables: " + "; ".join(unavailable) + "." if unavailable
+                    else "Every variant ran in this build.")
     tau_all = taus["lowest tau"].dropna()
     spearman = [f"{ds}: DTW-AR {c.loc['DTW', 'AR']:.2f}, DTW-Style {c.loc['DTW', 'Style']:.2f}, "
                 f"AR-Style {c.loc['AR', 'Style']:.2f}" for ds, c in corr.items()]
@@ -418,6 +603,7 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
         "min_tau": float(tau_all.min()) if len(tau_all) else float("nan"),
         "min_tau_at": min_tau_at or "none",
         "unavailable_text": "; ".join(unavailable) or "none: every variant ran",
+        "not_run_text": not_run_text,
         "spearman_text": "; ".join(spearman), "chance_text": chance_text,
         "n_paper_checks": int(claim_tab["check_ok"].notna().sum()),
         "n_paper_checks_ok": int((claim_tab["check_ok"] == True).sum()),  # noqa: E712
@@ -447,6 +633,8 @@ class Analysis:
     chance: pd.DataFrame
     claim_tab: pd.DataFrame
     prose: dict
+    reference_summaries: dict = None  # dataset -> the summary against the other reference (both references scored)
+    flips: list = None  # RankFlip: orders the choice of reference reverses, intervals apart on one side at least
 
 
 def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int = N_BOOT, seed: int = 0,
@@ -465,13 +653,19 @@ def analyse(eval_runs, datasets=None, reference: str = "reference", n_boot: int 
     runs = load_eval_runs(eval_runs, reference)
     summary = summary_table(runs, n_boot=n_boot, seed=seed)
     reported = paper_numbers()
+    others = {r.dataset: other_reference_run(r) for r in runs}
+    ref_summaries = {ds: summary_table([o], n_boot=n_boot, seed=seed) for ds, o in others.items() if o is not None}
+    flips = [f for ds, o in ref_summaries.items()
+             for f in reference_flips(summary[summary["dataset"] == ds], o, reference)]
     variants = {r.dataset: definition_variants(r, spacings=spacings, ocr_engines=ocr_engines,
-                                               dataset_dir=None if datasets is None else datasets[i])
+                                               dataset_dir=None if datasets is None else datasets[i],
+                                               other=others[r.dataset])
                 for i, r in enumerate(runs)}
     rank_tables = {ds: rank_table(v) for ds, v in variants.items()}
     taus = kendall_table(rank_tables)
     corr = {r.dataset: metric_correlations(r.scores) for r in runs}
     claim_tab = check_claims(load_claims(reported=reported), reported).set_index("claim_id").loc[TRADEOFF_CLAIMS]
     prose = prose_numbers(summary, runs, variants, taus, corr, claim_tab, reported, n_boot)
+    prose["reference_datasets_text"] = ", ".join(ref_summaries) or "none"
     return Analysis(runs, summary, reported, paper_points(reported), variants, rank_tables, taus, corr,
-                    style_chance_table(summary, reported), claim_tab, prose)
+                    style_chance_table(summary, reported), claim_tab, prose, ref_summaries, flips)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from inkground_lib.analysis.tradeoffs import reference_flips
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import Ink
 from inkground_lib.core.render import crop_box
@@ -20,6 +21,7 @@ from inkground_lib.report.overlay import plot_comparison
 from inkground_lib.report.palette import PREDICTION, REFERENCE
 from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
 from inkground_lib.report.table_view import table_view
+from inkground_lib.report.tradeoffs import flips_text
 
 GALLERY_TAGS = ("best", "median", "worst")
 
@@ -197,7 +199,10 @@ def summary_text(bench, bench_true, rec=None) -> str:
     """The section-03 summary sentence, from the runs' summaries (``EvalResult``-like objects with
     ``summary``, ``runs`` and ``unavailable``): the systems that ran, which leads on DTW and on AR among those
     that are not the references themselves, how far the pseudo-labels are from the truth, and what did not
-    run. Numbers are means over words (DTW in word heights) or corpus rates (AR)."""
+    run; then every ranking the choice of reference reverses with 95% intervals apart (pseudo-labels against
+    the writers' true trajectories: :func:`inkground_lib.analysis.tradeoffs.reference_flips`, worded by
+    :func:`inkground_lib.report.tradeoffs.flips_text`), or that none does. Numbers are means over words (DTW in
+    word heights) or corpus rates (AR)."""
     s = bench.summary
     scored = s[~s["system"].isin(["reference"]) & (s["dtw"].fillna(1.0) != 0)] if len(s) else s
     parts = []
@@ -207,8 +212,8 @@ def summary_text(bench, bench_true, rec=None) -> str:
         best_dtw = scored.loc[scored["dtw"].idxmin()]
         best_ar = scored.loc[scored["ar"].idxmax()]
         parts.append(f"among those not identical to the references, {best_dtw['label']} has the lowest mean DTW "
-                     f"on the benchmark set ({best_dtw['dtw']:.3f} word heights) and {best_ar['label']} the "
-                     f"highest AR ({best_ar['ar']:.3f})")
+                     f"on the benchmark set against its pseudo-labels ({best_dtw['dtw']:.3f} word heights) and "
+                     f"{best_ar['label']} the highest AR ({best_ar['ar']:.3f})")
     t = bench_true.summary
     ref = t[t["system"] == "reference"]
     if len(ref) and ref["dtw"].iloc[0] == ref["dtw"].iloc[0]:
@@ -222,7 +227,18 @@ def summary_text(bench, bench_true, rec=None) -> str:
     parts.append(f"{n_not} systems could not run on this machine (" + ", ".join(sorted(bench.unavailable)) +
                  "), so none of the paper's VLM or InkSight numbers is reproduced here: they appear as reported"
                  if n_not else "every named system ran")
-    return "; ".join(parts) + "."
+    return "; ".join(parts) + ". " + reference_flips_text(bench, bench_true)
+
+
+def reference_flips_text(bench, bench_true) -> str:
+    """What the choice of reference does to the benchmark's rankings (:func:`inkground_lib.report.tradeoffs.
+    flips_text` over :func:`inkground_lib.analysis.tradeoffs.reference_flips` of the two summaries)."""
+    if bench_true is None or not len(bench.summary) or not len(bench_true.summary):
+        return flips_text([], [])
+    name = str(getattr(bench, "dataset", "") or "the benchmark set")
+    flips = reference_flips(bench.summary.assign(dataset=name), bench_true.summary.assign(dataset=name),
+                            getattr(bench, "reference", "reference") or "reference")
+    return flips_text(flips, [name])
 
 
 def headline_numbers(bench, bench_true=None, recorded=None) -> dict:

@@ -1,5 +1,6 @@
-"""The generated part of the book's front page: what this book measured, which systems ran, how many of the
-paper's claims hold, how to run it, how to cite it and the licences.
+"""The generated part of the book's front page: what this book found (the ranking the choice of reference reverses,
+whether the filters picked better pseudo-labels), what it measured, which systems ran, how many of the paper's
+claims hold, how to run it, how to cite it and the licences.
 
 ``make book`` writes ``book/sections/front.md`` (:func:`write_default_front_page`) after the reviewers' page;
 ``book/intro.md`` includes it. Every number comes from a file, collected by
@@ -17,6 +18,8 @@ from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.report.format import EM_DASH as DASH
 from inkground_lib.report.format import count, fmt, md_escape, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
+from inkground_lib.report.reproducibility import run_time
+from inkground_lib.report.tradeoffs import flips_text
 
 
 def ratings_phrase(source) -> str:
@@ -26,6 +29,57 @@ def ratings_phrase(source) -> str:
     if src == "simulated":
         return "simulated ratings"
     return f"ratings read from {md_escape(src[len('file: '):] if src.startswith('file: ') else src)}"
+
+
+FILTER_WORDS = {"ocr": ("the {term}`OCR filter`", "pages that passed it", "pages that failed it"),
+                "raters": ("the {term}`rater filter`", "among the pages that passed the OCR filter, those the raters "
+                                                      "kept", "those they rejected")}
+
+
+def filter_answer(name: str, f: dict | None, ratings_source=None) -> str:
+    """Did filter ``name`` ("ocr" or "raters") pick pseudo-labels nearer the writers' true trajectories? A plain
+    yes or no from the difference of the groups' median page DTW and its bootstrap 95% interval
+    (:func:`inkground_lib.report.front_numbers.filter_numbers`): "yes" only where the whole interval is below 0
+    (the kept group nearer), "no, the reverse" where it is above 0, otherwise "no: as far". With simulated
+    ratings the sentence says that the raters' model sees the distance to the true ink.
+
+    >>> f = {"n_a": 114, "n_b": 44, "median_a": 0.1393, "median_b": 0.1381, "gap": 0.0012, "lo": -0.007, "hi": 0.007}
+    >>> filter_answer("ocr", f).startswith("**No** for the {term}`OCR filter`: pages that passed it are as far")
+    True
+    """
+    what, a, b = FILTER_WORDS[name]
+    if not f or f.get("gap") is None or f.get("lo") is None or f.get("hi") is None:
+        return f"For {what}: {missing('not measured: no page on one side of it, or no true trajectories')}."
+    nums = (f"median of the pages' mean {{term}}`DTW` to the truth {fmt(f['median_a'])} against "
+            f"{fmt(f['median_b'])} {{term}}`word heights <word height>`, over {count(f['n_a'])} and "
+            f"{count(f['n_b'])} pages; difference {f['gap']:+.3f}, 95% bootstrap interval "
+            f"\\[{f['lo']:+.3f}, {f['hi']:+.3f}\\]")
+    if f["hi"] < 0:
+        text = f"**Yes** for {what}: {a} are nearer the truth than {b} ({nums}, below 0)."
+    elif f["lo"] > 0:
+        text = f"**No** for {what}, the reverse: {a} are further from the truth than {b} ({nums}, above 0)."
+    else:
+        text = f"**No** for {what}: {a} are as far from the truth as {b} ({nums}, which includes 0)."
+    if name == "raters" and ratings_source == "simulated":
+        text += (" The raters here are simulated: their model sees how far each word's strokes are from the true "
+                 "ink (section 02), so this shows what that model does, not what people would do.")
+    return text
+
+
+def _found_lines(n: FrontNumbers) -> list[str]:
+    """What this book found, computed: the rankings the choice of reference reverses (intervals apart), and
+    whether the filters picked better pseudo-labels."""
+    L = ["## What this book found", ""]
+    L.append("* **Does the reference change the ranking?** " + md_escape(flips_text(n.flips, n.flip_datasets)) +
+             " Table 4.4 of {doc}`sections/04_tradeoffs` has every system against both references.")
+    src = (n.pseudo or {}).get("components", {}).get("ratings_source")
+    if n.pseudo is None:
+        L.append(f"* **Did the filters pick better pseudo-labels?** {missing('no section-02 run')}.")
+    else:
+        L.append("* **Did the filters pick better pseudo-labels?** " + filter_answer("ocr", n.filters.get("ocr")) +
+                 " " + filter_answer("raters", n.filters.get("raters"), src) +
+                 " Table 2.2 of {doc}`sections/02_pseudo_labels` has the stages' medians.")
+    return L + [""]
 
 
 def _pseudo_lines(n: FrontNumbers) -> list[str]:
@@ -50,7 +104,7 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
                  f"{{term}}`Chamfer distance` {fmt(x.get('word_chamfer_median'))}; "
                  f"{pct(x.get('word_order_differs_share'))} of words have their strokes in a different order "
                  f"and {pct(x.get('word_direction_differs_share'))} a stroke drawn in the opposite direction.")
-        L.append(f"* **Do the filters pick better pseudo-labels?** The median over pages of a page's mean DTW to "
+        L.append(f"* **Distance to the truth by filter outcome:** the median over pages of a page's mean DTW to "
                  f"the truth is {fmt(x.get('kept_dtw_median'), reason='no page kept')} on the "
                  f"{count(x.get('benchmark_pages'))} kept pages, "
                  f"{fmt(x.get('rejected_dtw_median'), reason='no page rejected by the raters')} on pages the "
@@ -166,27 +220,45 @@ def python_phrase(spec: str | None) -> str:
     return f"{m.group(1)} or newer" if m else md_escape(spec)
 
 
+def build_time_phrase(sections: list[dict]) -> str:
+    """This build's section run times as prose, from the executed notebooks' records (the reproducibility
+    page's): the total and each section's; a section reused from an earlier build keeps that build's time."""
+    timed = [r for r in sections if r.get("duration") is not None]
+    if not timed:
+        return f"This build's section run times: {missing('not recorded (no executed section notebook)')}."
+    total = sum(r["duration"] for r in timed)
+    each = ", ".join(f"{r['section'][:2]} {run_time(r['duration'])}" for r in timed)
+    return (f"In this build the sections took {run_time(total)} in all ({each}), as recorded on the "
+            "{doc}`sections/reproducibility` page (a section whose inputs did not change keeps the time of the run "
+            "that made it).")
+
+
 def _run_box(n: FrontNumbers) -> list[str]:
     b = n.bench
     url = n.repo_url
-    clone = f"git clone {url} inkground" if url else "git clone <repository URL> inkground"
     if "first_s" in b:
         first, second = b["first_s"], b.get("second_s")
         where = ", ".join(x for x in (b.get("machine"), b.get("date"), f"commit {b['commit']}" if b.get("commit")
                                       else None) if x)
-        timing = (f"The first `make book` of a fresh clone took {first:.0f} s ({first / 60:.1f} min) of wall time, "
-                  f"installation included, measured by `benchmarks/bench_book.py` ({where}); a second run with "
-                  f"nothing changed took {fmt(second, 0, 'not measured')} s.")
+        timing = (f"For comparison, `benchmarks/bench_book.py` measured the first `make book` of a fresh clone at "
+                  f"{first:.0f} s ({first / 60:.1f} min) of wall time, installation included ({where}); a second "
+                  f"run with nothing changed took {fmt(second, 0, 'not measured')} s.")
     else:
-        timing = f"Time of a fresh `make book`: {missing(b.get('reason', 'not measured'))}."
+        timing = f"Time of a fresh `make book` (benchmark): {missing(b.get('reason', 'not measured'))}."
+    start = ([f"git clone {url} inkground", "cd inkground"] if url else
+             ["cd inkground   # the folder of your copy"])
+    where_from = ("" if url else
+                  "No repository address is configured here (no `repository-code` in `CITATION.cff`, no source "
+                  "URL in `pyproject.toml`, no `repository: url:` in `_config.yml`), so start from the copy you "
+                  "have: clone it (`git clone` with its folder or address) or work in it directly.")
     return ["````{admonition} Run it yourself", ":class: tip ink-run-box", "",
-            "```bash", clone, "cd inkground",
+            *([where_from, ""] if where_from else []),
+            "```bash", *start,
             "make book   # creates .venv, installs the pins,", "            # runs every section, builds this book",
             "```", "",
-            f"Needs git, make and Python {python_phrase(n.python)}; everything runs offline on CPU. " + timing +
+            f"Needs git, make and Python {python_phrase(n.python)}; everything runs offline on CPU. "
+            + build_time_phrase(n.sections) + " " + timing +
             " The paper's own systems need keys or weights ({doc}`sections/03_model_evaluation`).",
-            "" if url else "This book's `_config.yml` configures no repository address (`repository: url:`), "
-                           "so no link is shown here.",
             "````", ""]
 
 
@@ -227,8 +299,9 @@ def _licence_lines(n: FrontNumbers) -> list[str]:
 
 def front_page(n: FrontNumbers) -> str:
     """The generated front-page fragment (MyST markdown, no title: book/intro.md includes it)."""
-    L = ["<!-- generated by inkground_lib.report.front (make book); do not edit -->", "",
-         "## What this book measured", "",
+    L = ["<!-- generated by inkground_lib.report.front (make book); do not edit -->", ""]
+    L += _found_lines(n)
+    L += ["## What this book measured", "",
          "Numbers computed when this book was built, from the run outputs named on the "
          "{doc}`sections/reproducibility` page (terms in the {doc}`glossary`):", ""]
     L += _pseudo_lines(n)
@@ -243,7 +316,7 @@ def front_page(n: FrontNumbers) -> str:
 
 def write_front_page(path, numbers: FrontNumbers | None = None, root: Path = ROOT, **inputs) -> Path:
     """Write :func:`front_page` to ``path`` (atomically); ``numbers`` default to
-    :func:`front_page_numbers` of ``root`` with ``inputs`` (eval_runs, pseudo_run, dataset_stats)."""
+    :func:`front_page_numbers` of ``root`` with ``inputs`` (eval_runs, pseudo_run, dataset_stats, executed)."""
     numbers = front_page_numbers(root, **inputs) if numbers is None else numbers
     return atomic_write_text(Path(path), front_page(numbers))
 

@@ -1,7 +1,9 @@
-"""The generated reproducibility page."""
+"""The generated reproducibility page: the build, each section's parameters, run time and the run outputs it read
+and wrote (from the executed notebooks' own records), the datasets and the software."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import platform
@@ -11,7 +13,8 @@ from importlib import metadata
 from pathlib import Path
 
 from inkground_lib.core.files import atomic_write_text
-from inkground_lib.core.layout import ROOT
+from inkground_lib.core.layout import ROOT, SECTIONS_DIR
+from inkground_lib.core.run_files import RUN_PATTERNS
 
 KEY_PACKAGES = ["numpy", "scipy", "pandas", "matplotlib", "numba", "scikit-image", "opencv-python-headless",
                 "rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers", "safetensors", "papermill",
@@ -63,6 +66,116 @@ def run_time(seconds) -> str:
     return f"{s:.1f} s" if s < 60 else f"{s:.0f} s ({s / 60:.1f} min)"
 
 
+SECTION_IO = {
+    "01_dataset_statistics": (("dataset", "recorded"), ()),
+    "02_pseudo_labels": (("candidates", "ratings"), ("run_dir",)),
+    "03_model_evaluation": (("benchmark", "recorded"), ("bench_run", "recorded_run")),
+    "04_tradeoffs": (("eval_runs", "datasets"), ()),
+}
+"""Per section notebook: the parameters naming what it reads and what it writes (folders or files, relative to
+the repository root). Section 03 also reads back its own prediction caches (a rerun never asks twice)."""
+
+SECTION_READS = {"04_tradeoffs": ("predictions/*.jsonl", "scores-*.csv", "facts-*.json")}
+"""The files a section reads in a run folder another section wrote, where it reads only some of them (glob
+patterns relative to the folder; section 04 re-scores the cached predictions and reads the scores and facts)."""
+
+
+def executed_notebooks(root: Path = ROOT) -> list[Path]:
+    """The executed section notebooks of a build (``book/sections/NN_*.ipynb`` under ``root``), in order."""
+    return sorted((Path(root) / SECTIONS_DIR.relative_to(ROOT)).glob("[0-9][0-9]_*.ipynb"))
+
+
+def notebook_values(nb: dict) -> dict:
+    """The parameter values an executed notebook ran with: the literal assignments of its ``parameters`` cell,
+    overridden by papermill's ``injected-parameters`` cell and its recorded parameters."""
+    out = {}
+    for tag in ("parameters", "injected-parameters"):
+        for cell in nb.get("cells", []):
+            if tag not in (cell.get("metadata", {}).get("tags") or []):
+                continue
+            src = cell.get("source", "")
+            try:
+                body = ast.parse(src if isinstance(src, str) else "".join(src)).body
+            except SyntaxError:
+                continue
+            for node in body:
+                target = node.targets[0] if isinstance(node, ast.Assign) else (
+                    node.target if isinstance(node, ast.AnnAssign) else None)
+                if isinstance(target, ast.Name) and node.value is not None:
+                    try:
+                        out[target.id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        pass
+    out.update(nb.get("metadata", {}).get("papermill", {}).get("parameters") or {})
+    return out
+
+
+def _paths(values: dict, names) -> list[str]:
+    out = []
+    for n in names:
+        v = values.get(n)
+        for x in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(x, str) and x and x not in out:
+                out.append(x)
+    return out
+
+
+def run_outputs(path: str, root: Path = ROOT, patterns=RUN_PATTERNS) -> str:
+    """What a folder of the build holds, for the page: a run folder's files (the names section 02 or 03
+    writes, :data:`inkground_lib.core.run_files.RUN_PATTERNS`, or those of ``patterns``; a folder of them as
+    "name/ with N files"), a dataset folder as "a dataset folder", a file as "file"; "not found" where nothing is
+    there."""
+    p = Path(path) if Path(path).is_absolute() else Path(root) / path
+    if p.is_file():
+        return "file"
+    if not p.is_dir():
+        return "not found"
+    if (p / "manifest.json").is_file():
+        return "a dataset folder"
+    names = []
+    for pat in patterns:
+        top = pat.split("/", 1)[0]
+        for q in sorted(p.glob(top)):
+            if q.is_dir():
+                n = sum(1 for f in q.rglob("*") if f.is_file())
+                label = f"{q.name}/ with {n} file{'' if n == 1 else 's'}"
+            else:
+                label = q.name
+            if label not in names:
+                names.append(label)
+    return ", ".join(names) or "empty"
+
+
+def section_records(executed, root: Path = ROOT) -> list[dict]:
+    """What each executed section notebook records about its run: section, the parameters papermill recorded
+    (``params``) and all the values it ran with (``values``), run time in seconds (``duration``, None when not
+    recorded), end time (UTC, "YYYY-MM-DD HH:MM" or None), fingerprint, and the paths it read and wrote
+    (:data:`SECTION_IO`) with the file patterns it reads in them (``read_patterns``: :data:`SECTION_READS`).
+    The reproducibility page and the front page's run time both come from here."""
+    out = []
+    for nb_path in executed:
+        nb = json.loads(Path(nb_path).read_text("utf-8"))
+        meta = nb.get("metadata", {})
+        ig, pmm = meta.get("inkground", {}), meta.get("papermill", {})
+        section = ig.get("section", Path(nb_path).stem)
+        values = notebook_values(nb)
+        reads, writes = SECTION_IO.get(section, ((), ()))
+        try:
+            duration = float(pmm.get("duration"))
+        except (TypeError, ValueError):
+            duration = None
+        try:
+            ended = datetime.fromisoformat(str(pmm.get("end_time") or "")).astimezone(timezone.utc).strftime(
+                "%Y-%m-%d %H:%M")
+        except ValueError:
+            ended = None
+        out.append({"section": section, "params": pmm.get("parameters") or {}, "values": values,
+                    "duration": duration, "ended": ended, "fingerprint": ig.get("fingerprint", ""),
+                    "reads": _paths(values, reads), "writes": _paths(values, writes),
+                    "read_patterns": SECTION_READS.get(section, RUN_PATTERNS)})
+    return out
+
+
 def write_reproducibility_page(path: Path, executed: list[Path], datasets: dict[str, dict], *,
                                built_at: str | None = None, commit: str | None = None,
                                root: Path = ROOT) -> Path:
@@ -80,20 +193,23 @@ def write_reproducibility_page(path: Path, executed: list[Path], datasets: dict[
              "A section whose inputs did not change is not executed again: its run time and date are those of "
              "the run that produced the page.", "", "## Sections", "",
              "| section | parameters | run time | executed (UTC) | fingerprint |", "|---|---|---|---|---|"]
-    for nb_path in executed:
-        nb = json.loads(Path(nb_path).read_text("utf-8"))
-        meta = nb.get("metadata", {})
-        ig = meta.get("inkground", {})
-        pmm = meta.get("papermill", {})
-        pm = pmm.get("parameters", {})
-        params = ", ".join(f"`{k}={v!r}`" for k, v in pm.items()) or "defaults"
-        end = str(pmm.get("end_time") or "")
-        try:
-            ended = datetime.fromisoformat(end).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
-        except ValueError:
-            ended = "\u2014 (not recorded)"
-        lines.append(f"| {ig.get('section', Path(nb_path).stem)} | {params} | {run_time(pmm.get('duration'))} | "
-                     f"{ended} | `{ig.get('fingerprint', '')[:12]}` |")
+    records = section_records(executed, root)
+    for r in records:
+        params = ", ".join(f"`{k}={v!r}`" for k, v in r["params"].items()) or "defaults"
+        ended = r["ended"] or "\u2014 (not recorded)"
+        lines.append(f"| {r['section']} | {params} | {run_time(r['duration'])} | {ended} | "
+                     f"`{r['fingerprint'][:12]}` |")
+    lines += ["", "## Run outputs", "",
+              "What each section read and wrote, from the parameters it ran with (paths from the repository's "
+              "folder; every number in this book comes from these files):", ""]
+
+    def io_text(paths, patterns=RUN_PATTERNS):
+        return "; ".join(f"`{p}` ({run_outputs(p, root, patterns)})" for p in paths)
+
+    for r in records:
+        read = io_text(r["reads"], r["read_patterns"]) or "nothing"
+        wrote = io_text(r["writes"]) or "nothing (the page only)"
+        lines.append(f"* **{r['section']}** read {read}; wrote {wrote}.")
     lines += ["", "## Datasets", "", "| dataset | kind | pages | words | sha256 |", "|---|---|---|---|---|"]
     for name, d in datasets.items():
         lines.append(f"| {name} | {d.get('kind', '')} | {d.get('pages', '')} | {d.get('words', '')} | "

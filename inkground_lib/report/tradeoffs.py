@@ -18,12 +18,17 @@ import math
 import numpy as np
 import pandas as pd
 
-from inkground_lib.analysis.tradeoffs import pareto_front
-from inkground_lib.core.defaults import METRIC_LABELS
-from inkground_lib.core.text import short_reason
-from inkground_lib.report.format import is_missing, missing
+from inkground_lib.analysis.tradeoffs import (
+    REFERENCE_METRICS,
+    REFERENCE_NAMES,
+    RankFlip,
+    other_reference,
+    pareto_front,
+)
+from inkground_lib.core.defaults import BETTER, METRIC_LABELS
+from inkground_lib.report.format import format_interval, is_missing, missing
 from inkground_lib.report.palette import OKABE_ITO
-from inkground_lib.report.table_view import fold_repeated, table_view
+from inkground_lib.report.table_view import table_view
 
 OURS_STYLE = [(OKABE_ITO[0], "o"), (OKABE_ITO[1], "s"), (OKABE_ITO[4], "v"), (OKABE_ITO[5], "P")]
 PAPER_STYLE = [(OKABE_ITO[2], "D"), (OKABE_ITO[3], "^"), (OKABE_ITO[7], "X")]
@@ -365,33 +370,100 @@ def style_view(chance: pd.DataFrame, caption: str):
 
 def rank_view(table: pd.DataFrame, variants: list | None, caption: str):
     """One dataset's rank table (:func:`inkground_lib.analysis.tradeoffs.rank_table`) as the book shows it:
-    a variant that cannot run here shows an em dash in every system's cell with one footnote giving its
-    reason (the first clause of the reason in ``variants``), Kendall's tau at 2 decimals and its p-value at 3."""
-    full = {(METRIC_LABELS.get(v.metric, v.metric), v.name): short_reason(v.reason)
-            for v in (variants or []) if not v.available}
+    Kendall's tau at 2 decimals and its p-value at 3. Variants that cannot run in this build have no row
+    (section 04's prose lists them once: :func:`inkground_lib.analysis.tradeoffs.not_run_variants`);
+    ``variants`` is kept for the callers' signature."""
     t = table.copy().astype(object)
     tau_cols = ["Kendall tau vs default", "p"]
     systems = [c for c in t.columns if c not in tau_cols]
-    for idx in t.index:
-        if idx in full or any(isinstance(t.loc[idx, s], str) and t.loc[idx, s].startswith("not available")
-                              for s in systems):
-            reason = full.get(idx) or str(t.loc[idx, systems[0]])
-            reason = reason if reason.startswith("not available") else f"not available here: {reason}"
-            for s in systems:
-                t.loc[idx, s] = missing(reason)
     for c in tau_cols:
         t[c] = pd.to_numeric(t[c], errors="coerce")
     for s in systems:
         t[s] = [("—" if v == "n/a" else v) for v in t[s]]
-    # one footnote per repeated reason, folded in the systems' cells only (a variant's name may repeat too)
-    folded, reasons = fold_repeated(t[systems])
-    t[systems] = folded
     return table_view(t, caption, columns={"Kendall tau vs default": "Kendall's tau vs default", "p": "p-value"},
                       decimals={"Kendall's tau vs default": 2, "p-value": 3}, fold=False,
-                      notes=reasons + ["Ranks: 1 = best; ties share the lower rank; — where a system has no value. "
-                                       "Kendall's tau compares the variant's ranking with the metric's default; its "
-                                       "p-value is two-sided (— on the default row itself and where fewer than two "
-                                       "systems are ranked)."])
+                      notes=["Ranks: 1 = best; ties share the lower rank; — where a system has no value. "
+                             "Kendall's tau compares the variant's ranking with the metric's default; its "
+                             "p-value is two-sided (— on the default row itself and where fewer than two "
+                             "systems are ranked)."])
+
+
+def short_label(label: str) -> str:
+    """A system's label without its parenthesis ("Box baseline (line through the box centre)" -> "Box baseline")."""
+    return str(label).split(" (", 1)[0]
+
+
+def flip_sentence(f: RankFlip) -> str:
+    """One ranking flip (:class:`inkground_lib.analysis.tradeoffs.RankFlip`) as a sentence with its numbers and
+    95% intervals, saying against which reference the two intervals are apart and against which they overlap."""
+    m = METRIC_LABELS.get(f.metric, f.metric)
+    word = "lower" if BETTER[f.metric] == "min" else "higher"
+
+    def side(ref: str, first: str, second: str) -> str:
+        v1, v2 = f.values[ref][first], f.values[ref][second]
+        how = "intervals apart" if f.apart[ref] else "intervals overlapping"
+        return (f"against {REFERENCE_NAMES[ref]} the {short_label(f.labels[first])} has the {word} {m} "
+                f"({format_interval(*v1)} against {format_interval(*v2)} word heights, {how})"
+                if f.metric in ("dtw", "chamfer") else
+                f"against {REFERENCE_NAMES[ref]} the {short_label(f.labels[first])} has the {word} {m} "
+                f"({format_interval(*v1)} against {format_interval(*v2)}, {how})")
+
+    return (f"On {f.dataset}, the choice of reference reverses a ranking: {side(f.reference, f.ahead, f.behind)}, "
+            f"but {side(f.other, f.behind, f.ahead)}.")
+
+
+def flips_text(flips: list, compared: list[str]) -> str:
+    """Every ranking flip the choice of reference causes (:func:`flip_sentence`), or, where none has intervals
+    apart, a sentence saying so for the datasets ``compared`` (those scored against both references); where
+    no dataset was, a sentence saying that."""
+    if flips:
+        return " ".join(flip_sentence(f) for f in flips)
+    if compared:
+        metrics = ", ".join(METRIC_LABELS[m] for m in REFERENCE_METRICS)
+        return (f"On {', '.join(compared)}, scoring against {REFERENCE_NAMES['true']} instead of "
+                f"{REFERENCE_NAMES['reference']} reverses no order of two systems on {metrics} with intervals "
+                f"apart.")
+    return ("No dataset here was scored against both its pseudo-labels and the writers' true trajectories, so "
+            "whether the choice of reference changes a ranking is not measured here.")
+
+
+def reference_table(a) -> dict[str, pd.DataFrame]:
+    """Per dataset scored against both references: every system's DTW, Chamfer and Style with 95%
+    page-bootstrap intervals and rank (1 = best) against the run's reference and against the other, from an
+    :class:`inkground_lib.analysis.tradeoffs.Analysis`."""
+    out = {}
+    for ds, other in (getattr(a, "reference_summaries", None) or {}).items():
+        own = a.summary[a.summary["dataset"] == ds]
+        ref = next((r.reference for r in a.runs if r.dataset == ds), "reference")
+        oth = other_reference(ref)
+        rows = []
+        for m in REFERENCE_METRICS:
+            ranks = {}
+            for name, t in ((ref, own), (oth, other)):
+                v = t.set_index("system")[m].astype(float)
+                ranks[name] = v.rank(ascending=BETTER[m] == "min", method="min")
+            for _, r in own.iterrows():
+                o = other[other["system"] == r["system"]]
+                o = o.iloc[0] if len(o) else {}
+                row = {"metric": METRIC_LABELS[m], "system": r["system"]}
+                for name, src in ((ref, r), (oth, o)):
+                    rk = ranks[name].get(r["system"], float("nan"))
+                    val = format_interval(src.get(m) if len(src) else None, src.get(f"{m}_lo") if len(src) else None,
+                                          src.get(f"{m}_hi") if len(src) else None)
+                    row[f"against {REFERENCE_NAMES[name]}"] = val if is_missing(rk) else f"{val} (rank {int(rk)})"
+                rows.append(row)
+        out[ds] = pd.DataFrame(rows).set_index(["metric", "system"])
+    return out
+
+
+def reference_view(t: pd.DataFrame, caption: str):
+    """One dataset's :func:`reference_table` as the book shows it."""
+    return table_view(t, caption, fold=False,
+                      notes=["Mean over words (DTW, Chamfer: word heights, lower is better) or true-writer "
+                             "probability (Style, higher is better, each reference with its own writer "
+                             "classifier), with 95% page-bootstrap intervals; rank 1 = best, ties share the lower "
+                             "rank. The reference ink and the derenderer that made the pseudo-labels score 0 "
+                             "against the pseudo-labels by construction."])
 
 
 def taus_view(taus: pd.DataFrame, caption: str):
@@ -438,6 +510,7 @@ def page_numbers(a) -> dict:
         "n_datasets": int(s["dataset"].nunique()) if len(s) else 0,
         "systems_text": ", ".join(sorted(s["label"].astype(str).unique())) or "none",
         "tau_text": tau_text,
+        "flips_text": flips_text(getattr(a, "flips", None) or [], list(getattr(a, "reference_summaries", None) or {})),
         "ours_classes_text": classes or missing("no Style classifier ran"),
         "paper_classes_text": paper_cls or missing("not reported"),
     }
