@@ -112,3 +112,18 @@ def test_the_choice_sentence_says_whether_the_run_used_the_closest_derenderer():
     cmp.loc[3, "dtw_median"] = 0.4  # the skeleton is closer on b: no derenderer is closest everywhere
     assert "no derenderer is the closest" in choice_text(cmp, "tracer")
     assert "was not among" in choice_text(cmp, "inksight-small-p")
+
+
+def test_section_02_caches_its_candidates_in_its_run_folder_and_the_recorded_pages_apart(recorded, tmp_path):
+    from inkground_lib.pseudo.derenderer_comparison import CANDIDATES_SET, RECORDED_SET, section_comparison
+    from inkground_lib.report.derenderer_figures import section_examples
+
+    run = tmp_path / "run"
+    cmp = section_comparison(recorded, recorded.root, ["skeleton", "tracer"], run, n_boot=0, workers=1)
+    assert list(dict.fromkeys(cmp["set"])) == [CANDIDATES_SET, RECORDED_SET]
+    assert (run / "derender-tracer.jsonl").is_file() and (run / "derenderers" / RECORDED_SET / "derender-tracer.jsonl").is_file()
+    assert not (run / "derenderers" / CANDIDATES_SET / "derender-tracer.jsonl").exists()
+    a, b = (cmp[cmp["set"] == s].drop(columns="set").reset_index(drop=True) for s in (CANDIDATES_SET, RECORDED_SET))
+    pd.testing.assert_frame_equal(a.drop(columns="seconds_per_word"), b.drop(columns="seconds_per_word"))
+    assert len(section_examples(recorded, "", ["skeleton", "tracer"], run)) == 3
+    assert section_examples(recorded, recorded.root, ["skeleton"], run) == []

@@ -20,7 +20,7 @@ import pandas as pd
 
 from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.bootstrap import page_bootstrap_counts, weighted_medians
-from inkground_lib.core.dataset import Dataset
+from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import N_BOOT
 from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl, derenderers_dir
 from inkground_lib.pseudo.derender_stage import derender_dataset
@@ -134,3 +134,29 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
                     row[f"{stat}_ratio_lo"], row[f"{stat}_ratio_hi"] = _bounds(r, q)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+CANDIDATES_SET = "candidate pages"
+"""The name section 02 gives its own candidate pages in the comparison."""
+
+RECORDED_SET = "recorded pages"
+"""The name section 02 gives the recorded pages in the comparison."""
+
+
+def comparison_sets(candidates: Dataset, recorded: str | os.PathLike | None) -> dict[str, Dataset]:
+    """Section 02's sets: its candidate pages and, unless ``recorded`` is None or "", the recorded pages at
+    that dataset folder."""
+    sets = {CANDIDATES_SET: candidates}
+    if recorded:
+        sets[RECORDED_SET] = load_dataset(recorded)
+    return sets
+
+
+def section_comparison(candidates: Dataset, recorded: str | os.PathLike | None, derenderers: Sequence[str],
+                       run_dir: str | os.PathLike, *, n_boot: int = N_BOOT, seed: int = 0,
+                       workers: int | None = None, progress: bool = False) -> pd.DataFrame:
+    """:func:`derenderer_comparison` as section 02 runs it: on :func:`comparison_sets`, the candidates cached in
+    the run folder itself (which already holds the pseudo-label log of the run's own derenderer)."""
+    return derenderer_comparison(comparison_sets(candidates, recorded), derenderers, run_dir, n_boot=n_boot,
+                                 seed=seed, workers=workers, cache_dirs={CANDIDATES_SET: run_dir},
+                                 progress=progress)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
-from inkground_lib.core.dataset import Dataset
+from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.render import crop_box
 from inkground_lib.core.run_files import derenderers_dir
 from inkground_lib.pseudo.derender_stage import derender_dataset
+from inkground_lib.pseudo.derenderer_comparison import CANDIDATES_SET, RECORDED_SET
 from inkground_lib.report.derenderer_table import derenderer_label
 from inkground_lib.report.palette import PREDICTION, TRUTH
 
@@ -96,3 +98,15 @@ def derenderer_players(examples: list[dict], width_px: float = 260):
             figs.append(player_figure(svg, f"{e['tag']}: '{e['word']}', {derenderer_label(d)}, DTW {e['dtw'][d]:.3f}"))
     return PlayerGrid(figs, "The same words traced by each derenderer, drawn as the pen moved: the writer's true pen "
                             "path dashed green, the derenderer's strokes solid vermillion.")
+
+
+def section_examples(candidates: Dataset, recorded: str | os.PathLike | None, derenderers: Sequence[str],
+                     run_dir: str | os.PathLike) -> list[dict]:
+    """Section 02's pictures: :func:`derenderer_examples` of the first two ``derenderers`` on the recorded pages
+    when section 02 compared them (real handwriting), else on its candidate pages (cached in the run folder)."""
+    if len(derenderers) < 2:
+        return []
+    a, b = derenderers[0], derenderers[1]
+    if recorded:
+        return derenderer_examples(load_dataset(recorded), RECORDED_SET, (a, b), run_dir)
+    return derenderer_examples(candidates, CANDIDATES_SET, (a, b), run_dir, cache_dir=run_dir)
