@@ -87,8 +87,8 @@ VARIANT_SPACINGS = (0.02, 0.1)
 VARIANT_OCR_ENGINES = ("tesseract", "deepseek-ocr")
 """Section 04: the OCR engines compared with a run's own, where they run here."""
 
-BOOK_SYSTEMS = ("reference", "skeleton", "font", "box", "inksight", "gemini-3.1-pro", "claude-opus-4.8", "kimi-k3",
-                "qwen3-vl-32b", "molmo-7b-d")
+BOOK_SYSTEMS = ("reference", "skeleton", "tracer", "font", "box", "inksight", "gemini-3.1-pro", "claude-opus-4.8",
+                "kimi-k3", "qwen3-vl-32b", "molmo-7b-d")
 """Section 03's systems by default: the local ones and every real model of the paper (those that cannot run
 here are listed as not run, with what they need)."""
 
