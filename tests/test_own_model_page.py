@@ -49,10 +49,15 @@ MODEL = "org/My-VL-7B"
 
 
 def page_blocks() -> dict[str, tuple[str, str]]:
-    """{name: (language, text)} of the page's marked fenced blocks."""
+    """{name: (language, text)} of the page's marked fenced blocks; every fenced block of the page that runs
+    an inkground command or the library is one of them (so none escapes the test)."""
     text = PAGE.read_text("utf-8")
     blocks = {m["name"]: (m["lang"], m["body"]) for m in BLOCK.finditer(text)}
     assert list(blocks) == ORDER, f"{PAGE.name}: marked blocks {list(blocks)}, expected {ORDER}"
+    marked = {body for _, body in blocks.values()}
+    for fence in re.finditer(r"^```(\w+)\n(.*?)\n```$", text, re.M | re.S):
+        if re.search(r"\binkground\b", fence[2]):
+            assert fence[2] in marked, f"{PAGE.name}: this block is not run by the test:\n{fence[2]}"
     return blocks
 
 
