@@ -50,7 +50,7 @@ EXAMPLES = {
     "inkground_lib.report.format": 4,
     "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,
-    "inkground_lib.report.pseudo_labels": 7,
+    "inkground_lib.report.pseudo_labels": 12,
     "inkground_lib.report.table_view": 5,
 }
 """Module -> number of docstring examples (``>>>`` lines) defined in it."""

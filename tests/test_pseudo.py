@@ -502,6 +502,32 @@ def test_run_pseudo_labels_with_real_ratings_says_so(synth_ds, tmp_path):
     assert r.pages["stage"].tolist() == ["kept", "awaiting ratings"]  # K = raters_per_pair = 2: p1 has one
 
 
+def test_section_02_overview_says_what_ran_and_how_many_ratings(synth_ds, tmp_path):
+    """Issue 27: the overview names each component as the paper's or a stand-in, says that simulated raters see
+    the distance to the true ink, and one number of ratings per pair reads as one number."""
+    from types import SimpleNamespace as NS
+
+    from inkground_lib.core.layout import NOTEBOOKS
+    from inkground_lib.report.pseudo_labels import ratings_per_pair_text, stands_in_text
+
+    r = run_pseudo_labels(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
+                          raters_per_pair=2, n_raters=10, progress=False)
+    nums = summary_numbers(r)
+    assert (nums["raters_per_pair_min"], nums["raters_per_pair_max"]) == (2, 2)
+    assert ratings_per_pair_text(nums["raters_per_pair_min"], nums["raters_per_pair_max"]) == "2 ratings per pair"
+    text = stands_in_text(r)
+    assert "none of its components is" in text and "in place of InkSight Small-p" in text
+    assert "simulated raters" in text and "distance to the writer's true ink" in text
+    papers = NS(components={"derenderer": "inksight-small-p", "ocr_engine": "deepseek-ocr",
+                            "ratings_source": "file: people.csv"}, params={}, has_truth=False)
+    text = stands_in_text(papers)
+    assert "the raters are not" in text and "InkSight Small-p, the paper's derenderer" in text
+    assert "in place of" in text and "true ink" not in text and "none of" not in text
+    source = (NOTEBOOKS / "02_pseudo_labels.ipynb").read_text("utf-8")
+    assert "exactly as" not in source and "s02_stands_in_text" in source and "s02_per_pair_text" in source
+    assert "raters_per_pair_max:.0f` ratings per pair" not in source
+
+
 # --------------------------------------------------------------------- partial ratings, K, the run's ratings (28)
 
 def rate_rows(log, rows, k=2):

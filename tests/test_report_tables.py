@@ -149,32 +149,49 @@ def test_funnel_parameters_are_set_with_simulated_raters_and_measured_with_a_rat
     assert set(from_file) == {"ocr_threshold", "keep_score"}  # the raters were counted, not set
 
 
-def test_section_01_rows_the_generator_was_set_to_are_not_measured():
-    params = {"words_min": 2, "words_max": 140, "words_mean": 35.0, "size": 1.0}
+def test_section_01_rows_the_generator_was_set_to_show_the_setting_and_the_measured_value():
+    """Issue 27: a statistic the generator was set to is also measured on the pages it drew; Table 1.1 shows
+    both (the setting, and the measurement), never "set, not measured", and no ratio to the paper's for it."""
+    from inkground_lib.report.dataset_stats import GENERATOR_SET
+
+    params = {"pages": 158, "words_min": 2, "words_max": 140, "words_mean": 35.0, "size": 1.0}
     synth = SimpleNamespace(kind="synth", name="synth", meta={"generator": "synth-1", "params": params})
     s = generator_settings(synth)
-    assert set(s) == {"words_per_page_min", "words_per_page_max", "words_per_page_mean", "box_width_median",
-                      "box_height_median"}
-    assert s["words_per_page_max"] == (140, "generator's cap set to the paper's value")
-    assert "35" in s["words_per_page_mean"][1] and "34.89" in s["words_per_page_mean"][1]
-    stats = {"pages": 158, "words_per_page_mean": 33.1, "words_per_page_min": 2, "words_per_page_max": 128,
+    assert set(s) == {"pages", "words_per_page_min", "words_per_page_max", "words_per_page_mean",
+                      "box_width_median", "box_height_median"}
+    assert (s["words_per_page_max"].value, s["words_per_page_max"].note) == (140, "generator's cap set to the "
+                                                                                 "paper's value")
+    assert "35" in s["words_per_page_mean"].note and "34.89" in s["words_per_page_mean"].note
+    stats = {"pages": 158, "words_per_page_mean": 33.146, "words_per_page_min": 2, "words_per_page_max": 128,
              "strokes_per_page_mean": 60.9, "points_per_stroke_mean": 44.7, "box_width_median": 0.1,
              "box_height_median": 0.035}
     t = statistics_table(synth, stats, {"pages": 36, "words_per_page_mean": 6.3})
-    for q in ("words per page (mean)", "words per page (min)", "words per page (max)",
-              "median word-box width / page width", "median word-box height / page height"):
-        assert t.loc[q, MEASURED] == "— set, not measured" and str(t.loc[q, RATIO]).startswith(EM_DASH)
+    assert list(t.columns[:2]) == [GENERATOR_SET, MEASURED] and SET not in t.columns
+    expect = {"pages": ("asked for 158", 158), "words per page (mean)": ("target mean 35", 33.146),
+              "words per page (min)": ("floor 2", 2), "words per page (max)": ("cap 140", 128),
+              "median word-box width / page width": ("letter size 1", 0.1),
+              "median word-box height / page height": ("letter size 1", 0.035)}
+    for q, (setting, measured) in expect.items():
+        assert t.loc[q, GENERATOR_SET] == setting and t.loc[q, MEASURED] == measured, q
+        assert str(t.loc[q, RATIO]).startswith(EM_DASH), q  # a measured value is not divided by the value aimed at
+    assert "set, not measured" not in t.to_string()
+    assert t.loc["strokes per page (mean)", GENERATOR_SET] == "— not set"
     assert t.loc["strokes per page (mean)", MEASURED] == 60.9
     assert t.loc["strokes per page (mean)", RATIO] == round(60.9 / 304.3, 2)
     assert t.loc["words per page (mean)", "recorded set (measured)"] == 6.3
     _no_raw_missing(t)
     sentence = generator_sentence(synth)
     assert "between 2 and 140" in sentence and "target mean of 35" in sentence and "word-box size" in sentence
+    assert "asked for 158 pages" in sentence and "show both" in sentence
+    # a different setting is named as this dataset's, not the paper's
+    other = SimpleNamespace(kind="synth", name="s", meta={"params": {**params, "words_max": 60}})
+    assert generator_settings(other)["words_per_page_max"].note == "generator's cap set to 60 (paper 140)"
     rec = SimpleNamespace(kind="recorded", name="recorded", meta={})
     assert generator_settings(rec) == {}
     assert "every statistic in the table is measured" in generator_sentence(rec)
     t = statistics_table(rec, stats)
-    assert SET not in t.columns and t.loc["words per page (mean)", MEASURED] == 33.1
+    assert GENERATOR_SET not in t.columns and t.loc["words per page (mean)", MEASURED] == 33.146
+    assert t.loc["words per page (mean)", RATIO] == round(33.146 / 34.89, 2)
 
 
 def test_section_04_style_table_has_no_raw_nan():

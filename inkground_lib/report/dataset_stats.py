@@ -1,12 +1,15 @@
-"""Section 01's figures."""
+"""Section 01's figures and its table of statistics (Table 1.1)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
 from inkground_lib.core.paper import paper_numbers
+from inkground_lib.report.format import missing
+from inkground_lib.report.tables import MEASURED, RATIO, beside_paper
 
 
 def fig_dataset_histograms(pages: pd.DataFrame, words: pd.DataFrame, paper: pd.DataFrame | None = None, *,
@@ -98,13 +101,35 @@ STATISTICS_ROWS = [
 ]
 
 
-def generator_settings(ds, paper: pd.DataFrame | None = None) -> dict:
+GENERATOR_SET = "generator's setting"
+"""Table 1.1's column for the value the synthetic generator was SET to (beside the value measured on the pages
+it drew, in :data:`inkground_lib.report.tables.MEASURED`)."""
+
+
+@dataclass(frozen=True)
+class GeneratorSetting:
+    """One statistic the synthetic generator was set to: its ``value``, ``what`` the setting is (``target
+    mean``, ``floor``, ...; :attr:`text` is the two together) and a ``note`` saying why the measured value is not
+    divided by the paper's."""
+
+    value: object
+    what: str
+    note: str
+
+    @property
+    def text(self) -> str:
+        v = f"{self.value:g}" if isinstance(self.value, (int, float)) else str(self.value)
+        return f"{self.what} {v}"
+
+
+def generator_settings(ds, paper: pd.DataFrame | None = None) -> dict[str, GeneratorSetting]:
     """The statistics of ``ds`` that its generator was SET to (the synthetic generator's parameters, read
-    from the dataset's manifest): {statistic key: (setting, note)}, empty for a dataset that was not
-    generated (recorded, benchmark, inkGround). Words per page: the generator's floor ``words_min``, cap
-    ``words_max`` and target mean ``words_mean`` (defaults from the paper's 2-140, mean 34.89). Word-box
-    size: the generator's letter ``size`` (1 = the default x-height, chosen so the median word box matches
-    the paper's 0.100 x 0.037 of the page), so the box medians follow from a setting and are not compared."""
+    from the dataset's manifest): {statistic key: :class:`GeneratorSetting`}, empty for a dataset that was not
+    generated (recorded, benchmark, inkGround). Pages: the count the generator was asked for. Words per page:
+    the generator's floor ``words_min``, cap ``words_max`` and target mean ``words_mean`` (defaults from the
+    paper's 2-140, mean 34.89). Word-box size: the generator's letter ``size`` (1 = the default x-height, chosen
+    so the median word box matches the paper's 0.100 x 0.037 of the page). Each is also measured on the pages
+    drawn (:func:`statistics_table` shows both)."""
     if ds.kind != "synth":
         return {}
     paper = paper_numbers() if paper is None else paper
@@ -116,14 +141,16 @@ def generator_settings(ds, paper: pd.DataFrame | None = None) -> dict:
         return (f"generator's {what} set to the paper's value" if math.isclose(float(value), p, rel_tol=1e-9)
                 else f"generator's {what} set to {value:g} (paper {p:g})")
 
+    if "pages" in m:
+        out["pages"] = GeneratorSetting(m["pages"], "asked for", "the page count the generator was asked for")
     for key, param, pid, what in (("words_per_page_min", "words_min", "words_per_page_min", "floor"),
                                   ("words_per_page_max", "words_max", "words_per_page_max", "cap"),
                                   ("words_per_page_mean", "words_mean", "words_per_page_mean", "target mean")):
         if param in m:
-            out[key] = (m[param], note(m[param], pid, what))
+            out[key] = GeneratorSetting(m[param], what, note(m[param], pid, what))
     if "size" in m:
         for key in ("box_width_median", "box_height_median"):
-            out[key] = (f"letter size {m['size']:g}", "generator's letter size tuned to the paper's box")
+            out[key] = GeneratorSetting(m["size"], "letter size", "generator's letter size tuned to the paper's box")
     return out
 
 
@@ -135,25 +162,36 @@ def generator_sentence(ds, paper: pd.DataFrame | None = None) -> str:
         return (f"The dataset {ds.name} was not generated to match the paper, so every statistic in the table "
                 f"is measured.")
     parts = []
-    w = {k: s[k][0] for k in ("words_per_page_min", "words_per_page_max", "words_per_page_mean") if k in s}
+    w = {k: s[k].value for k in ("words_per_page_min", "words_per_page_max", "words_per_page_mean") if k in s}
     if len(w) == 3:
         parts.append(f"words per page (drawn between {w['words_per_page_min']:g} and {w['words_per_page_max']:g} "
                      f"with a target mean of {w['words_per_page_mean']:g})")
     if "box_width_median" in s:
-        parts.append(f"the word-box size ({s['box_width_median'][0]}, the default x-height chosen so the "
+        parts.append(f"the word-box size ({s['box_width_median'].text}, the default x-height chosen so the "
                      f"median word box matches the paper's)")
-    return (f"The synthetic generator was SET to the paper's statistics for {' and '.join(parts)}: those rows "
-            f"show the generator's setting in the column 'ours (set, not measured)', with no ratio to the "
-            f"paper's value, since a setting divided by the value it was set to measures nothing. The other rows, "
-            f"and the values of the pages drawn with these settings quoted below, are measured.")
+    asked = f"asked for {s['pages'].value:g} pages and " if "pages" in s else ""
+    return (f"The synthetic generator was {asked}SET to the paper's statistics for {' and '.join(parts)}. Those "
+            f"rows show both: the generator's setting in the column \"{GENERATOR_SET}\", and the value measured "
+            f"on the pages it drew in \"{MEASURED}\". They have no ratio to the paper's value: for a setting taken "
+            f"from the paper's value (or a page count the generator was asked for) the ratio would measure how "
+            f"closely the generator hits its own aim, not how the pages compare with the paper's. The other rows "
+            f"are measured only.")
 
 
 def statistics_table(ds, stats: dict, rec_stats: dict | None = None, paper: pd.DataFrame | None = None):
-    """Section 01's table: the statistics of ``ds`` (``stats``, from datasets.statistics.statistics) beside the
-    paper's, the rows the generator was set to shown as set (:func:`generator_settings`), and the recorded
-    set's statistics (``rec_stats``) as a further measured column."""
-    from inkground_lib.report.tables import beside_paper
-
-    return beside_paper(stats, STATISTICS_ROWS, paper=paper,
-                        also={"recorded set (measured)": rec_stats} if rec_stats else None,
-                        set_values=generator_settings(ds, paper))
+    """Section 01's table: the statistics of ``ds`` (``stats``, from datasets.statistics.statistics, all
+    measured on the pages) beside the paper's, the recorded set's statistics (``rec_stats``) as a further
+    measured column, and, for a generated dataset, the generator's setting of each statistic it was set to
+    (:func:`generator_settings`) in the column :data:`GENERATOR_SET` beside its measured value; those rows
+    have no ratio to the paper's (the note says why)."""
+    t = beside_paper(stats, STATISTICS_ROWS, paper=paper,
+                     also={"recorded set (measured)": rec_stats} if rec_stats else None)
+    settings = generator_settings(ds, paper)
+    if not settings:
+        return t
+    column = [settings[key].text if key in settings else missing("not set") for _, key, _ in STATISTICS_ROWS]
+    t.insert(0, GENERATOR_SET, pd.Series(column, index=t.index, dtype=object))
+    for label, key, _ in STATISTICS_ROWS:
+        if key in settings:
+            t.loc[label, RATIO] = missing(settings[key].note)
+    return t

@@ -127,6 +127,67 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
             "ratings": ratings, "truth": truth}
 
 
+def ratings_per_pair_text(lo: int, hi: int) -> str:
+    """How many ratings each pair got, as prose: one number when every pair got the same, else a range.
+
+    >>> ratings_per_pair_text(2, 2), ratings_per_pair_text(2, 3), ratings_per_pair_text(1, 1)
+    ('2 ratings per pair', '2 to 3 ratings per pair', '1 rating per pair')
+    """
+    lo, hi = int(lo), int(hi)
+    if lo == hi:
+        return f"{lo} rating{'' if lo == 1 else 's'} per pair"
+    return f"{lo} to {hi} ratings per pair"
+
+
+def _is_papers(component: str, kind: str) -> bool:
+    """Whether a section-02 component (a derenderer or OCR engine name) is the paper's own."""
+    return component.startswith("inksight") if kind == "derenderer" else component == "deepseek-ocr"
+
+
+def stands_in_text(res: PipelineResult) -> str:
+    """Section 02's overview sentence on what stands in, from what this run ran: each component named as the
+    paper's or as the stand-in for the paper's; simulated raters are said to see each word's distance to the
+    writer's true ink, which no real rater can see. Plain text (it is glued).
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = stands_in_text(NS(components={"derenderer": "skeleton", "ocr_engine": "rapidocr",
+    ...     "ratings_source": "simulated"}, params={"rater_model": {"chamfer_tol": 0.1}}, has_truth=True))
+    >>> t[:89]
+    "The funnel's steps and rules are the paper's, but none of its components is: the skeleton"
+    >>> "distance to the writer's true ink" in t and "no real rater can see" in t
+    True
+    """
+    c = res.components
+    der, ocr, src = c["derenderer"], c["ocr_engine"], c["ratings_source"]
+    parts, papers = [], 0
+    if _is_papers(der, "derenderer"):
+        parts.append("InkSight Small-p, the paper's derenderer")
+        papers += 1
+    else:
+        parts.append(f"the {der} derenderer in place of InkSight Small-p")
+    if _is_papers(ocr, "ocr"):
+        parts.append("DeepSeek-OCR, the paper's OCR")
+        papers += 1
+    else:
+        parts.append(f"{_OCR_NAME.get(ocr, ocr)} in place of DeepSeek-OCR")
+    if src == "simulated":
+        tol = float(res.params["rater_model"]["chamfer_tol"])
+        sees = (f"each word's two OCR readings and its Chamfer distance to the writer's true ink (strokes that "
+                f"miss the ink by more than {tol:g} word heights are a visible defect), a distance no real rater "
+                f"can see, so their verdicts are not evidence about people" if res.has_truth else
+                "whether each word's two OCR readings agree")
+        parts.append(f"simulated raters (a stated model, not people) in place of the paper's raters: they see {sees}")
+    else:
+        parts.append(f"the ratings of {src.removeprefix('file: ')} in place of the paper's raters' ratings")
+    lead = ("none of its components is" if papers == 0 else
+            "the raters are not" if papers == 2 else
+            "only the derenderer is the paper's" if _is_papers(der, "derenderer") else "only the OCR is the paper's")
+    return f"The funnel's steps and rules are the paper's, but {lead}: " + "; ".join(parts) + "."
+
+
+_OCR_NAME = {"rapidocr": "RapidOCR", "tesseract": "tesseract"}
+
+
 def ratings_kind(res: PipelineResult) -> str:
     """What the ratings of a run are, in a few words for a table: "simulated", "real ratings (file NAME)"
     when every rating in it was given by a person (source ``real``, as ``inkground rate`` writes), else
