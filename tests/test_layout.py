@@ -229,6 +229,7 @@ def notebook_mirrors() -> dict[str, dict]:
         "02_pseudo_labels.ipynb": {
             "candidates": layout.SYNTH_DATASET, "run_dir": layout.PSEUDO_RUN,
             "derenderer": _default(run_pseudo_labels, "derenderer"), "ocr_engine": _default(run_pseudo_labels, "ocr"),
+            "compare_derenderers": list(defaults.COMPARED_DERENDERERS), "recorded": layout.RECORDED_DATASET,
             "ocr_threshold": _default(run_pseudo_labels, "ocr_threshold"),
             "ratings": _default(run_pseudo_labels, "ratings"), "n_raters": _default(run_pseudo_labels, "n_raters"),
             "allow_partial_ratings": _default(run_pseudo_labels, "allow_partial_ratings"),

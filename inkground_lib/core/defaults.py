@@ -37,9 +37,12 @@ RATE_HOST = "127.0.0.1"
 RATE_PORT = 8765
 """Port the rating app listens on by default (``inkground rate``)."""
 
-DERENDERER = "skeleton"
+DERENDERER = "tracer"
 """The derenderer that makes section 02's pseudo-labels by default (``inkground pseudo --derenderer``, notebook
-02's ``derenderer``, ``inkground paper-scale``)."""
+02's ``derenderer``, ``inkground paper-scale``): the tracer, because section 02's Table 2.3 measures it closer
+to the writers' true pen paths than the skeleton on both sets with true inks (median DTW and stroke order, the
+paired intervals of the ratios below 1), at about the skeleton's cost (it reorders the skeleton's strokes; its
+network takes under a millisecond a word). The book's section 02 says so from its own run."""
 
 COMPARED_DERENDERERS = ("skeleton", "tracer")
 """Section 02 measures each of these against the writers' true pen paths (the first is the baseline of the

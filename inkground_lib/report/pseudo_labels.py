@@ -87,6 +87,9 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
 _DERENDERER_TEXT = {
     "skeleton": "the skeleton derenderer (binarise, skeletonise, trace and order strokes; inkground's offline "
                 "stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
+    "tracer": "inkground's tracer (the skeleton's strokes ordered and directed by a small network trained here on "
+              "recorded UNIPEN words of writers outside this book; an offline stand-in for InkSight Small-p, not a "
+              "port of it)",
     "inksight-small-p": "InkSight Small-p (the paper's derenderer)",
 }
 
