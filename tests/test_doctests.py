@@ -45,7 +45,8 @@ EXAMPLES = {
     "inkground_lib.report.format": 4,
     "inkground_lib.report.player": 2,
     "inkground_lib.report.pseudo_labels": 7,
-    "inkground_lib.report.table_view": 5,
+    "inkground_lib.report.table_view": 10,
+    "inkground_lib.report.tables": 3,
 }
 """Module -> number of docstring examples (``>>>`` lines) defined in it."""
 

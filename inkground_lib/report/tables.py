@@ -105,9 +105,9 @@ CENTRE_DOT_NOTE = ("An output that cannot be used is scored by the centre-dot ru
 
 
 def drop_repeated_valid_only(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """A :func:`results_table` without the columns that repeat others: each "(valid only)" column whose text
-    equals its all-words column on every measured row (the paper reports neither), and the valid rate when it
-    is 1 for every measured system. Returns (table, notes), the notes saying what was left out and why.
+    """A :func:`results_table` without the columns that repeat others: the "(valid only)" columns when each
+    one's text equals its all-words column on every measured row (the paper reports neither; all of them or
+    none), and then the valid rate too when it is 1 for every measured system. Returns (table, notes), the notes saying what was left out and why.
 
     >>> t = pd.DataFrame({"source": [MEASURED, PAPER], "DTW": ["0.287", "0.105"],
     ...                   "DTW (valid only)": ["0.287", "— not reported"], "valid rate": ["1.000", "— not reported"]})
@@ -120,8 +120,8 @@ def drop_repeated_valid_only(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]
         return df, []
     drop = [c for c in df.columns if c.endswith(VALID_ONLY) and c[:-len(VALID_ONLY)] in df.columns
             and (df.loc[ours, c].astype(str) == df.loc[ours, c[:-len(VALID_ONLY)]].astype(str)).all()]
-    if not drop:
-        return df, []
+    if not drop or len(drop) < sum(c.endswith(VALID_ONLY) for c in df.columns):
+        return df, []  # all or none: a table with valid-only means beside some metrics only would mislead
     all_valid = "valid rate" in df.columns and all(
         re.fullmatch(r"1(?:\.0+)?(?: \[1(?:\.0+)?, 1(?:\.0+)?\])?", str(v)) for v in df.loc[ours, "valid rate"])
     names = ", ".join(c[:-len(VALID_ONLY)] for c in drop)
