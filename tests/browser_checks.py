@@ -297,8 +297,9 @@ _TABLES_JS = r"""([article]) => {
     const fig = t.closest('figure');
     const cap = (fig && fig.querySelector('figcaption')) || t.querySelector('caption');
     let text = cap ? cap.textContent : '';
-    if (!text) text = 'headed ' + [...(t.tHead ? t.tHead.rows[0].cells : [])].map(c => c.textContent.trim())
-      .join(' | ');
+    const first = t.tHead && t.tHead.rows.length ? t.tHead.rows[0] : t.rows[0];
+    if (!text) text = (t.tHead ? 'headed ' : 'starting ') + [...(first ? first.cells : [])]
+      .map(c => c.textContent.trim()).join(' | ');
     return text.replace(/\s+/g, ' ').trim().slice(0, 70);
   };
   const line = (node, i) => {
