@@ -2,7 +2,8 @@
    Plain JS, no framework, no network. Words in a table never break inside (book/_static/inkground.css); a table
    wider than its column is first set tighter (smaller type and padding, class "ig-tight") and, if it still does
    not fit, shown as one block per row, each cell under its column's label (class "ig-stacked"; the label comes
-   from the header row, as a data-label attribute). Refitted when the column's width changes. */
+   from the header row, as a data-label attribute; a long name in code may then wrap after its dots and
+   underscores). Refitted when the column's width changes. */
 (function () {
   'use strict';
   var TABLES = 'article.bd-article table';
@@ -55,6 +56,24 @@
     table.dataset.igLabelled = '1';
   }
 
+  function soften(table) {
+    // a long name in code (inkground_lib.components.metrics.readability.edit_counts) may wrap after its dots,
+    // underscores and slashes rather than inside a word: a <wbr> after each
+    var codes = table.querySelectorAll('td code');
+    for (var i = 0; i < codes.length; i++) {
+      var walker = document.createTreeWalker(codes[i], NodeFilter.SHOW_TEXT), nodes = [];
+      for (var n = walker.nextNode(); n; n = walker.nextNode()) if (/[._\/]\w/.test(n.nodeValue)) nodes.push(n);
+      nodes.forEach(function (node) {
+        var parts = node.nodeValue.split(/(?<=[._\/])(?=\w)/), frag = document.createDocumentFragment();
+        parts.forEach(function (part, k) {
+          if (k) frag.appendChild(document.createElement('wbr'));
+          frag.appendChild(document.createTextNode(part));
+        });
+        node.parentNode.replaceChild(frag, node);
+      });
+    }
+  }
+
   function box(table) {
     // the column the table must fit: its scroll box (if any), else its parent
     return table.closest('.ink-table-wrap, .pst-scrollable-table-container') || table.parentElement;
@@ -72,6 +91,7 @@
     if (fits(table)) return;
     table.classList.remove('ig-tight');
     label(table);
+    if (!table.dataset.igSoft) { soften(table); table.dataset.igSoft = '1'; }
     table.classList.add('ig-stacked');
   }
 
