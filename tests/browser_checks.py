@@ -4,10 +4,14 @@ Every check returns a list of human-readable problems (empty = fine), each namin
 and the element, so that a test can ``assert not problems, "\\n".join(problems)``.
 
 * :func:`check_page` - one page at one viewport width: console errors and page errors, requests that would leave
-  the machine (recorded and aborted), raw NaN / None / nan / ``{glue`` in the article's visible text, images
-  and pen-path players without a caption or accessible text, and anything in the article wider than the article.
+  the machine (recorded and aborted), raw NaN / None / nan / ``{glue`` in the article's visible text, unrendered
+  math (:func:`math_problems`), images and pen-path players without a caption or accessible text, anything in
+  the article wider than the article, and tables that do not fit their column or break a word
+  (:func:`table_problems`).
 * :func:`check_animation` - the first pen-path player advances (two screenshots differ) and, with
   ``prefers-reduced-motion: reduce``, shows the final drawing and stands still.
+* :func:`check_player_in_view` - a player far down the page waits until it is scrolled into view, then plays;
+  a click on it once finished replays it, and it has a visible replay control.
 * :func:`check_downloads` - downloadable notebooks / sources and the HTML pages carry no path of the build
   machine and no warning.
 
@@ -249,6 +253,114 @@ _OVERFLOW_JS = r"""([article, player]) => {
 }"""
 
 
+# Unrendered math: text the reader sees, outside rendered math (MathJax's <mjx-container>) and code, that holds a
+# LaTeX command (\frac, \mathrm), a math delimiter (\( \) \[ \] $$), an inline $...$ pair, or a brace sub- or
+# superscript (x_{ij}). A "$" before a digit is a price ("$50"), and a closing "$" must follow a non-space, as in
+# TeX's own inline math. MathJax 3 (sphinx-mathjax-offline) typesets after load: MathJax.startup.promise.
+MATH_WAIT_MS = 8000
+_MATH_JS = r"""async ([article, wait]) => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise)
+    await Promise.race([MathJax.startup.promise, new Promise(r => setTimeout(r, wait))]);
+  const skip = 'mjx-container, mjx-assistive-mml, code, kbd, samp, pre, .highlight, script, style, noscript, '
+    + 'template, svg title, svg desc';
+  const latex = /\\[A-Za-z]{2,}|\\[()[\]]|\$\$|\$[^\s$\d](?:[^$]*?[^\s$\\])?\$|[_^]\{/;
+  const out = [];
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest(skip)) continue;
+    if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) continue;
+    const t = n.nodeValue.replace(/\s+/g, ' ');
+    const m = latex.exec(t);
+    if (!m) continue;
+    const cls = typeof el.className === 'string' ? el.className.trim() : '';
+    const a = Math.max(0, m.index - 40), b = m.index + m[0].length + 40;
+    out.push([el.tagName.toLowerCase() + (cls ? '.' + cls.split(/\s+/).join('.') : ''),
+              (a > 0 ? '...' : '') + t.slice(a, b).trim() + (b < t.length ? '...' : '')]);
+  }
+  return out;
+}"""
+
+# Tables: each visible table must fit its column (its scroll box, else the article) and no word, number or field
+# name in a header or cell may break inside: between two letters or digits ("DT|W", "te|xt", "schema_ve|rsion") or
+# inside a number ("0.|287"). A break beside punctuation ("Gemini-|3.1", "box=|(x0,", "page_|id") is a break between
+# word parts. A word is a run of non-space characters in one text node; a break is a change of line box between two
+# of its characters.
+_TABLES_JS = r"""([article]) => {
+  const out = [];
+  const clipping = (st) => ['auto', 'scroll', 'hidden', 'clip'].includes(st.overflowX);
+  const column = (t) => {
+    for (let p = t.parentElement; p && p !== article; p = p.parentElement)
+      if (clipping(getComputedStyle(p))) return p;
+    return article;
+  };
+  const name = (t) => {
+    const fig = t.closest('figure');
+    const cap = (fig && fig.querySelector('figcaption')) || t.querySelector('caption');
+    let text = cap ? cap.textContent : '';
+    const first = t.tHead && t.tHead.rows.length ? t.tHead.rows[0] : t.rows[0];
+    if (!text) text = (t.tHead ? 'headed ' : 'starting ') + [...(first ? first.cells : [])]
+      .map(c => c.textContent.trim()).join(' | ');
+    return text.replace(/\s+/g, ' ').trim().slice(0, 70);
+  };
+  const line = (node, i) => {
+    const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+    const q = [...r.getClientRects()].filter(x => x.width > 0 || x.height > 0);
+    return q.length ? q[0].top : null;
+  };
+  const word = /[\p{L}\p{N}]/u;
+  for (const t of article.querySelectorAll('table')) {
+    if (!t.getClientRects().length || (t.checkVisibility && !t.checkVisibility({visibilityProperty: true}))) continue;
+    if (t.closest('svg')) continue;
+    const box = column(t);
+    const tr = t.getBoundingClientRect();
+    const limit = Math.min(box.getBoundingClientRect().left + box.clientLeft + box.clientWidth,
+                           article.getBoundingClientRect().right);
+    const over = Math.round(Math.max(tr.right - limit, t.scrollWidth - t.clientWidth));
+    if (over > 1) out.push(`table '${name(t)}' is ${over} px wider than its column (it clips or scrolls)`);
+    const broken = [];
+    for (const cell of t.querySelectorAll('th, td')) {
+      if (cell.checkVisibility && !cell.checkVisibility({visibilityProperty: true})) continue;
+      const w = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let n = w.nextNode(); n; n = w.nextNode()) {
+        const re = /\S{2,}/g; let m;
+        while ((m = re.exec(n.nodeValue))) {
+          const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+          const tops = new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top)));
+          if (tops.size < 2) continue;
+          let prev = line(n, m.index), bad = [];
+          for (let i = 1; i < m[0].length; i++) {
+            const top = line(n, m.index + i);
+            const a = m[0][i - 1], b = m[0][i], aa = i > 1 ? m[0][i - 2] : '';
+            // inside a word: between two letters or digits, or inside a number (0.|287, 2,|984)
+            const inside = (word.test(a) && word.test(b)) || (/[.,]/.test(a) && /\d/.test(aa) && /\d/.test(b));
+            if (top !== null && prev !== null && top > prev + 1 && inside)
+              bad.push(m[0].slice(0, i) + '|' + m[0].slice(i));
+            if (top !== null) prev = top;
+          }
+          if (bad.length) broken.push(`${cell.tagName === 'TH' || cell.closest('thead') ? 'header' : 'cell'} `
+                                      + `'${bad[0]}'`);
+        }
+      }
+    }
+    if (broken.length) out.push(`table '${name(t)}' breaks ${broken.length} word(s) inside: `
+                                + [...new Set(broken)].slice(0, 6).join(', '));
+  }
+  return out;
+}"""
+
+
+def math_problems(page, article, where: str) -> list[str]:
+    """Unrendered math in the article (after MathJax has typeset, waiting at most :data:`MATH_WAIT_MS`)."""
+    return _limited([f"{where}: unrendered math in <{tag}>: {text!r}"
+                     for tag, text in page.evaluate(_MATH_JS, [article, MATH_WAIT_MS])])
+
+
+def table_problems(page, article, where: str) -> list[str]:
+    """Tables wider than their column, and words broken inside in a table's headers or cells."""
+    return _limited([f"{where}: {p}" for p in page.evaluate(_TABLES_JS, [article])])
+
+
 def _article(page):
     for sel in ARTICLE:
         handle = page.query_selector(sel)
@@ -260,9 +372,10 @@ def _article(page):
 def check_page(browser, html_path: Path, width: int, *, raw_words: bool = True) -> list[str]:
     """Problems of one page at one viewport ``width`` (height 900): console errors, page errors, requests that
     are not file: / data: (aborted), raw NaN / None / nan as words or ``{glue`` in the article's visible text
-    (code blocks, inline code and scripts aside), images and pen-path players without caption or accessible text,
-    and elements whose right edge passes the article's by more than 1 px outside a box that scrolls or clips
-    horizontally (tables and code blocks may be wider only inside such a box).
+    (code blocks, inline code and scripts aside), unrendered math (:func:`math_problems`), images and pen-path
+    players without caption or accessible text, elements whose right edge passes the article's by more than 1 px
+    outside a box that scrolls or clips horizontally (code blocks may be wider only inside such a box), and tables
+    wider than their column or breaking a word inside (:func:`table_problems`).
 
     ``raw_words=False`` skips the NaN / None / nan words (not ``{glue``): for a hand-written page whose prose
     is about NaN handling."""
@@ -283,6 +396,8 @@ def check_page(browser, html_path: Path, width: int, *, raw_words: bool = True) 
                 f"right edge{' (widest inside: ' + widest + ')' if widest else ''} (put it in a box with "
                 f"overflow-x:auto, let it wrap, or give it max-width:100%)"
                 for tag, cls, text, px, what, widest in page.evaluate(_OVERFLOW_JS, [article, PLAYER])])
+            found += math_problems(page, article, where)
+            found += table_problems(page, article, where)
     return problems + found
 
 
@@ -340,6 +455,11 @@ _FINISH_JS = """el => { const a = el.getAnimations({subtree: true});
   a.forEach(x => { try { x.finish(); } catch (e) {} }); return a.length; }"""
 
 
+# the replay control and the hint line are not the drawing (reduced motion hides the control): hidden for the
+# comparison of the finished animation with the reduced-motion picture
+_HIDE_CONTROLS_JS = """el => el.querySelectorAll('.rp, .hint').forEach(x => { x.style.visibility = 'hidden'; })"""
+
+
 def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
     """Problems of the page's first pen-path player (``svg.ig-pen-player``): it must exist; restarted from its
     first frame, two screenshots of its box ~700 ms apart must differ; with ``prefers-reduced-motion: reduce`` it
@@ -365,6 +485,7 @@ def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
                 problems.append(f"{where}: the pen-path player #{fid} does not advance: two screenshots "
                                 f"{ANIMATION_WAIT_MS} ms apart are identical")
             player.evaluate(_FINISH_JS)
+            player.evaluate(_HIDE_CONTROLS_JS)
             page.wait_for_timeout(50)
             final = _shot(page, player)
     if final is None or n == 0:
@@ -373,6 +494,7 @@ def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
         player = page.locator(PLAYER).first
         player.scroll_into_view_if_needed()
         running = player.evaluate("el => el.getAnimations({subtree: true}).length")
+        player.evaluate(_HIDE_CONTROLS_JS)
         still_a = _shot(page, player)
         page.wait_for_timeout(ANIMATION_WAIT_MS)
         still_b = _shot(page, player)
@@ -386,6 +508,73 @@ def check_animation(browser, html_path: Path, width: int = 1400) -> list[str]:
         if missing > 0.02:
             problems.append(f"{where}, reduced motion: the pen-path player #{fid} does not show the final drawing "
                             f"({missing:.0%} of the ink differs from the finished animation's)")
+    return problems
+
+
+_STATE_JS = """el => { const a = el.getAnimations({subtree: true});
+  return {n: a.length, t: a.reduce((m, x) => Math.max(m, Number(x.currentTime) || 0), 0),
+          running: a.filter(x => x.playState === 'running').length,
+          finished: a.filter(x => x.playState === 'finished').length}; }"""
+FAR_DOWN = 1.5  # a player "far down" starts at least this many viewport heights below the top of the page
+
+
+def check_player_in_view(browser, html_path: Path, width: int = 1400) -> list[str]:
+    """Problems of the page's last pen-path player that starts at least :data:`FAR_DOWN` viewport heights down:
+    it must not advance (nor have finished) while it is out of view, must advance once scrolled into view (two
+    screenshots ~700 ms apart differ), must play again when clicked once finished, and must show a visible
+    replay control (``.rp``) that replays it."""
+    html_path = Path(html_path)
+    where = f"{html_path.name} at {width} px"
+    problems: list[str] = []
+    with _open(browser, html_path, width, problems, where) as page:
+        tops = page.eval_on_selector_all(PLAYER, "els => els.map(e => e.getBoundingClientRect().top + scrollY)")
+        far = [i for i, top in enumerate(tops) if top >= FAR_DOWN * HEIGHT]
+        if not far:
+            problems.append(f"{where}: no pen-path player starts {FAR_DOWN:g} screens or more down the page "
+                            f"({len(tops)} players)")
+            return problems
+        player = page.locator(PLAYER).nth(far[-1])
+        fid = player.get_attribute("id")
+        name = f"the pen-path player #{fid} ({tops[far[-1]]:.0f} px down)"
+        before = player.evaluate(_STATE_JS)
+        page.wait_for_timeout(ANIMATION_WAIT_MS)
+        later = player.evaluate(_STATE_JS)
+        if later["n"] == 0:
+            problems.append(f"{where}: {name} runs no CSS animation")
+            return problems
+        if later["finished"] == later["n"]:
+            problems.append(f"{where}: {name} played before it came into view: all {later['n']} animations had "
+                            f"finished before the reader scrolled to it")
+        elif later["t"] > before["t"] + 1:
+            problems.append(f"{where}: {name} advances out of view ({before['t']:.0f} -> {later['t']:.0f} ms in "
+                            f"{ANIMATION_WAIT_MS} ms)")
+        player.scroll_into_view_if_needed()
+        page.wait_for_timeout(100)  # the IntersectionObserver's callback
+        first = _shot(page, player)
+        page.wait_for_timeout(ANIMATION_WAIT_MS)
+        second = _shot(page, player)
+        if not _differ(first, second):
+            problems.append(f"{where}: {name} does not advance once scrolled into view (two screenshots "
+                            f"{ANIMATION_WAIT_MS} ms apart are identical)")
+        for how in ("a click on it", "its replay control"):
+            player.evaluate(_FINISH_JS)
+            page.wait_for_timeout(50)
+            final = _shot(page, player)
+            if how == "a click on it":
+                box = player.bounding_box()
+                page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6)
+            else:
+                control = player.locator(".rp")
+                if control.count() == 0 or not control.first.is_visible():
+                    problems.append(f"{where}: {name} has no visible replay control (.rp)")
+                    continue
+                control.first.click()
+            state = player.evaluate(_STATE_JS)  # at once: a replay of a short drawing may end within a screenshot
+            # replayed: its animations run again, or much of the drawing is gone (a focus ring or a re-rendered
+            # photo changes pixels, not the ink)
+            if not state["running"] and _ink_mismatch(final, _shot(page, player)) <= 0.02:
+                problems.append(f"{where}: {how} does not replay {name} once finished ({state['running']} "
+                                f"animations running)")
     return problems
 
 

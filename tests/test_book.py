@@ -163,7 +163,8 @@ def chromium_browser():
 def test_every_page_in_chromium(built_book, chromium_browser, width):
     """Issue 14: each page at desktop and phone width: no console error, no request leaving the machine, no raw
     NaN/None/{glue}, every image and player captioned with alt text, nothing wider than the article outside a
-    scroll box."""
+    scroll box. Issue 27: no unrendered math (LaTeX or delimiters outside rendered math and code), no table wider
+    than its column, no word broken inside in a table."""
     root, _, _ = built_book
     problems = []
     for page in toc_pages(root):
@@ -175,12 +176,14 @@ def test_every_page_in_chromium(built_book, chromium_browser, width):
 @pytest.mark.browser
 def test_pen_paths_play_in_chromium(built_book, chromium_browser):
     """The players of sections 02 and 03 are present and advance; with reduced motion they stand still on the
-    final drawing."""
+    final drawing. Issue 27: a player far down the page waits until it is scrolled into view, then plays, and a
+    click on it once finished (or its replay control) replays it."""
     root, _, _ = built_book
     problems = []
     for name in ("02_pseudo_labels", "03_model_evaluation"):
-        problems += browser_checks.check_animation(chromium_browser,
-                                                   root / "_build/html/book/sections" / f"{name}.html")
+        page = root / "_build/html/book/sections" / f"{name}.html"
+        problems += browser_checks.check_animation(chromium_browser, page)
+        problems += browser_checks.check_player_in_view(chromium_browser, page)
     assert not problems, "\n".join(problems)
 
 

@@ -53,9 +53,12 @@ GOOD = (
       "</div></div><pre>float('nan')</pre><p>Pass <code class=\"docutils literal\"><span class=\"pre\">None"
       "</span></code> for the default.</p><script>const v = NaN; /* None {glue */</script>"
       '<p style="display:none">None (hidden)</p>'
-    # a wide table and a long code line inside their own scroll box are allowed
-    + '<div class="pst-scrollable-table-container scroll"><table style="width:2000px"><tr><td>wide</td></tr>'
-      "</table></div><div class=\"highlight\"><pre class=\"scroll\">" + "long_code_line_" * 80 + "</pre></div>"
+    # a long code line inside its own scroll box is allowed; a table fits its column
+    + '<div class="pst-scrollable-table-container scroll"><table><thead><tr><th>system</th><th>DTW (valid only)</th>'
+      "</tr></thead><tbody><tr><td>box</td><td>0.287 [0.282, 0.291]</td></tr></tbody></table></div>"
+      "<div class=\"highlight\"><pre class=\"scroll\">" + "long_code_line_" * 80 + "</pre></div>"
+    # math that is text: a price, a lone dollar, LaTeX in code
+    + "<p>A call costs $50 to $60, or US$ 5; set <code>$\\mathrm{CD}$</code> in code.</p>"
 )
 
 
@@ -214,6 +217,8 @@ def test_tables_code_and_images_must_fit_or_scroll(chrome, tmp_path):
          "<p> 'Run gemini"),
     ]
     problems = bc.check_page(chrome, write_page(tmp_path, "fit.html", "".join(m for m, _ in cases)), 420)
+    # the table is also wider than its column (test_a_table_wider_than_its_column_is_reported)
+    problems = [p for p in problems if "wider than its column" not in p]
     for _, tag in cases:
         assert any(p.startswith(f"fit.html at 420 px: {tag[:-1]}") and "past the article's right edge" in p
                    for p in problems), (tag, problems)
@@ -221,7 +226,8 @@ def test_tables_code_and_images_must_fit_or_scroll(chrome, tmp_path):
     assert len(problems) == len(cases), problems  # the innermost block, not every ancestor
     # each inside its own scroll box is allowed
     boxed = "".join(f'<div class="scroll">{m}</div>' for m, _ in cases)
-    assert bc.check_page(chrome, write_page(tmp_path, "boxed.html", boxed), 420) == []
+    problems = bc.check_page(chrome, write_page(tmp_path, "boxed.html", boxed), 420)
+    assert len(problems) == 1 and "table 'starting a table without its scroll box' is" in problems[0], problems
 
 
 def test_an_article_wider_than_the_viewport_is_reported(chrome, tmp_path):
@@ -255,8 +261,9 @@ def test_a_still_svg_fails_the_animation_check(chrome, tmp_path):
 
 
 def test_a_paused_player_fails_the_animation_check(chrome, tmp_path):
-    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="paused").replace('class="ig-pen-player"',
-                                                                             'class="ig-pen-player pz"')
+    # held paused, with no script to start it when it comes into view
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="paused", controls=False).replace(
+        'class="ig-pen-player"', 'class="ig-pen-player pz"')
     problems = bc.check_animation(chrome, write_page(tmp_path, "paused.html", player_figure(svg)))
     assert any("#paused does not advance" in p for p in problems), problems
 
@@ -274,9 +281,10 @@ def test_a_player_that_ignores_reduced_motion_is_reported(chrome, tmp_path):
 def test_reduced_motion_must_show_the_final_drawing(chrome, tmp_path):
     """A player that hides the drawing under reduced motion stands still but shows nothing: reported."""
     svg = pen_path_svg([(zigzag(), "prediction")], fig_id="blank")
-    svg = svg.replace("@media (prefers-reduced-motion: reduce){#blank *{animation:none!important}}",
+    svg = svg.replace("@media (prefers-reduced-motion: reduce){#blank *{animation:none!important}",
                       "@media (prefers-reduced-motion: reduce){#blank *{animation:none!important}"
-                      "#blank .dr{display:none}}")
+                      "#blank .dr{display:none}")
+    assert "#blank .dr{display:none}" in svg
     problems = bc.check_animation(chrome, write_page(tmp_path, "blank.html", player_figure(svg)))
     assert len(problems) == 1 and "#blank does not show the final drawing" in problems[0], problems
 
@@ -350,3 +358,132 @@ def test_downloads_folder_and_home_directory_are_searched(tmp_path, monkeypatch)
 def test_warning_is_case_sensitive(tmp_path):
     site = built_site(tmp_path, "no warnings were raised", "warnings: none")
     assert bc.check_downloads(site, tmp_path / "elsewhere") == []
+
+
+# --- unrendered math (issue 27) ---------------------------------------------------------------------------------
+
+MATHJAX = next(Path(sys.prefix).glob("lib/python*/site-packages/sphinx-mathjax-offline/static/mathjax/tex-chtml.js"),
+               None)
+
+
+def test_unrendered_math_is_reported(chrome, tmp_path):
+    cases = [  # (markup, the text reported)
+        ("<p>ignores order: $\\mathrm{CD}(P, R) = \\tfrac12\\big(\\tfrac1n$</p>", "$\\mathrm{CD}(P, R)"),
+        ("<ul><li><p>+ \\tfrac1m \\sum_j \\min_i</p></li></ul>", "+ \\tfrac1m"),
+        ("<p>the mean $x$ of all words</p>", "$x$"),
+        ("<p>display math \\[ a = b \\] left as text</p>", "\\[ a = b \\]"),
+        ("<p>inline \\(h\\) as typed</p>", "\\(h\\)"),
+        ("<p>a subscript x_{ij} as typed</p>", "x_{ij}"),
+        ("<p>$$D = 1$$</p>", "$$D = 1$$"),
+    ]
+    page = write_page(tmp_path, "math.html", GOOD + "".join(m for m, _ in cases))
+    problems = bc.check_page(chrome, page, 1400)
+    assert len(problems) == len(cases), problems
+    for (_, text), p in zip(cases, problems):
+        assert p.startswith("math.html at 1400 px: unrendered math in <p>") and repr(text)[1:-1] in p, (text, p)
+
+
+@pytest.mark.skipif(MATHJAX is None, reason="sphinx-mathjax-offline's MathJax is part of requirements.txt")
+def test_math_that_mathjax_renders_passes_and_a_price_is_text(chrome, tmp_path):
+    """The book's own MathJax (sphinx-mathjax-offline, loaded from a local file) typesets Sphinx's math spans; the
+    check waits for it and finds nothing raw. A price and LaTeX in code are text."""
+    head = f'<script defer src="{MATHJAX.as_uri()}"></script>'
+    article = ('<p>The distance <span class="math notranslate nohighlight">\\(\\mathrm{CD} = \\tfrac12\\big(a + '
+               'b\\big)\\)</span> costs $50.</p><div class="math notranslate nohighlight">\\[D_{i,j} = c_{ij}\\]'
+               '</div><p>Use <code>\\tfrac12</code>.</p>')
+    page = write_page(tmp_path, "mj.html", article, head=head)
+    assert bc.check_page(chrome, page, 1400) == []
+    # the same spans without MathJax stay raw, and are reported
+    problems = bc.check_page(chrome, write_page(tmp_path, "nomj.html", article), 1400)
+    assert len(problems) == 2 and all("unrendered math" in p for p in problems), problems
+
+
+# --- tables that fit their column (issue 27) --------------------------------------------------------------------
+
+STATIC = Path(__file__).resolve().parents[1] / "book" / "_static"
+WIDE_TABLE = ("<figure class=\"ink-table-figure\"><figcaption>Table 1: eleven columns</figcaption>"
+              "<div class=\"ink-table-wrap scroll\"><table class=\"ink-table\"><thead><tr><th>system</th>"
+              + "".join(f"<th>Chamfer (valid only) {k}</th>" for k in range(10)) + "</tr></thead><tbody>"
+              + "".join("<tr><td>Skeleton derenderer (InkSight stand-in)</td>"
+                        + "<td>0.287 [0.282, 0.291]</td>" * 10 + "</tr>" for _ in range(3))
+              + "</tbody></table></div></figure>")
+
+
+def test_a_table_wider_than_its_column_is_reported(chrome, tmp_path):
+    page = write_page(tmp_path, "wt.html", WIDE_TABLE.replace('class="ink-table"',
+                                                              'class="ink-table" style="width:1600px"'))
+    for width in (1400, 420):
+        problems = bc.check_page(chrome, page, width)
+        assert len(problems) == 1, problems
+        assert re.fullmatch(rf"wt\.html at {width} px: table 'Table 1: eleven columns' is \d+ px wider than its "
+                            r"column \(it clips or scrolls\)", problems[0]), problems
+
+
+def test_a_word_broken_inside_a_header_or_cell_is_reported_but_a_break_after_a_hyphen_is_not(chrome, tmp_path):
+    squeezed = ('<table style="width:120px"><thead><tr><th style="word-break:break-all">DTW</th>'
+                '<th style="overflow-wrap:anywhere">Style</th></tr></thead><tbody><tr>'
+                '<td style="overflow-wrap:anywhere">0.287</td><td>Gemini-3.1-Pro</td></tr></tbody></table>')
+    head = "<style>th, td { padding: 0 }</style>"
+    page = write_page(tmp_path, "sq.html", f'<div style="width:60px">{squeezed}</div>', head=head)
+    problems = bc.check_page(chrome, page, 420)
+    assert len(problems) == 1 and "table 'headed DTW | Style' breaks 2 word(s) inside" in problems[0], problems
+    for part in ("header 'D", "cell '0."):
+        assert part in problems[0], problems
+    assert "Gemini" not in problems[0]  # broken after a hyphen: between word parts
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_the_books_css_and_script_fit_a_wide_table_without_breaking_a_word(chrome, tmp_path, width):
+    """book/_static/inkground.css keeps words whole (the prose rules let a cell break anywhere: 'DT W', 'te xt'),
+    and inkground.js sets a table that is still too wide tighter, or one block per row under its column labels."""
+    head = (f'<link rel="stylesheet" href="{(STATIC / "inkground.css").as_uri()}">'
+            f'<script src="{(STATIC / "inkground.js").as_uri()}"></script>')
+    markdown_table = ('<div class="pst-scrollable-table-container scroll"><table class="table"><thead><tr>'
+                      '<th>field</th><th>type</th><th>required</th><th>meaning</th></tr></thead><tbody><tr>'
+                      '<td><code class="docutils literal"><span class="pre">schema_version</span></code></td>'
+                      '<td>integer</td><td>yes</td><td>always <code class="docutils literal"><span class="pre">1'
+                      '</span></code>, the format version</td></tr></tbody></table></div>')
+    page = write_page(tmp_path, "fitted.html", "<p>Tables.</p>" + WIDE_TABLE + markdown_table, head=head)
+    assert bc.check_page(chrome, page, width) == []
+    problems: list[str] = []
+    with bc._open(chrome, page, width, problems, "fitted") as p:
+        cls = p.eval_on_selector("table.ink-table", "t => t.className")
+        labels = p.eval_on_selector_all("table.ink-table td .ig-l", "ls => ls.map(l => l.textContent)")
+    if width == 420:
+        assert "ig-stacked" in cls and labels[1] == "Chamfer (valid only) 0", (cls, labels[:3])
+    else:
+        assert "ig-stacked" not in cls
+
+
+# --- players that play where the reader looks (issue 27) --------------------------------------------------------
+
+def far_page(tmp_path, svg: str, name: str = "far.html") -> Path:
+    return write_page(tmp_path, name, '<p>The first screen.</p><div style="height:3000px">a long section</div>'
+                      + player_figure(svg))
+
+
+def test_a_far_player_waits_plays_in_view_and_replays(chrome, tmp_path):
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="far", total_ms=4000)
+    assert bc.check_player_in_view(chrome, far_page(tmp_path, svg)) == []
+
+
+def test_a_player_that_plays_at_load_and_cannot_replay_is_reported(chrome, tmp_path):
+    """A player without the script (as every player was before issue 27) plays at once, far out of view, and a
+    click on it once finished does nothing."""
+    svg = pen_path_svg([(zigzag(), "prediction")], fig_id="eager", total_ms=4000, controls=False)
+    problems = bc.check_player_in_view(chrome, far_page(tmp_path, svg))
+    who = "the pen-path player #eager"
+    assert any(p.startswith("far.html at 1400 px: " + who) and "advances out of view" in p for p in problems), problems
+    assert any(p.startswith(f"far.html at 1400 px: a click on it does not replay {who}") for p in problems), problems
+    assert any(f"{who}" in p and "has no visible replay control (.rp)" in p for p in problems), problems
+    # finished before the reader got there: a short drawing on a slow page
+    quick = pen_path_svg([(zigzag(), "prediction")], fig_id="quick", total_ms=200, controls=False)
+    problems = bc.check_player_in_view(chrome, far_page(tmp_path, quick, "quick.html"))
+    assert any("played before it came into view" in p for p in problems), problems
+    assert any("does not advance once scrolled into view" in p for p in problems), problems
+
+
+def test_a_page_without_a_far_player_is_reported(chrome, tmp_path):
+    page = write_page(tmp_path, "near.html", GOOD)
+    assert bc.check_player_in_view(chrome, page) == ["near.html at 1400 px: no pen-path player starts 1.5 screens or "
+                                                     "more down the page (1 players)"]

@@ -162,3 +162,31 @@ def test_dot_stroke_and_single_point_ink():
     root = ET.fromstring(pen_path_svg([(as_ink([[[5, 5]]]), "dot")]))
     paths = _strokes(root)
     assert len(paths) == 1 and paths[0].get("d").endswith("h0")
+
+
+def test_player_waits_for_the_reader_and_has_a_visible_replay_control():
+    """Issue 27: the script holds the drawing until it is in view (IntersectionObserver, no framework), a click
+    on a finished player replays it, and a replay control is drawn; reduced motion and print hide the control."""
+    from inkground_lib.report.player import REPLAY_LABEL
+
+    svg = pen_path_svg([(_zigzag_ink(), "p", None, False)], fig_id="wait-me")
+    root = ET.fromstring(svg)  # the script is XML text: no raw '&' or '<' in it
+    script = root.find(NS + "script").text
+    assert "IntersectionObserver" in script and "classList.add('wt')" in script
+    assert "playState==='finished'" in script  # a click on a finished drawing replays it
+    assert "closest('.rp')" in script and "'r'||k==='R'" in script
+    style = root.find(NS + "style").text
+    assert re.search(r"#wait-me\.wt \*\{animation-play-state:paused", style.replace(",#wait-me.wt *", "#wait-me.wt *"))
+    assert re.search(r"@media \(prefers-reduced-motion: reduce\)\{[^@]*#wait-me \.rp\{display:none\}", style)
+    control = [g for g in root.iter(NS + "g") if g.get("class") == "rp"]
+    assert len(control) == 1 and control[0].get("role") == "button"
+    assert "".join(control[0].itertext()) == REPLAY_LABEL and control[0].find(NS + "rect") is not None
+    # the control sits inside the figure's frame, right of the hint line, above the drawing
+    vx, vy, vw, vh = map(float, root.get("viewBox").split())
+    rect = control[0].find(NS + "rect")
+    x0, w = float(rect.get("x")), float(rect.get("width"))
+    assert vx <= x0 and x0 + w <= vx + vw
+    first_stroke_y = min(float(c.get("cy")) for c in root.iter(NS + "circle") if c.get("class") == "m")
+    assert float(rect.get("y")) + float(rect.get("height")) <= first_stroke_y
+    bare = ET.fromstring(pen_path_svg([(_zigzag_ink(), "p")], controls=False))
+    assert bare.find(NS + "script") is None and not [g for g in bare.iter(NS + "g") if g.get("class") == "rp"]

@@ -229,3 +229,83 @@ def test_the_paper_comparisons_say_the_target_rule_is_ours():
                              "dtw": 0.3, "chamfer": 0.2, "ar": 0.0, "cr": 0.0, "style": 0.1}])
     assert any("our target rule" in n for n in results_view(summary, "inkGround", "T").notes)
     assert not any("target rule" in n for n in results_view(summary, None, "T").notes)  # no paper rows: no note
+
+
+# --- issue 27: columns and rows that repeat others, the centre-dot rule, Markdown captions ----------------------
+
+def _all_valid_row(system, dtw, **kw):
+    """A system whose every output was valid: its valid-only means are its all-words means."""
+    r = _summary_row(system, valid_rate=1.0, valid_rate_lo=1.0, valid_rate_hi=1.0, **kw)
+    for k in ("dtw", "chamfer", "style"):
+        v = dtw if k == "dtw" else r[k]
+        r[k], r[k + "_valid"] = v, v
+        r[k + "_lo"], r[k + "_hi"] = r[k + "_valid_lo"], r[k + "_valid_hi"] = v - 0.01, v + 0.01
+    return r
+
+
+def _view_text(view):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", view.to_html()))
+
+
+def test_valid_only_columns_are_dropped_with_a_note_when_they_repeat_the_all_words_columns():
+    from inkground_lib.report.tables import VALID_ONLY, results_view
+
+    summary = pd.DataFrame([_all_valid_row("box", 0.287), _all_valid_row("font", 0.299)])
+    view = results_view(summary, "inkGround", "Table 1: all valid")
+    assert not [c for c in view.data.columns if c.endswith(VALID_ONLY)] and "valid rate" not in view.data.columns
+    assert ["DTW", "Chamfer", "AR", "CR", "Style"] == [c for c in view.data.columns if c in METRICS]
+    assert any("valid rate 1.000" in n and "not shown" in n for n in view.notes), view.notes
+    # the computation's own table keeps every column (tests and CSVs)
+    assert "DTW (valid only)" in results_table(summary, "inkGround").columns
+    # one system with an invalid output: the valid-only means differ, so every column stays and no note says so
+    mixed = pd.DataFrame([_all_valid_row("box", 0.287),
+                          _summary_row("vlm", valid_rate=0.9, dtw=0.4, dtw_valid=0.3)])
+    kept = results_view(mixed, "inkGround", "Table 1: mixed")
+    assert "DTW (valid only)" in kept.data.columns and "valid rate" in kept.data.columns
+    assert not any("not shown" in n for n in kept.notes)
+
+
+METRICS = {"DTW", "Chamfer", "AR", "CR", "Style"}
+
+
+def test_rows_equal_in_every_column_are_shown_once_with_a_note_and_the_paper_rows_stay_shaded():
+    from inkground_lib.report.table_view import PAPER_ROW_CLASS
+    from inkground_lib.report.tables import results_view
+
+    summary = pd.DataFrame([_all_valid_row("Box baseline", 0.287), _all_valid_row("Reference ink", 0.0),
+                            _all_valid_row("Skeleton derenderer", 0.0), _all_valid_row("Font baseline", 0.299)])
+    view = results_view(summary, "inkGround", "Table 1: merged")
+    systems = list(view.data["system"])
+    assert systems[:3] == ["Box baseline", "Reference ink / Skeleton derenderer *", "Font baseline"], systems
+    assert "* Reference ink and Skeleton derenderer: the same in every column, shown once." in view.notes
+    # the paper's rows are not merged with ours, and their shading follows them to their new positions
+    paper_rows = [i for i, s in enumerate(view.data["source"]) if s == PAPER]
+    assert view.paper_rows == paper_rows and len(paper_rows) == 4
+    html = view.to_html()
+    assert html.count(PAPER_ROW_CLASS) >= 4 * len(view.data.columns) and "Reference ink / Skeleton derenderer *" in html
+    # a system that differs in one column keeps its own row
+    summary.loc[2, "ar"] = 0.25
+    assert "Skeleton derenderer" in list(results_view(summary, "inkGround", "Table 1: apart").data["system"])
+
+
+def test_the_centre_dot_rule_is_marked_as_this_books_choice():
+    from inkground_lib.report.tables import results_view
+
+    view = results_view(pd.DataFrame([_all_valid_row("box", 0.287)]), "inkGround", "Table 1: rule")
+    note = [n for n in view.notes if "centre-dot rule" in n]
+    assert len(note) == 1 and "this book's choice" in note[0] and "paper" in note[0]
+    assert "this book's choice" in _view_text(view)
+
+
+def test_captions_and_notes_render_markdown_and_stay_plain_in_the_aria_label():
+    from inkground_lib.report.table_view import table_view
+
+    view = table_view(pd.DataFrame({"a": [1]}), "Table 3.1: the systems named in `systems` <b>now</b>",
+                      notes=["Set `n_boot` to *more*."])
+    html = view.to_html()
+    caption = re.search(r"<figcaption[^>]*>(.*?)</figcaption>", html).group(1)
+    assert caption == "Table 3.1: the systems named in <code>systems</code> &lt;b&gt;now&lt;/b&gt;"
+    assert "`" not in _view_text(view)
+    assert 'aria-label="Table 3.1: the systems named in systems &lt;b&gt;now&lt;/b&gt;"' in html
+    assert "<p>Set <code>n_boot</code> to <em>more</em>.</p>" in html
+    assert view.table_id == "table-3-1-the-systems-named-in-systems-b-now-b"

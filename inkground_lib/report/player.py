@@ -14,10 +14,14 @@ Choices (see :func:`pen_path_svg` for the details):
   one ``animation-delay`` per stroke) in the SVG's own ``<style>``, every rule scoped by the figure's unique
   id. The un-animated style is the complete drawing: that is what prints, what ``prefers-reduced-motion:
   reduce`` shows, and what a viewer without CSS animation shows.
-* Controls: a tiny inline plain-JS ``<script>`` (no framework, no network) bound to the figure's id: click,
-  Space or Enter pause / resume (``animation-play-state``); R restarts (the drawing group is replaced by a
-  clone, which restarts its CSS animations). The SVG is focusable (``tabindex=0``) with a visible focus ring.
-  Where scripts do not run, the drawing plays once and stays.
+* Playing where the reader looks: a tiny inline plain-JS ``<script>`` (no framework, no network) bound to the
+  figure's id holds the drawing at its start until at least half of the player is in view (an
+  ``IntersectionObserver`` shared by the page's players), then plays it from the first stroke. A click or tap
+  pauses / resumes a playing drawing (``animation-play-state``) and replays a finished one; a visible replay
+  control (at the right end of the hint line) and R replay it at any time (the drawing group is replaced by a
+  clone, which restarts its CSS animations); Space and Enter act like a click. The SVG is focusable
+  (``tabindex=0``) with a visible focus ring. Where scripts do not run, the drawing plays once at load and
+  stays; with reduced motion it is the final drawing and the replay control is hidden.
 * Pen-up moves: a thin, faint straight line from one stroke's end to the next stroke's start, drawn during
   its own slot and kept (faint) in the final picture. Stroke starts are marked with a small dot that appears
   when the stroke starts.
@@ -165,13 +169,31 @@ def _figure_id(layers, fig_id: str | None) -> str:
     return f"igpp{h.hexdigest()[:8]}n{next(_COUNTER)}"
 
 
-_SCRIPT = ("(function(){var s=document.getElementById('%s');if(!s)return;"
-           "function t(){s.classList.toggle('pz')}"
-           "function r(){var g=s.querySelector('.dr');g.replaceWith(g.cloneNode(true));s.classList.remove('pz')}"
-           "s.addEventListener('click',t);"
+# The player's plain-JS controls (no framework, no network), bound to one figure's id. The player waits (class
+# "wt": every animation paused at its start) until at least half of it is in view - an IntersectionObserver shared
+# by the page's players - then plays from the first stroke. A click or tap pauses / resumes it while it plays and
+# replays a finished one; the visible replay control (".rp") and R replay it at any time; Space / Enter act like a
+# click. Replaying replaces the drawing group by a clone, which restarts its CSS animations. Without
+# IntersectionObserver it plays at once; without scripts it plays once at load. The script is XML text (no '&' or
+# '<'): the SVG must parse as XML too.
+_SCRIPT = ("(function(){var s=document.getElementById('%s');if(!s||s.igpp)return;s.igpp=1;var w=window;"
+           "function an(){return s.getAnimations?s.getAnimations({subtree:true}):[]}"
+           "function done(){var a=an();return a.length>0?a.every(function(x){return x.playState==='finished'}):false}"
+           "function r(){var g=s.querySelector('.dr');g.replaceWith(g.cloneNode(true));s.classList.remove('pz','wt');"
+           "if(w.igppIO)w.igppIO.unobserve(s)}"
+           "function t(){if(done()||s.classList.contains('wt'))r();else s.classList.toggle('pz')}"
+           "if('IntersectionObserver' in w){s.classList.add('wt');s.igppGo=r;"
+           "if(!w.igppIO)w.igppIO=new IntersectionObserver(function(es){es.forEach(function(e){var x=e.target;"
+           "if(e.isIntersecting?(x.igppGo?(e.intersectionRatio>=.5||e.intersectionRect.height>=.5*w.innerHeight):false):false)"
+           "{w.igppIO.unobserve(x);x.igppGo()}})},{threshold:[0,.25,.5]});w.igppIO.observe(s)}"
+           "s.addEventListener('click',function(e){var c=e.target.closest?e.target.closest('.rp'):null;if(c)r();else t()});"
            "s.addEventListener('keydown',function(e){var k=e.key;"
            "if(k===' '||k==='Enter'){e.preventDefault();t()}else if(k==='r'||k==='R'){e.preventDefault();r()}})"
            "})();")
+
+#: the visible replay control's label (inside the player, at the right end of the hint line)
+REPLAY_LABEL = "\u21bb replay"
+HINT = "click: pause / play · R: replay"
 
 
 def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | None = None,
@@ -198,7 +220,8 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
       ``prefers-reduced-motion: reduce`` shows and what non-animating viewers show.
     * Accessibility: ``role="img"``, ``aria-label`` = ``title``, ``<title>`` and ``<desc>`` (``description`` or
       one generated from the layers), ``tabindex=0``. With ``controls`` a tiny inline plain-JS script (no
-      network) lets click / Space / Enter pause and resume, and R restart; a hint line says so.
+      network) starts the drawing when it scrolls into view, lets click / Space / Enter pause and resume it
+      (or replay it once finished), and R or the visible replay control replay it; a hint line says so.
     * Every CSS rule and element id is scoped by a unique figure id (``fig_id``, or made from a hash of the
       content and a per-process counter), so several figures on one page do not collide.
 
@@ -258,11 +281,12 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         f"#{fid} .m{{animation:{fid}-d 1ms linear both}}"
         f"@keyframes {fid}-d{{0%{{stroke-dashoffset:1.05;opacity:0}}0.01%{{opacity:1}}"
         f"100%{{stroke-dashoffset:0;opacity:1}}}}"
-        f"#{fid}.pz *{{animation-play-state:paused!important}}"
+        f"#{fid}.pz *,#{fid}.wt *{{animation-play-state:paused!important}}"
+        f"#{fid} .rp{{cursor:pointer}}#{fid} .rp:hover rect{{fill:#e8f0f8}}"
         f"#{fid}:focus{{outline:2px solid #0072B2;outline-offset:1px}}"
         f"#{fid}:focus:not(:focus-visible){{outline:none}}"
-        f"@media (prefers-reduced-motion: reduce){{#{fid} *{{animation:none!important}}}}"
-        f"@media print{{#{fid} *{{animation:none!important}}}}"
+        f"@media (prefers-reduced-motion: reduce){{#{fid} *{{animation:none!important}}#{fid} .rp{{display:none}}}}"
+        f"@media print{{#{fid} *{{animation:none!important}}#{fid} .rp,#{fid} .hint{{display:none}}}}"
     )
 
     desc = description or _default_desc(lay)
@@ -290,7 +314,14 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
     if controls:
         yy = ly + (len(lay) + 0.5) * row_px * k
         out.append(f'<text class="hint" x="{g(vx0 + m)}" y="{g(yy + 4 * k)}" font-size="{g(fs * 0.9)}" '
-                   f'font-family="sans-serif" fill="#555">click, Space or Enter: pause / play · R: restart</text>')
+                   f'font-family="sans-serif" fill="#555">{escape(HINT)}</text>')
+        bw, bh = 58 * k, 15 * k  # the replay control: a small framed label at the right end of the hint line
+        bx = vx0 + vw - m - bw
+        out.append(f'<g class="rp" role="button" aria-label="replay the drawing">'
+                   f'<rect x="{g(bx)}" y="{g(yy - bh / 2)}" width="{g(bw)}" height="{g(bh)}" rx="{g(3 * k)}" '
+                   f'fill="#fff" stroke="#0072B2" stroke-width="{g(k)}"/>'
+                   f'<text x="{g(bx + bw / 2)}" y="{g(yy + 3.5 * k)}" font-size="{g(fs * 0.9)}" text-anchor="middle" '
+                   f'font-family="sans-serif" fill="#0072B2">{escape(REPLAY_LABEL)}</text></g>')
 
     if photo_el is not None:
         out.append(photo_el)

@@ -9,6 +9,7 @@ the paper's value.
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -98,6 +99,43 @@ for _key, _label in METRIC_LABELS.items():
 RESULT_COLUMNS.append(("valid rate", "valid_rate"))
 
 
+CENTRE_DOT_NOTE = ("An output that cannot be used is scored by the centre-dot rule (a dot at the page centre for "
+                   "DTW and Chamfer, a blank render for AR, CR and Style): this book's choice, as the paper's text "
+                   "does not say how it scores such outputs.")
+
+
+def drop_repeated_valid_only(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """A :func:`results_table` without the columns that repeat others: the "(valid only)" columns when each
+    one's text equals its all-words column on every measured row (the paper reports neither; all of them or
+    none), and then the valid rate too when it is 1 for every measured system. Returns (table, notes), the notes saying what was left out and why.
+
+    >>> t = pd.DataFrame({"source": [MEASURED, PAPER], "DTW": ["0.287", "0.105"],
+    ...                   "DTW (valid only)": ["0.287", "— not reported"], "valid rate": ["1.000", "— not reported"]})
+    >>> out, notes = drop_repeated_valid_only(t)
+    >>> list(out.columns), len(notes)
+    (['source', 'DTW'], 1)
+    """
+    ours = df["source"] == MEASURED
+    if not ours.any():
+        return df, []
+    drop = [c for c in df.columns if c.endswith(VALID_ONLY) and c[:-len(VALID_ONLY)] in df.columns
+            and (df.loc[ours, c].astype(str) == df.loc[ours, c[:-len(VALID_ONLY)]].astype(str)).all()]
+    if not drop or len(drop) < sum(c.endswith(VALID_ONLY) for c in df.columns):
+        return df, []  # all or none: a table with valid-only means beside some metrics only would mislead
+    all_valid = "valid rate" in df.columns and all(
+        re.fullmatch(r"1(?:\.0+)?(?: \[1(?:\.0+)?, 1(?:\.0+)?\])?", str(v)) for v in df.loc[ours, "valid rate"])
+    names = ", ".join(c[:-len(VALID_ONLY)] for c in drop)
+    if all_valid:
+        note = (f"Every system here gave a usable output for every word (valid rate 1.000), so the valid-only "
+                f"means equal the means over all words: the valid-only columns ({names}) and the valid rate are "
+                f"not shown.")
+        drop.append("valid rate")
+    else:
+        note = (f"The valid-only means of {names} equal the means over all words for every system here and are "
+                f"not shown.")
+    return df.drop(columns=drop), [note]
+
+
 def _count(r, key: str):
     v = r.get(key)
     return None if is_missing(v) else int(v)
@@ -158,20 +196,25 @@ def unavailable_table(unavailable: dict) -> pd.DataFrame:
 def results_view(summary: pd.DataFrame, paper_dataset: str | None, caption: str, *,
                  paper: pd.DataFrame | None = None, not_run: dict | None = None):
     """:func:`results_table` as the book shows it (:func:`inkground_lib.report.table_view.table_view`): one
-    caption, the paper's reported rows shaded under a rule, and the systems that did not run in a footnote
-    instead of a row of dashes each."""
+    caption, the paper's reported rows shaded under a rule, the systems that did not run in a footnote
+    instead of a row of dashes each, no column that repeats another (:func:`drop_repeated_valid_only`), rows
+    equal in every column shown once with a note naming them
+    (:func:`inkground_lib.report.table_view.merge_identical_rows`), and a note that the centre-dot rule is
+    this book's choice."""
     from inkground_lib.report.table_view import table_view
 
     df = results_table(summary, paper_dataset, paper=paper)
+    df, notes = drop_repeated_valid_only(df)
     paper_rows = [i for i, src in enumerate(df["source"]) if src == PAPER]
-    notes = []
+    if (df["source"] == MEASURED).any():
+        notes.append(CENTRE_DOT_NOTE)
     if paper_rows:
         notes.append("Our rows score only words whose text occurs once on their page (our target rule: a request "
                      "names its word by its text); the paper's rows are its reported numbers on its own pages.")
     if not_run:
         notes.append("Not run here (no numbers): " + ", ".join(sorted(not_run)) +
                      "; the table of systems that could not run says why.")
-    return table_view(df, caption, index_name="system", paper_rows=paper_rows, notes=notes)
+    return table_view(df, caption, index_name="system", paper_rows=paper_rows, notes=notes, merge_identical=True)
 
 
 def unavailable_view(unavailable: dict, caption: str):
