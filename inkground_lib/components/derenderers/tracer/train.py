@@ -94,10 +94,9 @@ class Recipe:
         return json.loads(json.dumps(d))
 
 
-SHIPPED_RECIPE = Recipe(max_train_words=15000, epochs=8)
-"""The recipe of the shipped weights (data/models/tracer.npz; ~25 min on the shared 2-core machine). The
-default ``Recipe()`` (every allowed training word, 8 epochs; ~45 min estimated on 2 free cores) is the
-full one."""
+SHIPPED_RECIPE = Recipe()
+"""The recipe of the shipped weights (data/models/tracer.npz): the full one, every allowed training word, 8
+epochs (30-45 minutes estimated on 2 free cores; see data/models/MODEL.md)."""
 
 TINY = Recipe(val_writers=2, max_train_words=60, net=NetConfig(d_model=32, layers=1, heads=2, ff=64),
               epochs=2, batch_size=8, warmup_steps=2, threads=1, workers=1)

@@ -18,7 +18,7 @@ from inkground_lib.core.layout import DATA
 
 SHIPPED_WEIGHTS = DATA / "models" / "tracer.npz"
 """The weights the repository ships (model card: data/models/MODEL.md)."""
-SHIPPED_SHA256 = "e171f717b033556002c487d579f236ef9e78979fac5d0608f9b2732be6d69d2a"
+SHIPPED_SHA256 = "c70adc21c6fc4062a4eac0826106eb91fbfa5d614416c7e92d6a518f62963428"
 """sha256 of :data:`SHIPPED_WEIGHTS`; loading them checks it."""
 SHIPPED_CURVES = DATA / "models" / "tracer-curves.csv"
 """The training and validation curves of the run that made :data:`SHIPPED_WEIGHTS` (its ``curves.csv``)."""
