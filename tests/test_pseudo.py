@@ -435,7 +435,12 @@ def test_run_pseudo_labels_end_to_end_and_reuse(synth_ds, tmp_path):
         assert tab.loc[q, "ours (set, not measured)"] == v and str(tab.loc[q, "ours / paper"]).startswith("—")
     assert tab.loc["OCR match threshold (share of words)", "ours / paper"] == "— set to the paper's value"
     assert tab.loc["raters (pool)", "ours / paper"] == "— set by this run, not the paper's value"  # 10, not 85
-    assert tab.loc["candidate pages", "ours (measured)"] == 3
+    # the candidate pages are the run's input (a requested count): set, not measured, no ratio (issue 27)
+    assert tab.loc["candidate pages", "ours (set, not measured)"] == 3
+    assert tab.loc["candidate pages", "ours (measured)"] == "— set, not measured"
+    # counts of a run of another size and what simulated raters did get no ratio, with the reason
+    assert str(tab.loc["pages passing the OCR filter", "ours / paper"]).startswith("— not comparable: a count of a run of 3")
+    assert "simulated raters" in str(tab.loc["rater agreement on accept / reject", "ours / paper"])
     assert tab.loc["raters who rated a pair here", "paper (reported)"] == "— not reported"
     assert "NaN" not in tab.to_string() and "nan" not in tab.to_html()
 

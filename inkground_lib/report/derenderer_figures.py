@@ -83,7 +83,7 @@ def fig_derenderer_examples(examples: list[dict]):
 def derenderer_players(examples: list[dict], width_px: float = 260):
     """The same words as players, one per word and derenderer (the derendered strokes solid, the true pen path
     dashed, drawn in pen order); a :class:`~inkground_lib.report.player.PlayerGrid`, or None."""
-    from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+    from inkground_lib.report.player import PLAY_HINT, PlayerGrid, pen_path_svg, player_figure
 
     if not examples:
         return None
@@ -97,7 +97,7 @@ def derenderer_players(examples: list[dict], width_px: float = 260):
                                fig_id=re.sub(r"[^A-Za-z0-9_-]", "-", f"dr-{d}-{e['word_id']}"))
             figs.append(player_figure(svg, f"{e['tag']}: '{e['word']}', {derenderer_label(d)}, DTW {e['dtw'][d]:.3f}"))
     return PlayerGrid(figs, "The same words traced by each derenderer, drawn as the pen moved: the writer's true pen "
-                            "path dashed green, the derenderer's strokes solid vermillion.")
+                            f"path dashed green, the derenderer's strokes solid vermillion. {PLAY_HINT}")
 
 
 def section_examples(candidates: Dataset, recorded: str | os.PathLike | None, derenderers: Sequence[str],

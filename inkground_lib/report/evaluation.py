@@ -19,7 +19,7 @@ from inkground_lib.evaluation.systems.registry import load_registry, system_kind
 from inkground_lib.report.format import missing, value_with_interval
 from inkground_lib.report.overlay import plot_comparison
 from inkground_lib.report.palette import PREDICTION, REFERENCE
-from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+from inkground_lib.report.player import PLAY_HINT, PlayerGrid, pen_path_svg, player_figure
 from inkground_lib.report.table_view import table_view
 from inkground_lib.report.tradeoffs import flips_text
 
@@ -128,8 +128,7 @@ def player_gallery(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "re
                            fig_id=re.sub(r"[^A-Za-z0-9_-]", "-", f"pp-{reference}-{e.system}-{e.tag}"))
         figs.append(player_figure(svg, f"{e.label}, {e.tag}: '{e.word_text}', DTW {e.dtw:.3f}"))
     return PlayerGrid(figs, f"Pen paths that play: each system's best, median and worst word by DTW "
-                            f"(word heights), prediction solid, {ref_label} dashed. Click or press Space to "
-                            f"pause, R to restart.")
+                            f"(word heights), prediction solid, {ref_label} dashed. {PLAY_HINT}")
 
 
 def systems_table(systems, registry: dict | None = None) -> pd.DataFrame:

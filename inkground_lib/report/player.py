@@ -39,6 +39,10 @@ import numpy as np
 from inkground_lib.core.ink import Ink, InkLike, as_ink
 
 
+PLAY_HINT = "Each plays when it scrolls into view; click it (or press Space) to pause, click a finished one (or press R) to replay."
+"""How a player is used, said once for every caption that shows players."""
+
+
 def escape(text) -> str:
     """Text for an XML element's content (&, <, > escaped)."""
     return _html.escape(str(text), quote=False)

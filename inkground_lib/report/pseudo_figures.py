@@ -115,7 +115,7 @@ def fig_truth_examples(res: PipelineResult, ds: Optional[Dataset] = None):
 def truth_players(res: PipelineResult, ds: Optional[Dataset] = None, width_px: float = 300):
     """:func:`truth_examples` as pen paths that play (pseudo-label solid, true pen path dashed, in pen order);
     a :class:`~inkground_lib.report.player.PlayerGrid`, or None."""
-    from inkground_lib.report.player import PlayerGrid, pen_path_svg, player_figure
+    from inkground_lib.report.player import PLAY_HINT, PlayerGrid, pen_path_svg, player_figure
 
     ex = truth_examples(res, ds)
     if not ex:
@@ -130,7 +130,7 @@ def truth_players(res: PipelineResult, ds: Optional[Dataset] = None, width_px: f
         figs.append(player_figure(svg, f"{e['tag']}: '{e['word']}', DTW {e['dtw']:.3f} word heights"))
     return PlayerGrid(figs, "The pseudo-labels of the best, median and worst word (DTW to the truth) drawn as the "
                             "writer and the derenderer moved the pen: true pen path dashed green, pseudo-label "
-                            "solid vermillion. Click or press Space to pause, R to restart.")
+                            f"solid vermillion. {PLAY_HINT}")
 
 
 def pick_examples(res: PipelineResult, n_per_row: int):

@@ -6,9 +6,9 @@ from typing import Optional
 
 import pandas as pd
 
+from inkground_lib.analysis.origins import pseudo_origins
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import KEEP_SCORE
-from inkground_lib.pseudo.raters import AWAITING
 from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
 from inkground_lib.report.format import missing
 
@@ -39,10 +39,16 @@ def funnel_parameters(res: PipelineResult, paper: Optional[pd.DataFrame] = None)
 
 def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> pd.DataFrame:
     """The funnel beside the paper's reported numbers (:func:`inkground_lib.report.tables.beside_paper`); the
-    parameters of :func:`funnel_parameters` are shown as set, not measured, and are not divided by the paper's."""
+    parameters of :func:`funnel_parameters` and the candidate pages the run was given are shown as set, not
+    measured, and are not divided by the paper's; a count or rate that cannot be set beside the paper's (a run of
+    another size, simulated raters: :func:`inkground_lib.analysis.origins.pseudo_origins`) gets no ratio, with
+    the reason."""
     from inkground_lib.report.tables import beside_paper
 
     nums = {**summary_numbers(res), "ratings_kind": ratings_kind(res)}
+    origins = pseudo_origins({"numbers": nums, "params": res.params, "components": res.components})
+    set_values = funnel_parameters(res, paper)
+    set_values.setdefault("candidates", (nums.get("candidates"), origins["candidates"].how))
     return beside_paper(nums, [
         ("ratings", "ratings_kind", None),
         ("candidate pages", "candidates", "candidates"),
@@ -60,7 +66,8 @@ def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> p
         ("share of OCR-passed pages kept", "benchmark_rate", None, "no page passed the OCR filter"),
         ("rater agreement on accept / reject", "rater_agreement", "rater_agreement", "no ratings"),
         ("Krippendorff's alpha (accept / reject)", "rater_alpha", None, "undefined for these ratings"),
-    ], paper=paper, set_values=funnel_parameters(res, paper))
+    ], paper=paper, set_values=set_values,
+        not_comparable={k: o.not_comparable for k, o in origins.items() if o.not_comparable})
 
 
 TRUTH_METRICS = [("dtw", "DTW (word heights)"), ("chamfer", "Chamfer (word heights)"),

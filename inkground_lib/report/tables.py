@@ -36,7 +36,8 @@ def set_note(value, paper_value) -> str:
 
 
 def beside_paper(ours: dict, rows: list[tuple], *, paper: pd.DataFrame | None = None, decimals: int = 3,
-                 also: dict[str, dict] | None = None, set_values: dict[str, tuple] | None = None) -> pd.DataFrame:
+                 also: dict[str, dict] | None = None, set_values: dict[str, tuple] | None = None,
+                 not_comparable: dict[str, str] | None = None) -> pd.DataFrame:
     """A table with our value beside the paper's.
 
     ``rows``: (label, key in ``ours``, id in reported.csv or None where the paper gives no number[, why ours
@@ -47,6 +48,10 @@ def beside_paper(ours: dict, rows: list[tuple], *, paper: pd.DataFrame | None = 
     a statistic the generator was set to match; ``note`` says so, e.g. :data:`SET_TO_PAPER`). Their value goes
     in the column "ours (set, not measured)", their measured cell and their ratio say "— set, not measured" /
     "— <note>": a set value divided by the paper's is 1 by construction and measures nothing.
+
+    ``not_comparable``: {key: reason} for measured quantities that cannot be set beside the paper's number (a
+    count of a run of very different size, a rate of simulated raters): their ratio cell says
+    "— not comparable: <reason>" instead of a ratio.
     """
     paper = paper_numbers() if paper is None else paper
     set_values = set_values or {}
@@ -71,6 +76,8 @@ def beside_paper(ours: dict, rows: list[tuple], *, paper: pd.DataFrame | None = 
                 row[RATIO] = missing("not reported")
             elif is_missing(v):
                 row[RATIO] = missing("no measured value")
+            elif key in (not_comparable or {}):
+                row[RATIO] = missing(f"not comparable: {not_comparable[key]}")
             elif p == 0:
                 row[RATIO] = missing("the paper's value is 0")
             else:
