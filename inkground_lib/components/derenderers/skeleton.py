@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import cv2
 import numpy as np
@@ -561,13 +561,21 @@ class SkeletonDerenderer:
         """Ink in page pixels (see module doc); ``text`` is ignored. A blank crop gives an empty ink."""
         box = check_box(crop_box)
         gray = as_gray(crop)
-        h, w = gray.shape
-        strokes = self.trace(gray)
-        kx, ky = (box[2] - box[0]) / w, (box[3] - box[1]) / h
-        page = [np.column_stack([box[0] + s[:, 0] * kx, box[1] + s[:, 1] * ky]) for s in strokes]
-        speed = None
-        if self.params.timing and page:
-            pts = np.vstack(page)
-            height = max(float(np.ptp(pts[:, 1])), 1.0)
-            speed = self.params.speed * height / 1000.0  # page px per ms
-        return as_ink(_add_time(page, speed), "skeleton derenderer output")
+        return page_ink(self.trace(gray), box, gray.shape, self.params, "skeleton derenderer output")
+
+
+def page_ink(strokes: Sequence[np.ndarray], box: Box, shape: tuple[int, int], params: SkeletonParams,
+             what: str) -> Ink:
+    """Strokes in crop pixels (x, y; y down) of a crop of ``shape`` (h, w) cut at ``box`` (page pixels) as an
+    Ink in page pixels, with time stamps synthesised at ``params.speed`` word heights a second when
+    ``params.timing`` (else t is NaN); ``what`` names the ink in errors. The skeleton and the tracer (which
+    reorders the skeleton's strokes) both end here."""
+    h, w = shape
+    kx, ky = (box[2] - box[0]) / w, (box[3] - box[1]) / h
+    page = [np.column_stack([box[0] + s[:, 0] * kx, box[1] + s[:, 1] * ky]) for s in strokes]
+    speed = None
+    if params.timing and page:
+        pts = np.vstack(page)
+        height = max(float(np.ptp(pts[:, 1])), 1.0)
+        speed = params.speed * height / 1000.0  # page px per ms
+    return as_ink(_add_time(page, speed), what)

@@ -10,9 +10,9 @@ from typing import Optional, Sequence
 import numpy as np
 
 from inkground_lib.components.derenderers.base import Box, as_gray, check_box
-from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer, SkeletonParams, _add_time
+from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer, SkeletonParams, page_ink
 from inkground_lib.components.derenderers.tracer.features import stroke_features, text_ids
-from inkground_lib.core.ink import Ink, as_ink
+from inkground_lib.core.ink import Ink
 
 
 CODE_FILES = ("skeleton.py", "tracer/features.py", "tracer/inference.py", "tracer/model.py", "tracer/derenderer.py")
@@ -101,15 +101,7 @@ class TracerDerenderer:
         return out
 
     def _page_ink(self, strokes: Sequence[np.ndarray], box: Box, shape) -> Ink:
-        h, w = shape
-        kx, ky = (box[2] - box[0]) / w, (box[3] - box[1]) / h
-        page = [np.column_stack([box[0] + s[:, 0] * kx, box[1] + s[:, 1] * ky]) for s in strokes]
-        speed = None
-        if self.skeleton_params.timing and page:
-            pts = np.vstack(page)
-            height = max(float(np.ptp(pts[:, 1])), 1.0)
-            speed = self.skeleton_params.speed * height / 1000.0  # page px per ms
-        return as_ink(_add_time(page, speed), "tracer output")
+        return page_ink(strokes, box, shape, self.skeleton_params, "tracer output")
 
     def derender_batch(self, items: Sequence[tuple], workers: int = 1) -> list[Ink]:
         """Inks of many words: ``items`` = [(crop, crop_box, text), ...] (text may be None). With ``workers``
