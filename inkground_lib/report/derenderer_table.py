@@ -7,7 +7,7 @@ import pandas as pd
 
 from inkground_lib.report.format import fixed, value_with_interval
 
-DERENDERER_LABELS = {"skeleton": "skeleton (heuristic)", "tracer": "tracer (learned, trained here)"}
+DERENDERER_LABELS = {"skeleton": "skeleton (heuristic)", "tracer": "tracer (learned here)"}
 """How the table names a derenderer spec (others are shown as given)."""
 
 _COLUMNS = (("dtw_median", "median DTW"), ("chamfer_median", "median Chamfer"),
@@ -72,14 +72,14 @@ def choice_text(cmp: pd.DataFrame, used: str) -> str:
     name = derenderer_label(used)
     sets = ", ".join(dict.fromkeys(cmp["set"]))
     if cmp.empty:
-        return f"this run's pseudo-labels come from the {name}; no set with true pen paths was compared"
+        return f"This run's pseudo-labels come from the {name}; no set with true pen paths was compared"
     if used not in set(cmp["derenderer"]):
-        return f"this run's pseudo-labels come from the {name}, which was not among the derenderers compared"
+        return f"This run's pseudo-labels come from the {name}, which was not among the derenderers compared"
     if best == used:
-        return (f"this run's pseudo-labels come from the {name}, the derenderer closest to the writers' true pen "
+        return (f"This run's pseudo-labels come from the {name}, the derenderer closest to the writers' true pen "
                 f"paths (lowest median DTW) on every set compared here ({sets})")
     if best is None:
-        return (f"this run's pseudo-labels come from the {name}; no derenderer is the closest to the truth on "
+        return (f"This run's pseudo-labels come from the {name}; no derenderer is the closest to the truth on "
                 f"every set compared here ({sets})")
-    return (f"this run's pseudo-labels come from the {name}, although the {derenderer_label(best)} is closer to "
+    return (f"This run's pseudo-labels come from the {name}, although the {derenderer_label(best)} is closer to "
             f"the writers' true pen paths (lower median DTW) on every set compared here ({sets})")
