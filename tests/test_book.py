@@ -33,7 +33,7 @@ def section_parameters(tmp: Path, ds_dir: Path) -> dict:
         # real ratings (all 10) instead of the simulated raters: the tiny benchmark keeps every page that
         # passes the OCR filter, and the ratings-file path is exercised end to end
         "02": {"candidates": str(ds_dir), "run_dir": str(tmp / "run02"), "ratings": str(ratings),
-               "ocr_threshold": 0.5},
+               "ocr_threshold": 0.5, "recorded": str(tmp / "rec")},
         "03": {"benchmark": str(tmp / "run02" / "benchmark"), "recorded": str(tmp / "rec"),
                "bench_run": str(tmp / "run03"),
                "recorded_run": str(tmp / "run03rec"), "systems": ["reference", "skeleton", "font", "box",

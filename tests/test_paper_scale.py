@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from inkground_lib.core.defaults import DERENDERER
 from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.parallel import executor, executor_workers
 from inkground_lib.datasets.synth.generate import SynthParams, generate
@@ -104,7 +105,7 @@ def test_pseudo_labels_write_the_same_files_on_every_executor(cand, tmp_path, cl
         files = _files(tmp_path / kind)  # the run folder's own path (in the benchmark's meta) aside
         out[kind] = ({k: v.replace(str(tmp_path / kind).encode(), b"RUN") for k, v in files.items()
                       if k.endswith(".csv") or k.startswith("benchmark/")},
-                     _records(tmp_path / kind / "derender-skeleton.jsonl"),
+                     _records(tmp_path / kind / f"derender-{DERENDERER}.jsonl"),
                      _records(tmp_path / kind / "ocr-rapidocr.jsonl"))
         assert res.words["ocr_rendered"].str.len().gt(0).any()  # the engine really read something
     s = out["serial"]

@@ -82,7 +82,11 @@ def msg_n(page) -> int:
 
 
 def wait_msg(page, before: int) -> str:
-    page.wait_for_function("(n) => Number(document.querySelector('#msg').dataset.n) > n", arg=before)
+    """The message line once it has changed and is not a progress message ("Saving ...…": the save's answer
+    replaces it), so a slow save under load is not read half-way."""
+    page.wait_for_function("(n) => { const m = document.querySelector('#msg'); "
+                           "return Number(m.dataset.n) > n && !m.textContent.trim().endsWith('\u2026'); }",
+                           arg=before)
     return page.locator("#msg").text_content()
 
 
