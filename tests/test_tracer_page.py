@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,11 +15,11 @@ def test_the_shipped_curves_are_tracked_and_read():
     assert len(curves) >= 1 and list(curves["epoch"]) == sorted(curves["epoch"])
 
 
-def test_the_page_includes_the_card_and_its_caption_numbers_are_the_curves_last_row(tmp_path):
+def test_the_page_holds_the_card_and_its_caption_numbers_are_the_curves_last_row(tmp_path):
     page = write_tracer_page(tmp_path / "sections")
     text = page.read_text()
-    inc = re.search(r"```\{include\} (\S+)", text).group(1)
-    assert (page.parent / inc).resolve() == (SHIPPED_CURVES.parent / "MODEL.md").resolve()
+    card = (SHIPPED_CURVES.parent / "MODEL.md").read_text().strip()
+    assert card in text and str(SHIPPED_CURVES.parent) not in text
     assert (page.parent / "tracer_curves.png").stat().st_size > 10_000
     last = pd.read_csv(SHIPPED_CURVES).iloc[-1]
     assert f"{last['val_order_differs']:.3f} of the words" in text

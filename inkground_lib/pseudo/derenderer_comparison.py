@@ -12,6 +12,7 @@ the true word height; stroke order and direction against the writer's,
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -78,9 +79,13 @@ def _levels(ci: float) -> np.ndarray:
 
 
 def _bounds(reps, q) -> tuple[float, float]:
+    """Percentile bounds of bootstrap replicates; NaN replicates (no value in that draw) are left out, and an
+    infinite one (a ratio to a baseline of 0 in that draw) stays infinite."""
     if reps is None or np.isnan(reps).all():
         return np.nan, np.nan
-    lo, hi = np.nanquantile(reps, q)
+    with warnings.catch_warnings():  # inf - inf while interpolating between two infinite replicates
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanquantile(reps, q)
     return float(lo), float(hi)
 
 

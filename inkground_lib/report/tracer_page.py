@@ -1,6 +1,6 @@
 """The book's page on inkground's tracer (the learned derenderer of
-:mod:`inkground_lib.components.derenderers.tracer`): its model card (``data/models/MODEL.md``, included as it
-is) and its training curves as a figure, drawn from the curves file shipped with the weights
+:mod:`inkground_lib.components.derenderers.tracer`): its model card (``data/models/MODEL.md``, copied in as it
+is, so the page names no path of the machine that built it) and its training curves as a figure, drawn from the curves file shipped with the weights
 (``data/models/tracer-curves.csv``, the ``curves.csv`` the training run wrote: one row per epoch).
 """
 
@@ -61,7 +61,7 @@ def fig_curves(curves: pd.DataFrame):
 
 def write_tracer_page(sections_dir: str | os.PathLike, curves_path: str | os.PathLike = SHIPPED_CURVES,
                       card_path: str | os.PathLike | None = None) -> Path:
-    """Write ``sections_dir/tracer.md`` (the model card included, then the curves figure
+    """Write ``sections_dir/tracer.md`` (the model card's text, then the curves figure
     ``sections_dir/tracer_curves.png``); returns the page's path."""
     out = Path(sections_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -73,10 +73,8 @@ def write_tracer_page(sections_dir: str | os.PathLike, curves_path: str | os.Pat
     fig.savefig(out / "tracer_curves.png", dpi=130, metadata={"Software": None})
     plt.close(fig)
     last = curves.iloc[-1]
-    rel = os.path.relpath(card, out)
     text = f"""({PAGE_LABEL})=
-```{{include}} {rel}
-```
+{card.read_text(encoding="utf-8").strip()}
 
 ## Training curves
 
