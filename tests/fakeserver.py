@@ -130,8 +130,10 @@ def request_images(body: dict) -> list[str]:
     return out
 
 
-def slow(seconds: float, text: Optional[str] = None) -> dict:
-    return {"kind": "slow", "seconds": float(seconds), "text": text}
+def slow(seconds: float, text: Optional[str] = None, after_hits: int = 0) -> dict:
+    """Answer after ``seconds``; with ``after_hits``, the seconds count from the moment the server has received
+    that many requests (so a test can hold answers until its requests are all in, however slowly they come)."""
+    return {"kind": "slow", "seconds": float(seconds), "text": text, "after_hits": int(after_hits)}
 
 
 def truncated(text: str) -> dict:
@@ -422,6 +424,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(act["code"], payload, extra)
             return
         if kind == "slow":
+            end = time.monotonic() + 120
+            while act.get("after_hits") and srv.hits() < act["after_hits"] and time.monotonic() < end:
+                time.sleep(0.01)
             time.sleep(act["seconds"])
         elif act.get("default") and srv.delay:
             time.sleep(srv.delay)

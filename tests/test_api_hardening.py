@@ -115,10 +115,10 @@ def test_ctrl_c_keeps_answers_arriving_within_the_grace_and_exits_130(tmp_path):
                      "concurrency: 4, max_attempts: 3}\n")
     run = tmp_path / "run"
     with FakeServer() as srv:
-        # the first four requests, in arrival order; the first two answer after 4.5 s: later than the four
-        # arrive even on a loaded machine (an earlier answer let a fifth request start before the check below)
-        # and still within the 5 s grace after Ctrl-C, which is sent as soon as the fourth has arrived
-        srv.script(slow(4.5), slow(4.5), slow(60), slow(60))
+        # the first four requests, in arrival order; the first two answer 2 s after the fourth has arrived
+        # (however slowly a loaded machine sends them: an earlier answer would let a fifth request start before
+        # the check below), within the 5 s grace after Ctrl-C, which is sent as soon as the fourth is in
+        srv.script(slow(2.0, after_hits=4), slow(2.0, after_hits=4), slow(60), slow(60))
         env = dict(os.environ, INKGROUND_SYSTEMS=str(extra), T_KEY=KEY, T_URL=srv.openai_url)
         proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.cli", "predict", "--system", "slow-vl",
                                  "--dataset", str(ds), "--run", str(run), "--quiet"], cwd=ROOT, env=env,
