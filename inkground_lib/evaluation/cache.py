@@ -336,8 +336,12 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
 
         pool = ThreadPoolExecutor(max_workers=workers)
         pending: dict = {}
+        interrupted = False
         try:
-            pending = {pool.submit(ask, system, it): (k, it) for k, it in todo.items()}
+            # one future at a time into ``pending``: a Ctrl-C while submitting (the first requests already in
+            # flight on a busy machine) still finds every submitted request there, so none is waited for at exit
+            for k, it in todo.items():
+                pending[pool.submit(ask, system, it)] = (k, it)
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -355,11 +359,12 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
         except QuotaExhausted:
             raise
         except KeyboardInterrupt:
+            interrupted = True
             summary = _interrupt(system, pending, write, grace, counts)
             raise PredictionInterrupted(summary, dict(counts)) from None
         finally:
             # never wait here for requests still running (after Ctrl-C their threads end on their own)
-            pool.shutdown(wait=not pending, cancel_futures=True)
+            pool.shutdown(wait=not (pending or interrupted), cancel_futures=True)
             bar.close()
             if pending:
                 # closing the clients aborts requests still in flight; it must not itself wait for them, so it
