@@ -122,7 +122,11 @@ def test_ctrl_c_keeps_answers_arriving_within_the_grace_and_exits_130(tmp_path):
         env = dict(os.environ, INKGROUND_SYSTEMS=str(extra), T_KEY=KEY, T_URL=srv.openai_url)
         proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.cli", "predict", "--system", "slow-vl",
                                  "--dataset", str(ds), "--run", str(run), "--quiet"], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                # Ctrl-C as in a terminal: a test run started in the background by a shell
+                                # ignores SIGINT, the child would inherit that, and Python then installs no
+                                # handler for it (the child ran on for its 60 s answers)
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 60
         while srv.hits() < 4 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
