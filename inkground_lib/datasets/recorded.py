@@ -200,8 +200,7 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
     is listed with its reason (``failed_files``) and the rest is read; the assumptions the reader made are
     counted by kind (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by
     reason (``words_skipped``), and words whose ink has no width or no height too (``words_degenerate``)."""
-    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-    from tqdm import tqdm
+    from inkground_lib.core.progress import bar as progress_bar
 
     if writer not in INKML_WRITERS:
         raise ValueError(f"inkml writer: expected one of {INKML_WRITERS}, got {writer!r}")
@@ -217,7 +216,7 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
     words, failed, digests = [], [], {}
     skipped, by_kind, dialects, examples = Counter(), Counter(), Counter(), []
     groups = degenerate = 0
-    for f in tqdm(files, desc="InkML files", disable=not progress):
+    for f in progress_bar(files, desc="InkML files", enabled=progress):
         rel = f.relative_to(r).as_posix()
         try:
             doc = read_inkml(f, dialect=dialect)
@@ -455,8 +454,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     ``overwrite`` (pages are then written into it, and nothing of it is deleted); the folder is locked while
     pages are written. Raises DatasetError / FormatError naming the file at fault.
     """
-    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-    from tqdm import tqdm
+    from inkground_lib.core.progress import bar as progress_bar
 
     out = check_output_folder(out_dir, "a recorded dataset", is_recorded_folder, overwrite)
     if words_per_page is None:
@@ -563,7 +561,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         atomic_write_json(out / BUILDER_MARK, {"builder": "inkground_lib.datasets.recorded.build_recorded"})
 
         result_pages = []
-        for pi, (writer, ws) in enumerate(tqdm(plan, desc="recorded pages", disable=not progress)):
+        for pi, (writer, ws) in enumerate(progress_bar(plan, desc="recorded pages", enabled=progress)):
             layout_rng, split_rng, photo_rng = np.random.default_rng([int(seed), 1, pi]).spawn(3)
             comp = compose_page(ws, scales[writer], layout_rng, layout)
             gray = clean_page(comp.inks, (comp.width, comp.height), comp.pen_width)

@@ -21,6 +21,7 @@ from typing import Iterable, Optional, Sequence
 from inkground_lib.core.dataset import DatasetError
 from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
 from inkground_lib.core.ink import ink_to_lists
+from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import predictions_jsonl
 from inkground_lib.evaluation.systems.base import (
     MODEL_OUTPUT_STATUSES,
@@ -294,13 +295,10 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
     ``grace`` seconds are written as usual; requests still in flight then are logged with status
     "interrupted" in the failures log; the system's clients are closed and :class:`PredictionInterrupted`
     (a KeyboardInterrupt) is raised with a one-line summary."""
-    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-    from tqdm import tqdm
-
     path = Path(cache_path)
     items = list(items)
-    keys = [system.request_key(it) for it in tqdm(items, desc=f"hash requests {system.name}", unit="req",
-                                                  disable=not progress or len(items) < 50, leave=False)]
+    keys = [system.request_key(it) for it in progress_bar(items, desc=f"hash requests {system.name}", unit="req",
+                                                          enabled=progress and len(items) >= 50, leave=False)]
     workers = max(int(concurrency or getattr(system, "concurrency", 1) or 1), 1)
     with _locked(path):
         for p in (path, failures_path(path)):
@@ -321,8 +319,8 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
         n_keys = len(set(keys))
         if todo and getattr(system, "rpd", None) and callable(getattr(system, "seed_pace", None)):
             system.seed_pace(recent_request_starts(path))  # the daily pace counts earlier runs' requests too
-        bar = tqdm(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
-                   disable=not progress)
+        bar = progress_bar(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
+                           enabled=progress)
         fail_path = failures_path(path)
         counts: dict[str, int] = {}
 

@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
 
-from tqdm import tqdm
-
 from inkground_lib.core.dataset import check_photos
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import EVAL_RUN_FILES, RUN_PATTERNS
 from inkground_lib.evaluation.cache import (
     append_record,
@@ -130,8 +129,8 @@ def predict_pages(system, items, path, executor, progress: bool = True) -> int:
         by_page.setdefault(it.page_id, []).append((k, it))
     jobs = list(by_page.values())
     n = 0
-    with tqdm(total=len(todo), desc=f"predict {system.name} (pages in parallel)", unit="req",
-              disable=not progress) as bar:
+    with progress_bar(total=len(todo), desc=f"predict {system.name} (pages in parallel)", unit="req",
+                      enabled=progress) as bar:
         for job, outs in zip(jobs, ordered_map(_predict_page_job, [(system, [it for _, it in j]) for j in jobs],
                                                executor=executor)):
             for (k, it), out in zip(job, outs):

@@ -4,12 +4,11 @@ render-OCR log (:mod:`inkground_lib.evaluation.render_ocr_log`)."""
 
 from __future__ import annotations
 
-from tqdm import tqdm
-
 from inkground_lib.components.ocr import get_engine
 from inkground_lib.core.defaults import OCR_BATCH_WORDS
 from inkground_lib.core.ink import ink_digest
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.render import render_ink
 from inkground_lib.evaluation.render_ocr_log import (
     append_render_texts,
@@ -56,8 +55,8 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
         batches = (texts[i:i + OCR_BATCH_WORDS] for i in range(0, len(texts), OCR_BATCH_WORDS))
     else:
         batches = iter(())
-    with tqdm(total=len(vs), desc=f"OCR of renders ({ocr.name})", unit="word",
-              disable=not progress or executor is None or not todo) as bar:
+    with progress_bar(total=len(vs), desc=f"OCR of renders ({ocr.name})", unit="word",
+                      enabled=bool(progress and executor is not None and todo)) as bar:
         for i, batch in zip(range(0, len(vs), OCR_BATCH_WORDS), batches):
             batch = [str(t) for t in batch]
             memo.update(zip(ks[i:i + OCR_BATCH_WORDS], batch))

@@ -8,7 +8,6 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from inkground_lib.components.style import (
     StyleError,
@@ -26,6 +25,7 @@ from inkground_lib.components.style import (
 from inkground_lib.core.defaults import STYLE_JOB_BATCHES
 from inkground_lib.core.ink import ink_digest
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import style_dir
 from inkground_lib.evaluation.items import reference_inks
 from inkground_lib.evaluation.settings import EvalSettings
@@ -86,8 +86,9 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
 
     def epochs():
         state = load_checkpoint(out_dir, train, params) if resumable else None
-        with tqdm(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch", leave=False,
-                  desc=f"Style training (on {refs_name})", position=bar_position, disable=not show) as bar:
+        with progress_bar(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch",
+                          leave=False, desc=f"Style training (on {refs_name})", position=bar_position,
+                          enabled=show) as bar:
             while state is None or state.epoch < params.epochs:
                 state = executor.submit(_style_epoch_job, (train, params, state, 1 if resumable else None)).result()
                 if resumable and state.epoch < params.epochs:
@@ -169,8 +170,8 @@ def style_rows(model, inks, memo: dict | None = None, executor=None, progress: b
         chunks = ordered_map(_style_rows_job, jobs, executor=executor)
     else:
         chunks = iter([model.logits(vs, progress)] if vs else [])  # its own bar of batches
-    with tqdm(total=len(vs), desc="Style of renders", unit="word", leave=False,
-              disable=not (progress and remote)) as bar:
+    with progress_bar(total=len(vs), desc="Style of renders", unit="word", leave=False,
+                      enabled=progress and remote) as bar:
         i = 0
         for rows in chunks:
             for k, row in zip(ks[i:i + len(rows)], rows):

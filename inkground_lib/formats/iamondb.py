@@ -630,8 +630,7 @@ def read_iamondb_report(root: str | os.PathLike, split: Optional[str] = None, *,
 
 def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Optional[int], whiteboard: str,
                  tolerant: bool) -> tuple[list[IamLine], IamReport]:
-    # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-    from tqdm import tqdm
+    from inkground_lib.core.progress import bar as progress_bar
 
     if whiteboard not in WHITEBOARD_MODES:
         raise ValueError(f"whiteboard must be one of {WHITEBOARD_MODES}, got {whiteboard!r}")
@@ -693,7 +692,7 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
 
     lines, conflicts, unknown = [], {}, {}
     per_form: dict[str, dict] = {}  # form -> {"files": [line ids], "lines": {transcribed ids}, "source": where}
-    for f in tqdm(files, desc="IAM-OnDB lines", disable=not progress):
+    for f in progress_bar(files, desc="IAM-OnDB lines", enabled=progress):
         lid = f.stem
         m = _LINE_ID.match(lid)
         if not m:

@@ -201,9 +201,9 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
     words: list[RecordedWord] = []
     it = tops
     if progress:
-        # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-        from tqdm import tqdm
-        it = tqdm(tops, desc="UNIPEN files", unit="file")
+        from inkground_lib.core.progress import bar as progress_bar
+
+        it = progress_bar(tops, desc="UNIPEN files", unit="file")
     for path in it:
         rel = path.relative_to(r).as_posix()
         try:

@@ -52,8 +52,7 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     number of workers. ``executor`` (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask
     cluster) replaces the pool of ``workers`` when given.
     """
-    # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-    from tqdm import tqdm
+    from inkground_lib.core.progress import bar as progress_bar
 
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)
@@ -75,7 +74,7 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     todo = [(page, der, keys[page.id]) for page in ds.pages if keys[page.id] not in done]
     if not getattr(der, "parallel", False):  # e.g. a TensorFlow model: loaded once, here
         workers, executor = 1, None
-    with tqdm(total=ds.n_words, desc=f"derender ({dcfg['name']})", unit="word", disable=not progress) as bar:
+    with progress_bar(total=ds.n_words, desc=f"derender ({dcfg['name']})", unit="word", enabled=progress) as bar:
         bar.update(sum(len(p.words) for p in ds.pages) - sum(len(j[0].words) for j in todo))
         for job, rec in zip(todo, ordered_map(derender_page, todo, workers=workers, executor=executor)):
             append_jsonl(path, rec)

@@ -87,8 +87,7 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     given by name whose class says ``parallel = True`` reads pages in ``workers`` processes (None: every core); records are written here in page
     order, so the cache is the same for any number of workers; ``executor`` (a pool or a Dask cluster,
     :func:`inkground_lib.core.parallel.executor`) replaces the pool of ``workers`` when given."""
-    # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-    from tqdm import tqdm
+    from inkground_lib.core.progress import bar as progress_bar
 
     from inkground_lib.components.metrics.readability import normalise_text
     from inkground_lib.core.render import render_config
@@ -117,7 +116,7 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     todo = [(page, [pseudo[w.id] for w in page.words], sendable, keys[page.id])
             for page in ds.pages if keys[page.id] not in done]
     page_rows, word_rows = [], []
-    with tqdm(total=ds.n_words, desc=f"OCR filter ({ecfg['name']})", unit="word", disable=not progress) as bar:
+    with progress_bar(total=ds.n_words, desc=f"OCR filter ({ecfg['name']})", unit="word", enabled=progress) as bar:
         bar.update(ds.n_words - sum(len(j[0].words) for j in todo))
         if sendable is None:
             results = (ocr_page((page, inks, eng, key)) for page, inks, _, key in todo)

@@ -690,9 +690,9 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     show = k > 20_000 if progress is None else bool(progress)
     bar = None
     if show:
-        # tqdm's text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-        from tqdm import tqdm
-        bar = tqdm(total=k, desc="DTW + Chamfer", unit="pair")
+        from inkground_lib.core.progress import bar as progress_bar
+
+        bar = progress_bar(total=k, desc="DTW + Chamfer", unit="pair")
     old = nb.get_num_threads()
     nb.set_num_threads(n_threads)
     try:

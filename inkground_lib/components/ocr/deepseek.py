@@ -10,10 +10,10 @@ from typing import Sequence
 
 import cv2
 import numpy as np
-from tqdm import tqdm
 
 from inkground_lib.components.ocr.base import OCRError, OCRUnavailable, check_images, to_bgr
 from inkground_lib.core.openai_client import openai_client
+from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.secrets import CredentialError, check_base_url, check_key, scrub_secrets, url_secrets
 
 # Sources (checked 2026-11-30):
@@ -198,8 +198,8 @@ class DeepSeekOCREngine:
         pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(imgs)), thread_name_prefix="deepseek-ocr")
         try:
             futures = {pool.submit(self._read_one, i, im): i for i, im in enumerate(imgs)}
-            with tqdm(total=len(imgs), desc="DeepSeek-OCR", unit="img", leave=False,
-                      disable=not self.progress) as bar:
+            with progress_bar(total=len(imgs), desc="DeepSeek-OCR", unit="img", leave=False,
+                              enabled=self.progress) as bar:
                 for f in as_completed(futures):
                     out[futures[f]] = f.result()  # the first failure raises; the rest are cancelled below
                     bar.update(1)

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from inkground_lib.components.ocr.base import OCRUnavailable, check_images, to_bgr
 from inkground_lib.core.files import sha256_file
+from inkground_lib.core.progress import bar as progress_bar
 
 RAPIDOCR_PARAMS = {"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True,
                    "Global.log_level": "warning"}
@@ -113,8 +113,8 @@ class RapidOCREngine:
         batches = [idx[k:k + self.batch_size] for _, idx in sorted(groups.items())
                    for k in range(0, len(idx), self.batch_size)]
         out: list[tuple[str, float]] = [("", 0.0)] * len(imgs)
-        with tqdm(total=len(imgs), desc="RapidOCR", unit="img", disable=not self.progress or not imgs,
-                  leave=False) as bar:
+        with progress_bar(total=len(imgs), desc="RapidOCR", unit="img", enabled=bool(self.progress and imgs),
+                          leave=False) as bar:
             for b in batches:
                 r = self._ocr.text_rec(TextRecInput(img=[prepped[i] for i in b], return_word_box=False))
                 for i, t, s in zip(b, r.txts, r.scores):

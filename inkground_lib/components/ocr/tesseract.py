@@ -8,9 +8,9 @@ from typing import Callable, Sequence
 
 import cv2
 import numpy as np
-from tqdm import tqdm
 
 from inkground_lib.components.ocr.base import OCRError, OCRUnavailable, check_images, to_bgr
+from inkground_lib.core.progress import bar as progress_bar
 
 
 def tesseract_command(binary: str = "tesseract", psm: int = 8, lang: str = "eng",
@@ -51,8 +51,8 @@ class TesseractEngine:
     def read(self, images: Sequence[np.ndarray]) -> list[str]:
         imgs = check_images(images)
         out = []
-        for i, im in enumerate(tqdm(imgs, desc="tesseract", unit="img", leave=False,
-                                    disable=not self.progress or not imgs)):
+        for i, im in enumerate(progress_bar(imgs, desc="tesseract", unit="img", leave=False,
+                                            enabled=bool(self.progress and imgs))):
             ok, png = cv2.imencode(".png", im if im.ndim == 2 else to_bgr(im))
             if not ok:  # pragma: no cover - cv2 encodes any valid uint8 image
                 raise OCRError(f"tesseract: image {i} could not be PNG-encoded")

@@ -9,10 +9,10 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from inkground_lib.components.style.determinism import TORCH_STATE_LOCK, torch_state
 from inkground_lib.components.style.inputs import inks_tensor
+from inkground_lib.core.progress import bar
 from inkground_lib.components.style.metric import softmax_rows
 from inkground_lib.components.style.params import StyleError, StyleParams
 from inkground_lib.core.ink import InkLike
@@ -103,8 +103,8 @@ class StyleModel:
         bs = int(self.params.eval_batch_size)
         self.model.eval()
         with torch_state(self.params.threads, None), torch.no_grad():
-            for b in tqdm(range(0, len(inks), bs), desc="Style", unit="batch", leave=False,
-                          disable=not progress or len(inks) <= bs):
+            for b in bar(range(0, len(inks), bs), desc="Style", unit="batch", leave=False,
+                         enabled=progress and len(inks) > bs):
                 x = inks_tensor(inks[b:b + bs], self.params, where="ink")
                 out[b:b + len(x)] = self.model(pixel_values=x).logits.double().numpy()
         return out

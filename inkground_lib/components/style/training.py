@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Sequence
 
 import torch
-from tqdm import tqdm
 
 from inkground_lib.components.style.determinism import torch_state
+from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.components.style.inputs import as_float, inks_darkness, random_shifts
 from inkground_lib.components.style.items import check_items, items_hash
 from inkground_lib.components.style.model import StyleModel, build_resnet18
@@ -125,8 +125,8 @@ def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams
                 sched.load_state_dict(state.scheduler)
             gen.set_state(state.generator)
         model.train()
-        bar = tqdm(total=steps, initial=first * max(1, -(-n // bs)), desc="Style training", unit="batch",
-                   disable=not progress, leave=False)
+        bar = progress_bar(total=steps, initial=first * max(1, -(-n // bs)), desc="Style training", unit="batch",
+                           enabled=progress, leave=False)
         for _ in range(first, last):
             perm = torch.randperm(n, generator=gen)
             starts = list(range(0, n, bs))

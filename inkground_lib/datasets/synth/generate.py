@@ -315,9 +315,9 @@ def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional
     nw = workers if workers is not None else min(2, os.cpu_count() or 1)
     bar = None
     if progress:
-        # the text bar: tqdm.auto warns (TqdmWarning) in a kernel without ipywidgets
-        from tqdm import tqdm
-        bar = tqdm(total=len(jobs), desc="synth pages", unit="page")
+        from inkground_lib.core.progress import bar as progress_bar
+
+        bar = progress_bar(total=len(jobs), desc="synth pages", unit="page")
     try:
         for i, (page, jpeg) in zip(todo, ordered_map(_page_job, jobs, workers=nw, min_jobs=pool_min_pages,
                                                       executor=executor)):

@@ -247,12 +247,11 @@ def make_samples(words, seed: int, aug: Optional[RenderAug], workers: int, progr
     result does not depend on ``workers``). ``parts`` = (path, key): each block of BLOCK_PAGES pages is
     saved beside ``path`` as ``<name>.part<k>.npz`` (+ .json key) and reused by a later call with the same
     key, so an interrupted run resumes after its last whole block."""
-    from tqdm import tqdm
-
+    from inkground_lib.core.progress import bar as progress_bar
 
     jobs = page_jobs(words, seed, aug)
     out: list[Sample] = []
-    with tqdm(total=sum(len(j[1]) for j in jobs), desc=desc, unit="word", disable=not progress) as bar:
+    with progress_bar(total=sum(len(j[1]) for j in jobs), desc=desc, unit="word", enabled=progress) as bar:
         for k, a in enumerate(range(0, len(jobs), BLOCK_PAGES)):
             block = jobs[a:a + BLOCK_PAGES]
             if parts is None:
@@ -401,8 +400,7 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
         stop_after_epoch: Optional[int] = None):
     """Train a TracerNet on the samples (resuming from ``out_dir/checkpoint.npz``); returns (net, history).
     ``stop_after_epoch``: return after that epoch's checkpoint (tests' interruption)."""
-    from tqdm import tqdm
-
+    from inkground_lib.core.progress import bar as progress_bar
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -420,8 +418,8 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], out_dir, recipe: Recipe,
     if ck.is_file():
         start, history = _restore(ck, net, opt, recipe)
     skel_val = score_words(val, skeleton_arrangement(val)) if val else {}
-    bar = tqdm(total=total, initial=start * steps_per_epoch, desc="tracer training", unit="step",
-               disable=not progress)
+    bar = progress_bar(total=total, initial=start * steps_per_epoch, desc="tracer training", unit="step",
+                       enabled=progress)
     for epoch in range(start, recipe.epochs):
         t0 = time.perf_counter()
         net.train()
