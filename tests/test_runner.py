@@ -162,17 +162,20 @@ def _rating(page, rater, score=10, action="rate"):
 
 @pytest.fixture
 def fake_papermill(monkeypatch):
-    """papermill's execute_notebook replaced by a copy of the source (the runner's fingerprint logic is what is
-    tested here; the real execution is in test_section_02_reexecutes_when_a_rating_is_appended)."""
-    import shutil
-
+    """papermill's execute_notebook replaced by the source notebook, reported to the runner as executed (the
+    runner's fingerprint logic is what is tested here; the real execution is in
+    test_section_02_reexecutes_when_a_rating_is_appended)."""
+    import nbformat
     import papermill
 
     calls = []
 
-    def execute(src, out, parameters=None, **kw):
+    def execute(src, out, parameters=None, watch=None, **kw):
         calls.append(dict(parameters or {}))
-        shutil.copy(src, out)
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
     monkeypatch.setattr(papermill, "execute_notebook", execute)
     return calls
 
@@ -211,13 +214,15 @@ def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, mon
     log = RatingsLog(f)
     log.append(_rating("p000", "ann"))
     assert main(["run", "02", "-p", "ratings", str(f)]) == 0
-    assert capsys.readouterr().out.startswith(f"executed: {tmp_path / 'sections'}")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("[inkground] section 02: ") and " s (CPU " in out[0]  # its wall and CPU time
+    assert out[1].startswith(f"executed: {tmp_path / 'sections'}")
     assert main(["run", "02", "-p", "ratings", str(f)]) == 0
     out = capsys.readouterr().out
     assert "unchanged, not re-executed" in out and f"input files unchanged: ratings {f} (sha256 " in out
     log.append(_rating("p001", "ann"))
     assert main(["run", "02", "-p", "ratings", str(f)]) == 0
-    assert capsys.readouterr().out.startswith("executed:") and len(fake_papermill) == 2
+    assert "\nexecuted:" in capsys.readouterr().out and len(fake_papermill) == 2
 
 
 @pytest.mark.slow  # executes notebook 02 three times (~25 s each on 2 cores)
