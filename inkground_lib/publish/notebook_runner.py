@@ -446,9 +446,9 @@ _ENGINE = "inkground"
 
 def _engine() -> str:
     """papermill's nbclient engine, registered once as "inkground", with the runner's two hooks (see
-    :class:`_Watch`): a code cell starts; every cell has run and the kernel is still up. The second comes from
-    papermill's own loop over the cells (``PapermillNotebookClient.papermill_execute_cells``, papermill 2.7),
-    before ``execute`` asks the kernel for its language info and shuts it down."""
+    :class:`_Watch`): a code cell starts; every cell has run and the kernel is still up. The second comes right
+    after papermill's own loop over the cells (``PapermillNotebookClient.papermill_execute_cells``, papermill 2.7),
+    before ``execute`` shuts the kernel down."""
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
     from papermill.log import logger
@@ -467,17 +467,19 @@ def _engine() -> str:
             return super().execute_cell(cell, cell_index, *args, **kwargs)
 
         def papermill_execute_cells(self):
+            # the kernel's language info, which papermill records after the cells, is asked for before them: once
+            # the last cell has run, nothing waits between it and the notebook's save
+            info = self.wait_for_reply(self.kc.kernel_info())
             super().papermill_execute_cells()
             if self.nb.metadata.get("papermill", {}).get("exception"):
                 return  # a cell failed: papermill raises once the kernel is down
-            info = self.wait_for_reply(self.kc.kernel_info())  # as papermill records it after this loop
-            self.nb.metadata["language_info"] = info["content"]["language_info"]
-            nb_man = self.nb_man
-            end = nb_man.now()  # papermill's end time and duration, as notebook_complete records them
-            self.nb.metadata.papermill["end_time"] = end.isoformat()
-            if nb_man.start_time is not None:
-                self.nb.metadata.papermill["duration"] = (end - nb_man.start_time).total_seconds()
-            self.watch.finished(self.nb)
+            with interrupts_deferred():  # a Ctrl-C now stops the command once the notebook is saved
+                self.nb.metadata["language_info"] = info["content"]["language_info"]
+                end = self.nb_man.now()  # papermill's end time and duration, as its notebook_complete records them
+                self.nb.metadata.papermill["end_time"] = end.isoformat()
+                if self.nb_man.start_time is not None:
+                    self.nb.metadata.papermill["duration"] = (end - self.nb_man.start_time).total_seconds()
+                self.watch.finished(self.nb)
 
     class Engine(NBClientEngine):
         @classmethod
