@@ -174,3 +174,14 @@ def test_ctrl_c_is_held_until_the_block_has_run():
 ])
 def test_cell_summary_names_what_a_cell_computes(source, summary):
     assert cell_summary(source) == summary
+
+
+def test_a_bar_too_wide_for_the_terminal_is_drawn_narrower_keeping_its_counts():
+    from inkground_lib.publish.progress_relay import fit
+
+    line = "  recorded pages:  56%|##########################1                    | 20/36 [00:06<00:04,  3.66it/s]"
+    out = fit(line, 79)
+    assert len(out) == 79 and out.endswith("| 20/36 [00:06<00:04,  3.66it/s]")
+    bar = out.split("|")[1]
+    assert bar.count("#") == round(26.5 / 47 * len(bar))  # 56% of the narrower bar
+    assert fit("[inkground] section 02: cell 3/17 (run_pseudo_labels)", 24) == "[inkground] section 02: "

@@ -327,6 +327,8 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
                     e.summary = (f"interrupted after section {section.key} finished; its executed notebook is "
                                  f"saved at {target}; rerun to resume")
                     raise
+                print(f"[inkground] section {section.key}: every cell ran and the notebook is saved; stopping its "
+                      f"kernel failed: {e}", file=sys.stderr, flush=True)
                 return target, True
             _keep_partial(watch.nb, failed)
             if isinstance(e, KeyboardInterrupt):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -46,6 +47,25 @@ def clock_text(seconds: float) -> str:
     """``m:ss`` (``h:mm:ss`` from an hour on): never ``<number> s``, which the benchmarks read as a stage's time."""
     s = int(seconds)
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+_BAR = re.compile(r"^(.*?\d+%\|)([^|]*)(\|.*)$")
+
+
+def fit(line: str, width: int) -> str:
+    """``line`` in at most ``width`` characters: a tqdm bar drawn narrower ("45%|####5     | 9/20 [...]" keeps its
+    counts and times), anything else cut."""
+    if len(line) <= width:
+        return line
+    m = _BAR.match(line)
+    if m:
+        head, body, tail = m.groups()
+        room = len(body) - (len(line) - width)
+        if room >= 3:
+            done = body.count("#") + (0.5 if body.rstrip(" #") else 0)  # tqdm's ascii bar: '#', a digit, spaces
+            filled = min(room, int(round(done / max(len(body), 1) * room)))
+            return head + "#" * filled + " " * (room - filled) + tail
+    return line[:width]
 
 
 @dataclass
@@ -186,7 +206,7 @@ class ProgressRelay:
 
     def _render(self) -> None:
         w = self._width()
-        lines = [self.status()[:w]] + [self._bar_line(b)[:w] for b in self.bars.values()]
+        lines = [fit(self.status(), w)] + [fit(self._bar_line(b), w) for b in self.bars.values()]
         if self._drawn and lines == self._lines:
             return  # nothing changed since the last drawing
         up = f"\x1b[{len(lines) - 1}A" if len(lines) > 1 else ""
