@@ -150,8 +150,9 @@ class ProgressRelay:
             out.append(rec if isinstance(rec, dict) and "bar" in rec else {"raw": text})
         return out
 
-    def poll(self) -> None:
-        """Read what was appended to the progress file since the last call and show it."""
+    def poll(self, final: bool = False) -> None:
+        """Read what was appended to the progress file since the last call and show it (``final``: the stage has
+        ended; only the last lines of its bars are still printed)."""
         with self._lock:
             now = self.clock()
             finished = []
@@ -173,7 +174,7 @@ class ProgressRelay:
                     self._emit(self._bar_line(b))
             if self.tty:
                 self._render()
-            else:
+            elif not final:
                 self._log_round(now)
 
     def _bar_line(self, b: _Bar) -> str:
@@ -240,7 +241,7 @@ class ProgressRelay:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self.poll()
+        self.poll(final=True)
         with self._lock:
             if self.tty:
                 self._clear()
