@@ -168,7 +168,7 @@ class ProgressRelay:
                 if rec.get("done"):
                     b.done, b.leave = True, bool(rec.get("leave", True))
                     finished.append(rec["bar"])
-            for key in finished:
+            for key in dict.fromkeys(finished):
                 b = self.bars.pop(key)
                 if not self.tty or b.leave:  # a log keeps every bar's final line; a terminal those left on screen
                     self._emit(self._bar_line(b))
