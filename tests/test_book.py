@@ -206,3 +206,22 @@ def test_section_03_html_and_assets_within_5_mb(built_book):
     assets = {page.parent / _html.unescape(ref) for ref in re.findall(r'src="([^"]+_images/[^"]+)"', text)}
     total = page.stat().st_size + sum(a.resolve().stat().st_size for a in assets)
     assert assets and total <= 5 * 1024 * 1024, total
+
+
+TQDM_TEXT = re.compile(r"\d+%\|[^|\n]*\||\[\d\d:\d\d<")
+"""What a tqdm bar leaves in text: "45%|####  |" (a bar with a total), "[00:01<" (its elapsed and remaining time)."""
+
+
+def test_executed_notebooks_hold_no_progress_bar(built_book):
+    """Issue 32: the sections' bars (OCR filter, derenderers, Style...) reach the runner's terminal through its
+    progress file, never a cell's output (the check fires on a bar's text: see its test below)."""
+    import json
+
+    _, _, executed = built_book
+    assert len(executed) == 4
+    for path in executed:
+        for cell in json.loads(path.read_text())["cells"]:
+            for out in cell.get("outputs", []):
+                text = "".join(out.get("text", "")) + json.dumps(out.get("data", {}).get("text/plain", ""))
+                assert not TQDM_TEXT.search(text), (path.name, text[:300])
+    assert TQDM_TEXT.search("Style of renders:  45%|####5     | 9/20 [00:01<00:02, 4.5word/s]")

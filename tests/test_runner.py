@@ -162,17 +162,20 @@ def _rating(page, rater, score=10, action="rate"):
 
 @pytest.fixture
 def fake_papermill(monkeypatch):
-    """papermill's execute_notebook replaced by a copy of the source (the runner's fingerprint logic is what is
-    tested here; the real execution is in test_section_02_reexecutes_when_a_rating_is_appended)."""
-    import shutil
-
+    """papermill's execute_notebook replaced by the source notebook, reported to the runner as executed (the
+    runner's fingerprint logic is what is tested here; the real execution is in
+    test_section_02_reexecutes_when_a_rating_is_appended)."""
+    import nbformat
     import papermill
 
     calls = []
 
-    def execute(src, out, parameters=None, **kw):
+    def execute(src, out, parameters=None, watch=None, **kw):
         calls.append(dict(parameters or {}))
-        shutil.copy(src, out)
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
     monkeypatch.setattr(papermill, "execute_notebook", execute)
     return calls
 
@@ -211,13 +214,15 @@ def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, mon
     log = RatingsLog(f)
     log.append(_rating("p000", "ann"))
     assert main(["run", "02", "-p", "ratings", str(f)]) == 0
-    assert capsys.readouterr().out.startswith(f"executed: {tmp_path / 'sections'}")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("[inkground] section 02: ") and " s (CPU " in out[0]  # its wall and CPU time
+    assert out[1].startswith(f"executed: {tmp_path / 'sections'}")
     assert main(["run", "02", "-p", "ratings", str(f)]) == 0
     out = capsys.readouterr().out
     assert "unchanged, not re-executed" in out and f"input files unchanged: ratings {f} (sha256 " in out
     log.append(_rating("p001", "ann"))
     assert main(["run", "02", "-p", "ratings", str(f)]) == 0
-    assert capsys.readouterr().out.startswith("executed:") and len(fake_papermill) == 2
+    assert "\nexecuted:" in capsys.readouterr().out and len(fake_papermill) == 2
 
 
 @pytest.mark.slow  # executes notebook 02 three times (~25 s each on 2 cores)
@@ -259,3 +264,138 @@ def test_section_02_reexecutes_when_a_rating_is_appended(tmp_path):
     assert "Every page that passed the OCR filter has its ratings" in path.read_text()
     used = pd.read_csv(run / "ratings.csv", dtype={"page": str})
     assert len(used) == 8 and set(used["source"]) == {"real"}  # the run folder holds the ratings it used
+
+
+# ------------------------------------------------ progress on the terminal, nothing finished lost (issue 32)
+
+def tiny_sections(folder):
+    """Two section notebooks of a tiny book, each logging to the file its ``log`` parameter names: 01 draws a
+    library progress bar, prints a line, and (``shutdown_delay``) makes its kernel slow to shut down, the window
+    where a Ctrl-C lost a finished section; 02 sleeps ``sleep`` seconds between its start and its end."""
+    import nbformat
+
+    def notebook(params, *cells):
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+        p = nbformat.v4.new_code_cell(params)
+        p.metadata["tags"] = ["parameters"]
+        nb.cells = [nbformat.v4.new_markdown_cell("# A tiny section"), p] + [nbformat.v4.new_code_cell(c) for c in cells]
+        return nb
+
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook('log = ""\nshutdown_delay = 0.0',
+                            'import atexit, pathlib, time\npathlib.Path(log).open("a").write("01 start\\n")',
+                            "from inkground_lib.core.progress import bar\n"
+                            'for _ in bar(range(3), desc="tiny stage 01", unit="step"):\n    time.sleep(0.01)',
+                            'print("cell output 01")',
+                            'atexit.register(time.sleep, shutdown_delay)\npathlib.Path(log).open("a").write("01 end\\n")'),
+                   folder / "01_first.ipynb")
+    nbformat.write(notebook('log = ""\nsleep = 0.0',
+                            'import pathlib, time\npathlib.Path(log).open("a").write("02 start\\n")\ntime.sleep(sleep)',
+                            'pathlib.Path(log).open("a").write("02 end\\n")'),
+                   folder / "02_second.ipynb")
+    return folder
+
+
+@pytest.mark.slow  # executes a notebook
+def test_a_bar_drawn_in_a_section_reaches_the_runners_stderr_and_not_the_notebook(tmp_path, monkeypatch, capfd):
+    import os
+
+    from inkground_lib.core.progress import PROGRESS_ENV
+    from inkground_lib.publish import notebook_runner
+
+    monkeypatch.setattr(notebook_runner, "NOTEBOOKS", tiny_sections(tmp_path / "notebooks"))
+    monkeypatch.delenv(PROGRESS_ENV, raising=False)
+    path, ran = run_section("01", {"log": str(tmp_path / "log")}, out_dir=tmp_path / "sections")
+    err = capfd.readouterr().err
+    assert ran and "[inkground] section 01 | tiny stage 01: 100%" in err and "3/3" in err
+    outputs = json.dumps([c.get("outputs", []) for c in json.loads(path.read_text())["cells"]])
+    assert "cell output 01" in outputs  # the notebook's own output is there
+    assert "tiny stage" not in outputs and "%|" not in outputs and "it/s" not in outputs
+    assert PROGRESS_ENV not in os.environ  # the environment is restored
+
+
+MAKE_BOOK_LIKE = """
+import sys
+from pathlib import Path
+
+from inkground_lib.publish import notebook_runner
+from inkground_lib.publish.stages import Timer
+
+notebook_runner.NOTEBOOKS = Path(sys.argv[1])
+out, log, sleep = Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+timer = Timer()
+for s in notebook_runner.sections():  # make book's loop over the sections
+    params = {"log": log, "shutdown_delay": 3.0} if s.key == "01" else {"log": log, "sleep": sleep}
+    with timer(f"section {s.key}"):
+        notebook_runner.run_section(s.key, params, out_dir=out)
+"""
+
+
+@pytest.mark.slow  # three processes, each starting notebook kernels, two stopped by SIGINT
+def test_ctrl_c_after_a_section_finished_keeps_it_and_a_rerun_goes_on_from_the_next(tmp_path):
+    """Issue 32: a Ctrl-C just after section 02 finished (while its kernel shut down) lost its executed notebook,
+    and the rerun executed it again. Here: a Ctrl-C half a second after section 01's last cell keeps 01; a
+    terminal's Ctrl-C (the whole process group: the kernel too) in the middle of 02 leaves 02's partial notebook
+    as 02_second.failed.ipynb without a fingerprint; the reruns never execute 01 again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from inkground_lib.publish.notebook_runner import stored_fingerprint
+
+    notebooks, out, log = tiny_sections(tmp_path / "notebooks"), tmp_path / "sections", tmp_path / "log"
+    (tmp_path / "book.py").write_text(MAKE_BOOK_LIKE)
+
+    def start(sleep):
+        return subprocess.Popen([sys.executable, str(tmp_path / "book.py"), str(notebooks), str(out), str(log),
+                                 str(sleep)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True,  # its own process group, as a terminal's foreground job
+                                # a test run started in the background by a shell ignores SIGINT: not the child
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+    def wait_for(proc, line):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if log.exists() and line in log.read_text().splitlines():
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"{line!r} never logged: {proc.communicate()}")
+
+    # 1. Ctrl-C to the runner 0.5 s after section 01's last cell ran: its kernel takes 3 s to shut down
+    proc = start(sleep=60)
+    wait_for(proc, "01 end")
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err, err
+    first = out / "01_first.ipynb"
+    assert stored_fingerprint(first) is not None, err  # saved, with its fingerprint
+    assert not (out / "01_first.failed.ipynb").exists()
+    assert log.read_text().splitlines() == ["01 start", "01 end"]
+    saved = first.stat().st_mtime_ns
+
+    # 2. the rerun goes on with 02; a terminal's Ctrl-C (runner and kernel) while 02 runs
+    proc = start(sleep=60)
+    wait_for(proc, "02 start")
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0, err
+    assert log.read_text().splitlines() == ["01 start", "01 end", "02 start"]  # 01 was not executed again
+    assert "[inkground] section 01: " in stdout and "[inkground] section 02: stopped after" in stdout
+    assert not (out / "02_second.ipynb").exists()
+    partial = json.loads((out / "02_second.failed.ipynb").read_text())
+    assert "inkground" not in partial["metadata"]  # never a fingerprint on a notebook that did not finish
+    assert any("02 start" in "".join(c["source"]) for c in partial["cells"])
+
+    # 3. a run to the end: 02 executed, 01 still not
+    proc = start(sleep=0)
+    stdout, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert log.read_text().splitlines() == ["01 start", "01 end", "02 start", "02 start", "02 end"]
+    assert stored_fingerprint(out / "02_second.ipynb") is not None
+    assert not (out / "02_second.failed.ipynb").exists()
+    assert first.stat().st_mtime_ns == saved  # 01's notebook as the first run saved it
+    assert all(f"[inkground] section {k}: " in stdout and "(CPU " in stdout for k in ("01", "02"))

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from inkground_lib.publish.notebook_runner import input_file_hashes, parse_value, run_section
+from inkground_lib.publish.notebook_runner import find_section, input_file_hashes, parse_value, run_section
+from inkground_lib.publish.stages import Timer
 
 
 def _run(a) -> None:
     params = {}
     for name, value in a.param or []:
         params[name] = parse_value(value)
-    path, executed = run_section(a.section, params, force=a.force, log_output=a.verbose)
+    # the section's cells and progress bars on standard error while it runs, then its wall and CPU time
+    with Timer()(f"section {find_section(a.section).key}"):
+        path, executed = run_section(a.section, params, force=a.force, log_output=a.verbose)
     files = input_file_hashes(params)
     read = "; ".join(f"{k.removesuffix('_sha256')} {params[k.removesuffix('_sha256')]} (sha256 {v[:12]})"
                      for k, v in files.items())

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from inkground_lib.publish import notebook_runner
+from inkground_lib.publish.stages import Timer
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import BOOK_CANDIDATE_PAGES, BOOK_MIN_BENCHMARK
 from inkground_lib.core.layout import (
@@ -124,7 +125,10 @@ def check_benchmark_size(bench_dir: Path) -> bool:
 
 
 def make_book(force: bool = False, progress: bool = True, defaults: bool = False) -> Path:
-    timer = notebook_runner.Timer()
+    """Build the book (see the module doc). Each stage shows its progress while it runs and ends with a line of
+    its wall and CPU time (:mod:`inkground_lib.publish.stages`); each section's executed notebook is saved as
+    soon as the section finishes, so a Ctrl-C loses at most the section running."""
+    timer = Timer()
     with timer("datasets"):
         datasets = ensure_datasets(progress)
     info = {}
@@ -157,9 +161,9 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     with timer("tracer page"):
         write_tracer_page(notebook_runner.SECTIONS_DIR)  # the model card and the training curves
 
-    write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
+    with timer("reproducibility page"):
+        write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
     with timer("jupyter-book build"):
         index = notebook_runner.build_book()
-    total = sum(t for _, t in timer.stages)
-    print(f"[inkground] total: {total:.1f} s")
+    print(timer.total_line(), flush=True)
     return index

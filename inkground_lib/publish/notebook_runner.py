@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
 import os
-import shutil
+import signal
 import subprocess
 import sys
-import time
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from inkground_lib.core.files import atomic_write_bytes
 from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT, SECTIONS_DIR
+from inkground_lib.publish.progress_relay import current, relayed
 
 
 class RunnerError(ValueError):
@@ -275,11 +278,20 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     (:func:`input_file_hashes`: the ratings file). ``user_params`` (default: ``params``) is what the executed
     notebook records as the user's choice, which ``make book`` keeps on later runs; parameters the book
     pipeline derived itself (e.g. no recorded data here) are executed but not recorded as the user's.
+
+    Nothing finished is lost: the executed notebook, with its fingerprint, is written the moment its last cell
+    has run, before papermill shuts the kernel down (a Ctrl-C from then on stops the command but keeps it; the
+    write itself finishes first). A section that fails or is interrupted leaves what it had executed at
+    ``<name>.failed.ipynb`` (without a fingerprint) and the previous executed notebook as it was. While it runs,
+    its cells and its progress bars are shown on standard error (:mod:`inkground_lib.publish.progress_relay`),
+    never in the notebook.
     """
     import nbformat
     import papermill as pm
 
     section = find_section(key)
+    if current() is not None:  # the stage this section runs in (make book, inkground run) shows what it does
+        current().set_activity("checking parameters and inputs")
     params = dict(params or {})
     check_parameters(section, params)
     target = section.executed(out_dir)
@@ -288,27 +300,206 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     if not force and target.is_file() and stored_fingerprint(target) == fp:
         return target, False
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.stem}.running.ipynb")
-    failed = target.with_name(f"{target.stem}.failed.ipynb")
-    env_cwd = str(ROOT)
-    try:
-        pm.execute_notebook(str(section.source), str(tmp), parameters=params, cwd=env_cwd,
-                            kernel_name="python3", progress_bar=False, log_output=log_output,
-                            request_save_on_cell_execute=False)
-    except Exception as e:  # papermill raises PapermillExecutionError with the cell's traceback
-        if tmp.exists():
-            shutil.move(str(tmp), str(failed))
-        raise RunnerError(f"section {section.key} failed; the executed copy is kept at {failed}:\n{e}") from None
-    nb = nbformat.read(str(tmp), as_version=4)
-    _present_parameters(nb, section, params)
-    _forget_build_paths(nb, section, target)
-    nb.metadata["inkground"] = {"fingerprint": fp, "parameters": params if user_params is None else user_params,
-                                "inputs": inputs or {},
-                                "section": section.name}
-    atomic_write_bytes(target, nbformat.writes(nb).encode("utf-8"))
-    tmp.unlink(missing_ok=True)
-    failed.unlink(missing_ok=True)
+    dest = target.absolute()  # written while papermill runs the notebook in the repository root
+    failed = dest.with_name(f"{target.stem}.failed.ipynb")
+    record = {"fingerprint": fp, "parameters": params if user_params is None else user_params,
+              "inputs": inputs or {}, "section": section.name}
+
+    def save(nb) -> None:  # the last cell has run; the kernel is still up
+        nb = nbformat.from_dict(copy.deepcopy(nb))
+        _present_parameters(nb, section, params)
+        _forget_build_paths(nb, section, target)
+        nb.metadata["inkground"] = record
+        data = nbformat.writes(nb).encode("utf-8")
+        with interrupts_deferred():
+            atomic_write_bytes(dest, data)
+            failed.unlink(missing_ok=True)
+
+    with relayed(f"section {section.key}", tty=False if log_output else None) as relay:
+        watch = _Watch(relay, save)
+        try:
+            pm.execute_notebook(str(section.source), None, parameters=params, cwd=str(ROOT), kernel_name="python3",
+                                engine_name=_engine(), progress_bar=False, log_output=log_output,
+                                request_save_on_cell_execute=False, watch=watch)
+        except BaseException as e:
+            if watch.saved:  # interrupted (or failing) while the kernel shut down: the section is complete
+                if isinstance(e, KeyboardInterrupt):
+                    e.summary = (f"interrupted after section {section.key} finished; its executed notebook is "
+                                 f"saved at {target}; rerun to resume")
+                    raise
+                print(f"[inkground] section {section.key}: every cell ran and the notebook is saved; stopping its "
+                      f"kernel failed: {e}", file=sys.stderr, flush=True)
+                return target, True
+            _keep_partial(watch.nb, failed)
+            if isinstance(e, KeyboardInterrupt):
+                e.summary = (f"interrupted in section {section.key}; what it had executed is kept at {failed}; "
+                             f"finished sections are kept, rerun to resume")
+                raise
+            if not isinstance(e, Exception):
+                raise
+            raise RunnerError(f"section {section.key} failed; the executed copy is kept at {failed}:\n{e}") from None
     return target, True
+
+
+def _keep_partial(nb, failed: Path) -> None:
+    """Write what an interrupted or failed run had executed to ``failed`` (no fingerprint: never taken for a
+    finished run), whole, even if a second Ctrl-C arrives."""
+    import nbformat
+
+    if nb is None:
+        return
+    nb = nbformat.from_dict(copy.deepcopy(nb))
+    nb.metadata.pop("inkground", None)
+    with interrupts_deferred():
+        atomic_write_bytes(failed, nbformat.writes(nb).encode("utf-8"))
+
+
+@contextmanager
+def interrupts_deferred():
+    """Hold Ctrl-C and SIGTERM until the block has run (a file write that must finish once started), then
+    deliver them as they would have been. Only the main thread receives signals; elsewhere the block runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    handlers = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            handler = handlers[sig]
+            if callable(handler):
+                handler(sig, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), sig)
+
+
+class _Watch:
+    """What the runner learns from papermill's execution of one notebook: each code cell as it starts (reported
+    to the progress relay) and the notebook once every cell has run (``save``d at once)."""
+
+    def __init__(self, relay, save):
+        self.relay, self.save = relay, save
+        self.nb = None
+        self.saved = False
+        self._code_index: dict[int, int] = {}
+
+    def started(self, nb) -> None:
+        self.nb = nb
+        code = [i for i, c in enumerate(nb.cells) if c.get("cell_type") == "code"]
+        self._code_index = {i: k for k, i in enumerate(code, 1)}
+        self._n_code = len(code)
+        self._report("starting the kernel")
+
+    def cell(self, index: int, cell) -> None:
+        if index in self._code_index:
+            tags = cell.get("metadata", {}).get("tags", [])
+            what = "parameters" if {"parameters", "injected-parameters"} & set(tags) else \
+                cell_summary(cell.get("source", ""))
+            self._report(f"cell {self._code_index[index]}/{self._n_code}" + (f" ({what})" if what else ""))
+
+    def finished(self, nb) -> None:
+        self.save(nb)
+        self.saved = True
+        self._report("saved; stopping the kernel")
+
+    def _report(self, text: str) -> None:
+        if self.relay is not None:
+            self.relay.set_activity(text)
+
+
+CELL_SUMMARY_SKIP = frozenset({"glue", "glue_all", "table_view", "display", "print", "float", "int", "str", "len",
+                               "dict", "list", "tuple", "set", "sorted", "range", "enumerate", "zip", "round",
+                               "min", "max", "sum", "abs", "isinstance", "repr", "format"})
+"""Calls a cell summary leaves out: presentation and builtins, which say nothing of what the cell computes."""
+
+
+def cell_summary(source: str, limit: int = 2) -> str:
+    """What a code cell does, for the progress line: its first ``limit`` library calls ("run_pseudo_labels",
+    "fig_funnel, funnel_table"), "imports" for a cell of imports, else its first line."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = None
+    names = []
+    if tree is not None:
+        calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        for n in calls:
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name and name not in CELL_SUMMARY_SKIP and name not in names:
+                names.append(name)
+        if not names and tree.body and all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in tree.body):
+            return "imports"
+    if names:
+        return ", ".join(names[:limit])
+    first = next((line.strip() for line in source.splitlines() if line.strip() and not line.strip().startswith("#")),
+                 "")
+    return first[:40]
+
+
+_ENGINE = "inkground"
+
+
+def _engine() -> str:
+    """papermill's nbclient engine, registered once as "inkground", with the runner's two hooks (see
+    :class:`_Watch`): a code cell starts; every cell has run and the kernel is still up. The second comes right
+    after papermill's own loop over the cells (``PapermillNotebookClient.papermill_execute_cells``, papermill 2.7),
+    before ``execute`` shuts the kernel down."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.log import logger
+    from papermill.utils import merge_kwargs, remove_args
+
+    if _ENGINE in papermill_engines._engines:
+        return _ENGINE
+
+    class Client(PapermillNotebookClient):
+        def __init__(self, nb_man, watch: _Watch, **kw):
+            super().__init__(nb_man, **kw)
+            self.watch = watch
+
+        def execute_cell(self, cell, cell_index, *args, **kwargs):
+            self.watch.cell(cell_index, cell)
+            return super().execute_cell(cell, cell_index, *args, **kwargs)
+
+        def papermill_execute_cells(self):
+            # the kernel's language info, which papermill records after the cells, is asked for before them: once
+            # the last cell has run, nothing waits between it and the notebook's save
+            info = self.wait_for_reply(self.kc.kernel_info())
+            super().papermill_execute_cells()
+            if self.nb.metadata.get("papermill", {}).get("exception"):
+                return  # a cell failed: papermill raises once the kernel is down
+            with interrupts_deferred():  # a Ctrl-C now stops the command once the notebook is saved
+                self.nb.metadata["language_info"] = info["content"]["language_info"]
+                end = self.nb_man.now()  # papermill's end time and duration, as its notebook_complete records them
+                self.nb.metadata.papermill["end_time"] = end.isoformat()
+                if self.nb_man.start_time is not None:
+                    self.nb.metadata.papermill["duration"] = (end - self.nb_man.start_time).total_seconds()
+                self.watch.finished(self.nb)
+
+    class Engine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
+                                     stderr_file=None, start_timeout=60, execution_timeout=None, watch=None,
+                                     **kwargs):
+            # NBClientEngine.execute_managed_notebook (papermill 2.7) with the runner's client
+            watch.started(nb_man.nb)
+            kwargs = remove_args(["input_path"], **kwargs)
+            safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
+            final_kwargs = merge_kwargs(safe_kwargs, timeout=execution_timeout if execution_timeout else
+                                        kwargs.get("timeout"), startup_timeout=start_timeout, kernel_name=kernel_name,
+                                        log=logger, log_output=log_output,
+                                        stdout_file=stdout_file, stderr_file=stderr_file)
+            return Client(nb_man, watch, **final_kwargs).execute()
+
+    papermill_engines.register(_ENGINE, Engine)
+    return _ENGINE
 
 
 def _forget_build_paths(nb, section: Section, target: Path) -> None:
@@ -357,23 +548,3 @@ def build_book(root: Path = ROOT, *, builder: str = "html", quiet: bool = True) 
         tail = (proc.stdout + proc.stderr)[-6000:]
         raise RunnerError(f"jupyter-book build failed (exit {proc.returncode}):\n{tail}")
     return Path(root) / "_build" / "html" / "index.html"
-
-
-class Timer:
-    """Collects wall times of named stages; printed by ``make book`` and the benchmarks."""
-
-    def __init__(self):
-        self.stages: list[tuple[str, float]] = []
-
-    def __call__(self, name: str):
-        timer = self
-
-        class _Stage:
-            def __enter__(self):
-                self.t = time.perf_counter()
-
-            def __exit__(self, *exc):
-                timer.stages.append((name, time.perf_counter() - self.t))
-                print(f"[inkground] {name}: {timer.stages[-1][1]:.1f} s", flush=True)
-
-        return _Stage()
