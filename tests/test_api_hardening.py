@@ -18,11 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fakeserver import FakeServer, no_content, ok, refusal, slow  # noqa: E402
 from test_systems import KEY, REG, make_item  # noqa: E402
 
+from inkground_lib.evaluation.asking import run_predictions  # noqa: E402
 from inkground_lib.evaluation.cache import (  # noqa: E402
     cache_path,
     failures_path,
     load_cache,
-    run_predictions,
 )
 from inkground_lib.evaluation.systems.registry import get_system  # noqa: E402
 from inkground_lib.evaluation.systems.retry import RetryPolicy  # noqa: E402

@@ -87,4 +87,6 @@ def test_max_cost_keeps_the_worst_case_under_the_cap(env, capsys):
     assert srv.hits() == 3
     assert main(["predict", "--system", "unpriced", "--dataset", str(ds), "--run", str(run), "--quiet",
                  "--max-cost", "1"]) == 2
-    assert "needs prices" in capsys.readouterr().err and srv.hits() == 3
+    err = capsys.readouterr().err
+    assert "--max-cost needs price_input_per_mtok, price_output_per_mtok and image_token_formula" in err
+    assert "(missing: price_input_per_mtok, price_output_per_mtok, image_token_formula)" in err and srv.hits() == 3

@@ -34,7 +34,7 @@ _COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
 _API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "top_p", "top_k",
         "timeout", "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
         "rpd", "price_input_per_mtok", "price_output_per_mtok", "price_basis", "sampling", "image_token_formula",
-        "provider", "system_message", "max_answer_bytes"}
+        "provider", "system_message", "max_answer_bytes", "max_deadline_failures"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Adapter:
     """One adapter family: how to build a system from its registry entry, its kind, and the fields its
     entries may carry (besides the common ones)."""
 
-    build: Callable[..., System]  # (name, cfg, retry) -> System
+    build: Callable[..., System]  # (name, cfg, retry, **options) -> System (API adapters: offline=)
     kind: str
     fields: frozenset
 
@@ -53,8 +53,10 @@ def _plain(cls):
 
 
 ADAPTERS: dict[str, Adapter] = {
-    "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
-    "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API | {"api_version"})),
+    "openai": Adapter(lambda n, c, r, **o: OpenAISystem(n, c, retry=r, **o), "api",
+                      frozenset(_API | {"max_tokens_param"})),
+    "anthropic": Adapter(lambda n, c, r, **o: AnthropicSystem(n, c, retry=r, **o), "api",
+                         frozenset(_API | {"api_version"})),
     "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
     "tracer": Adapter(_plain(build_tracer), "specialist", frozenset({"grow", "weights"})),
     "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
@@ -95,7 +97,7 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
         v = cfg.get(k)
         if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
             raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
-    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd", "max_answer_bytes"):
+    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd", "max_answer_bytes", "max_deadline_failures"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
             raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
@@ -179,13 +181,15 @@ def system_kind(name: str, registry: Optional[dict] = None) -> str:
 
 
 def get_system(name: str, registry: Optional[dict] = None, extra=None, retry: Optional[RetryPolicy] = None,
-               **overrides) -> System:
+               offline: bool = False, **overrides) -> System:
     """Build the system ``name`` from the registry (``load_registry(extra)`` unless ``registry`` is given),
     with ``overrides`` (registry fields, e.g. ``path=`` for replay, ``concurrency=``) merged on top.
     API systems read their key and base URL from the environment now: a missing variable raises
-    SystemConfigError naming it. ``retry`` replaces the retry policy (tests inject ``sleep``)."""
+    SystemConfigError naming it; ``offline`` (to plan a run, ``predict --dry-run``) builds them without either,
+    unable to send. ``retry`` replaces the retry policy (tests inject ``sleep``)."""
     reg = registry if registry is not None else load_registry(extra)
     if name not in reg:
         raise SystemConfigError(f"unknown system {name!r}; known: {', '.join(reg)}")
     cfg = validate_entry(name, {**reg[name], **overrides}, "registry + overrides")
-    return ADAPTERS[cfg["adapter"]].build(name, cfg, retry)
+    adapter = ADAPTERS[cfg["adapter"]]
+    return adapter.build(name, cfg, retry, **({"offline": True} if offline and adapter.kind == "api" else {}))
