@@ -269,14 +269,40 @@ class PromptRequest:
 
 
 def simplify_cells(cells: np.ndarray, tolerance: float = EXAMPLE_TOLERANCE) -> np.ndarray:
-    """Douglas-Peucker thinning of one stroke in cell units (skimage.measure.approximate_polygon);
-    end points kept; tolerance 0 keeps every point."""
-    from skimage.measure import approximate_polygon
+    """Douglas-Peucker thinning of one stroke in cell units; end points kept; tolerance 0 keeps every point.
 
+    The points kept are those of scikit-image's ``skimage.measure.approximate_polygon`` (0.26, its
+    measure/_polygon.py: the same distances, computed the same way, and the same choice of the farthest point; a
+    test compares the two), done here because that module imports scipy.signal (about 2.5 CPU-seconds at every
+    start of ``predict``), and because the example's answer is part of every request key: an upgrade of
+    scikit-image must not change it (it would make every cached answer unreachable)."""
     c = np.asarray(cells, dtype=np.float64)
     if len(c) < 3 or tolerance <= 0:
         return c
-    return approximate_polygon(c, tolerance=tolerance)
+    keep = np.zeros(len(c), bool)
+    keep[0] = keep[-1] = True
+    dists = np.zeros(len(c))
+    stack = [(0, len(c) - 1)]
+    while stack:
+        start, end = stack.pop()
+        (r0, c0), (r1, c1) = c[start], c[end]
+        dr, dc = r1 - r0, c1 - c0
+        angle = -np.arctan2(dr, dc)
+        offset = c0 * np.sin(angle) + r0 * np.cos(angle)
+        inner, d = c[start + 1:end], dists[start + 1:end]
+        dr0, dc0 = inner[:, 0] - r0, inner[:, 1] - c0
+        dr1, dc1 = inner[:, 0] - r1, inner[:, 1] - c1
+        # the distance to the segment's line where a point projects inside the segment, else to its nearer end
+        perp = np.logical_and(dr0 * dr + dc0 * dc > 0, -dr1 * dr - dc1 * dc > 0)
+        ends = np.logical_not(perp)
+        d[perp] = np.abs(inner[perp, 0] * np.cos(angle) + inner[perp, 1] * np.sin(angle) - offset)
+        d[ends] = np.minimum(np.sqrt(dc0[ends] ** 2 + dr0[ends] ** 2), np.sqrt(dc1[ends] ** 2 + dr1[ends] ** 2))
+        if np.any(d > tolerance):
+            far = start + int(np.argmax(d)) + 1
+            stack.append((far, end))
+            stack.append((start, far))
+            keep[far] = True
+    return c[keep, :]
 
 
 def example_answer(example: Example, grid: int = DEFAULT_GRID, decimals: int = 1,

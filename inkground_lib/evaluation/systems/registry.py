@@ -11,14 +11,6 @@ from typing import Callable, Optional, Sequence
 from inkground_lib.core.secrets import ENV_NAME
 from inkground_lib.evaluation.systems.api import AnthropicSystem, OpenAISystem
 from inkground_lib.evaluation.systems.base import System, SystemConfigError
-from inkground_lib.evaluation.systems.local import (
-    BoxSystem,
-    FontSystem,
-    ReferenceSystem,
-    build_inksight,
-    build_skeleton,
-    build_tracer,
-)
 from inkground_lib.evaluation.systems.replay import ReplaySystem
 from inkground_lib.evaluation.systems.retry import RetryPolicy
 
@@ -52,17 +44,27 @@ def _plain(cls):
     return lambda name, cfg, retry: cls(name, cfg)
 
 
+def _local(factory: str):
+    """A builder for a local system of :mod:`~inkground_lib.evaluation.systems.local`, imported when one is built
+    (it imports the derenderers, scipy and the tracer: seconds that an API run or a dry run need not wait)."""
+    def build(name, cfg, retry):
+        from inkground_lib.evaluation.systems import local
+
+        return getattr(local, factory)(name, cfg)
+    return build
+
+
 ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(lambda n, c, r, **o: OpenAISystem(n, c, retry=r, **o), "api",
                       frozenset(_API | {"max_tokens_param"})),
     "anthropic": Adapter(lambda n, c, r, **o: AnthropicSystem(n, c, retry=r, **o), "api",
                          frozenset(_API | {"api_version"})),
-    "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
-    "tracer": Adapter(_plain(build_tracer), "specialist", frozenset({"grow", "weights"})),
-    "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
-    "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
-    "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
-    "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),
+    "skeleton": Adapter(_local("build_skeleton"), "specialist", frozenset({"grow"})),
+    "tracer": Adapter(_local("build_tracer"), "specialist", frozenset({"grow", "weights"})),
+    "inksight": Adapter(_local("build_inksight"), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
+    "font": Adapter(_local("FontSystem"), "local", frozenset({"font"})),
+    "box": Adapter(_local("BoxSystem"), "local", frozenset({"shape"})),
+    "reference": Adapter(_local("ReferenceSystem"), "local", frozenset()),
     "replay": Adapter(_plain(ReplaySystem), "replay", frozenset({"path", "path_env", "source", "model"})),
 }
 """Adapter name -> :class:`Adapter`. A new adapter family is one class plus one line here."""
