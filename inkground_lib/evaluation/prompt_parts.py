@@ -31,6 +31,7 @@ from inkground_lib.evaluation.prompt import (
     SYSTEM_PROMPT,
     Example,
     GridLayout,
+    PromptError,
     PromptRequest,
     check_request,
     compose_grid,
@@ -41,7 +42,6 @@ from inkground_lib.evaluation.prompt import (
     request_parts,
     variant_images,
 )
-from inkground_lib.evaluation.systems.base import SystemConfigError, read_rgb, variant_mismatch
 
 PAGE_IMAGES = 8
 """Page grid images a :class:`PromptBuilder` keeps (least recently used dropped first): a run works page by page,
@@ -103,10 +103,8 @@ class RequestSpec:
         """UTF-8 bytes of the system prompt and the text parts (what a request's size limit leaves images)."""
         return len((self.system or "").encode()) + sum(len(t.encode()) for t in self.texts())
 
-    def spec(self, variant: str, system: str = "?") -> "RequestSpec":
-        """This spec, when it is of ``variant`` (SystemConfigError otherwise, as ``Item.request_for`` says)."""
-        if variant != self.variant:
-            raise variant_mismatch(system, self.meta.get("word_id", "?"), variant, self.variant)
+    def spec(self, variant: str) -> "RequestSpec":
+        """This spec (built for one variant, :attr:`variant`: a system checks it is the one it needs)."""
         return self
 
     def build(self) -> PromptRequest:
@@ -178,7 +176,7 @@ class PromptBuilder:
                         h.update(chunk)
                 digest = h.hexdigest()
         except OSError as e:
-            raise SystemConfigError(f"{path}: the page photo cannot be read ({e})") from None
+            raise PromptError(f"{path}: the page photo cannot be read ({e})") from None
         with self._lock:
             self._content[key] = digest
         return digest
@@ -222,10 +220,11 @@ class PromptBuilder:
                             [im.size for im in images], layouts, page_id, word_id)
         return RequestSpec(SYSTEM_PROMPT, tuple(pieces), meta)
 
-    def word(self, page, word, example: Example) -> "WordPrompt":
-        """The request source of one word of a dataset page (an Item's ``request``)."""
-        return WordPrompt(self, page.image, (float(page.width), float(page.height)), word.text, example, page.id,
-                          word.id)
+    def word(self, page, word, example: Example, load: Optional[Callable[[], np.ndarray]] = None) -> "WordPrompt":
+        """The request source of one word of a dataset page (an Item's ``request``); ``load`` reads the page's
+        photo (default ``page.load_image``)."""
+        return WordPrompt(self, page.image, load or page.load_image, (float(page.width), float(page.height)),
+                          word.text, example, page.id, word.id)
 
 
 class WordPrompt:
@@ -233,16 +232,13 @@ class WordPrompt:
     :class:`RequestSpec` for the variant a system asks (:meth:`spec`), or, called with a variant, the built
     request. Holds no image itself: the builder's shared parts do."""
 
-    def __init__(self, builder: PromptBuilder, photo, page_size, text: str, example: Example, page_id: str,
-                 word_id: str):
-        self.builder, self.photo, self.page_size = builder, photo, page_size
+    def __init__(self, builder: PromptBuilder, photo, load: Callable[[], np.ndarray], page_size, text: str,
+                 example: Example, page_id: str, word_id: str):
+        self.builder, self.photo, self.load, self.page_size = builder, photo, load, page_size
         self.text, self.example, self.page_id, self.word_id = text, example, page_id, word_id
 
-    def _load(self) -> np.ndarray:
-        return read_rgb(str(self.photo))
-
-    def spec(self, variant: str, system: str = "?") -> RequestSpec:
-        return self.builder.spec(self.builder.photo_content(self.photo), self._load, self.page_size, self.text,
+    def spec(self, variant: str) -> RequestSpec:
+        return self.builder.spec(self.builder.photo_content(self.photo), self.load, self.page_size, self.text,
                                  self.example, variant, self.page_id, self.word_id)
 
     def __call__(self, variant: str) -> PromptRequest:

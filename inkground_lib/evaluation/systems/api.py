@@ -18,6 +18,7 @@ from inkground_lib.evaluation.systems.base import (
     Prepared,
     RawOutput,
     SystemConfigError,
+    variant_mismatch,
 )
 from inkground_lib.evaluation.systems.providers import (
     api_version_of,
@@ -182,7 +183,9 @@ class ApiSystem(BaseSystem):
         from inkground_lib.evaluation.image_fit import ImageFitError, fit_prompt_images
         from inkground_lib.evaluation.prompt import hash_parts
 
-        spec = source.spec(self.variant, self.name)
+        spec = source.spec(self.variant)
+        if spec.variant != self.variant:
+            raise variant_mismatch(self.name, item.word_id, self.variant, spec.variant)
         images = spec.images()
         try:
             sent = fit_prompt_images(images, self.image_limits, spec.text_bytes())

@@ -94,7 +94,8 @@ class Item:
             from inkground_lib.evaluation.prompt_parts import PromptBuilder
 
             builder = PromptBuilder(**prompt_kwargs)
-        return cls.from_word(page, word, request=builder.word(page, word, example))
+        return cls.from_word(page, word, request=builder.word(page, word, example,
+                                                              functools.partial(read_rgb, str(page.image))))
 
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
