@@ -13,7 +13,10 @@ Python, the library of ``--repo``), on a copy of a benchmark folder:
   until the command exits; ``cap stop`` - ``--max-requests 10``, seconds until it exits; ``trickle stop`` -
   every answer trickles one byte a second and the entry's deadline (timeout) is 2 s, seconds until it exits.
 
-A process still running after ``--timeout`` seconds is killed and shown as "> T s".
+A process still running after ``--timeout`` seconds is killed and shown as "> T s". Beside each wall time, the
+CPU seconds the process used (user + system): on a shared machine the wall time follows the load, the CPU time
+much less. Python's own bytecode cache is used as the environment says (``PYTHONDONTWRITEBYTECODE=1`` makes every
+process compile what it imports: the anthropic SDK alone is thousands of modules).
 
 Usage: .venv/bin/python benchmarks/bench_dry_run.py [--benchmark DIR] [--repo PATH] [--timeout S] [--with-keys]
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -47,22 +51,28 @@ bench-trickle: {extends: claude-opus-4.8, api_key_env: BENCH_KEY, base_url_env: 
 """
 
 
-def start(repo: Path, args: list, env: dict) -> tuple[subprocess.Popen, float]:
-    t0 = time.time()
+def start(repo: Path, args: list, env: dict) -> tuple[subprocess.Popen, float, float]:
+    cpu0, t0 = _cpu(), time.time()
     proc = subprocess.Popen([sys.executable, "-c", CLI, *args], cwd=repo, env={**env, "PYTHONPATH": str(repo)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    return proc, t0
+    return proc, t0, cpu0
 
 
-def finish(proc: subprocess.Popen, t0: float, timeout: float) -> tuple[str, int | None, str, str]:
-    """(seconds as text, exit code or None when killed, stdout, stderr)."""
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def finish(proc: subprocess.Popen, t0: float, timeout: float, cpu0: float) -> tuple[str, int | None, str, str]:
+    """(seconds as text, exit code or None when killed, stdout, stderr); ``cpu0``: the children's CPU time before."""
     try:
         out, err = proc.communicate(timeout=max(timeout - (time.time() - t0), 0.1))
-        return f"{time.time() - t0:.1f} s", proc.returncode, out, err
+        took, code = f"{time.time() - t0:.1f} s", proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        return f"> {timeout:g} s (killed)", None, out, err
+        took, code = f"> {timeout:g} s (killed)", None
+    return f"{took} ({_cpu() - cpu0:.1f} CPU-s)", code, out, err
 
 
 def last_line(text: str) -> str:
@@ -90,9 +100,9 @@ def main() -> None:
             if a.with_keys:
                 env.update({k: "made-up-key" for k in KEYS})
             for name in SYSTEMS:
-                proc, t0 = start(repo, ["predict", "--system", name, "--dataset", str(bench), "--run",
-                                        str(tmp / f"dry-{name}"), "--dry-run"], env)
-                took, code, out, err = finish(proc, t0, a.timeout)
+                proc, t0, cpu0 = start(repo, ["predict", "--system", name, "--dataset", str(bench), "--run",
+                                              str(tmp / f"dry-{name}"), "--dry-run"], env)
+                took, code, out, err = finish(proc, t0, a.timeout, cpu0)
                 first = next((x for x in out.splitlines() if x.strip()), last_line(err))
                 print(f"dry run {name}{' (made-up keys)' if a.with_keys else ' (no key)'}: {took}, exit {code}; "
                       f"{first[:140]}")
@@ -108,9 +118,9 @@ def main() -> None:
                     if action is not None:
                         srv.script(*[action] * 5000)
                     run = tmp / f"run-{what.replace(' ', '-')}"
-                    proc, t0 = start(repo, ["predict", "--system", name, "--dataset", str(bench), "--run", str(run),
-                                            *extra], {**env, "BENCH_URL": srv.anthropic_url})
-                    took, code, out, err = finish(proc, t0, a.timeout)
+                    proc, t0, cpu0 = start(repo, ["predict", "--system", name, "--dataset", str(bench), "--run",
+                                                  str(run), *extra], {**env, "BENCH_URL": srv.anthropic_url})
+                    took, code, out, err = finish(proc, t0, a.timeout, cpu0)
                     first = f"{srv.requests[0].time - t0:.1f} s" if srv.requests else "none"
                     figure = f"{first} to the first request (the run took {took})" if what == "first request" \
                         else took

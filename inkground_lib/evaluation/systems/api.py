@@ -270,8 +270,10 @@ class ApiSystem(BaseSystem):
     def predict(self, item: Item) -> RawOutput:
         if self.offline:
             raise SystemConfigError(f"system {self.name}: built offline (to plan a run): it sends nothing")
-        key = self.request_key(item)  # seeds the backoff jitter (from digests made once: cheap)
+        shared = hasattr(item.request, "spec")  # built from shared parts: keyed from digests made once (cheap)
+        key = self.prepare(item).key if shared else None
         req = self._request(item)
+        key = key or self._hash(req)  # seeds the backoff jitter
         pv = (getattr(req, "meta", None) or {}).get("prompt_version")
         out = self._predict(req, item, key)
         out.prompt_version = None if pv is None else str(pv)
