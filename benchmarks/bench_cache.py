@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakeserver import FakeServer  # noqa: E402
 
-from inkground_lib.evaluation import cache
+from inkground_lib.evaluation import asking, cache
 from inkground_lib.evaluation.systems.registry import get_system
 
 
@@ -51,13 +51,13 @@ def main(n: int = 2000) -> None:
                 sysm = get_system("oa", registry=REG)
                 p = tmp / f"oa{conc}.jsonl"
                 t = time.perf_counter()
-                cache.run_predictions(sysm, items[:m], p, concurrency=conc, progress=False)
+                asking.run_predictions(sysm, items[:m], p, concurrency=conc, progress=False)
                 dt = time.perf_counter() - t
                 print(f"run_predictions (openai SDK, fake server, concurrency {conc}): "
                       f"{dt / m * 1e3:.2f} ms per request ({m} requests)")
             hits = srv.hits()
             t = time.perf_counter()
-            cache.run_predictions(sysm, items[:m], p, concurrency=4, progress=False)
+            asking.run_predictions(sysm, items[:m], p, concurrency=4, progress=False)
             print(f"rerun with everything cached: {(time.perf_counter() - t) * 1e3:.1f} ms for {m} items, "
                   f"{srv.hits() - hits} requests")
 

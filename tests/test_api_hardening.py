@@ -18,11 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fakeserver import FakeServer, no_content, ok, refusal, slow  # noqa: E402
 from test_systems import KEY, REG, make_item  # noqa: E402
 
+from inkground_lib.evaluation.asking import run_predictions  # noqa: E402
 from inkground_lib.evaluation.cache import (  # noqa: E402
     cache_path,
     failures_path,
     load_cache,
-    run_predictions,
 )
 from inkground_lib.evaluation.systems.registry import get_system  # noqa: E402
 from inkground_lib.evaluation.systems.retry import RetryPolicy  # noqa: E402
@@ -201,6 +201,48 @@ def test_a_trickling_server_fails_the_attempt_within_the_deadline(env, name, how
     assert out.status == "error" and out.attempts == 1, out
     assert "no complete answer within 1.5 s" in out.error
     assert 1.2 < elapsed < 6, elapsed  # the deadline, not the 25 s the server would go on for
+
+
+def test_deadlines_missed_in_a_row_stop_predict_as_a_spent_quota_does(env, tmp_path, capsys, monkeypatch):
+    """Issue 32: a server that trickles every answer was given up word by word (each attempt at its deadline, then
+    its retries): hours for a benchmark. After K requests in a row missed the deadline (--max-deadline-failures
+    here, 2) predict stops as on a spent quota: within seconds, exit 130, one line, answers kept, a rerun
+    resumes."""
+    from conftest import make_tiny_dataset
+    from fakeserver import trickle
+
+    from inkground_lib.cli import main
+
+    ds = make_tiny_dataset(tmp_path / "ds", pages=3, words=3, unique_texts=True)  # 9 words
+    reg = tmp_path / "systems.yaml"
+    reg.write_text("slow-vl: {adapter: openai, model: m, api_key_env: T_KEY, base_url_env: T_OPENAI_URL, timeout: 1.5, "
+                   "concurrency: 1, max_attempts: 3, backoff_base: 0.1}\n")
+    monkeypatch.setenv("INKGROUND_SYSTEMS", str(reg))
+    env.script(ok(), *[trickle(interval=0.2, seconds=30)] * 20)  # one answer, then every answer trickles
+    argv = ["predict", "--system", "slow-vl", "--dataset", str(ds), "--run", str(tmp_path / "run"), "--quiet"]
+    t0 = time.monotonic()
+    code = main(argv + ["--max-deadline-failures", "2"])
+    elapsed = time.monotonic() - t0
+    err = capsys.readouterr().err
+    assert code == 130, err
+    line = [x for x in err.splitlines() if "stopped sending" in x]
+    assert len(line) == 1 and "2 requests in a row got no complete answer within the 1.5 s deadline" in line[0]
+    assert "1 of 9 words are answered and cached" in line[0] and "rerun when the server answers in time" in line[0]
+    assert env.hits() == 3 and elapsed < 15, elapsed  # 1 answer + 2 deadlines (one retried), not 8 x 3 attempts
+    env.script(*[ok()] * 20, match="messages")  # the server is well again: ahead of the trickles still queued
+    assert main(argv) == 0 and env.hits() == 3 + 8  # the rerun asks only the 8 missing
+    assert len(load_cache(cache_path(tmp_path / "run", "slow-vl"))) == 9
+
+
+def test_an_answer_in_time_starts_the_count_of_deadlines_again(env, tmp_path):
+    from fakeserver import trickle
+
+    env.script(trickle(interval=0.2, seconds=30), ok(), trickle(interval=0.2, seconds=30), ok())
+    sysm = fast_system("oa", concurrency=1, max_deadline_failures=2)
+    assert sysm.max_deadline_failures == 2 and get_system("oa", registry=REG).max_deadline_failures == 3
+    items = [make_item(w, i) for i, w in enumerate(["alpha", "beta", "gamma", "delta"])]
+    recs = run_predictions(sysm, items, cache_path(tmp_path, "oa"), progress=False)
+    assert [r["status"] for r in recs] == ["error", "ok", "error", "ok"] and sysm.exhausted is None
 
 
 def test_check_live_against_a_trickling_server_says_not_ready_within_the_deadline(env):

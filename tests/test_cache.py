@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from fakeserver import FakeServer, http_error  # noqa: E402
 
-from inkground_lib.evaluation import cache
+from inkground_lib.evaluation import asking, cache
 from inkground_lib.evaluation.systems.api import ApiSystem
 from inkground_lib.evaluation.systems.base import Item, RawOutput
 from inkground_lib.evaluation.systems.registry import get_system
@@ -103,7 +103,7 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path, monkeypatch)
     # by their credential, not by when they arrived (counting by arrival failed 1 run in 6 under -n 2)
     monkeypatch.setenv("T_KEY", RESUME_KEY)
     items = make_items(n)
-    resumed = cache.run_predictions(api_system(), items, killed, progress=False)
+    resumed = asking.run_predictions(api_system(), items, killed, progress=False)
     asked_again = [r.text for r in server.requests if r.headers.get("authorization") == f"Bearer {RESUME_KEY}"]
     assert not any(f"<<word{w[1:]}>>" in t for w in words_before for t in asked_again), \
         "a request answered before the kill was asked again"
@@ -112,7 +112,7 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path, monkeypatch)
     # an uninterrupted run of the same items
     server.delay = 0.0
     fresh_path = tmp_path / "fresh" / "predictions" / "oa.jsonl"
-    fresh = cache.run_predictions(api_system(), items, fresh_path, progress=False)
+    fresh = asking.run_predictions(api_system(), items, fresh_path, progress=False)
     assert cache.stable_view(resumed) == cache.stable_view(fresh)
     assert [r["word_id"] for r in resumed] == [it.word_id for it in items]
     # the files: no duplicate, no lost record, only complete lines
@@ -122,7 +122,7 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path, monkeypatch)
         assert len({r["request_hash"] for r in recs}) == n
     # a third run (its own key again) asks nothing
     monkeypatch.setenv("T_KEY", THIRD_KEY)
-    again = cache.run_predictions(api_system(), items, killed, progress=False)
+    again = asking.run_predictions(api_system(), items, killed, progress=False)
     assert not [r for r in server.requests if r.headers.get("authorization") == f"Bearer {THIRD_KEY}"]
     assert cache.stable_view(again) == cache.stable_view(fresh)
 
@@ -130,12 +130,12 @@ def test_kill_and_resume_equals_uninterrupted_run(server, tmp_path, monkeypatch)
 def test_torn_last_line_is_dropped_and_repaired(server, tmp_path):
     items = make_items(4)
     path = tmp_path / "oa.jsonl"
-    cache.run_predictions(api_system(), items[:2], path, progress=False)
+    asking.run_predictions(api_system(), items[:2], path, progress=False)
     good = path.read_bytes()
     path.write_bytes(good + b'{"schema": "inkground-prediction", "request_hash": "ab')  # killed mid-write
     assert len(cache.load_cache(path)) == 2 and path.read_bytes().endswith(b'"ab')  # load without repair: untouched
     hits = server.hits()
-    recs = cache.run_predictions(api_system(), items, path, progress=False)
+    recs = asking.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits + 2 and [r["status"] for r in recs] == ["ok"] * 4
     data = path.read_bytes()
     assert data.startswith(good) and data.endswith(b"\n") and len(lines(path)) == 4  # every line parses
@@ -144,10 +144,10 @@ def test_torn_last_line_is_dropped_and_repaired(server, tmp_path):
 def test_complete_last_line_without_newline_is_kept(server, tmp_path):
     items = make_items(3)
     path = tmp_path / "oa.jsonl"
-    cache.run_predictions(api_system(), items[:2], path, progress=False)
+    asking.run_predictions(api_system(), items[:2], path, progress=False)
     path.write_bytes(path.read_bytes().rstrip(b"\n"))  # killed between the record and its newline
     hits = server.hits()
-    cache.run_predictions(api_system(), items, path, progress=False)
+    asking.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits + 1 and len(lines(path)) == 3
 
 
@@ -164,7 +164,7 @@ def test_the_cache_is_read_one_record_at_a_time(server, tmp_path, monkeypatch):
     nothing reads the whole file."""
     items = make_items(3)
     path = tmp_path / "oa.jsonl"
-    cache.run_predictions(api_system(), items, path, progress=False)
+    asking.run_predictions(api_system(), items, path, progress=False)
 
     def whole(*a, **k):
         raise AssertionError("the whole file was read")
@@ -173,7 +173,7 @@ def test_the_cache_is_read_one_record_at_a_time(server, tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_text", whole)
     assert len(cache.load_cache(path)) == 3
     hits = server.hits()
-    cache.run_predictions(api_system(), items, path, progress=False)
+    asking.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits
 
 
@@ -183,7 +183,7 @@ def test_a_users_file_in_place_of_the_cache_is_not_called_corrupt(server, tmp_pa
     path = tmp_path / "oa.jsonl"
     path.write_text("my own notes about this model\n")
     with pytest.raises(cache.CacheError, match="not a prediction cache written by inkground") as e:
-        cache.run_predictions(api_system(), make_items(1), path, progress=False)
+        asking.run_predictions(api_system(), make_items(1), path, progress=False)
     assert "corrupt" not in str(e.value) and path.read_text() == "my own notes about this model\n"
 
 
@@ -192,16 +192,16 @@ def test_a_cache_hard_linked_outside_the_run_folder_is_not_appended_to(server, t
     run = tmp_path / "run" / "predictions"
     path = run / "oa.jsonl"
     items = make_items(3)
-    cache.run_predictions(api_system(), items[:1], path, progress=False)
+    asking.run_predictions(api_system(), items[:1], path, progress=False)
     outside = tmp_path / "elsewhere.jsonl"
     os.link(path, outside)
     before = outside.read_bytes()
     hits = server.hits()
     with pytest.raises(cache.CacheError, match=r"oa.jsonl: the file has 2 hard links .* does not append to it"):
-        cache.run_predictions(api_system(), items, path, progress=False)
+        asking.run_predictions(api_system(), items, path, progress=False)
     assert outside.read_bytes() == before and server.hits() == hits
     os.unlink(outside)
-    cache.run_predictions(api_system(), items, path, progress=False)
+    asking.run_predictions(api_system(), items, path, progress=False)
     assert len(lines(path)) == 3
 
 
@@ -210,7 +210,7 @@ def test_failures_never_stored_as_outputs(server, tmp_path):
     path = tmp_path / "predictions" / "oa.jsonl"
     server.script(*[http_error(500)] * 3, match="<<word01>>")  # all 3 attempts fail
     server.script(http_error(400), match="<<word02>>")  # not retried
-    recs = cache.run_predictions(api_system(max_attempts=3), items, path, progress=False)
+    recs = asking.run_predictions(api_system(max_attempts=3), items, path, progress=False)
     assert [r["status"] for r in recs] == ["ok", "error", "error"]
     assert recs[1]["attempts"] == 3 and recs[2]["attempts"] == 1 and "HTTP 500" in recs[1]["error"]
     assert [r["word_id"] for r in lines(path)] == ["w00"]  # only the model output is cached
@@ -219,7 +219,7 @@ def test_failures_never_stored_as_outputs(server, tmp_path):
     assert not any(r["raw_text"] for r in fails)
     # a rerun asks the failed ones again (and only them); now they succeed and are cached
     hits = server.hits()
-    recs = cache.run_predictions(api_system(), items, path, progress=False)
+    recs = asking.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits + 2 and [r["status"] for r in recs] == ["ok"] * 3
     assert sorted(r["word_id"] for r in lines(path)) == ["w00", "w01", "w02"]
     assert len(cache.load_cache(path)) == 3  # the failures log is not read as predictions
@@ -232,10 +232,10 @@ def test_truncated_and_refused_answers_are_cached(server, tmp_path):
     server.script(truncated("<strokes><s1><points>'x1y1'"), match="<<word00>>")
     server.script(refusal("no"), match="<<word01>>")
     path = tmp_path / "oa.jsonl"
-    recs = cache.run_predictions(api_system(), items, path, progress=False)
+    recs = asking.run_predictions(api_system(), items, path, progress=False)
     assert [(r["status"], r["finish_reason"]) for r in recs] == [("truncated", "length"), ("refusal", "stop")]
     hits = server.hits()
-    cache.run_predictions(api_system(), items, path, progress=False)
+    asking.run_predictions(api_system(), items, path, progress=False)
     assert server.hits() == hits  # model outputs: never asked again
 
 
@@ -248,12 +248,12 @@ def test_duplicates_first_wins(server, tmp_path):
     cache.append_record(path, base)
     cache.append_record(path, {**base, "raw_text": "SECOND"})
     assert cache.load_cache(path)[key]["raw_text"] == "FIRST"
-    recs = cache.run_predictions(sysm, items, path, progress=False)
+    recs = asking.run_predictions(sysm, items, path, progress=False)
     assert recs[0]["raw_text"] == "FIRST" and server.hits() == 0
     # the same request twice in one run is asked once
     two = make_items(2)
     two[1].request = two[0].request
-    recs = cache.run_predictions(sysm, two, tmp_path / "b.jsonl", progress=False)
+    recs = asking.run_predictions(sysm, two, tmp_path / "b.jsonl", progress=False)
     assert server.hits() == 1 and recs[0]["raw_text"] == recs[1]["raw_text"]
     assert [r["word_id"] for r in recs] == ["w00", "w01"]
 
@@ -261,16 +261,16 @@ def test_duplicates_first_wins(server, tmp_path):
 def test_wrong_system_and_lock(tmp_path):
     items = make_items(2)
     path = cache.cache_path(tmp_path, "box")
-    cache.run_predictions(get_system("box"), items, path, progress=False)
+    asking.run_predictions(get_system("box"), items, path, progress=False)
     with pytest.raises(cache.CacheError, match="wrong cache file"):
-        cache.run_predictions(get_system("font"), items, path, progress=False)
+        asking.run_predictions(get_system("font"), items, path, progress=False)
     import fcntl
 
     with open(path.with_name("box.lock"), "w") as f:  # another run holds the lock (flock is per open file)
         fcntl.flock(f, fcntl.LOCK_EX)
         with pytest.raises(cache.CacheError, match="another run"):
-            cache.run_predictions(get_system("box"), items, path, progress=False)
-    assert len(cache.run_predictions(get_system("box"), items, path, progress=False)) == 2  # released
+            asking.run_predictions(get_system("box"), items, path, progress=False)
+    assert len(asking.run_predictions(get_system("box"), items, path, progress=False)) == 2  # released
     with pytest.raises(cache.CacheError, match="is not a valid id"):
         cache.cache_path(tmp_path, "../evil")
 
@@ -300,24 +300,24 @@ def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
     items = make_items(5)
     sysm = CountingBox()
     path = cache.cache_path(tmp_path, "box")
-    recs = cache.run_predictions(sysm, items, path, progress=True)
+    recs = asking.run_predictions(sysm, items, path, progress=True)
     assert "predict box" in capsys.readouterr().err  # the tqdm bar
     assert sysm.calls == 5 and all(r["raw_text"] is None for r in recs)
     assert ink_from_lists(recs[2]["strokes"]) == get_system("box").predict(items[2]).strokes
-    again = cache.run_predictions(sysm, items, path, progress=False)
+    again = asking.run_predictions(sysm, items, path, progress=False)
     assert sysm.calls == 5 and cache.stable_view(again) == cache.stable_view(recs)
 
 
 def test_concurrency_limit(server, tmp_path):
     server.delay = 0.1
     items = make_items(8)
-    cache.run_predictions(api_system(), items, tmp_path / "oa.jsonl", concurrency=3, progress=False)
+    asking.run_predictions(api_system(), items, tmp_path / "oa.jsonl", concurrency=3, progress=False)
     assert 2 <= server.max_in_flight <= 3 and server.hits() == 8  # limited, and really concurrent
 
 
 def test_record_fields(server, tmp_path):
     items = make_items(1)
-    rec = cache.run_predictions(api_system(), items, tmp_path / "oa.jsonl", progress=False)[0]
+    rec = asking.run_predictions(api_system(), items, tmp_path / "oa.jsonl", progress=False)[0]
     for k in ("request_hash", "word_id", "page_id", "system", "model", "raw_text", "status", "finish_reason",
               "usage", "error", "attempts", "timestamp", "prompt_version"):
         assert k in rec
@@ -326,5 +326,5 @@ def test_record_fields(server, tmp_path):
 
 
 if __name__ == "__main__":  # the worker of test_kill_and_resume_equals_uninterrupted_run
-    cache.run_predictions(api_system(), make_items(int(sys.argv[2])), Path(sys.argv[1]), concurrency=2,
+    asking.run_predictions(api_system(), make_items(int(sys.argv[2])), Path(sys.argv[1]), concurrency=2,
                       progress=False)

@@ -223,9 +223,9 @@ def test_a_photo_that_cannot_be_decoded_stops_the_command_before_any_request(tmp
 
 
 def test_an_input_fault_during_a_run_is_raised_not_scored_as_the_systems_error(tmp_path):
-    """A system error caused by the input is never the system's answer: cache.ask raises DatasetError."""
+    """A system error caused by the input is never the system's answer: asking.ask raises DatasetError."""
     from inkground_lib.core.dataset import DatasetError
-    from inkground_lib.evaluation.cache import run_predictions
+    from inkground_lib.evaluation.asking import run_predictions
     from inkground_lib.evaluation.systems.base import Item
     from inkground_lib.evaluation.systems.local import BoxSystem
 

@@ -282,3 +282,13 @@ def test_the_table_of_contents_has_the_final_order():
 def test_the_readme_points_to_the_page():
     text = (ROOT / "README.md").read_text("utf-8")
     assert "book/evaluate-your-own-model.md" in text and "Evaluate your own model" in text
+
+
+def test_the_page_names_every_field_max_cost_needs():
+    """Issue 32: the page said prices were enough for --max-cost, which also needs the image-token rule. Every
+    field the cap needs (plan.COST_FIELDS) is named where the page tells how to get a cost."""
+    from inkground_lib.evaluation.plan import COST_FIELDS
+
+    text = PAGE.read_text("utf-8")
+    para = next(p for p in text.split("\n\n") if "--max-cost" in p and "dry run" in p)
+    assert all(f"`{f}`" in para for f in COST_FIELDS), para

@@ -28,7 +28,8 @@ from fakeserver import (  # noqa: E402
 )
 
 from inkground_lib.cli import main  # noqa: E402
-from inkground_lib.evaluation.cache import QuotaExhausted, cache_path, load_cache, run_predictions  # noqa: E402
+from inkground_lib.evaluation.asking import QuotaExhausted, run_predictions  # noqa: E402
+from inkground_lib.evaluation.cache import cache_path, load_cache  # noqa: E402
 from inkground_lib.evaluation.systems.base import Item, SystemConfigError  # noqa: E402
 from inkground_lib.evaluation.systems.providers import (  # noqa: E402
     PROVIDERS_FILE,
@@ -397,7 +398,7 @@ def test_a_spent_quota_stops_the_run_cleanly_and_a_rerun_resumes(cli, capsys, an
     code, out, err = run_cli(capsys, *argv)
     assert code == 130  # as for Ctrl-C
     line = next(x for x in err.splitlines() if "stopped sending" in x)
-    assert what in line and "2 of 9 requests are answered and cached" in line and "rerun" in line
+    assert what in line and "2 of 9 words are answered and cached" in line and "rerun" in line
     assert a.hits() == 3  # sent nothing after the quota answer: no retry, no other item
     code, out, err = run_cli(capsys, *argv)
     assert code == 0 and a.hits() == 3 + 7  # the rerun asks only the 7 missing
@@ -414,7 +415,7 @@ def test_a_providers_own_quota_error_stops_at_once(cli, tmp_path, provider, name
     items = [Item(f"w{i}", "x", (0, 0, 1, 1), "p", (10, 10), request=_tiny_request(f"w{i}")) for i in range(4)]
     with pytest.raises(QuotaExhausted, match=f"{provider} quota") as e:
         run_predictions(s, items, cache_path(tmp_path / "r", name), progress=False)
-    assert server.hits() == 1 and "0 of 4 requests" in e.value.summary
+    assert server.hits() == 1 and "0 of 4 words" in e.value.summary
 
 
 def test_a_short_rate_limit_429_is_still_retried(cli, tmp_path):
@@ -432,7 +433,7 @@ def test_the_daily_pace_stops_before_the_quota_and_counts_earlier_runs(cli, caps
     ds = make_tiny_dataset(tmp / "ds", pages=2, words=3, unique_texts=True)  # 6 requests
     argv = ["predict", "--system", "my-claude", "--dataset", str(ds), "--run", str(tmp / "run"), "--quiet"]
     code, _, err = run_cli(capsys, *argv)
-    assert code == 130 and "daily pace" in err and "3 of 6 requests are answered" in err
+    assert code == 130 and "daily pace" in err and "3 of 6 words are answered" in err
     assert srv["anthropic"].hits() == 3
     code, _, err = run_cli(capsys, *argv)  # at once again: the 3 requests of the first run count
     assert code == 130 and srv["anthropic"].hits() == 3 and "3 of 6" in err

@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fakeserver import FakeServer, drop, http_error, ok, refusal, slow, truncated  # noqa: E402
 
 from inkground_lib.core.ink import Ink, as_ink  # noqa: E402
-from inkground_lib.evaluation.cache import cache_path, run_predictions  # noqa: E402
+from inkground_lib.evaluation.asking import run_predictions  # noqa: E402
+from inkground_lib.evaluation.cache import cache_path  # noqa: E402
 from inkground_lib.evaluation.systems.base import (
     Item,
     SystemConfigError,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from inkground_lib.cli.options import overwrite_option
-from inkground_lib.core.defaults import CHECK_TIMEOUT, GRID, SPACING
+from inkground_lib.core.defaults import CHECK_TIMEOUT, DEADLINE_FAILURES, GRID, SPACING
 from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
 
 
@@ -18,24 +19,31 @@ def _predict(a) -> int:
 
     ds = load_dataset(a.dataset)
     if a.dry_run:
-        plan = plan_system(a.system, ds, Path(a.run), grid=a.grid, retry_refusals=a.retry_refusals)
+        plan = plan_system(a.system, ds, Path(a.run), grid=a.grid, retry_refusals=a.retry_refusals,
+                           progress=not a.quiet)
         print("\n".join(plan.lines()))
         return 0
     run = predict_system(a.system, ds, Path(a.run), grid=a.grid, progress=not a.quiet,
                          retry_refusals=a.retry_refusals, overwrite=a.overwrite, max_requests=a.max_requests,
-                         max_cost=a.max_cost)
-    not_sent = sum(1 for r in run.records if str(r.get("error") or "").startswith("not sent"))
-    print(f"{run.label}: {len(run.statuses)} words; {_status_counts(run.statuses)}; "
-          + (f"{not_sent} not sent (spending cap); " if not_sent else "") + f"cache {predictions_dir(a.run)}")
-    if run.inks and all(ink is None for ink in run.inks):
+                         max_cost=a.max_cost, max_deadline_failures=a.max_deadline_failures)
+    sent = [st for st in run.statuses if st != "not_sent"]
+    not_sent = len(run.statuses) - len(sent)
+    print(f"{run.label}: {len(run.statuses)} words; {_status_counts(sent)}; "
+          + (f"{not_sent} not sent (spending cap); " if not_sent else "")
+          + f"{run.left_out} word{'s' if run.left_out != 1 else ''} left out by the target rule (a text written "
+            f"more than once on its page names no single word); cache {predictions_dir(a.run)}")
+    usable = [ink for ink, st in zip(run.inks, run.statuses) if st != "not_sent"]
+    if usable and all(ink is None for ink in usable):
         print(f"inkground predict: no word got a usable prediction from {run.label} "
-              f"({_status_counts(run.statuses)})", file=sys.stderr)
+              f"({_status_counts(sent)})", file=sys.stderr)
         return 1  # nothing succeeded: a script or CI must see it
     return 0
 
 
 def _status_counts(statuses) -> str:
-    """'statuses: ok 10, refusal 2' (sorted by status)."""
+    """'statuses: ok 10, refusal 2' (sorted by status; 'statuses: none' for no word)."""
+    if not statuses:
+        return "statuses: none"
     counts: dict[str, int] = {}
     for st in statuses:
         counts[st] = counts.get(st, 0) + 1
@@ -78,6 +86,16 @@ def _check(a) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
 def add_predict_parser(sub) -> None:
     pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
     pr.add_argument("--system", required=True, help="a name from inkground_lib/evaluation/systems/systems.yaml or $INKGROUND_SYSTEMS")
@@ -92,7 +110,12 @@ def add_predict_parser(sub) -> None:
     pr.add_argument("--max-requests", dest="max_requests", type=int,
                     help="spending cap: send at most this many requests (the rest are not sent)")
     pr.add_argument("--max-cost", dest="max_cost", type=float,
-                    help="spending cap in USD (worst case: estimated input + max_tokens output per request)")
+                    help="spending cap in USD (worst case: estimated input + max_tokens output per request; needs "
+                         "the entry's price_input_per_mtok, price_output_per_mtok and image_token_formula)")
+    pr.add_argument("--max-deadline-failures", dest="max_deadline_failures", type=_positive_int, metavar="K",
+                    help=f"stop (as on a spent quota: exit 130, a rerun resumes) after K requests in a row got no "
+                         f"complete answer within the entry's timeout (default: the entry's max_deadline_failures, "
+                         f"else {DEADLINE_FAILURES})")
     overwrite_option(pr)
     pr.set_defaults(func=_predict)
 

@@ -67,6 +67,12 @@ MAX_ANSWER_BYTES = 2**20
 per system): a strokes answer for one word is a few kB, so a larger one is a broken or hostile server, stored
 cut (status "too_large"), never whole."""
 
+DEADLINE_FAILURES = 3
+"""``inkground predict`` stops sending to an API system after this many requests in a row got no complete answer
+within the entry's deadline (its ``timeout``), as it stops on a spent quota (exit 130, answers kept, a rerun
+resumes): a server that trickles or never answers is given up in K deadlines, not one deadline per word and
+attempt. An entry's ``max_deadline_failures`` or ``--max-deadline-failures`` changes it."""
+
 SPACING = 0.05
 """Arc-length resampling step of both inks before DTW and Chamfer, in reference word heights."""
 

@@ -1,7 +1,8 @@
 """The prediction cache: append-only JSONL, one record per answered request, resumable.
 
-``run_predictions`` asks a system for every item not answered yet; only model outputs are stored, failures
-go to a separate log. The layout, the record schema and the rules are on the design page of the book.
+Only model outputs are stored; failures go to a separate log. The files, their lock, the records (made and
+loaded) are here; asking a system for the words not answered yet is :mod:`~inkground_lib.evaluation.asking`.
+The layout, the record schema and the rules are on the design page of the book.
 """
 
 from __future__ import annotations
@@ -11,17 +12,13 @@ import fcntl
 import os
 import re
 import stat
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
-from inkground_lib.core.dataset import DatasetError
 from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
 from inkground_lib.core.ink import ink_to_lists
-from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import predictions_jsonl
 from inkground_lib.evaluation.systems.base import (
     MODEL_OUTPUT_STATUSES,
@@ -113,7 +110,9 @@ def append_record(path: str | os.PathLike, record: dict) -> None:
 
 
 @contextmanager
-def _locked(path: Path):
+def locked(path: Path):
+    """Hold the cache ``path``'s lock (``<system>.lock`` beside it) for a run that appends to it; CacheError when
+    another run holds it."""
     lock = path.with_name(path.name[: -len(".jsonl")] + ".lock" if path.name.endswith(".jsonl")
                           else path.name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
@@ -216,42 +215,6 @@ def _image_record(rec) -> dict:
     return out
 
 
-def ask(system: System, item: Item) -> RawOutput:
-    """``system``'s output for ``item``; a failure of the system is an output with status "error". A fault of
-    the input (a page photo that cannot be read: DatasetError) is raised, never recorded as the system's
-    error: it would be scored against the system."""
-    try:
-        return system.predict(item)
-    except DatasetError:
-        raise
-    except Exception as e:  # a local system's failure, or a bug: an error, never an output
-        scrub = getattr(system, "scrub", lambda s: s)
-        return RawOutput(status="error", error=scrub(f"{type(e).__name__}: {e}")[:800], attempts=0)
-
-
-GRACE_SECONDS = 5.0
-"""After Ctrl-C, how long answers already in flight are awaited (and kept) before the run stops."""
-
-
-CLOSE_WAIT_SECONDS = 2.0  # after Ctrl-C, how long closing a system's clients may hold up the exit
-
-
-class PredictionInterrupted(KeyboardInterrupt):
-    """Ctrl-C during :func:`run_predictions`, after the grace period: ``summary`` says what was kept."""
-
-    def __init__(self, summary: str, counts: dict):
-        super().__init__(summary)
-        self.summary = summary
-        self.counts = counts
-
-
-class QuotaExhausted(PredictionInterrupted):
-    """A provider's quota is spent (its quota error, or a 429 asking for a wait longer than the retry budget,
-    or the registry's daily pace ``rpd``): the system sent nothing more, the answers are kept, and the run
-    ends as for Ctrl-C (the command exits 130); ``summary`` says what was exhausted, how many requests are
-    done and that a rerun resumes."""
-
-
 def recent_request_starts(path: str | os.PathLike, within: float = 86400.0) -> list[float]:
     """Wall-clock start times (seconds) of the requests recorded in a cache file and its failures log in the
     last ``within`` seconds: a record's timestamp less its latency, once per attempt (for the daily pace)."""
@@ -272,149 +235,6 @@ def recent_request_starts(path: str | os.PathLike, within: float = 86400.0) -> l
         except JSONLError:
             continue  # a corrupt file is reported where the cache is loaded
     return starts
-
-
-def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
-                    concurrency: Optional[int] = None, progress: bool = True,
-                    prompt_version: Optional[str] = None, retry_refusals: bool = False,
-                    grace: float = GRACE_SECONDS, allowed: Optional[set] = None) -> list[dict]:
-    """Answer every item with ``system``, resuming from ``cache_path``; return one record per item, in item
-    order.
-
-    Items whose request hash already has a record are not asked again (with ``retry_refusals``, those whose
-    record is a refusal or an empty answer are); items sharing a hash are asked once. The rest are asked by
-    a pool of ``concurrency`` threads (default: the system's ``concurrency``); each answer is appended to
-    the cache as soon as it arrives (model outputs) or to the failures log (status "error"). A tqdm bar
-    shows progress unless ``progress`` is False. A failed item's record in the returned list has status
-    "error" and is not in the cache.
-
-    ``allowed``: the request keys that may be sent (a spending cap, :func:`inkground_lib.evaluation.plan.within_caps`);
-    the others are not sent and get an unsaved record with status "error", "not sent: over the spending cap".
-
-    Ctrl-C: no new request or retry is started (``system.interrupt()``); answers that arrive within
-    ``grace`` seconds are written as usual; requests still in flight then are logged with status
-    "interrupted" in the failures log; the system's clients are closed and :class:`PredictionInterrupted`
-    (a KeyboardInterrupt) is raised with a one-line summary."""
-    path = Path(cache_path)
-    items = list(items)
-    keys = [system.request_key(it) for it in progress_bar(items, desc=f"hash requests {system.name}", unit="req",
-                                                          enabled=progress and len(items) >= 50, leave=False)]
-    workers = max(int(concurrency or getattr(system, "concurrency", 1) or 1), 1)
-    with _locked(path):
-        for p in (path, failures_path(path)):
-            check_cache_file(p)
-        cached = load_cache(path, system=system.name, repair=True)
-        todo: dict[str, Item] = {}
-        for it, k in zip(items, keys):
-            again = retry_refusals and k in cached and cached[k]["status"] in RETRIED_ON_REQUEST
-            if (k not in cached or again) and k not in todo:
-                todo[k] = it
-        results: dict[str, dict] = dict(cached)
-        if allowed is not None:
-            for k in [k for k in todo if k not in allowed]:
-                it = todo.pop(k)
-                results[k] = make_record(system, it, k, RawOutput(
-                    status="error", attempts=0, error="not sent: over the spending cap (--max-requests / --max-cost)"),
-                    prompt_version)
-        n_keys = len(set(keys))
-        if todo and getattr(system, "rpd", None) and callable(getattr(system, "seed_pace", None)):
-            system.seed_pace(recent_request_starts(path))  # the daily pace counts earlier runs' requests too
-        bar = progress_bar(total=n_keys, initial=n_keys - len(todo), desc=f"predict {system.name}", unit="req",
-                           enabled=progress)
-        fail_path = failures_path(path)
-        counts: dict[str, int] = {}
-
-        def write(k: str, it: Item, out: RawOutput) -> None:
-            rec = make_record(system, it, k, out, prompt_version)
-            # written by this (main) thread only, one record at a time
-            append_record(path if out.is_model_output else fail_path, rec)
-            results[k] = rec
-            counts[out.status] = counts.get(out.status, 0) + 1
-            bar.update(1)
-
-        pool = ThreadPoolExecutor(max_workers=workers)
-        pending: dict = {}
-        interrupted = False
-        try:
-            # one future at a time into ``pending``: a Ctrl-C while submitting (the first requests already in
-            # flight on a busy machine) still finds every submitted request there, so none is waited for at exit
-            for k, it in todo.items():
-                pending[pool.submit(ask, system, it)] = (k, it)
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    k, it = pending.pop(fut)
-                    write(k, it, fut.result())
-                if getattr(system, "exhausted", None):  # a quota is spent: stop sending at once
-                    stop = _stop(system, pending, write, grace, counts)
-                    done_keys = sum(1 for k in set(keys) if k in results
-                                    and results[k]["status"] in MODEL_OUTPUT_STATUSES)
-                    raise QuotaExhausted(
-                        f"{system.name}: stopped sending: {system.exhausted}. {done_keys} of {n_keys} requests are "
-                        f"answered and cached ({_by_status(counts)} this run; {stop[2]} not sent, {stop[1]} in "
-                        f"flight logged as interrupted); rerun when the quota is back to resume (nothing is "
-                        f"asked twice)", dict(counts))
-        except QuotaExhausted:
-            raise
-        except KeyboardInterrupt:
-            interrupted = True
-            summary = _interrupt(system, pending, write, grace, counts)
-            raise PredictionInterrupted(summary, dict(counts)) from None
-        finally:
-            # never wait here for requests still running (after Ctrl-C their threads end on their own)
-            pool.shutdown(wait=not (pending or interrupted), cancel_futures=True)
-            bar.close()
-            if pending:
-                # closing the clients aborts requests still in flight; it must not itself wait for them, so it
-                # runs in a daemon thread that Ctrl-C's exit does not wait for beyond CLOSE_WAIT_SECONDS
-                closer = threading.Thread(target=getattr(system, "close", lambda: None), daemon=True)
-                closer.start()
-                closer.join(CLOSE_WAIT_SECONDS)
-    out = []
-    for it, k in zip(items, keys):
-        rec = dict(results[k])
-        if rec["word_id"] != it.word_id or rec.get("page_id") != it.page_id:
-            # the same request (same hash) for another word: share the answer, name this word
-            rec["word_id"], rec["page_id"] = it.word_id, it.page_id
-        out.append(rec)
-    return out
-
-
-def _by_status(counts: dict) -> str:
-    return ", ".join(f"{st} {n}" for st, n in sorted(counts.items())) or "nothing"
-
-
-def _interrupt(system: System, pending: dict, write, grace: float, counts: dict) -> str:
-    """Ctrl-C in :func:`run_predictions`: stop the system, keep what arrives within ``grace`` seconds, log
-    the rest of the requests in flight as interrupted; return the summary line."""
-    in_grace, n_flight, not_sent = _stop(system, pending, write, grace, counts)
-    return (f"{system.name}: interrupted; this run: {_by_status(counts)} ({in_grace} answered during the "
-            f"{grace:g} s grace, {n_flight} in flight logged as interrupted, {not_sent} not sent); answers are "
-            f"kept, rerun to resume")
-
-
-def _stop(system: System, pending: dict, write, grace: float, counts: dict) -> tuple[int, int, int]:
-    """Stop the system (no new request or retry), keep what arrives within ``grace`` seconds, log the rest
-    of the requests in flight as interrupted; return (answered during the grace, logged as interrupted, not
-    sent)."""
-    getattr(system, "interrupt", lambda: None)()
-    not_sent = sum(1 for f in list(pending) if f.cancel())
-    for f in [f for f in pending if f.cancelled()]:
-        pending.pop(f)
-    answered_before = sum(counts.values())
-    deadline = time.monotonic() + max(float(grace), 0.0)
-    while pending and time.monotonic() < deadline:
-        done, _ = wait(pending, timeout=max(deadline - time.monotonic(), 0.0), return_when=FIRST_COMPLETED)
-        for fut in done:
-            k, it = pending.pop(fut)
-            write(k, it, fut.result())
-    in_grace = sum(counts.values()) - answered_before
-    n_flight = len(pending)
-    for fut in list(pending):
-        k, it = pending[fut]
-        write(k, it, RawOutput(status="interrupted", attempts=0,
-                               error=f"interrupted: no answer within {grace:g} s of the stop"))
-    return in_grace, n_flight, not_sent
 
 
 def stable_view(records: Iterable[dict]) -> list[dict]:

@@ -157,21 +157,63 @@ def fit_image(data: bytes, max_b64_bytes: Optional[int] = None, max_side: Option
     return out
 
 
-def fit_request_images(images: Sequence[bytes], limits, text_bytes: int = 0) -> list[SentImage]:
-    """Every image of one request fitted to ``limits`` (a :class:`~inkground_lib.evaluation.systems.providers.ImageLimits`):
-    each image's own byte budget is its per-image limit and, where the request has a size limit, an equal
-    share of what the text leaves of it. ImageFitError when the request has more images than the provider
-    takes."""
-    n = len(images)
-    if limits.max_images is not None and n > limits.max_images:
-        raise ImageFitError(f"the request has {n} images; the provider takes at most {limits.max_images}")
+def png_bound(width: int, height: int) -> int:
+    """The most bytes :func:`~inkground_lib.evaluation.prompt.png_bytes` can take for an RGB image of ``width`` x
+    ``height`` pixels, whatever its content: the filtered rows (one filter byte and 3 bytes a pixel per row) under
+    zlib's conservative bound on deflate's output, "sourceLen + ((sourceLen + 7) >> 3) + ((sourceLen + 63) >> 6)
+    + 5" plus its 6-byte wrapper (``deflateBound`` in zlib's deflate.c, the bound for any settings), plus PNG's
+    signature, IHDR and IEND, and 12 bytes of chunk header per 4,096 bytes of data (Pillow writes IDAT chunks of at
+    least 65,536 bytes: ``ImageFile.MAXBLOCK``) and 256 bytes to spare. So an image whose bound fits a limit is
+    known to fit it without being encoded.
+
+    >>> png_bound(1, 1) > 0, png_bound(1000, 1000) < 3.5e6
+    (True, True)
+    """
+    raw = int(height) * (3 * int(width) + 1)
+    deflated = raw + ((raw + 7) >> 3) + ((raw + 63) >> 6) + 5 + 6
+    return deflated + 12 * (deflated // 4096 + 1) + 8 + 25 + 12 + 256
+
+
+def request_budget(limits, n_images: int, text_bytes: int = 0) -> Optional[int]:
+    """The byte budget (base64 text) of each image of a request of ``n_images`` images and ``text_bytes`` of text
+    under ``limits`` (a :class:`~inkground_lib.evaluation.systems.providers.ImageLimits`): the per-image limit
+    and, where the request has a size limit, an equal share of what the text leaves of it (None: no budget).
+    ImageFitError when the request has more images than the provider takes or its text leaves no room."""
+    if limits.max_images is not None and n_images > limits.max_images:
+        raise ImageFitError(f"the request has {n_images} images; the provider takes at most {limits.max_images}")
     budget = limits.max_image_b64_bytes
-    if limits.max_request_bytes is not None and n:
-        share = (int(limits.max_request_bytes) - int(text_bytes) - 64 * 1024) // n  # 64 KiB for the JSON around it
+    if limits.max_request_bytes is not None and n_images:
+        share = (int(limits.max_request_bytes) - int(text_bytes) - 64 * 1024) // n_images  # 64 KiB for the JSON
         if share <= 0:
             raise ImageFitError(f"the request's text leaves no room for images under {limits.max_request_bytes} bytes")
         budget = share if budget is None else min(budget, share)
+    return budget
+
+
+def fits_as_built(size, budget: Optional[int], limits) -> bool:
+    """True when an image of ``size`` (W, H) is sure to be sent as built under ``limits`` and a byte ``budget``
+    (:func:`request_budget`), known from its size alone (:func:`png_bound`); False when only encoding it can
+    tell (or it does not fit)."""
+    w, h = (int(v) for v in size)
+    return _fits(png_bound(w, h), (w, h), budget, limits.max_side, limits.max_pixels)
+
+
+def fit_request_images(images: Sequence[bytes], limits, text_bytes: int = 0) -> list[SentImage]:
+    """Every image of one request fitted to ``limits`` (a :class:`~inkground_lib.evaluation.systems.providers.ImageLimits`):
+    each image's own byte budget is :func:`request_budget`. ImageFitError when the request has more images than
+    the provider takes."""
+    budget = request_budget(limits, len(images), text_bytes)
     return [fit_image(b, budget, limits.max_side, limits.max_pixels) for b in images]
+
+
+def fit_prompt_images(images: Sequence, limits, text_bytes: int = 0) -> Optional[list[SentImage]]:
+    """Like :func:`fit_request_images` for images not encoded yet (objects with ``size`` (W, H) and ``png()``,
+    :class:`~inkground_lib.evaluation.prompt_parts.PromptImage`): None when every image is sure to be sent as
+    built (:func:`fits_as_built`: nothing is encoded), else each image as sent (its PNG encoded and fitted)."""
+    budget = request_budget(limits, len(images), text_bytes)
+    if all(fits_as_built(im.size, budget, limits) for im in images):
+        return None
+    return [fit_image(im.png(), budget, limits.max_side, limits.max_pixels) for im in images]
 
 
 def image_array(sent: SentImage) -> np.ndarray:

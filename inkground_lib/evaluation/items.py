@@ -11,6 +11,7 @@ from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import InkError, ink_from_lists
 from inkground_lib.evaluation.parse import parse_strokes
 from inkground_lib.evaluation.prompt import example_from_page
+from inkground_lib.evaluation.prompt_parts import PromptBuilder
 from inkground_lib.evaluation.systems.base import Item
 
 
@@ -69,11 +70,14 @@ def choose_examples(ds):
 
 
 def make_items(ds, with_prompt: bool, grid: int = GRID) -> list:
-    """One systems.Item per word of ``ds`` in dataset order (requests built on demand for API systems)."""
+    """One systems.Item per word of ``ds`` in dataset order. With ``with_prompt`` (API systems) each carries its
+    request, built on demand from parts every item shares (:class:`~inkground_lib.evaluation.prompt_parts.
+    PromptBuilder`: each page's grid image made once, the examples' once)."""
     if not with_prompt:
         return [Item.from_word(p, w) for p in ds.pages for w in p.words]
     ex_a, ex_b = choose_examples(ds)
-    return [Item.with_prompt(p, w, ex_b if p.id == ex_a.page_id else ex_a, grid=grid)
+    builder = PromptBuilder(grid=grid)
+    return [Item.with_prompt(p, w, ex_b if p.id == ex_a.page_id else ex_a, builder=builder)
             for p in ds.pages for w in p.words]
 
 
@@ -81,7 +85,7 @@ def record_ink(record: dict, page_size, grid: int = GRID):
     """(ink or None, status) of one prediction record: local systems' strokes as they are; model text
     through :func:`inkground_lib.evaluation.parse.parse_strokes` (usable: ok, partial, truncated)."""
     status = record.get("status", "error")
-    if status in ("error", "too_large"):  # no answer, or one cut at the size limit: never scored as an answer
+    if status in ("error", "too_large", "interrupted", "not_sent"):  # no answer, or one cut at the size limit
         return None, status
     if record.get("strokes") is not None:
         try:

@@ -1,5 +1,6 @@
-"""What a prediction run would send and cost, before anything is sent (``inkground predict --dry-run``), and
-the spending cap that stops a run before it exceeds ``--max-requests`` / ``--max-cost``.
+"""What a prediction run would send and cost, before anything is sent (``inkground predict --dry-run``: no key
+needed, no image encoded), and the spending cap that stops a run before it exceeds ``--max-requests`` /
+``--max-cost``.
 
 Estimates, never measurements: input tokens use each provider's documented image-token formula
 (:mod:`inkground_lib.evaluation.cost`, cited there) over the images as they are sent (fitted to the provider's
@@ -10,12 +11,11 @@ none. :meth:`RunPlan.lines` says which inputs are exact and which are estimates,
 
 from __future__ import annotations
 
-import io
 import os
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from inkground_lib.evaluation.systems.base import RETRIED_ON_REQUEST, Item, System
+from inkground_lib.evaluation.systems.base import RETRIED_ON_REQUEST, Item, Prepared, System, prepare
 
 
 @dataclass
@@ -28,6 +28,7 @@ class RequestEstimate:
     input_tokens: Optional[int]
     worst_cost: Optional[float]
     reencoded: int = 0
+    encoded: bool = False  # its images were PNG-encoded to learn whether they fit the provider's limits
 
 
 @dataclass
@@ -51,6 +52,7 @@ class RunPlan:
     order: list = field(default_factory=list)  # the keys to send, in the order a run sends them
     price_basis: Optional[str] = None  # what the registry's prices rest on (its price_basis field)
     reencoded: int = 0  # images re-encoded or downscaled to fit the provider's limits
+    encoded: int = 0  # requests whose images were PNG-encoded to learn that (their size alone could not tell)
 
     def lines(self) -> list[str]:
         """The plan as printable lines."""
@@ -66,59 +68,63 @@ class RunPlan:
         prices = ("no prices in the registry" if self.prices[0] is None else
                   f"from the registry, {self.price_basis or 'source not stated in the entry'}")
         refit = f", {self.reencoded} re-encoded to fit the provider's limits" if self.reencoded else ""
+        how = ("sizes from the images' pixels, no image encoded" if not self.encoded else
+               f"the images of {self.encoded} request(s) PNG-encoded to learn whether they fit the provider's "
+               f"byte limits (their size alone could not tell), the others from their pixels")
         return [f"{self.system}: {self.items} words, {self.requests} distinct requests, {self.cached} cached, "
                 f"{self.to_send} to send (nothing was sent: dry run)",
                 f"  images per request: {imgs}; estimated input tokens: {tok} "
                 f"(image formula: {self.formula or 'none in the registry'}, text ~4 characters per token)",
                 f"  output tokens at most: {out} (max_tokens x requests, reasoning included)",
                 f"  worst-case cost: {cost} (prices per million tokens: input {pin}, output {pout})",
-                f"  exact: the requests to send (after the cache), their images and sizes as sent{refit}, "
+                f"  exact: the requests to send (after the cache), their images and sizes as sent{refit} ({how}), "
                 f"max_tokens; estimated: image tokens ({basis}), text tokens (~4 characters a token; tokenizers "
                 f"differ), prices ({prices}); the bill is the usage each answer reports"]
 
 
-def _png_size(data: bytes) -> tuple[int, int]:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as im:
-        return im.size
-
-
-def estimate_request(system: System, item: Item) -> RequestEstimate:
-    """The :class:`RequestEstimate` of the request ``system`` would send for ``item`` (API systems)."""
+def estimate_prepared(system: System, prepared: Prepared) -> RequestEstimate:
+    """The :class:`RequestEstimate` of a request made ready to ask (:func:`~inkground_lib.evaluation.systems.base.
+    prepare`: its images' sizes as sent and its text)."""
     from inkground_lib.evaluation.cost import image_tokens, text_tokens
 
-    req = item.request_for(getattr(system, "variant", "two-image"), system.name)
-    fitted = system.sent_images(req) if hasattr(system, "sent_images") else None
-    sizes = ([tuple(im.size) for im in fitted] if fitted is not None
-             else [_png_size(v) for k, v in req.parts if k == "image"])
-    text = (req.system or "") + "".join(str(v) for k, v in req.parts if k == "text")
+    sizes = list(prepared.sizes or [])
     formula = getattr(system, "image_token_formula", None)
     tokens = None
     if formula:
-        tokens = int(text_tokens(text) + sum(image_tokens(formula, w, h) for w, h in sizes))
+        tokens = int(text_tokens(prepared.text or "") + sum(image_tokens(formula, int(w), int(h)) for w, h in sizes))
     pin, pout = getattr(system, "prices", (None, None))
     cost = None
     if tokens is not None and pin is not None and pout is not None:
         cost = (tokens * float(pin) + int(getattr(system, "max_tokens", 0)) * float(pout)) / 1e6
-    return RequestEstimate(len(sizes), sizes, tokens, cost, sum(1 for im in fitted or [] if im.changed))
+    return RequestEstimate(len(sizes), sizes, tokens, cost, prepared.reencoded, prepared.encoded)
+
+
+def estimate_request(system: System, item: Item) -> RequestEstimate:
+    """The :class:`RequestEstimate` of the request ``system`` would send for ``item`` (API systems)."""
+    return estimate_prepared(system, prepare(system, item))
 
 
 def plan_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
-                     retry_refusals: bool = False) -> RunPlan:
-    """What :func:`inkground_lib.evaluation.cache.run_predictions` would send (after the cache) for ``items``,
-    and its estimated size and cost. Reads the cache; sends and writes nothing."""
+                     retry_refusals: bool = False, progress: bool = False) -> RunPlan:
+    """What :func:`inkground_lib.evaluation.asking.run_predictions` would send (after the cache) for ``items``,
+    and its estimated size and cost. Reads the cache; sends and writes nothing, and encodes no image unless only
+    encoding can tell whether it fits the provider's limits (:meth:`RunPlan.lines` says how many). ``progress``:
+    a bar over the words."""
+    from inkground_lib.core.progress import bar as progress_bar
     from inkground_lib.evaluation.cache import load_cache
 
-    keys = [system.request_key(it) for it in items]
     cached = load_cache(cache_path, system=system.name) if os.path.exists(cache_path) else {}
-    todo: dict[str, Item] = {}
-    for it, k in zip(items, keys):
-        again = retry_refusals and k in cached and cached[k]["status"] in RETRIED_ON_REQUEST
-        if (k not in cached or again) and k not in todo:
-            todo[k] = it
     is_api = getattr(system, "kind", None) == "api"
-    est = {k: estimate_request(system, it) for k, it in todo.items()} if is_api else {}
+    keys, todo, est = [], [], {}
+    for it in progress_bar(items, desc=f"plan {system.name}", unit="word", enabled=progress):
+        p = prepare(system, it)
+        k = p.key
+        keys.append(k)
+        again = retry_refusals and k in cached and cached[k]["status"] in RETRIED_ON_REQUEST
+        if (k not in cached or again) and k not in est:
+            todo.append(k)
+            est[k] = estimate_prepared(system, p) if is_api else None
+    est = est if is_api else {}
     n_img = [e.images for e in est.values()] or [0]
     tokens = None
     if est and all(e.input_tokens is not None for e in est.values()):
@@ -130,30 +136,50 @@ def plan_predictions(system: System, items: Sequence[Item], cache_path: str | os
                    (min(n_img), max(n_img)), tokens if is_api else 0,
                    int(getattr(system, "max_tokens", 0)) * len(todo) if is_api else 0,
                    cost if is_api else 0.0, tuple(getattr(system, "prices", (None, None))),
-                   getattr(system, "image_token_formula", None), est, list(todo),
+                   getattr(system, "image_token_formula", None), est, todo,
                    price_basis=getattr(system, "cfg", {}).get("price_basis"),
-                   reencoded=sum(e.reencoded for e in est.values()))
+                   reencoded=sum(e.reencoded for e in est.values()),
+                   encoded=sum(1 for e in est.values() if e.encoded))
 
 
 class SpendingCapError(ValueError):
     """A cap that cannot be applied (e.g. --max-cost for a system without prices)."""
 
 
-def within_caps(plan: RunPlan, max_requests: Optional[int] = None, max_cost: Optional[float] = None) -> set[str]:
-    """The request keys (a prefix of ``plan.order``) that fit under ``max_requests`` and ``max_cost`` (USD,
-    worst case per request; local systems cost nothing). SpendingCapError if ``max_cost`` is given for an API
-    system without prices or image-token formula."""
-    allowed, spent = set(), 0.0
-    for n, k in enumerate(plan.order):
-        if max_requests is not None and n >= int(max_requests):
-            break
-        if max_cost is not None and plan.estimates:
-            e = plan.estimates.get(k)
-            if e is None or e.worst_cost is None:
-                raise SpendingCapError(f"system {plan.system}: --max-cost needs prices (price_input_per_mtok, "
-                                       f"price_output_per_mtok) and image_token_formula in its registry entry")
-            if spent + e.worst_cost > float(max_cost):
-                break
-            spent += e.worst_cost
-        allowed.add(k)
-    return allowed
+COST_FIELDS = ("price_input_per_mtok", "price_output_per_mtok", "image_token_formula")
+"""The registry fields ``--max-cost`` needs of an API system: its prices and its image-token rule."""
+
+
+class SpendingCap:
+    """``--max-requests`` / ``--max-cost`` (USD, worst case per request: :class:`RequestEstimate`; local systems
+    cost nothing) over the requests of a run, in the order they would be sent: :meth:`admit` says yes until a
+    request would pass a cap, then no to it and to every later one (:attr:`closed`). SpendingCapError at once if
+    ``max_cost`` is given for an API system without prices or image-token rule (:data:`COST_FIELDS`)."""
+
+    def __init__(self, system: System, max_requests: Optional[int] = None, max_cost: Optional[float] = None):
+        self.max_requests = None if max_requests is None else int(max_requests)
+        self.max_cost = None if max_cost is None else float(max_cost)
+        if self.max_cost is not None and getattr(system, "kind", None) == "api":
+            cfg = getattr(system, "cfg", {})
+            missing = [f for f in COST_FIELDS if cfg.get(f) is None]
+            if missing:
+                raise SpendingCapError(f"system {getattr(system, 'name', '?')}: --max-cost needs "
+                                       f"{', '.join(COST_FIELDS[:-1])} and {COST_FIELDS[-1]} in the registry entry "
+                                       f"(missing: {', '.join(missing)})")
+        self.sent, self.spent, self.closed = 0, 0.0, False
+
+    def admit(self, system: System, prepared: Prepared) -> bool:
+        """True when the request ``prepared`` fits under the caps (and is counted); False from the first that
+        does not on."""
+        if self.closed:
+            return False
+        cost = 0.0
+        if self.max_cost is not None and getattr(system, "kind", None) == "api":
+            cost = estimate_prepared(system, prepared).worst_cost
+        if (self.max_requests is not None and self.sent >= self.max_requests) or \
+                (self.max_cost is not None and self.spent + cost > self.max_cost):
+            self.closed = True
+            return False
+        self.sent += 1
+        self.spent += cost
+        return True

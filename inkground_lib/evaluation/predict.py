@@ -3,6 +3,7 @@ dataset, in this process or page by page on an executor, and what a run would se
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
@@ -13,18 +14,17 @@ from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import EVAL_RUN_FILES, RUN_PATTERNS
+from inkground_lib.evaluation.asking import ask, run_predictions
 from inkground_lib.evaluation.cache import (
     append_record,
-    ask,
     cache_path,
     check_cache_file,
     failures_path,
     load_cache,
     make_record,
-    run_predictions,
 )
-from inkground_lib.evaluation.items import make_items, need_words, record_ink, target_dataset
-from inkground_lib.evaluation.plan import plan_predictions, within_caps
+from inkground_lib.evaluation.items import NON_TARGETS, make_items, need_words, record_ink, target_dataset
+from inkground_lib.evaluation.plan import SpendingCap, plan_predictions
 from inkground_lib.evaluation.systems.base import SystemConfigError, SystemUnavailable
 from inkground_lib.evaluation.systems.registry import get_system
 
@@ -42,6 +42,7 @@ class SystemRun:
     inks: list
     statuses: list
     ocr_texts: dict = _field(default_factory=dict)  # OCR engine name -> texts read from the renders
+    left_out: int = 0  # words of the dataset the target rule left out (items.target_dataset)
 
 
 def eval_run_folder(run_dir, command: str, overwrite: bool = False):
@@ -52,30 +53,32 @@ def eval_run_folder(run_dir, command: str, overwrite: bool = False):
 
 def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
                    retry_refusals: bool = False, overwrite: bool = False, max_requests: int | None = None,
-                   max_cost: float | None = None, executor=None) -> SystemRun:
+                   max_cost: float | None = None, executor=None,
+                   max_deadline_failures: int | None = None) -> SystemRun:
     """Run (or resume) system ``name`` on every target word of ``ds`` (:func:`~inkground_lib.evaluation.items.
     target_dataset`; DatasetError when there is none); predictions are cached append-only in
     ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
     refusal or empty). Returns a :class:`SystemRun`. Raises SystemConfigError / SystemUnavailable (with the
     reason) when the system cannot run here; FolderError when ``run_dir`` is not a run folder (see
     :func:`eval_run_folder`) or another command is writing it. ``max_requests`` / ``max_cost`` (USD, worst
-    case): a spending cap; requests beyond it are not sent (:func:`inkground_lib.evaluation.plan.within_caps`).
+    case): a spending cap; requests beyond it are not sent (:class:`inkground_lib.evaluation.plan.SpendingCap`;
+    their records have status "not_sent"). ``max_deadline_failures``: stop after this many requests in a row
+    missed the deadline (default: the entry's, else :data:`~inkground_lib.core.defaults.DEADLINE_FAILURES`).
     ``executor`` (:func:`inkground_lib.core.parallel.executor`): a local system whose derenderer can run in a
     worker (the skeleton) is run there page by page first (:func:`predict_pages`)."""
-    system = get_system(name, extra=registry_extra)
+    overrides = {} if max_deadline_failures is None else {"max_deadline_failures": int(max_deadline_failures)}
+    system = get_system(name, extra=registry_extra, **overrides)
     ds = target_dataset(ds)  # one target, one question (components.targets)
     need_words(ds)
-    check_photos(ds)  # a photo that cannot be decoded stops the run here, never becomes the system's error
+    capped = max_requests is not None or max_cost is not None
+    cap = SpendingCap(system, max_requests, max_cost) if capped else None  # refused before anything is written
+    check_pages(ds, progress)  # a photo that cannot be decoded stops the run here, never becomes the system's error
     with eval_run_folder(run_dir, "predict", overwrite):
         items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
         path = cache_path(run_dir, name)
-        capped = max_requests is not None or max_cost is not None
         if executor is not None and page_parallel(system) and not capped:
             predict_pages(system, items, path, executor, progress)
-        allowed = within_caps(plan_predictions(system, items, path, retry_refusals), max_requests,
-                              max_cost) if capped else None
-        records = run_predictions(system, items, path, progress=progress, retry_refusals=retry_refusals,
-                                  allowed=allowed)
+        records = run_predictions(system, items, path, progress=progress, retry_refusals=retry_refusals, cap=cap)
         inks, statuses = [], []
         for i, (rec, it) in enumerate(zip(records, items)):
             ink, st = record_ink(rec, it.page_size, grid)
@@ -84,18 +87,29 @@ def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool =
             # the parsed ink is kept in ``inks``; the record's strokes as nested lists of Python floats took ~4x
             # its memory (~1 GB for the paper-scale benchmark's four systems)
             records[i] = {k: v for k, v in rec.items() if k != "strokes"}
-        return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses)
+        return SystemRun(name, getattr(system, "label", name), system.kind, records, inks, statuses,
+                         left_out=int(ds.meta.get(NON_TARGETS, 0)))
 
 
-def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None, retry_refusals: bool = False):
+def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None, retry_refusals: bool = False,
+                progress: bool = False):
     """What predicting ``name`` on ``ds`` would send and cost (:class:`inkground_lib.evaluation.plan.RunPlan`);
-    nothing is sent or written."""
-    system = get_system(name, extra=registry_extra)
+    nothing is sent or written, no key is needed (the system is built offline) and no image is encoded unless
+    its size alone cannot tell whether it fits the provider's limits. ``progress``: a bar per stage."""
+    system = get_system(name, extra=registry_extra, offline=True)
     ds = target_dataset(ds)
     need_words(ds, "send")
-    check_photos(ds)
+    check_pages(ds, progress)
     items = make_items(ds, with_prompt=system.kind == "api", grid=grid)
-    return plan_predictions(system, items, cache_path(run_dir, name), retry_refusals)
+    return plan_predictions(system, items, cache_path(run_dir, name), retry_refusals, progress=progress)
+
+
+def check_pages(ds, progress: bool = True):
+    """:func:`~inkground_lib.core.dataset.check_photos` page by page, with a bar (decoding every photo of a large
+    benchmark takes a while); returns ``ds``."""
+    for page in progress_bar(ds.pages, desc="check page photos", unit="page", enabled=progress and len(ds.pages) > 1):
+        check_photos(dataclasses.replace(ds, pages=[page]))
+    return ds
 
 
 def page_parallel(system) -> bool:
@@ -105,7 +119,7 @@ def page_parallel(system) -> bool:
 
 
 def _predict_page_job(job):
-    """Worker: (system, items of one page) -> the RawOutput of each item (``cache.ask``: a failure is an
+    """Worker: (system, items of one page) -> the RawOutput of each item (``asking.ask``: a failure is an
     error output, never an exception)."""
     system, items = job
     return [ask(system, it) for it in items]
@@ -114,7 +128,7 @@ def _predict_page_job(job):
 def predict_pages(system, items, path, executor, progress: bool = True) -> int:
     """Answer, on ``executor``, the items of ``system`` that ``path`` (its prediction cache) does not hold
     yet, one job per page; this process appends each record (:func:`inkground_lib.evaluation.cache.make_record`)
-    in item order, so the cache then holds what :func:`~inkground_lib.evaluation.cache.run_predictions` would
+    in item order, so the cache then holds what :func:`~inkground_lib.evaluation.asking.run_predictions` would
     have written and it asks nothing. Returns the number of records written."""
     for p in (path, failures_path(path)):
         check_cache_file(p)

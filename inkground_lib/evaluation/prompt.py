@@ -269,14 +269,40 @@ class PromptRequest:
 
 
 def simplify_cells(cells: np.ndarray, tolerance: float = EXAMPLE_TOLERANCE) -> np.ndarray:
-    """Douglas-Peucker thinning of one stroke in cell units (skimage.measure.approximate_polygon);
-    end points kept; tolerance 0 keeps every point."""
-    from skimage.measure import approximate_polygon
+    """Douglas-Peucker thinning of one stroke in cell units; end points kept; tolerance 0 keeps every point.
 
+    The points kept are those of scikit-image's ``skimage.measure.approximate_polygon`` (0.26, its
+    measure/_polygon.py: the same distances, computed the same way, and the same choice of the farthest point; a
+    test compares the two), done here because that module imports scipy.signal (about 2.5 CPU-seconds at every
+    start of ``predict``), and because the example's answer is part of every request key: an upgrade of
+    scikit-image must not change it (it would make every cached answer unreachable)."""
     c = np.asarray(cells, dtype=np.float64)
     if len(c) < 3 or tolerance <= 0:
         return c
-    return approximate_polygon(c, tolerance=tolerance)
+    keep = np.zeros(len(c), bool)
+    keep[0] = keep[-1] = True
+    dists = np.zeros(len(c))
+    stack = [(0, len(c) - 1)]
+    while stack:
+        start, end = stack.pop()
+        (r0, c0), (r1, c1) = c[start], c[end]
+        dr, dc = r1 - r0, c1 - c0
+        angle = -np.arctan2(dr, dc)
+        offset = c0 * np.sin(angle) + r0 * np.cos(angle)
+        inner, d = c[start + 1:end], dists[start + 1:end]
+        dr0, dc0 = inner[:, 0] - r0, inner[:, 1] - c0
+        dr1, dc1 = inner[:, 0] - r1, inner[:, 1] - c1
+        # the distance to the segment's line where a point projects inside the segment, else to its nearer end
+        perp = np.logical_and(dr0 * dr + dc0 * dc > 0, -dr1 * dr - dc1 * dc > 0)
+        ends = np.logical_not(perp)
+        d[perp] = np.abs(inner[perp, 0] * np.cos(angle) + inner[perp, 1] * np.sin(angle) - offset)
+        d[ends] = np.minimum(np.sqrt(dc0[ends] ** 2 + dr0[ends] ** 2), np.sqrt(dc1[ends] ** 2 + dr1[ends] ** 2))
+        if np.any(d > tolerance):
+            far = start + int(np.argmax(d)) + 1
+            stack.append((far, end))
+            stack.append((start, far))
+            keep[far] = True
+    return c[keep, :]
 
 
 def example_answer(example: Example, grid: int = DEFAULT_GRID, decimals: int = 1,
@@ -331,13 +357,8 @@ def _quote(word: str) -> str:
     return '"' + word.replace('"', "'") + '"'
 
 
-def build_request(page_photo: np.ndarray, page_size: tuple[float, float], target_word: str,
-                  example: Example, grid: int = DEFAULT_GRID, variant: str = "two-image",
-                  max_side: Optional[int] = DEFAULT_MAX_SIDE, font_size: int = DEFAULT_FONT_SIZE,
-                  page_id: str = "", word_id: str = "") -> PromptRequest:
-    """The request asking a model to trace ``target_word`` on ``page_photo`` (uint8 RGB), with ``example``
-    as the one in-context example. ``page_size`` (W, H) is the target page's size in page pixels (recorded
-    in ``meta["page_size"]``; parse the answer with it). See the module doc for the variants."""
+def check_request(page_size, target_word: str, example: Example, variant: str) -> tuple[float, float]:
+    """PromptError naming the argument at fault, else the target page's size (W, H) as floats."""
     if variant not in VARIANTS:
         raise PromptError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if not isinstance(target_word, str) or not target_word.strip():
@@ -350,34 +371,74 @@ def build_request(page_photo: np.ndarray, page_size: tuple[float, float], target
         raise PromptError(f"page_size must be (width, height), got {page_size!r}") from None
     if not (pw > 0 and ph > 0):
         raise PromptError(f"page_size must be positive, got {page_size!r}")
-    answer = example_answer(example, grid)
-    caps = CAPTIONS if variant == "one-image" else (None, None)
-    ex_img, ex_lay = compose_grid(example.photo, grid, max_side=max_side, font_size=font_size, caption=caps[0])
-    tg_img, tg_lay = compose_grid(page_photo, grid, max_side=max_side, font_size=font_size, caption=caps[1])
+    return pw, ph
+
+
+def request_parts(variant: str, grid: int, example_word: str, answer: str, target_word: str,
+                  images: Sequence) -> list[tuple[str, object]]:
+    """The parts of a request in order: the instructions, the example (its image, word and ``answer``), the
+    target page's image and the task. ``images`` are the variant's images (two-image: example, page; one-image:
+    both side by side), as whatever the caller sends or hashes (PNG bytes, or
+    :class:`~inkground_lib.evaluation.prompt_parts.PromptImage`)."""
     intro = instructions(grid, variant)
-    ex_text = (f"In the example, the word to trace is {_quote(example.word)}. The correct answer for it is:\n"
+    ex_text = (f"In the example, the word to trace is {_quote(example_word)}. The correct answer for it is:\n"
                f"{answer}")
     task = (f"Now your task: trace the word {_quote(target_word.strip())} on "
             + ("the page on the right (captioned " + CAPTIONS[1] + ")" if variant == "one-image"
                else "this page") +
             ". Answer in the same format, inside <answer> tags.")
     if variant == "two-image":
-        parts = [("text", intro), ("text", "Example page:"), ("image", png_bytes(ex_img)),
-                 ("text", ex_text), ("text", "Your page:"), ("image", png_bytes(tg_img)), ("text", task)]
-        layouts = [ex_lay, tg_lay]
-        sizes = [ex_img.shape[1::-1], tg_img.shape[1::-1]]
-    else:
-        img, layouts = side_by_side([ex_img, tg_img], [ex_lay, tg_lay])
-        parts = [("text", intro), ("image", png_bytes(img)), ("text", ex_text), ("text", task)]
-        sizes = [img.shape[1::-1]]
-    meta = {
+        ex_image, tg_image = images
+        return [("text", intro), ("text", "Example page:"), ("image", ex_image), ("text", ex_text),
+                ("text", "Your page:"), ("image", tg_image), ("text", task)]
+    (image,) = images
+    return [("text", intro), ("image", image), ("text", ex_text), ("text", task)]
+
+
+def variant_images(variant: str, example_grid: tuple[np.ndarray, GridLayout], target_grid: tuple[np.ndarray, GridLayout]
+                   ) -> tuple[list[np.ndarray], list[GridLayout]]:
+    """(the variant's images, the layouts of both photos in them) from the example's and the page's grid images
+    (:func:`compose_grid`, captioned for one-image): two-image sends both, one-image both side by side."""
+    (ex_img, ex_lay), (tg_img, tg_lay) = example_grid, target_grid
+    if variant == "two-image":
+        return [ex_img, tg_img], [ex_lay, tg_lay]
+    img, layouts = side_by_side([ex_img, tg_img], [ex_lay, tg_lay])
+    return [img], layouts
+
+
+def request_meta(variant: str, grid: int, max_side, font_size: int, page_size: tuple[float, float],
+                 target_word: str, example: Example, sizes: Sequence, layouts: Sequence[GridLayout],
+                 page_id: str = "", word_id: str = "") -> dict:
+    """How a request was built (its ``meta``): prompt version, settings, ids, sizes (W, H) of its images and the
+    photo boxes in them."""
+    return {
         "prompt_version": PROMPT_VERSION, "grid": int(grid), "variant": variant, "max_side": max_side,
         "font_size": font_size, "page_id": page_id, "word_id": word_id, "target_word": target_word.strip(),
-        "page_size": [pw, ph], "example_page_id": example.page_id, "example_word_id": example.word_id,
-        "example_word": example.word, "example_page_size": list(example.size()),
+        "page_size": [float(page_size[0]), float(page_size[1])], "example_page_id": example.page_id,
+        "example_word_id": example.word_id, "example_word": example.word, "example_page_size": list(example.size()),
         "image_sizes": [[int(a), int(b)] for a, b in sizes],
         "photo_boxes": [list(lay.photo_box) for lay in layouts],
     }
+
+
+def build_request(page_photo: np.ndarray, page_size: tuple[float, float], target_word: str,
+                  example: Example, grid: int = DEFAULT_GRID, variant: str = "two-image",
+                  max_side: Optional[int] = DEFAULT_MAX_SIDE, font_size: int = DEFAULT_FONT_SIZE,
+                  page_id: str = "", word_id: str = "") -> PromptRequest:
+    """The request asking a model to trace ``target_word`` on ``page_photo`` (uint8 RGB), with ``example``
+    as the one in-context example. ``page_size`` (W, H) is the target page's size in page pixels (recorded
+    in ``meta["page_size"]``; parse the answer with it). See the module doc for the variants. A run builds its
+    requests from parts made once per page instead (:mod:`~inkground_lib.evaluation.prompt_parts`: the same
+    requests, byte for byte)."""
+    page_size = check_request(page_size, target_word, example, variant)
+    answer = example_answer(example, grid)
+    caps = CAPTIONS if variant == "one-image" else (None, None)
+    images, layouts = variant_images(
+        variant, compose_grid(example.photo, grid, max_side=max_side, font_size=font_size, caption=caps[0]),
+        compose_grid(page_photo, grid, max_side=max_side, font_size=font_size, caption=caps[1]))
+    parts = request_parts(variant, grid, example.word, answer, target_word, [png_bytes(im) for im in images])
+    meta = request_meta(variant, grid, max_side, font_size, page_size, target_word, example,
+                        [im.shape[1::-1] for im in images], layouts, page_id, word_id)
     return PromptRequest(system=SYSTEM_PROMPT, parts=parts, meta=meta)
 
 
@@ -389,6 +450,35 @@ def _image_digest(data: bytes) -> str:
     return h.hexdigest()
 
 
+def pixel_digest(image: np.ndarray) -> str:
+    """The digest :func:`request_hash` gives an image sent as :func:`png_bytes` encodes it, read from its pixels
+    without encoding: sha256 over ``RGB:<W>x<H>:`` and the uint8 RGB pixels row by row (PNG is lossless, so the
+    decoded PNG holds these bytes).
+
+    >>> img = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    >>> pixel_digest(img) == _image_digest(png_bytes(img))
+    True
+    """
+    a = _as_rgb(image, "image")
+    h = hashlib.sha256(f"RGB:{a.shape[1]}x{a.shape[0]}:".encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def hash_parts(system: str, parts: Sequence, model: str, params: dict) -> str:
+    """The request hash (:func:`request_hash`) of a request whose parts are given already digested:
+    ``[("text", str) | ("image", pixel digest)]`` in order."""
+    if not isinstance(model, str) or not model:
+        raise PromptError(f"model must be a non-empty string, got {model!r}")
+    try:
+        payload = json.dumps({"scheme": HASH_SCHEME, "model": model, "params": params,
+                              "system": system, "parts": [[kind, v] for kind, v in parts]},
+                             sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        raise PromptError(f"params must be JSON-serialisable without NaN: {e}") from None
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
 def request_hash(request: PromptRequest, model: str, params: dict) -> str:
     """sha256 (hex) over everything that changes the answer: the model name, the sampling ``params``
     (JSON, sorted keys), the system prompt, every text part and every image's decoded pixels (mode, size,
@@ -398,18 +488,12 @@ def request_hash(request: PromptRequest, model: str, params: dict) -> str:
     parts = []
     for k, (kind, p) in enumerate(request.parts):
         if kind == "text":
-            parts.append(["text", p])
+            parts.append(("text", p))
         elif kind == "image":
-            parts.append(["image", _image_digest(p)])
+            parts.append(("image", _image_digest(p)))
         else:
             raise PromptError(f"request part {k}: unknown kind {kind!r}")
-    try:
-        payload = json.dumps({"scheme": HASH_SCHEME, "model": model, "params": params,
-                              "system": request.system, "parts": parts},
-                             sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as e:
-        raise PromptError(f"params must be JSON-serialisable without NaN: {e}") from None
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hash_parts(request.system, parts, model, params)
 
 
 # --------------------------------------------------------------------------------------------- display

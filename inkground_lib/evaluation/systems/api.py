@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import threading
 import time
 from typing import Optional
 
-from inkground_lib.core.defaults import MAX_ANSWER_BYTES
+from inkground_lib.core.defaults import DEADLINE_FAILURES, MAX_ANSWER_BYTES
 from inkground_lib.core.openai_client import openai_client
 from inkground_lib.core.secrets import CredentialError, check_base_url, check_key, scrub_secrets, url_secrets
 from inkground_lib.evaluation.systems.base import (
     BaseSystem,
     Item,
+    Prepared,
     RawOutput,
     SystemConfigError,
+    variant_mismatch,
 )
 from inkground_lib.evaluation.systems.providers import (
     api_version_of,
@@ -61,7 +65,10 @@ class ApiSystem(BaseSystem):
     key_env_default = None
     base_env_default = None
 
-    def __init__(self, name: str, cfg: dict, retry: Optional[RetryPolicy] = None, client=None):
+    def __init__(self, name: str, cfg: dict, retry: Optional[RetryPolicy] = None, client=None,
+                 offline: bool = False):
+        """``offline``: built to plan a run (``predict --dry-run``): no key or base URL is read, no client made, and
+        :meth:`predict` refuses; request keys and image sizes are those of the system built to send."""
         super().__init__(name, cfg)
         if not self.model:
             raise SystemConfigError(f"system {name}: field model: missing")
@@ -86,10 +93,24 @@ class ApiSystem(BaseSystem):
         self.rpm = cfg.get("rpm")
         self.rpd = cfg.get("rpd")
         self.limiter = RateLimiter(self.rpm, self.rpd)
-        self.exhausted: Optional[str] = None  # set when a quota is spent: the run stops sending (cache.run_predictions)
+        self.exhausted: Optional[str] = None  # set when sending must stop: the run stops (asking.run_predictions)
+        self.exhausted_by: Optional[str] = None  # what stopped it: "quota" or "deadlines"
+        # K requests in a row that got no complete answer within the deadline (timeout): the run stops as on a
+        # spent quota (core.defaults.DEADLINE_FAILURES; the entry's max_deadline_failures)
+        self.max_deadline_failures = int(cfg.get("max_deadline_failures") or DEADLINE_FAILURES)
+        self._deadline_misses = 0
+        self._deadline_lock = threading.Lock()
         self.prices = (cfg.get("price_input_per_mtok"), cfg.get("price_output_per_mtok"))
         self.sampling = cfg.get("sampling")
         self.image_token_formula = cfg.get("image_token_formula")
+        self.offline = bool(offline)
+        self.retry = retry or RetryPolicy(max_attempts=int(cfg.get("max_attempts") or 6),
+                                          base_delay=float(cfg.get("backoff_base") or 2.0),
+                                          max_delay=float(cfg.get("backoff_max") or 60.0))
+        self._secrets: list = []
+        if offline:
+            self._client = None
+            return
         # secrets: read now, so a missing variable fails before any request (a self-hosted server without
         # keys - vLLM's default - needs none: key_optional, and no key is sent when the variable is unset)
         api_key = _env(self.api_key_env, "api_key", name, required=not self.key_optional)
@@ -102,9 +123,6 @@ class ApiSystem(BaseSystem):
         self._secrets = [(self.api_key_env, api_key)] if api_key else []
         if base_url and self.base_url_env and os.environ.get(self.base_url_env):
             self._secrets += url_secrets(self.base_url_env, base_url)
-        self.retry = retry or RetryPolicy(max_attempts=int(cfg.get("max_attempts") or 6),
-                                          base_delay=float(cfg.get("backoff_base") or 2.0),
-                                          max_delay=float(cfg.get("backoff_max") or 60.0))
         self._client = client if client is not None else self._make_client(api_key, base_url)
 
     def answer_params(self) -> dict:
@@ -126,7 +144,8 @@ class ApiSystem(BaseSystem):
                   "max_answer_bytes": self.max_answer_bytes, "max_attempts": self.retry.max_attempts,
                   "sampling": self.sampling,
                   "price_input_per_mtok": self.prices[0], "price_output_per_mtok": self.prices[1],
-                  "image_token_formula": self.image_token_formula})
+                  "image_token_formula": self.image_token_formula,
+                  "max_deadline_failures": self.max_deadline_failures})
         return d
 
     def scrub(self, text) -> str:
@@ -146,13 +165,45 @@ class ApiSystem(BaseSystem):
             close()
 
     def request_key(self, item: Item) -> str:
-        return self._hash(self._request(item))
+        return self.prepare(item).key
 
-    def _hash(self, req) -> str:
+    def prepare(self, item: Item) -> Prepared:
+        """The item's key and the item to ask with (:class:`~inkground_lib.evaluation.systems.base.Prepared`). An
+        item whose request is built from shared parts (:class:`~inkground_lib.evaluation.prompt_parts.WordPrompt`)
+        is keyed from its images' pixel digests, encoding nothing unless only encoding can tell whether an image
+        fits the provider's limits (:func:`~inkground_lib.evaluation.image_fit.fit_prompt_images`); the item
+        returned holds its parts, so asking encodes each image once. The key is that of the built request."""
+        source = item.request
+        if not hasattr(source, "spec"):  # a PromptRequest as it is (or a function building one)
+            req = self._request(item)
+            sent = self.sent_images(req)
+            text = (req.system or "") + "".join(str(v) for k, v in req.parts if k == "text")
+            return Prepared(self._hash(req, sent), item, [tuple(im.size) for im in sent], text,
+                            sum(1 for im in sent if im.changed))
+        from inkground_lib.evaluation.image_fit import ImageFitError, fit_prompt_images
+        from inkground_lib.evaluation.prompt import hash_parts
+
+        spec = source.spec(self.variant)
+        if spec.variant != self.variant:
+            raise variant_mismatch(self.name, item.word_id, self.variant, spec.variant)
+        images = spec.images()
+        try:
+            sent = fit_prompt_images(images, self.image_limits, spec.text_bytes())
+        except ImageFitError as e:
+            raise SystemConfigError(f"system {self.name}: provider {self.provider.name}: {e}") from None
+        params = self.answer_params()
+        if sent is not None and any(im.changed for im in sent):  # re-encoded to fit: another request
+            params["images_sent"] = [im.record() for im in sent]
+        key = hash_parts(spec.system, spec.hashed_parts(), self.model, params)
+        sizes = [im.size for im in images] if sent is None else [tuple(im.size) for im in sent]
+        return Prepared(key, dataclasses.replace(item, request=spec), sizes, spec.system + "".join(spec.texts()),
+                        0 if sent is None else sum(1 for im in sent if im.changed), sent is not None)
+
+    def _hash(self, req, sent=None) -> str:
         from inkground_lib.evaluation.prompt import request_hash
 
         params = self.answer_params()
-        sent = self.sent_images(req)
+        sent = self.sent_images(req) if sent is None else sent
         if any(im.changed for im in sent):  # re-encoded to fit the provider's limits: another request
             params["images_sent"] = [im.record() for im in sent]
         return request_hash(req, self.model, params)
@@ -217,15 +268,19 @@ class ApiSystem(BaseSystem):
         raise NotImplementedError
 
     def predict(self, item: Item) -> RawOutput:
+        if self.offline:
+            raise SystemConfigError(f"system {self.name}: built offline (to plan a run): it sends nothing")
+        shared = hasattr(item.request, "spec")  # built from shared parts: keyed from digests made once (cheap)
+        key = self.prepare(item).key if shared else None
         req = self._request(item)
+        key = key or self._hash(req)  # seeds the backoff jitter
         pv = (getattr(req, "meta", None) or {}).get("prompt_version")
-        out = self._predict(req, item)
+        out = self._predict(req, item, key)
         out.prompt_version = None if pv is None else str(pv)
         return out
 
-    def _predict(self, req, item: Item) -> RawOutput:
+    def _predict(self, req, item: Item, key: str) -> RawOutput:
         status_err, conn_err, timeout_err = self._status_error_types()
-        key = self._hash(req)  # seeds the backoff jitter
         attempt, last_error = 0, None
         t0 = time.monotonic()
         while attempt < self.retry.max_attempts:
@@ -251,8 +306,10 @@ class ApiSystem(BaseSystem):
                 if out.text:  # a model echoing the key (or URL) must not carry it into the cache either
                     out.text = scrub_secrets(out.text, self._secrets, patterns=())
                 out.status = answer_status(out.status, out.text)
+                self._deadline_met()
                 return out
             except status_err as e:
+                self._deadline_met()  # the server answered in time (with an error)
                 from inkground_lib.core.http_client import redirect_note  # httpx2: loaded with the SDK
 
                 code = getattr(e, "status_code", None)
@@ -270,6 +327,13 @@ class ApiSystem(BaseSystem):
                 last_error = (f"{type(e).__name__}: no complete answer within {self.timeout:g} s (the registry's "
                               f"timeout: a deadline for connecting, sending and the whole answer)")
                 retryable = True
+                if self._deadline_missed():
+                    k = self.max_deadline_failures
+                    return self._exhaust(
+                        f"{k} request{'s' if k != 1 else ''} in a row got no complete answer within the {self.timeout:g} "
+                        f"s deadline (registry field timeout): the server answers too slowly or not at all (the "
+                        f"stop comes after max_deadline_failures = {k}; set it in the entry or with "
+                        f"--max-deadline-failures)", attempt, last_error, t0, by="deadlines")
             except conn_err as e:
                 last_error = f"{type(e).__name__}: {self.scrub(_message(e))}"
                 retryable = True
@@ -318,10 +382,23 @@ class ApiSystem(BaseSystem):
                          error=f"the answer is over the size limit of {big.limit:,} bytes (max_answer_bytes); not "
                                f"read past it: raw_text keeps its first {len(big.head):,} bytes (the response body)")
 
-    def _exhaust(self, what: str, attempt: int, last_error, t0: float) -> RawOutput:
-        """A quota is spent: no more requests from this system (every thread stops; the run ends cleanly)."""
+    def _deadline_missed(self) -> bool:
+        """Count an attempt that got no complete answer within the deadline; True at the K-th in a row
+        (``max_deadline_failures``), when the run must stop."""
+        with self._deadline_lock:
+            self._deadline_misses += 1
+            return self._deadline_misses >= self.max_deadline_failures
+
+    def _deadline_met(self) -> None:
+        """The server answered within the deadline (an answer or an HTTP error): the count starts again."""
+        with self._deadline_lock:
+            self._deadline_misses = 0
+
+    def _exhaust(self, what: str, attempt: int, last_error, t0: float, by: str = "quota") -> RawOutput:
+        """Sending must stop (a quota is spent, or ``by`` "deadlines": K deadlines missed in a row): no more
+        requests from this system (every thread stops; the run ends cleanly)."""
         if self.exhausted is None:
-            self.exhausted = what
+            self.exhausted, self.exhausted_by = what, by
         self.stopping.set()
         return RawOutput(status="interrupted", error=f"not answered: {what}", attempts=attempt,
                          latency=time.monotonic() - t0)
@@ -373,12 +450,12 @@ class OpenAISystem(ApiSystem):
     adapter = "openai"
     auth_extra: dict = {}
 
-    def __init__(self, name, cfg, retry=None, client=None):
+    def __init__(self, name, cfg, retry=None, client=None, offline: bool = False):
         self.max_tokens_param = cfg.get("max_tokens_param") or "max_tokens"
         if self.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
             raise SystemConfigError(f"system {name}: field max_tokens_param: must be max_tokens or "
                                     f"max_completion_tokens, got {self.max_tokens_param!r}")
-        super().__init__(name, cfg, retry, client)
+        super().__init__(name, cfg, retry, client, offline)
 
     def _make_client(self, api_key, base_url):
         if not base_url:

@@ -17,12 +17,13 @@ from inkground_lib.core.secrets import scrub_secrets
 KINDS = ("api", "local", "replay", "specialist")
 
 
-OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "too_large", "error", "interrupted")
+OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "too_large", "error", "interrupted", "not_sent")
 """What a request can end in: "ok", "truncated" (cut by the token limit), "refusal" (the model declined, by
 the API's refusal signal or in plain words), "empty" (no content at all), "error" (no answer: transport
 failure after retries, non-retryable HTTP error, local failure), "interrupted" (the user stopped the run
 before the answer arrived), "too_large" (an answer over the size limit, ``max_answer_bytes``: its first bytes
-are kept, it is never scored as an answer)."""
+are kept, it is never scored as an answer), "not_sent" (a spending cap, ``--max-requests`` / ``--max-cost``,
+left it unsent: never written anywhere, not an error)."""
 
 
 MODEL_OUTPUT_STATUSES = ("ok", "truncated", "refusal", "empty", "too_large")
@@ -80,27 +81,21 @@ class Item:
             req = req(variant)  # built on demand and not kept: requests carry MBs of PNG
         got = (getattr(req, "meta", None) or {}).get("variant")
         if got is not None and got != variant:
-            raise SystemConfigError(f"system {system}: word {self.word_id}: the system needs a {variant!r} prompt "
-                                    f"but the item's request is {got!r}; build it with prompt.build_request(..., "
-                                    f"variant={variant!r}) or give Item.request as a function of the variant "
-                                    f"(Item.with_prompt)")
+            raise variant_mismatch(system, self.word_id, variant, got)
         return req
 
     @classmethod
-    def with_prompt(cls, page, word, example, **prompt_kwargs) -> "Item":
-        """An item whose request is built on demand by :func:`inkground_lib.evaluation.prompt.build_request` for the
-        variant each system asks for (``example``: a prompt.Example; ``prompt_kwargs``: grid, max_side,
-        font_size)."""
-        item = cls.from_word(page, word)
+    def with_prompt(cls, page, word, example, builder=None, **prompt_kwargs) -> "Item":
+        """An item whose request is built on demand for the variant each system asks for, from parts shared by
+        every item of ``builder`` (a :class:`inkground_lib.evaluation.prompt_parts.PromptBuilder`; default a new
+        one with ``prompt_kwargs``: grid, max_side, font_size): the request of
+        :func:`inkground_lib.evaluation.prompt.build_request`. ``example``: a prompt.Example."""
+        if builder is None:
+            from inkground_lib.evaluation.prompt_parts import PromptBuilder
 
-        def build(variant: str):
-            from inkground_lib.evaluation.prompt import build_request
-
-            return build_request(item.load_image(), (float(page.width), float(page.height)), word.text, example,
-                                 variant=variant, page_id=page.id, word_id=word.id, **prompt_kwargs)
-
-        item.request = build
-        return item
+            builder = PromptBuilder(**prompt_kwargs)
+        return cls.from_word(page, word, request=builder.word(page, word, example,
+                                                              functools.partial(read_rgb, str(page.image))))
 
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
@@ -108,11 +103,21 @@ class Item:
             return np.asarray(self.image)
         if self.page_image is None:
             raise SystemConfigError(f"word {self.word_id}: the item has neither a page image path nor an array")
-        return _read_rgb(str(self.page_image))
+        return read_rgb(str(self.page_image))
+
+
+def variant_mismatch(system: str, word_id: str, variant: str, got: str) -> SystemConfigError:
+    """The error of a system given a request of another prompt variant than it needs."""
+    return SystemConfigError(f"system {system}: word {word_id}: the system needs a {variant!r} prompt but the "
+                             f"item's request is {got!r}; build it with prompt.build_request(..., "
+                             f"variant={variant!r}) or give Item.request as a function of the variant "
+                             f"(Item.with_prompt)")
 
 
 @functools.lru_cache(maxsize=2)
-def _read_rgb(path: str) -> np.ndarray:
+def read_rgb(path: str) -> np.ndarray:
+    """The photo at ``path`` as a read-only uint8 (H, W, 3) RGB array (the last two are kept);
+    SystemConfigError when it cannot be read."""
     from PIL import Image
 
     try:
@@ -162,6 +167,27 @@ class RawOutput:
         return self.status in MODEL_OUTPUT_STATUSES
 
 
+@dataclass
+class Prepared:
+    """One item made ready to ask (:meth:`BaseSystem.prepare`): its request ``key`` (the cache key), the ``item``
+    to ask with (an API system's holds its request's parts, built once), and for an API request the ``sizes``
+    (W, H) of its images as sent, its ``text`` (system prompt and text parts), how many images are
+    ``reencoded`` to fit the provider's limits and whether its images had to be ``encoded`` to know it."""
+
+    key: str
+    item: Item
+    sizes: Optional[list] = None
+    text: Optional[str] = None
+    reencoded: int = 0
+    encoded: bool = False
+
+
+def prepare(system, item: Item) -> Prepared:
+    """``system.prepare(item)``, or for a system without it (a user's own object) its ``request_key``."""
+    own = getattr(system, "prepare", None)
+    return own(item) if own is not None else Prepared(system.request_key(item), item)
+
+
 @runtime_checkable
 class System(Protocol):
     """What every system provides. ``request_key(item)`` is a hash of everything that changes the answer
@@ -198,6 +224,10 @@ class BaseSystem:
     def answer_params(self) -> dict:
         """Settings that change the answer (hashed into the request key)."""
         return {k: self.cfg.get(k) for k in self.hashed_fields}
+
+    def prepare(self, item: Item) -> "Prepared":
+        """What a run needs of ``item`` before asking: its key and the item to ask with (see :class:`Prepared`)."""
+        return Prepared(self.request_key(item), item)
 
     def request_key(self, item: Item) -> str:
         base = {"adapter": self.adapter, "version": self.version, "params": self.answer_params(),

@@ -11,14 +11,6 @@ from typing import Callable, Optional, Sequence
 from inkground_lib.core.secrets import ENV_NAME
 from inkground_lib.evaluation.systems.api import AnthropicSystem, OpenAISystem
 from inkground_lib.evaluation.systems.base import System, SystemConfigError
-from inkground_lib.evaluation.systems.local import (
-    BoxSystem,
-    FontSystem,
-    ReferenceSystem,
-    build_inksight,
-    build_skeleton,
-    build_tracer,
-)
 from inkground_lib.evaluation.systems.replay import ReplaySystem
 from inkground_lib.evaluation.systems.retry import RetryPolicy
 
@@ -34,7 +26,7 @@ _COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
 _API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "top_p", "top_k",
         "timeout", "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
         "rpd", "price_input_per_mtok", "price_output_per_mtok", "price_basis", "sampling", "image_token_formula",
-        "provider", "system_message", "max_answer_bytes"}
+        "provider", "system_message", "max_answer_bytes", "max_deadline_failures"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +34,7 @@ class Adapter:
     """One adapter family: how to build a system from its registry entry, its kind, and the fields its
     entries may carry (besides the common ones)."""
 
-    build: Callable[..., System]  # (name, cfg, retry) -> System
+    build: Callable[..., System]  # (name, cfg, retry, **options) -> System (API adapters: offline=)
     kind: str
     fields: frozenset
 
@@ -52,15 +44,27 @@ def _plain(cls):
     return lambda name, cfg, retry: cls(name, cfg)
 
 
+def _local(factory: str):
+    """A builder for a local system of :mod:`~inkground_lib.evaluation.systems.local`, imported when one is built
+    (it imports the derenderers, scipy and the tracer: seconds that an API run or a dry run need not wait)."""
+    def build(name, cfg, retry):
+        from inkground_lib.evaluation.systems import local
+
+        return getattr(local, factory)(name, cfg)
+    return build
+
+
 ADAPTERS: dict[str, Adapter] = {
-    "openai": Adapter(lambda n, c, r: OpenAISystem(n, c, retry=r), "api", frozenset(_API | {"max_tokens_param"})),
-    "anthropic": Adapter(lambda n, c, r: AnthropicSystem(n, c, retry=r), "api", frozenset(_API | {"api_version"})),
-    "skeleton": Adapter(_plain(build_skeleton), "specialist", frozenset({"grow"})),
-    "tracer": Adapter(_plain(build_tracer), "specialist", frozenset({"grow", "weights"})),
-    "inksight": Adapter(_plain(build_inksight), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
-    "font": Adapter(_plain(FontSystem), "local", frozenset({"font"})),
-    "box": Adapter(_plain(BoxSystem), "local", frozenset({"shape"})),
-    "reference": Adapter(_plain(ReferenceSystem), "local", frozenset()),
+    "openai": Adapter(lambda n, c, r, **o: OpenAISystem(n, c, retry=r, **o), "api",
+                      frozenset(_API | {"max_tokens_param"})),
+    "anthropic": Adapter(lambda n, c, r, **o: AnthropicSystem(n, c, retry=r, **o), "api",
+                         frozenset(_API | {"api_version"})),
+    "skeleton": Adapter(_local("build_skeleton"), "specialist", frozenset({"grow"})),
+    "tracer": Adapter(_local("build_tracer"), "specialist", frozenset({"grow", "weights"})),
+    "inksight": Adapter(_local("build_inksight"), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
+    "font": Adapter(_local("FontSystem"), "local", frozenset({"font"})),
+    "box": Adapter(_local("BoxSystem"), "local", frozenset({"shape"})),
+    "reference": Adapter(_local("ReferenceSystem"), "local", frozenset()),
     "replay": Adapter(_plain(ReplaySystem), "replay", frozenset({"path", "path_env", "source", "model"})),
 }
 """Adapter name -> :class:`Adapter`. A new adapter family is one class plus one line here."""
@@ -95,7 +99,7 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
         v = cfg.get(k)
         if v is not None and not (isinstance(v, str) and ENV_NAME.match(v)):
             raise SystemConfigError(f"{w}: field {k}: {v!r} is not an environment variable name")
-    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd", "max_answer_bytes"):
+    for k in ("max_tokens", "concurrency", "max_attempts", "rpm", "rpd", "max_answer_bytes", "max_deadline_failures"):
         v = cfg.get(k)
         if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
             raise SystemConfigError(f"{w}: field {k}: expected a positive integer, got {v!r}")
@@ -179,13 +183,15 @@ def system_kind(name: str, registry: Optional[dict] = None) -> str:
 
 
 def get_system(name: str, registry: Optional[dict] = None, extra=None, retry: Optional[RetryPolicy] = None,
-               **overrides) -> System:
+               offline: bool = False, **overrides) -> System:
     """Build the system ``name`` from the registry (``load_registry(extra)`` unless ``registry`` is given),
     with ``overrides`` (registry fields, e.g. ``path=`` for replay, ``concurrency=``) merged on top.
     API systems read their key and base URL from the environment now: a missing variable raises
-    SystemConfigError naming it. ``retry`` replaces the retry policy (tests inject ``sleep``)."""
+    SystemConfigError naming it; ``offline`` (to plan a run, ``predict --dry-run``) builds them without either,
+    unable to send. ``retry`` replaces the retry policy (tests inject ``sleep``)."""
     reg = registry if registry is not None else load_registry(extra)
     if name not in reg:
         raise SystemConfigError(f"unknown system {name!r}; known: {', '.join(reg)}")
     cfg = validate_entry(name, {**reg[name], **overrides}, "registry + overrides")
-    return ADAPTERS[cfg["adapter"]].build(name, cfg, retry)
+    adapter = ADAPTERS[cfg["adapter"]]
+    return adapter.build(name, cfg, retry, **({"offline": True} if offline and adapter.kind == "api" else {}))
