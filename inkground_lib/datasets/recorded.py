@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -40,8 +41,11 @@ from inkground_lib.core.folders import (
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.core.layout import UNIPEN_SUBSET
 from inkground_lib.datasets.segmentation import (
+    check_cut,
     core_band,
     core_height,
+    is_punctuation,
+    match_lines_by_length,
     segment_line_words,
 )
 from inkground_lib.datasets.synth.page_layout import clean_page
@@ -107,54 +111,108 @@ def _tree_sha256(root: Path, extra: Sequence[Path] = ()) -> tuple[str, int]:
     return h.hexdigest(), len(files)
 
 
-_LINE_SKIPS = {"placeholder": "placeholder transcription", "no line": "no transcription line for its file",
-               "no transcription": "no transcription"}
+_LINE_SKIPS = {"placeholder": "placeholder transcription", "no transcription": "no transcription"}
+
+
+def _match_forms(lines) -> dict[str, tuple[Optional[str], str, str]]:
+    """{line id: (text or None, how, source)} for the lines whose form the reader left unmatched ("line count"),
+    by :func:`~inkground_lib.datasets.segmentation.match_lines_by_length`."""
+    by_form: dict[str, list] = {}
+    for ln in lines:
+        if ln.text is None and ln.text_note == "line count":
+            by_form.setdefault(ln.form, []).append(ln)
+    out = {}
+    for form, lns in by_form.items():
+        lns.sort(key=lambda ln: ln.id)
+        texts = [t for _, t in lns[0].form_text]
+        got, how = match_lines_by_length([ln.ink for ln in lns], texts)
+        for k, ln in enumerate(lns):
+            j = got[k] if got is not None else None
+            out[ln.id] = (texts[j] if j is not None else None, how, ln.form_text_source)
+    return out
 
 
 def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_factor: float = 0.6,
                   progress: bool = False) -> tuple[list[RecordedWord], dict]:
-    """Words cut out of IAM-OnDB lines by :func:`segment_line_words`, and the read report as manifest meta.
+    """Words cut out of IAM-OnDB lines, and the read report as manifest meta, with what each line got.
 
     The folder is read by :func:`~inkground_lib.formats.iamondb.read_iamondb_report`: a file that cannot be read
-    is listed (``failed_files``: file, reason) and the rest is read; its quirks are counted (``quirks``). A line
-    is cut into as many words as its transcription has (:func:`~inkground_lib.formats.iamondb.transcription_tokens`:
-    struck-out, unreadable and bracketed words count, as they are ink on the line) and used only when the cut
-    gives that number; its plain words are the targets, the marked ones are left out (``words_not_targets`` by
-    mark). ``lines_skipped`` counts the lines not used, by reason. Word ids are ``<line id>-<k:02d>`` (k the
-    word's place in the line); inks in whiteboard units."""
+    is listed (``failed_files``: file, reason) and the rest is read; its quirks are counted (``quirks``).
+
+    Lines and texts: a line takes the transcription line of its number when the form's files and transcription
+    lines carry the same numbers; where they do not (a line or a file missing), the form's lines are matched by
+    their lengths (:func:`~inkground_lib.datasets.segmentation.match_lines_by_length`: one way of pairing them
+    must fit clearly best) or skipped (``lines_skipped``: "form's lines not matched ...").
+
+    Cutting: a line is cut at pen-up gaps (:func:`segment_line_words`) into as many pieces as its transcription has
+    words (:func:`~inkground_lib.formats.iamondb.transcription_tokens`: struck-out, unreadable and bracketed words
+    count, as they are ink on the line), and the cut is used only when it is also supported by the words' lengths
+    (:func:`~inkground_lib.datasets.segmentation.check_cut`: punctuation gets small ink, each word a width that
+    fits its letters against the line's own scale); otherwise the whole line is skipped and counted, never forced.
+    Its plain words are the targets, the marked ones are left out (``words_not_targets`` by mark).
+
+    ``line_report`` lists every line read: ``line``, ``text`` (None if none), ``text_source`` (original-xml /
+    ascii), ``match`` (number / length / None), ``kept`` and ``reason`` (why it was skipped, or how it was matched).
+    ``lines_kept`` counts the lines whose words are used, ``lines_skipped`` the others by reason. Word ids are
+    ``<line id>-<k:02d>`` (k the word's place in the line); inks in whiteboard units."""
     lines, report = read_iamondb_report(root, split, progress=progress)
+    matched = _match_forms(lines)
     words, with_text, ok = [], 0, 0
     skipped, marked = Counter(), Counter()
+    rows = []
     for ln in lines:
-        if ln.text is None:
-            skipped[_LINE_SKIPS.get(ln.text_note or "", "no transcription")] += 1
+        text, how, src = ln.text, ln.match, ln.text_source
+        if ln.id in matched:
+            text, why, src = matched[ln.id]
+            how = "length" if text is not None else None
+        row = {"line": ln.id, "file": str(ln.path), "text": text, "text_source": src if text is not None else None,
+               "match": how, "kept": False, "reason": None}
+        rows.append(row)
+
+        def skip(reason: str, detail: Optional[str] = None) -> None:
+            skipped[reason] += 1
+            row["reason"] = reason + (f": {detail}" if detail else "")
+
+        if ln.id in matched and text is None:
+            skip("form's lines not matched (files and transcription lines differ in number)", why)
             continue
-        tokens = transcription_tokens(ln.text)
+        if text is None:
+            skip(_LINE_SKIPS.get(ln.text_note or "", "no transcription"))
+            continue
+        tokens = transcription_tokens(text)
         if not tokens:
-            skipped["empty transcription"] += 1
+            skip("empty transcription")
             continue
         if all(t.mark == "unreadable" for t in tokens):
-            skipped["unreadable transcription (only '%' marks)"] += 1
+            skip("unreadable transcription (only '%' marks)")
             continue
         if not any(t.target for t in tokens):
-            skipped["no plain word (every word marked)"] += 1
+            skip("no plain word (every word marked)")
             continue
         with_text += 1
         parts = segment_line_words(ln.ink, len(tokens), gap_factor=gap_factor)
         if parts is None:
-            skipped["cut at pen-up gaps into another number of words than the transcription's"] += 1
+            skip("cut at pen-up gaps into another number of words than the transcription's")
+            continue
+        bad = check_cut(parts, [t.text for t in tokens], core_height(ln.ink), [t.target for t in tokens])
+        if bad is not None:
+            skip("cut does not fit the words' lengths", bad)
             continue
         ok += 1
+        row["kept"] = True
+        if how == "length":
+            row["reason"] = why
         writer = ln.writer or f"iamondb-form-{ln.form}"
         for k, (tok, ink) in enumerate(zip(tokens, parts)):
-            if not tok.target:
-                marked[tok.mark] += 1
+            if not tok.target or is_punctuation(tok.text):
+                marked[tok.mark or "punctuation"] += 1
                 continue
             words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok.text, ink,
                                       {"source": "iamondb", "line": ln.id, "file": str(ln.path)}))
-    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok,
+    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok, "lines_kept": ok,
+                   "lines_matched_by_length": sum(r["match"] == "length" for r in rows),
                    "lines_skipped": dict(sorted(skipped.items())), "words_not_targets": dict(sorted(marked.items())),
-                   **report.as_meta()}
+                   **report.as_meta(), "line_report": rows}
 
 
 INKML_WRITERS = ("file", "folder")
@@ -478,6 +536,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
 
     words: list[RecordedWord] = []
     sources = []
+    line_report = None
     if unipen is not None:
         up = Path(unipen)
         if not up.is_file():
@@ -493,6 +552,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     if iamondb is not None:
         ip = Path(iamondb)
         iw, counts = iamondb_words(ip, iamondb_split, gap_factor=gap_factor, progress=progress)
+        line_report = counts.pop("line_report")  # every line's outcome: written to sources.json, not the manifest
         words += iw
         extra = []
         if iamondb_split:
@@ -500,8 +560,9 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         digest, n_files = _tree_sha256(ip, extra)
         sources.append({"kind": "iamondb", "path": str(ip.resolve()), "sha256": digest, "files": n_files,
                         "split": iamondb_split, "words": len(iw), **counts,
-                        "note": "words cut from lines at pen-up gaps; only lines whose segmentation gives "
-                                "the transcription's word count are used"})
+                        "note": "words cut from lines at pen-up gaps; a line is used only when the cut gives "
+                                "the transcription's word count and fits the words' lengths; what each line got "
+                                "is listed in sources.json (iamondb_lines)"})
     if inkml is not None:
         kw, source = inkml_words(inkml, writer=inkml_writer, dialect=inkml_dialect, progress=progress)
         words += kw
@@ -576,9 +637,11 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                 page_words.append(Word(f"{pid}-w{j:03d}", w.text, photo_ink.bbox(), photo_ink, pid, sp, photo_ink))
             result_pages.append(Page(pid, img_path, writer, int(rgb.shape[1]), int(rgb.shape[0]), page_words))
         # provenance: which source word is each page word (not part of the manifest schema)
-        atomic_write_json(out / "sources.json",
-                          {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
-                                          for p, (_, ws) in zip(result_pages, plan)}})
+        provenance = {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
+                                     for p, (_, ws) in zip(result_pages, plan)}}
+        if line_report is not None:
+            provenance["iamondb_lines"] = line_report
+        atomic_write_json(out / "sources.json", provenance)
         write_manifest(out, name, "recorded", "true ink", meta, result_pages)
         if not own:  # written with overwrite into someone else's folder: delete nothing there
             return out
