@@ -188,7 +188,7 @@ def match_lines_by_length(inks: Sequence[Ink], texts: Sequence[str]) -> tuple[Op
     if not passing:
         return None, f"no way of pairing {n} line files with {m} transcription lines fits their lengths"
     passing.sort(key=lambda c: c[0])
-    if len(passing) > 1 and passing[0][0] * LINE_MATCH_MARGIN > passing[1][0]:
+    if len(passing) > 1 and passing[0][0] * LINE_MATCH_MARGIN + 1e-6 >= passing[1][0]:  # ties refused
         return None, (f"{len(passing)} ways of pairing {n} line files with {m} transcription lines fit their lengths "
                       f"about as well (costs {passing[0][0]:.3f} and {passing[1][0]:.3f})")
     out: list = [None] * n
