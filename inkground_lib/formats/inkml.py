@@ -44,6 +44,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from inkground_lib.core.defaults import MAX_ANNOTATION_TEXT, MAX_INK_POINTS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.ink import Ink, InkError, as_ink
 from inkground_lib.formats.inksight_canvas import INKSIGHT_SIZE, canvas_placement, canvas_to_box
@@ -412,12 +413,18 @@ def _text_of(el: ET.Element) -> str:
     return "".join(el.itertext())
 
 
-def _annotations(el: ET.Element) -> dict:
-    """Every <annotation> child by type (first of each), and <annotationXML> children under "annotationXML"."""
+def _annotations(el: ET.Element, path="") -> dict:
+    """Every <annotation> child by type (first of each), and <annotationXML> children under "annotationXML".
+    An annotation longer than MAX_ANNOTATION_TEXT characters is refused (FormatError naming file and element)."""
     ann: dict = {}
     for a in el:
         if _is_inkml(a, "annotation"):
-            ann.setdefault(a.get("type") or "", _text_of(a).strip())
+            text = _text_of(a).strip()
+            if len(text) > MAX_ANNOTATION_TEXT:
+                raise FormatError(f"{path}: {describe_element(el)} <annotation type={a.get('type')!r}>: a text of "
+                                  f"{len(text):,} characters; annotations of more than {MAX_ANNOTATION_TEXT:,} are "
+                                  "refused (MAX_ANNOTATION_TEXT)")
+            ann.setdefault(a.get("type") or "", text)
         elif _is_inkml(a, "annotationXML"):
             kids = {k: v for k, v in a.attrib.items() if k != "type"}
             for c in a:
@@ -515,7 +522,7 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
         r.warn(None, "no-namespace", f"the root <ink> declares no namespace (InkML's is {INKML_NS}): read as "
                "InkML")
 
-    doc_ann = _annotations(root)
+    doc_ann = _annotations(root, path)
     why = _inksight_evidence(root, doc_ann) if dialect != "w3c" else None
     inksight = dialect == "inksight" or why is not None
     if inksight:
@@ -622,7 +629,7 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
     referenced: set[str] = set()
     nodes: list[_Node] = []
     bare: list[tuple[np.ndarray, dict, ET.Element]] = []
-    counter = {"trace": 0, "default": 0}
+    counter = {"trace": 0, "default": 0, "points": 0}
     default_first: list = []
 
     def in_scope(el: ET.Element, current: tuple[_Channels, Optional[str], bool]):
@@ -650,6 +657,13 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
         i = counter["trace"]
         counter["trace"] += 1
         where = f"{path}: {describe_element(el, i)}"
+        text = el.text or ""
+        # points counted before the text is parsed: commas + 1 (points are comma-separated; InkSight's x,y pairs
+        # hold one comma each), an upper bound off by at most one a trace
+        counter["points"] += text.count(",") + 1 if text.strip() else 0
+        if counter["points"] > MAX_INK_POINTS:
+            raise FormatError(f"{where}: the file holds more than {MAX_INK_POINTS:,} points (MAX_INK_POINTS): "
+                              "refused before its traces are parsed")
         chans, brush, explicit = in_scope(el, current)
         if inksight:
             arr = _parse_pairs(el.text or "", where)
@@ -808,7 +822,7 @@ def read_inkml(path: str | os.PathLike, *, max_bytes: Optional[int] = None, dial
         ink, ta = make_ink(loose, f"{path}: bare traces")
         out.append(InkMLGroup(None, _text_from(doc_ann, root, r), ink, dict(doc_ann), None, 0, ta))
     for node, st in kept_nodes:
-        ann = _annotations(node.el)
+        ann = _annotations(node.el, path)
         ink, ta = make_ink(st, f"{path}: {describe_element(node.el)}")
         up = node.parent
         while up is not None and id(up) not in index:
