@@ -26,7 +26,7 @@ def _recorded(a) -> None:
     kw = {k: getattr(a, k) for k in ("unipen", "unipen_dir", "iamondb", "inkml", "pages", "seed")
           if getattr(a, k) is not None}
     if a.inkml is not None:
-        kw.update(inkml_writer=a.inkml_writer, inkml_dialect=a.inkml_dialect)
+        kw.update(inkml_writer=a.inkml_writer, inkml_dialect=a.inkml_dialect, inkml_symbols=a.inkml_symbols)
     if a.words_per_page is not None:
         wpp = [v for x in a.words_per_page for v in (x if isinstance(x, tuple) else (x,))]
         if len(wpp) not in (1, 2):
@@ -70,6 +70,12 @@ def _recorded(a) -> None:
                   + "".join(f"; {k}: {n}" for k, n in src["dialects"].items()))
             for f, why in src["failed_files"][:10]:
                 print(f"    {f}: {why}")
+            for f, why in src.get("files_not_inkml", [])[:10]:
+                print(f"    {f}: {why}")
+            for f, why in src.get("files_without_writer", [])[:10]:
+                print(f"    {f}: {why}")
+            for ex in src.get("words_skipped_examples", [])[:10]:
+                print(f"    left out: {ex}")
             if src["warnings"]:
                 print(f"  assumed ({src['warnings']} warnings): "
                       + "; ".join(f"{k}: {n}" for k, n in src["warnings_by_kind"].items()))
@@ -130,8 +136,12 @@ def add_recorded_parser(sub) -> None:
     r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
     r.add_argument("--inkml", help="a folder of word-level InkML files, each word's text in an annotation (truth, "
                    "textField) or a traceGroup's annotation")
-    r.add_argument("--inkml-writer", dest="inkml_writer", choices=("file", "folder"), default="file",
-                   help="with --inkml: one writer per file (default) or per folder")
+    r.add_argument("--inkml-writer", dest="inkml_writer", choices=("auto", "annotation", "file", "folder"),
+                   default="auto", help="with --inkml: auto (default: each word's <annotation type=\"writer\">, else "
+                   "its file's folder, else the file), annotation (writer annotations only), or one writer per file "
+                   "or per folder")
+    r.add_argument("--inkml-symbols", dest="inkml_symbols", action="store_true",
+                   help="with --inkml: keep texts that are not words (math, symbols, numbers) as targets")
     r.add_argument("--inkml-dialect", dest="inkml_dialect", choices=("auto", "w3c", "inksight"), default="auto",
                    help="with --inkml: auto (default: InkSight's derenderings detected), w3c, or inksight (x,y pairs)")
     r.add_argument("--pages", type=int)

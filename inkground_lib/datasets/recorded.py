@@ -215,10 +215,44 @@ def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_fact
                    **report.as_meta(), "line_report": rows}
 
 
-INKML_WRITERS = ("file", "folder")
-"""How :func:`inkml_words` assigns writers: one per file, or one per folder (the files' parent folder)."""
+INKML_WRITERS = ("auto", "annotation", "file", "folder")
+"""How :func:`inkml_words` assigns writers: ``auto`` (the default: a ``writer`` annotation, else the folder, else
+the file), ``annotation`` (only ``writer`` annotations; a file without one is left out, named), or one per file or
+per folder (the files' parent folder)."""
 
-INKML_SUFFIXES = (".inkml", ".ink")
+INKML_SUFFIXES = (".inkml", ".ink", ".xml")
+"""Files :func:`inkml_words` opens: ``.inkml``, ``.ink`' and ``.xml`` (Microsoft Word / OneNote / Windows Journal
+save ink as InkML in ``.xml``; an ``.xml`` file whose root is not InkML's ``<ink>`` is named as not InkML)."""
+
+_WORD_TEXT = re.compile(r"[^\W_]+(?:['\u2019\-.][^\W_]+)*[.,;:!?'\u2019\"]?", re.UNICODE)
+
+
+def is_word_text(text: str) -> bool:
+    """True for the text of a word a person could be asked to trace: letters (any script) and digits, joined by
+    an apostrophe, hyphen or full stop (``don't``, ``re-use``, ``U.S``), with at least one letter and at most one
+    closing punctuation mark. Math and markup (CROHME's ``\\sum``, ``\\theta``, ``x^2``, ``$x$``, ``a_1``),
+    lone symbols and numbers are not.
+
+    >>> [is_word_text(t) for t in ("hello", "don't", "x^2", "\\sum", "42", "re-use,")]
+    [True, True, False, False, False, True]
+    """
+    return bool(_WORD_TEXT.fullmatch(text)) and any(ch.isalpha() for ch in text)
+
+
+def _doc_writer(doc: InkMLDocument) -> Optional[str]:
+    w = (doc.annotations.get("writer") or "").strip()
+    return w or None
+
+
+def _group_writer(doc: InkMLDocument, k: int) -> Optional[str]:
+    """The ``annotation type="writer"`` of group k or of a group around it, else the document's."""
+    i: Optional[int] = k
+    while i is not None:
+        w = (doc[i].annotations.get("writer") or "").strip()
+        if w:
+            return w
+        i = doc[i].parent
+    return _doc_writer(doc)
 
 
 def _word_groups(doc: InkMLDocument) -> tuple[list[int], Counter]:
@@ -246,18 +280,29 @@ def _word_groups(doc: InkMLDocument) -> tuple[list[int], Counter]:
     return chosen, skipped
 
 
-def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str = "auto",
+def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str = "auto", symbols: bool = False,
                 progress: bool = False) -> tuple[list[RecordedWord], dict]:
-    """Words of a folder of word-level InkML files (``*.inkml``, ``*.ink``, in sub-folders too), read by
+    """Words of a folder of word-level InkML files (``*.inkml``, ``*.ink``, ``*.xml``, in sub-folders too), read by
     :func:`~inkground_lib.formats.inkml.read_inkml` (``dialect`` as there), and the manifest source entry.
 
     A word is a group whose text (annotation ``truth``, InkSight's ``textField``, or an ``annotationXML``
-    "Ground truth" label) is one word, see :func:`_word_groups`; its ink is in the file's units, y down.
-    ``writer``: ``"file"`` (each file is one writer: its path in the folder without suffix) or ``"folder"``
-    (the files of one folder are one writer: the folder's path, ``.`` for the top). A file that cannot be read
-    is listed with its reason (``failed_files``) and the rest is read; the assumptions the reader made are
-    counted by kind (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by
-    reason (``words_skipped``), and words whose ink has no width or no height too (``words_degenerate``)."""
+    "Ground truth" label) is one word, see :func:`_word_groups`; its ink is in the file's units, y down. A text
+    that is not a word (math, symbols, numbers: :func:`is_word_text`) is no target unless ``symbols``; a text
+    over MAX_WORD_TEXT characters or an ink over MAX_WORD_POINTS points is left out and named.
+
+    Writers (``writer``): ``"auto"`` (default) takes the ``annotation type="writer"`` of the word's group (or a
+    group around it, or the document), else the file's folder when the file is in a sub-folder of ``root``, else
+    the file itself (a file at the top, without a writer annotation, is one writer); ``"annotation"`` takes only
+    writer annotations (a file without one is left out, named); ``"file"`` / ``"folder"``: one writer per file /
+    per folder, whatever the annotations say.
+
+    Every file left out is named with its reason (``failed_files``: cannot be read; ``files_not_inkml``: an
+    ``.xml`` or ``.ink`` file that is not InkML, e.g. another program's ink format; ``files_without_writer``)
+    and the option that would keep it where one would; the assumptions the reader made are counted by kind
+    (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by reason
+    (``words_skipped``, examples in ``words_skipped_examples``), and words whose ink has no width or no height
+    too (``words_degenerate``); ``writer_sources`` counts where each word's writer came from."""
+    from inkground_lib.core.defaults import MAX_WORD_POINTS, MAX_WORD_TEXT
     from inkground_lib.core.progress import bar as progress_bar
 
     if writer not in INKML_WRITERS:
@@ -271,8 +316,9 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
                    key=lambda p: p.relative_to(r).as_posix())
     if not files:
         raise DatasetError(f"{r}: no InkML files ({', '.join('*' + x for x in INKML_SUFFIXES)}) in the folder")
-    words, failed, digests = [], [], {}
-    skipped, by_kind, dialects, examples = Counter(), Counter(), Counter(), []
+    words, failed, not_inkml, no_writer, digests = [], [], [], [], {}
+    skipped, by_kind, dialects, wsrc = Counter(), Counter(), Counter(), Counter()
+    examples, skip_examples = [], []
     groups = degenerate = 0
     for f in progress_bar(files, desc="InkML files", enabled=progress):
         rel = f.relative_to(r).as_posix()
@@ -280,7 +326,12 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
             doc = read_inkml(f, dialect=dialect)
         except FormatError as e:
             msg = str(e)
-            failed.append((rel, msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg))
+            msg = msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg
+            kind = _not_inkml(f, msg)
+            if kind:
+                not_inkml.append((rel, kind))
+            else:
+                failed.append((rel, msg))
             continue
         digests[rel] = sha256_file(f)
         dialects[doc.dialect] += 1
@@ -291,27 +342,76 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
                 examples.append(str(w))
         chosen, left = _word_groups(doc)
         skipped.update(left)
-        who = (Path(rel).with_suffix("").as_posix() if writer == "file"
-               else (Path(rel).parent.as_posix() if Path(rel).parent.as_posix() != "." else "."))
+        folder = Path(rel).parent.as_posix()
+        if writer == "annotation" and not any(_group_writer(doc, k) for k in chosen):
+            if chosen:
+                no_writer.append((rel, f"{len(chosen)} word(s), no annotation type=\"writer\" (--inkml-writer "
+                                       "auto or folder or file would keep them)"))
+            continue
         for k in chosen:
             g = doc[k]
-            w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", f"inkml:{who}", g.text, g.ink,
-                             {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect})
+
+            def leave(reason: str, detail: str) -> None:
+                skipped[reason] += 1
+                if len(skip_examples) < 50:
+                    skip_examples.append(f"{rel}#{g.id if g.id is not None else k}: {detail}")
+
+            if len(g.text) > MAX_WORD_TEXT:
+                leave("text longer than MAX_WORD_TEXT", f"a text of {len(g.text):,} characters (at most "
+                                                        f"{MAX_WORD_TEXT})")
+                continue
+            if not symbols and not is_word_text(g.text):
+                leave("text not a word (math, symbols or numbers; --inkml-symbols keeps them)",
+                      f"{g.text[:40]!r} is not a word (--inkml-symbols keeps it)")
+                continue
+            if g.ink.n_points > MAX_WORD_POINTS:
+                leave("ink over MAX_WORD_POINTS", f"{g.ink.n_points:,} points (at most {MAX_WORD_POINTS:,})")
+                continue
+            ann = _group_writer(doc, k)
+            if writer in ("auto", "annotation") and ann:
+                who, how = f"inkml:{ann}", "annotation"
+            elif writer == "folder" or (writer == "auto" and folder != "."):
+                who, how = f"inkml:{folder}", "folder"
+            else:
+                who, how = f"inkml:{Path(rel).with_suffix('').as_posix()}", "file"
+            w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", who, g.text, g.ink,
+                             {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect,
+                              "writer_from": how})
             if _usable(w):
                 words.append(w)
+                wsrc[how] += 1
             else:
                 degenerate += 1
     h = hashlib.sha256()
     for rel in sorted(digests):
         h.update(f"{rel}\0{digests[rel]}\n".encode())
     source = {"kind": "inkml", "path": str(r.resolve()), "sha256": h.hexdigest(), "writer_rule": writer,
-              "dialect": dialect, "files_found": len(files), "files_parsed": len(digests),
+              "dialect": dialect, "symbols": bool(symbols), "files_found": len(files), "files_parsed": len(digests),
               "files_failed": len(failed), "failed_files": [list(x) for x in failed[:50]],
+              "files_not_inkml": [list(x) for x in not_inkml[:50]], "files_not_inkml_count": len(not_inkml),
+              "files_without_writer": [list(x) for x in no_writer[:50]],
               "dialects": dict(sorted(dialects.items())), "groups_read": groups, "words": len(words),
-              "words_skipped": dict(sorted(skipped.items())), "words_degenerate": degenerate,
-              "writers": len({w.writer for w in words}), "warnings": sum(by_kind.values()),
+              "words_skipped": dict(sorted(skipped.items())), "words_skipped_examples": skip_examples,
+              "words_degenerate": degenerate, "writers": len({w.writer for w in words}),
+              "writer_sources": dict(sorted(wsrc.items())), "warnings": sum(by_kind.values()),
               "warnings_by_kind": dict(sorted(by_kind.items())), "warning_examples": examples}
     return words, source
+
+
+def _not_inkml(path: Path, message: str) -> Optional[str]:
+    """Why a file that failed to read is not InkML at all (None when it is InkML with a fault): not XML (a binary
+    ink format, e.g. Microsoft's Ink Serialized Format in an ``.ink`` file), or XML whose root is not InkML's."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if message.startswith("not well-formed XML") and not (text.startswith(b"<") or head[:2] in (b"\xff\xfe", b"\xfe\xff")):
+        return "not InkML: not an XML file (another program's ink format?)"
+    if message.startswith("root element is") and "expected <ink>" in message:
+        return "not InkML: " + message
+    return None
 
 
 # ============================================================================================ layout
@@ -487,7 +587,8 @@ def unipen_dir_words(root: str | os.PathLike, *, category="6", style="CURSIVE", 
 def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | None = None,
                    unipen_dir: str | os.PathLike | None = None, category="6", style="CURSIVE",
                    quality="!BAD", iamondb: str | os.PathLike | None = None, iamondb_split: str | None = None,
-                   inkml: str | os.PathLike | None = None, inkml_writer: str = "file", inkml_dialect: str = "auto",
+                   inkml: str | os.PathLike | None = None, inkml_writer: str = "auto", inkml_dialect: str = "auto",
+                   inkml_symbols: bool = False,
                    pages: int | None = None, words_per_page: tuple[int, int] | None = None, seed: int = 0,
                    effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
                    jpeg_quality: int = 88, name: str = "recorded", overwrite: bool = False) -> Path:
@@ -500,8 +601,10 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     ``"GOOD,OK"``; None: any) select the WORD segments (see :func:`unipen_dir_words`); ``iamondb``: an
     IAM-OnDB root (``iamondb_split`` e.g. ``"trainset"`` keeps one task split; broken files are reported and
     skipped, see :func:`iamondb_words`); ``inkml``: a folder of word-level InkML files, ``inkml_writer``
-    ``"file"`` or ``"folder"`` (one writer per file or per folder) and ``inkml_dialect`` as in
-    :func:`~inkground_lib.formats.inkml.read_inkml` (see :func:`inkml_words`). With none of them, the
+    (``"auto"``: writer annotations, else the folder, else the file; ``"annotation"``, ``"file"`` or ``"folder"``),
+    ``inkml_dialect`` as in :func:`~inkground_lib.formats.inkml.read_inkml` and ``inkml_symbols`` (keep texts that
+    are not words as targets), see :func:`inkml_words`. Writers with fewer words than the page minimum are left
+    out with a warning naming them and the options that would keep them (``writers_left_out`` in the meta). With none of them, the
     shipped UNIPEN subset is used (:func:`default_unipen_path`). ``pages``: number of pages (None: one per
     eligible writer; more pages take further words of the writers in turn until they run out);
     ``words_per_page``: (min, max) words per page, one writer per page (None: :data:`PAPER_WORDS_PER_PAGE`
@@ -564,7 +667,8 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                                 "the transcription's word count and fits the words' lengths; what each line got "
                                 "is listed in sources.json (iamondb_lines)"})
     if inkml is not None:
-        kw, source = inkml_words(inkml, writer=inkml_writer, dialect=inkml_dialect, progress=progress)
+        kw, source = inkml_words(inkml, writer=inkml_writer, dialect=inkml_dialect, symbols=inkml_symbols,
+                                 progress=progress)
         words += kw
         sources.append(source)
     if not words:
@@ -577,9 +681,18 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
 
     rng = np.random.default_rng([int(seed), 0])
     plan = plan_pages(words, None if pages is None else int(pages), (lo, hi), rng)
+    counts = Counter(w.writer for w in words if any(c.isalpha() for c in w.text))
+    short = sorted((wr, n) for wr, n in counts.items() if n < lo)
+    hint = ("; --words-per-page (words_per_page) with a lower minimum keeps them"
+            + ("; with --inkml, --inkml-writer folder (inkml_writer='folder') puts a folder's files under one writer"
+               if inkml is not None and inkml_writer != "folder" else ""))
+    listed = ", ".join(f"{wr} ({n})" for wr, n in short[:20]) + (" ..." if len(short) > 20 else "")
     if not plan:
-        raise DatasetError(f"build_recorded: no writer has {lo} or more words with letters; lower "
-                           f"words_per_page (now {lo}-{hi})")
+        raise DatasetError(f"build_recorded: no writer has {lo} or more words with letters ({len(counts)} writers, "
+                           f"{sum(counts.values())} words: {listed}){hint} (now {lo}-{hi})")
+    if short:
+        warnings.warn(f"build_recorded: {len(short)} writer(s) with fewer than {lo} words are left out: {listed}"
+                      f"{hint}")
     if pages is not None and len(plan) < int(pages):
         warnings.warn(f"build_recorded: only {len(plan)} of the {pages} pages requested can be composed "
                       f"(writers run out of words for {lo}+ words per page)")
@@ -596,6 +709,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                        "layout": dataclasses.asdict(layout), "gap_factor": gap_factor,
                        "jpeg_quality": int(jpeg_quality), "iamondb_split": iamondb_split},
             "effects": _effects_record(eff), "pages_built": len(plan),
+            "writers_left_out": [[wr, n] for wr, n in short[:50]],
             "writers": len({wr for wr, _ in plan})}
     meta = json.loads(json.dumps(meta))
 
