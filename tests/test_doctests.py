@@ -36,6 +36,7 @@ EXAMPLES = {
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.secrets": 13,
     "inkground_lib.core.text": 1,
+    "inkground_lib.datasets.recorded": 1,
     "inkground_lib.datasets.segmentation": 1,
     "inkground_lib.evaluation.cost": 15,
     "inkground_lib.evaluation.image_fit": 4,

@@ -432,6 +432,13 @@ def test_math_and_symbols_are_not_targets_unless_asked_and_office_xml_is_read(tm
         "other.xml": "not InkML: root element is <settings>, expected <ink>"}
     words, _ = inkml_words(root, symbols=True)
     assert [w.text for w in words] == ["\\sum", "\\theta", "x^2", "42", "word"]
+    # a CROHME file ($a+b$): its symbols, even the letters a and b, are no words; its "Segmentation" group neither
+    shutil.copy(INKML_FIX / "crohme_style.inkml", root / "expr.inkml")
+    words, src = inkml_words(root)
+    assert [w.text for w in words] == ["word"]
+    assert src["words_skipped"]["a symbol of a mathematical expression (--inkml-symbols keeps them)"] == 4
+    words, _ = inkml_words(root, symbols=True)
+    assert [w.text for w in words if w.meta["file"] == "expr.inkml"] == ["a", "+", "b", "ab"]
 
 
 def test_an_inkml_word_text_over_the_limit_is_left_out_and_named(tmp_path):

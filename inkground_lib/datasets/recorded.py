@@ -224,19 +224,35 @@ INKML_SUFFIXES = (".inkml", ".ink", ".xml")
 """Files :func:`inkml_words` opens: ``.inkml``, ``.ink`' and ``.xml`` (Microsoft Word / OneNote / Windows Journal
 save ink as InkML in ``.xml``; an ``.xml`` file whose root is not InkML's ``<ink>`` is named as not InkML)."""
 
-_WORD_TEXT = re.compile(r"[^\W_]+(?:['\u2019\-.][^\W_]+)*[.,;:!?'\u2019\"]?", re.UNICODE)
+_WORD_TEXT = re.compile(r"['\u2019]?[^\W_]+(?:['\u2019\-.][^\W_]+)*[.,;:!?'\u2019\"]?", re.UNICODE)
 
 
 def is_word_text(text: str) -> bool:
     """True for the text of a word a person could be asked to trace: letters (any script) and digits, joined by
-    an apostrophe, hyphen or full stop (``don't``, ``re-use``, ``U.S``), with at least one letter and at most one
-    closing punctuation mark. Math and markup (CROHME's ``\\sum``, ``\\theta``, ``x^2``, ``$x$``, ``a_1``),
+    an apostrophe, hyphen or full stop (``don't``, ``re-use``, ``U.S``), a clitic (``'s``), with at least one
+    letter and at most one closing punctuation mark. Math and markup (CROHME's ``\\sum``, ``\\theta``, ``x^2``, ``$x$``, ``a_1``),
     lone symbols and numbers are not.
 
     >>> [is_word_text(t) for t in ("hello", "don't", "x^2", "\\sum", "42", "re-use,")]
     [True, True, False, False, False, True]
     """
     return bool(_WORD_TEXT.fullmatch(text)) and any(ch.isalpha() for ch in text)
+
+
+def is_math_document(doc: InkMLDocument) -> bool:
+    """True for an InkML file that writes a mathematical expression, as CROHME's files do: its document-level
+    truth is LaTeX between ``$`` signs, or an ``annotationXML`` encodes MathML (CROHME 2011 file
+    formulaire001-equation001.inkml: ``<annotation type="truth">$\\phi(x)$</annotation>`` and ``<annotationXML
+    type="truth" encoding="Content-MathML">``). Its symbol groups (``x``, ``\\phi``, ``(``) are no words."""
+    truth = (doc.annotations.get("truth") or "").strip()
+    if len(truth) >= 2 and truth.startswith("$") and truth.endswith("$"):
+        return True
+    return any("mathml" in str(v.get("encoding", "")).lower()
+               for v in doc.annotations.get("annotationXML", {}).values() if isinstance(v, dict))
+
+
+_MATH_LABELS = frozenset({"Segmentation"})
+"""Texts CROHME gives the group that holds an expression's symbol groups (formulaire001-equation001.inkml)."""
 
 
 def _doc_writer(doc: InkMLDocument) -> Optional[str]:
@@ -255,19 +271,20 @@ def _group_writer(doc: InkMLDocument, k: int) -> Optional[str]:
     return _doc_writer(doc)
 
 
-def _word_groups(doc: InkMLDocument) -> tuple[list[int], Counter]:
+def _word_groups(doc: InkMLDocument, label_only: frozenset = frozenset()) -> tuple[list[int], Counter]:
     """Indices of the groups of ``doc`` that are words, and the groups left out by reason.
 
     A word is a group whose text is one word (no white space), unless a group around it already is one (its
     letters' groups are part of it); a group whose text has several words (a line, a sentence) is a word only
-    through the word groups inside it; a group without text is left out unless it holds words."""
+    through the word groups inside it; a group without text is left out unless it holds words. Texts in
+    ``label_only`` name a group's role, not its ink (CROHME's "Segmentation" group around the symbols)."""
     def ups(i):
         p = doc[i].parent
         while p is not None:
             yield p
             p = doc[p].parent
 
-    one_word = [g.text is not None and len(g.text.split()) == 1 for g in doc]
+    one_word = [g.text is not None and g.text not in label_only and len(g.text.split()) == 1 for g in doc]
     chosen = [i for i in range(len(doc)) if one_word[i] and not any(one_word[a] for a in ups(i))]
     sel = set(chosen)
     inside = {i for i in range(len(doc)) if any(a in sel for a in ups(i))}
@@ -287,7 +304,8 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
 
     A word is a group whose text (annotation ``truth``, InkSight's ``textField``, or an ``annotationXML``
     "Ground truth" label) is one word, see :func:`_word_groups`; its ink is in the file's units, y down. A text
-    that is not a word (math, symbols, numbers: :func:`is_word_text`) is no target unless ``symbols``; a text
+    that is not a word (math, symbols, numbers: :func:`is_word_text`), and every group of a file that writes a
+    mathematical expression (:func:`is_math_document`), is no target unless ``symbols``; a text
     over MAX_WORD_TEXT characters or an ink over MAX_WORD_POINTS points is left out and named.
 
     Writers (``writer``): ``"auto"`` (default) takes the ``annotation type="writer"`` of the word's group (or a
@@ -340,7 +358,8 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
             by_kind[w.kind] += 1
             if len(examples) < 50:
                 examples.append(str(w))
-        chosen, left = _word_groups(doc)
+        math = is_math_document(doc)
+        chosen, left = _word_groups(doc, _MATH_LABELS if math else frozenset())
         skipped.update(left)
         folder = Path(rel).parent.as_posix()
         if writer == "annotation" and not any(_group_writer(doc, k) for k in chosen):
@@ -359,6 +378,10 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
             if len(g.text) > MAX_WORD_TEXT:
                 leave("text longer than MAX_WORD_TEXT", f"a text of {len(g.text):,} characters (at most "
                                                         f"{MAX_WORD_TEXT})")
+                continue
+            if not symbols and math:
+                leave("a symbol of a mathematical expression (--inkml-symbols keeps them)",
+                      f"{g.text[:40]!r} is a symbol of the file's mathematical expression (--inkml-symbols keeps it)")
                 continue
             if not symbols and not is_word_text(g.text):
                 leave("text not a word (math, symbols or numbers; --inkml-symbols keeps them)",
