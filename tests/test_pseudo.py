@@ -596,7 +596,8 @@ def test_the_run_folder_holds_the_ratings_it_used(synth_ds, tmp_path):
     assert set(pd.read_csv(run / "ratings.csv")["source"]) == {"simulated"}
     f = tmp_path / "people.csv"
     log = RatingsLog(f)
-    rate_rows(log, [(p0, "ann", 10), (p0, "bob", 10), (p1, "ann", 7), (p1, "bob", 10)])  # a page elsewhere is refused (issue 33)
+    # a page elsewhere would be refused (issue 33)
+    rate_rows(log, [(p0, "ann", 10), (p0, "bob", 10), (p1, "ann", 7), (p1, "bob", 10)])
     log.append({"page": p1, "rater": "ann", "score": 7, "action": "undo", "session": "ann", "raters_per_page": 2})
     rate_rows(log, [(p1, "ann", 10)])
     r = run_pseudo_labels(synth_ds, run, derenderer=CountingDerenderer(), ocr=ScriptedEngine(), ratings=f,

@@ -467,8 +467,8 @@ METADATA_SPELLINGS = ["169.254.169.254", "2852039166", "0xa9fea9fe", "0251.0376.
 def test_default_base_url_refuses_metadata_and_link_local_hosts_in_every_spelling(tmp_path, host):
     extra = tmp_path / "mine.yaml"
     extra.write_text(f"x: {{adapter: openai, model: m, api_key_env: T_KEY, default_base_url: 'https://{host}/v1'}}\n")
-    with pytest.raises(SystemConfigError, match=r"mine\.yaml: system x: field default_base_url: must be a public https:// "
-                                                r"URL \(its host is (a link-local address|a cloud metadata)"):
+    with pytest.raises(SystemConfigError, match=r"mine\.yaml: system x: field default_base_url: must be a public "
+                                                r"https:// URL \(its host is (a link-local address|a cloud metadata)"):
         load_registry(extra, use_env=False)
 
 

@@ -68,7 +68,8 @@ def test_word_ink_follows_the_json_subset_convention():
     assert hi.meta == {"category": "6", "level": "WORD", "style": "CURSIVE", "quality": "GOOD", "contributor": "abc",
                        "data_source": "Test fixture, made up for inkground", "data_id": "abc0",
                        "points_per_inch": 1000.0, "y_points_per_inch": 1000.0, "points_per_second": 100.0,
-                       "file": "data/6/abc/w1.dat", "data_file": "include/abc/data/w1.dat", "segment": "0-4", "segment_written": "0-4",
+                       "file": "data/6/abc/w1.dat", "data_file": "include/abc/data/w1.dat", "segment": "0-4",
+                       "segment_written": "0-4",
                        "line": 7, "source_writer_id": "W1"}
 
 
@@ -318,7 +319,8 @@ def _unknown_file(path: Path, before: bool, explicit_first: bool = False) -> Pat
         seg = f'.SEGMENT WORD {delin} OK "{word}"'
         pen = []
         for k in range(2):
-            pen += [".PEN_DOWN"] + [f"{100 * k + 3 * i + 1000 * wi} {200 + (i % 7) * 4}" for i in range(10)] + [".PEN_UP"]
+            pen += [".PEN_DOWN"] + [f"{100 * k + 3 * i + 1000 * wi} {200 + (i % 7) * 4}" for i in range(10)]
+            pen += [".PEN_UP"]
         lines += ([seg] + pen) if before else (pen + [seg])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")

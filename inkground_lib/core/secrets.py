@@ -210,8 +210,8 @@ def public_url_problem(url: str) -> Optional[str]:
 def check_base_url(url: str, env_name: str) -> str:
     """``url`` (read from the variable ``env_name``, or a registry default) if it carries no user info, is
     printable ASCII and names no cloud metadata service or link-local address (:func:`metadata_problem`; private
-    networks are allowed: a self-hosted server); :class:`CredentialError` naming ``env_name`` otherwise, without repeating the URL (its user
-    info may be a key).
+    networks are allowed: a self-hosted server); :class:`CredentialError` naming ``env_name`` otherwise, without
+    repeating the URL (its user info may be a key).
 
     >>> check_base_url("http://127.0.0.1:8000/v1", "VLLM_BASE_URL")
     'http://127.0.0.1:8000/v1'

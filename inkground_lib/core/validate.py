@@ -43,7 +43,8 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
     returned. Only if there is none, the folder is loaded with :func:`load_dataset`, which checks the files
     (photos exist and their sizes are the manifest's, boxes inside the pages, inks readable and non-empty,
     unique ids) and decodes every photo (a truncated JPEG is refused, naming it), and stops at the first fault:
-    then that one problem is returned. Then every word's ink is checked against its box (:func:`box_problems`). A dataset with no pages, or no words, is a problem too (nothing to
+    then that one problem is returned. Then every word's ink is checked against its box (:func:`box_problems`).
+    A dataset with no pages, or no words, is a problem too (nothing to
     evaluate). A folder or manifest that cannot be read (missing, a symbolic link, not JSON, over the manifest
     read limit) gives one problem of stage ``"unreadable"``. ``max_manifest_bytes`` / ``max_ink_bytes``: the read limits in bytes, as in
     :func:`load_dataset` (default: MAX_MANIFEST_BYTES / MAX_INK_FILE_BYTES or their environment variables).

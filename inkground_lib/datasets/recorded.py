@@ -221,17 +221,17 @@ the file), ``annotation`` (only ``writer`` annotations; a file without one is le
 per folder (the files' parent folder)."""
 
 INKML_SUFFIXES = (".inkml", ".ink", ".xml")
-"""Files :func:`inkml_words` opens: ``.inkml``, ``.ink`' and ``.xml`` (Microsoft Word / OneNote / Windows Journal
+"""Files :func:`inkml_words` opens: ``.inkml``, ``.ink`` and ``.xml`` (Microsoft Word / OneNote / Windows Journal
 save ink as InkML in ``.xml``; an ``.xml`` file whose root is not InkML's ``<ink>`` is named as not InkML)."""
 
 _WORD_TEXT = re.compile(r"['\u2019]?[^\W_]+(?:['\u2019\-.][^\W_]+)*[.,;:!?'\u2019\"]?", re.UNICODE)
 
 
 def is_word_text(text: str) -> bool:
-    """True for the text of a word a person could be asked to trace: letters (any script) and digits, joined by
+    r"""True for the text of a word a person could be asked to trace: letters (any script) and digits, joined by
     an apostrophe, hyphen or full stop (``don't``, ``re-use``, ``U.S``), a clitic (``'s``), with at least one
-    letter and at most one closing punctuation mark. Math and markup (CROHME's ``\\sum``, ``\\theta``, ``x^2``, ``$x$``, ``a_1``),
-    lone symbols and numbers are not.
+    letter and at most one closing punctuation mark. Math and markup (CROHME's ``\sum``, ``\theta``, ``x^2``,
+    ``$x$``, ``a_1``), lone symbols and numbers are not.
 
     >>> [is_word_text(t) for t in ("hello", "don't", "x^2", "\\sum", "42", "re-use,")]
     [True, True, False, False, False, True]
@@ -430,7 +430,8 @@ def _not_inkml(path: Path, message: str) -> Optional[str]:
     except OSError:
         return None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if message.startswith("not well-formed XML") and not (text.startswith(b"<") or head[:2] in (b"\xff\xfe", b"\xfe\xff")):
+    xml_like = text.startswith(b"<") or head[:2] in (b"\xff\xfe", b"\xfe\xff")  # UTF-16 marks
+    if message.startswith("not well-formed XML") and not xml_like:
         return "not InkML: not an XML file (another program's ink format?)"
     if message.startswith("root element is") and "expected <ink>" in message:
         return "not InkML: " + message
@@ -627,7 +628,8 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     (``"auto"``: writer annotations, else the folder, else the file; ``"annotation"``, ``"file"`` or ``"folder"``),
     ``inkml_dialect`` as in :func:`~inkground_lib.formats.inkml.read_inkml` and ``inkml_symbols`` (keep texts that
     are not words as targets), see :func:`inkml_words`. Writers with fewer words than the page minimum are left
-    out with a warning naming them and the options that would keep them (``writers_left_out`` in the meta). With none of them, the
+    out with a warning naming them and the options that would keep them (``writers_left_out`` in the meta).
+    With none of them, the
     shipped UNIPEN subset is used (:func:`default_unipen_path`). ``pages``: number of pages (None: one per
     eligible writer; more pages take further words of the writers in turn until they run out);
     ``words_per_page``: (min, max) words per page, one writer per page (None: :data:`PAPER_WORDS_PER_PAGE`

@@ -174,7 +174,8 @@ def match_lines_by_length(inks: Sequence[Ink], texts: Sequence[str]) -> tuple[Op
     units = [max(letter_units(t), 1e-9) for t in texts]
     short, long_ = (n, m) if n <= m else (m, n)
     if comb(long_, short) > _MAX_MATCHINGS:
-        return None, f"{comb(long_, short)} ways to pair {n} line files with {m} transcription lines (over {_MAX_MATCHINGS})"
+        return None, (f"{comb(long_, short)} ways to pair {n} line files with {m} transcription lines (over "
+                      f"{_MAX_MATCHINGS})")
     lo, hi = LINE_WIDTH_RATIO
     passing = []
     for pick in combinations(range(long_), short):
@@ -194,5 +195,6 @@ def match_lines_by_length(inks: Sequence[Ink], texts: Sequence[str]) -> tuple[Op
     out: list = [None] * n
     for i, j in passing[0][1]:
         out[i] = j
-    how = "the only way" if len(passing) == 1 else f"the best of {len(passing)} ways (cost {passing[0][0]:.3f} vs {passing[1][0]:.3f})"
+    how = ("the only way" if len(passing) == 1 else
+           f"the best of {len(passing)} ways (cost {passing[0][0]:.3f} vs {passing[1][0]:.3f})")
     return out, f"matched by length: {how} of pairing {n} line files with {m} transcription lines that fits"

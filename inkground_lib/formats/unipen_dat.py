@@ -17,7 +17,8 @@ up to the next such line (lines ending in LF or CR LF). The keywords this reader
 * ``.SEGMENT level delineation quality "label"``: ``delineation`` is a comma-separated list of ranges
   ``c``, ``c0-c1``, ``c0:p0-c1``, ``c0-c1:p1`` or ``c0:p0-c1:p1`` (component ``c``, sample ``p`` in it, both
   from 0, ends included), or ``?``: the components between the statement and its neighbour of the same level,
-  where that is unambiguous (:func:`resolve_unknown_delineation`; otherwise the segment is skipped, named); ``quality`` is ``GOOD``, ``OK``, ``BAD`` or ``?``; the label is a double-quoted
+  where that is unambiguous (:func:`resolve_unknown_delineation`; otherwise the segment is skipped, named);
+  ``quality`` is ``GOOD``, ``OK``, ``BAD`` or ``?``; the label is a double-quoted
   string with the escapes ``\"``, ``\\``, ``\/``, ``\@``, ``\ ``, ``\t``, ``\n`` (the unpatched release also
   has three double quotes for a double quote and ``"\"`` for a backslash; both are read as such).
 * state keywords, remembered with every component that follows them: ``.COORD``, ``.X_POINTS_PER_INCH`` /
