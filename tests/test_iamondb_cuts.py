@@ -164,3 +164,25 @@ def test_the_build_keeps_what_fits_and_lists_every_line_in_sources_json(tmp_path
     used = {v for page in prov["page_words"].values() for v in page.values()}
     assert not any(u.startswith("a01-000u-01") for u in used)  # no word of the miscut line reaches a page
     assert "line_report" not in src
+
+
+def test_a_line_missing_from_the_original_xml_never_takes_its_text_from_the_ascii_file(tmp_path):
+    lines = ["he is", "a very very long sentence indeed for one line", "no"]
+    root = _write(tmp_path / "iam", {f"a01-000u-0{k + 1}": _words(t) for k, t in enumerate(lines)},
+                  {"a01-000u": lines})  # the ascii file has all three lines
+    d = root / "original-xml-part/original/a01/a01-000"
+    d.mkdir(parents=True)
+    (d / "strokesu.xml").write_text(
+        '<?xml version="1.0" encoding="ISO-8859-1"?>\n<WhiteboardCaptureSession><General><Form id="a01-000u" '
+        'writerID="10039"/></General><Transcription>'
+        + "".join(f'<TextLine text="{t}" id="a01-000u-0{k + 1}"/>' for k, t in enumerate(lines[:2]))
+        + "</Transcription></WhiteboardCaptureSession>\n", "latin-1")
+    got, report = read_iamondb_report(root)
+    assert {ln.id: (ln.text, ln.text_note, ln.form_text_source) for ln in got} == {
+        f"a01-000u-0{k}": (None, "line count", "original-xml") for k in (1, 2, 3)}
+    words, counts = iamondb_words(root)
+    rows = {r["line"]: r for r in counts["line_report"]}
+    # matched by length from the original xml's two lines; line 3 gets none (the ascii file's "no" is not used)
+    assert rows["a01-000u-03"]["text"] is None and rows["a01-000u-03"]["text_source"] is None
+    assert rows["a01-000u-02"]["text"] == lines[1] and rows["a01-000u-02"]["text_source"] == "original-xml"
+    assert not any(w.text == "no" for w in words)

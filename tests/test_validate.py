@@ -373,17 +373,24 @@ def test_a_fifo_or_a_folder_as_the_photo_says_what_it_is(copy, kind):
 
 # ---- issue 33: the reference ink lies in its word's box; a word's text has a bounded length
 
-def test_a_reference_ink_outside_its_words_box_is_refused_naming_file_word_and_field(copy):
+def _shift_reference(copy, shift):
+    """Move word 1 of page 0's reference ink right by ``shift(box width)`` (kept inside the page); returns the
+    page record, its inks file and the word id."""
     page = json.loads((copy / "manifest.json").read_text("utf-8"))["pages"][0]
     inks_path = copy / page["inks"]
     inks = json.loads(inks_path.read_text("utf-8"))
     wid = page["words"][1]["id"]
     x0, y0, x1, y1 = page["words"][1]["box"]
-    # the word's ink moved right by two box widths: wholly outside, still inside the page
     for stroke in inks["words"][wid]["reference"]:
         for p in stroke:
-            p[0] = min(p[0] + 2 * (x1 - x0) + 5, page["width"] - 1)
+            p[0] = min(p[0] + shift(x1 - x0), page["width"] - 1)
     inks_path.write_text(json.dumps(inks), "utf-8")
+    return page, inks_path, wid
+
+
+def test_a_reference_ink_outside_its_words_box_is_refused_naming_file_word_and_field(copy):
+    # the word's ink moved right by two box widths: wholly outside, still inside the page
+    page, inks_path, wid = _shift_reference(copy, lambda w: 2 * w + 5)
     probs = validate_dataset(copy)
     p = next(p for p in probs if p.field == "ink")
     assert p.file == str(inks_path) and p.record == f"page {page['id']} word {wid}"
@@ -392,15 +399,7 @@ def test_a_reference_ink_outside_its_words_box_is_refused_naming_file_word_and_f
 
 
 def test_a_reference_ink_within_the_tolerance_passes(copy):
-    page = json.loads((copy / "manifest.json").read_text("utf-8"))["pages"][0]
-    inks_path = copy / page["inks"]
-    inks = json.loads(inks_path.read_text("utf-8"))
-    wid = page["words"][1]["id"]
-    x0, y0, x1, y1 = page["words"][1]["box"]
-    for stroke in inks["words"][wid]["reference"]:
-        for p in stroke:
-            p[0] += 0.08 * (x1 - x0)  # shifted by 8% of the box width: inside the 10% tolerance
-    inks_path.write_text(json.dumps(inks), "utf-8")
+    _shift_reference(copy, lambda w: 0.08 * w)  # 8% of the box width: inside the 10% tolerance
     assert validate_dataset(copy) == []
 
 
