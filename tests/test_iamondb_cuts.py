@@ -186,3 +186,16 @@ def test_a_line_missing_from_the_original_xml_never_takes_its_text_from_the_asci
     assert rows["a01-000u-03"]["text"] is None and rows["a01-000u-03"]["text_source"] is None
     assert rows["a01-000u-02"]["text"] == lines[1] and rows["a01-000u-02"]["text_source"] == "original-xml"
     assert not any(w.text == "no" for w in words)
+
+
+def test_the_recorded_command_says_how_many_lines_were_kept_and_skipped(tmp_path, capsys):
+    from inkground_lib.cli import main
+
+    root = _write(tmp_path / "iam", {"a01-000u-01": MOVE_LINE, "a01-000u-02": _words("nominating any more Labour"),
+                                     "a01-000u-03": _words("life Peers is to be made")},
+                  {"a01-000u": [MOVE_TEXT, "nominating any more Labour", "life Peers is to be made"]})
+    assert main(["recorded", "--iamondb", str(root), "--words-per-page", "2", "4", "--out", str(tmp_path / "ds")]) \
+        in (0, None)
+    out = capsys.readouterr().out
+    assert ("lines: 3 read, 2 kept (cut into words that fit their lengths; 0 matched to their text by length); "
+            "skipped, cut does not fit the words' lengths: 1; what each line got: sources.json (iamondb_lines)") in out

@@ -56,8 +56,10 @@ def _recorded(a) -> None:
                   f"{src['files_failed']} files failed")
             for f, why in src["failed_files"][:10]:
                 print(f"    {f}: {why}")
-            print(f"  lines: {src['lines']} read, {src['lines_segmented']} cut into words"
-                  + "".join(f"; skipped, {k}: {n}" for k, n in src["lines_skipped"].items()))
+            print(f"  lines: {src['lines']} read, {src['lines_kept']} kept (cut into words that fit their lengths"
+                  f"; {src['lines_matched_by_length']} matched to their text by length)"
+                  + "".join(f"; skipped, {k}: {n}" for k, n in src["lines_skipped"].items())
+                  + "; what each line got: sources.json (iamondb_lines)")
             if src["quirks"]:
                 print("  handled: " + "; ".join(f"{k}: {n}" for k, n in src["quirks"].items()))
                 for q in src["quirk_examples"][:5]:
