@@ -15,6 +15,7 @@ from inkground_lib.core.ink import Ink
 from inkground_lib.datasets.recorded import build_recorded, iamondb_words
 from inkground_lib.datasets.segmentation import (
     check_cut,
+    cut_line,
     core_height,
     letter_units,
     match_lines_by_length,
@@ -199,3 +200,18 @@ def test_the_recorded_command_says_how_many_lines_were_kept_and_skipped(tmp_path
     out = capsys.readouterr().out
     assert ("lines: 3 read, 2 kept (cut into words that fit their lengths; 0 matched to their text by length); "
             "skipped, cut does not fit the words' lengths: 1; what each line got: sources.json (iamondb_lines)") in out
+
+
+def test_a_full_stop_written_close_to_its_word_is_taken_back_from_the_words_end():
+    # "Mr" then its full stop 0.3 units later (one piece at pen-up gaps), MOVE in one go this time
+    pieces = [(1.2, 1.6), (5.6, 1.6), (1.6, 1.6), (3.6, 1.6), (2.2, 0.3), (0, 1.6), (7.6, 1.0)]
+    ink = _ink(pieces)
+    tokens = MOVE_TEXT.split()
+    assert segment_line_words(ink, len(tokens)) is None  # 6 pieces at pen-up gaps for 7 tokens
+    parts, kind, why = cut_line(ink, tokens)
+    assert why == "" and [len(p) for p in parts] == [1, 1, 1, 1, 1, 1, 1]
+    assert parts[5].n_points == 1 and parts[4].bbox()[2] < parts[5].bbox()[0]  # "." is the dot, "Mr" is without it
+    # a piece whose last stroke is no mark (a whole word written close) is refused, not split
+    pieces2 = [(1.2, 1.6), (5.6, 1.6), (1.6, 1.6), (3.6, 1.6), (2.2, 0.3), (3.0, 1.6), (7.6, 1.0)]
+    parts, kind, why = cut_line(_ink(pieces2), tokens)
+    assert parts is None and kind == "count" and "no mark for '.' at the end of 'Mr'" in why

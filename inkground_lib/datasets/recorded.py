@@ -41,12 +41,11 @@ from inkground_lib.core.folders import (
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.core.layout import UNIPEN_SUBSET
 from inkground_lib.datasets.segmentation import (
-    check_cut,
     core_band,
     core_height,
+    cut_line,
     is_punctuation,
     match_lines_by_length,
-    segment_line_words,
 )
 from inkground_lib.datasets.synth.page_layout import clean_page
 from inkground_lib.datasets.synth.photo import (
@@ -144,11 +143,13 @@ def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_fact
     their lengths (:func:`~inkground_lib.datasets.segmentation.match_lines_by_length`: one way of pairing them
     must fit clearly best) or skipped (``lines_skipped``: "form's lines not matched ...").
 
-    Cutting: a line is cut at pen-up gaps (:func:`segment_line_words`) into as many pieces as its transcription has
-    words (:func:`~inkground_lib.formats.iamondb.transcription_tokens`: struck-out, unreadable and bracketed words
-    count, as they are ink on the line), and the cut is used only when it is also supported by the words' lengths
-    (:func:`~inkground_lib.datasets.segmentation.check_cut`: punctuation gets small ink, each word a width that
-    fits its letters against the line's own scale); otherwise the whole line is skipped and counted, never forced.
+    Cutting: a line is cut at pen-up gaps into as many pieces as its transcription has words
+    (:func:`~inkground_lib.formats.iamondb.transcription_tokens`: struck-out, unreadable and bracketed words
+    count, as they are ink on the line; a full stop or comma written close to its word is taken back from the
+    word's end), and the cut is used only when it is also supported by the words' lengths
+    (:func:`~inkground_lib.datasets.segmentation.cut_line` and ``check_cut``: punctuation gets small ink, each
+    word a width that fits its letters against the line's own scale); otherwise the whole line is skipped and
+    counted, never forced.
     Its plain words are the targets, the marked ones are left out (``words_not_targets`` by mark).
 
     ``line_report`` lists every line read: ``line``, ``text`` (None if none), ``text_source`` (original-xml /
@@ -190,13 +191,11 @@ def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_fact
             skip("no plain word (every word marked)")
             continue
         with_text += 1
-        parts = segment_line_words(ln.ink, len(tokens), gap_factor=gap_factor)
+        parts, kind, why_not = cut_line(ln.ink, [t.text for t in tokens], gap_factor=gap_factor,
+                                        sized=[t.target for t in tokens])
         if parts is None:
-            skip("cut at pen-up gaps into another number of words than the transcription's")
-            continue
-        bad = check_cut(parts, [t.text for t in tokens], core_height(ln.ink), [t.target for t in tokens])
-        if bad is not None:
-            skip("cut does not fit the words' lengths", bad)
+            skip("cut at pen-up gaps into another number of words than the transcription's" if kind == "count"
+                 else "cut does not fit the words' lengths", why_not)
             continue
         ok += 1
         row["kept"] = True

@@ -36,18 +36,8 @@ def core_height(ink: Ink) -> float:
     return max(hi - lo, 1e-9)
 
 
-def segment_line_words(ink: Ink, n_words: int, *, gap_factor: float = 0.6) -> Optional[list[Ink]]:
-    """Split a recorded text line into ``n_words`` words at pen-up gaps, or return None.
-
-    Strokes are clustered by their horizontal extents: strokes whose x-ranges overlap or lie closer than
-    ``gap_factor`` * core height (:func:`core_band`) belong to one word; so delayed strokes (i-dots,
-    t-crosses written after the word) join the word they lie over. The clusters, left to right, are the
-    words; each keeps its strokes in writing order. The segmentation is accepted only when it yields exactly
-    ``n_words`` clusters (the transcription's word count); otherwise None (the line is skipped, never forced).
-    """
-    ink = as_ink(ink)
-    if n_words < 1 or len(ink) == 0:
-        return None
+def _gap_clusters(ink: Ink, gap_factor: float) -> list[list[int]]:
+    """Stroke indices clustered by horizontal extent (see :func:`segment_line_words`), left to right."""
     gap = gap_factor * core_height(ink)
     ext = np.array([(s[:, 0].min(), s[:, 0].max()) for s in ink.strokes])
     order = np.argsort(ext[:, 0], kind="stable")
@@ -60,9 +50,80 @@ def segment_line_words(ink: Ink, n_words: int, *, gap_factor: float = 0.6) -> Op
         else:
             clusters.append([int(i)])
             right = ext[i, 1]
+    return clusters
+
+
+def segment_line_words(ink: Ink, n_words: int, *, gap_factor: float = 0.6) -> Optional[list[Ink]]:
+    """Split a recorded text line into ``n_words`` words at pen-up gaps, or return None.
+
+    Strokes are clustered by their horizontal extents: strokes whose x-ranges overlap or lie closer than
+    ``gap_factor`` * core height (:func:`core_band`) belong to one word; so delayed strokes (i-dots,
+    t-crosses written after the word) join the word they lie over. The clusters, left to right, are the
+    words; each keeps its strokes in writing order. The segmentation is accepted only when it yields exactly
+    ``n_words`` clusters (the transcription's word count); otherwise None (the line is skipped, never forced).
+    """
+    ink = as_ink(ink)
+    if n_words < 1 or len(ink) == 0:
+        return None
+    clusters = _gap_clusters(ink, gap_factor)
     if len(clusters) != n_words:
         return None
     return [Ink(tuple(ink.strokes[i] for i in sorted(c))) for c in clusters]
+
+
+def cut_line(ink: Ink, tokens: Sequence[str], *, gap_factor: float = 0.6,
+             sized: Optional[Sequence[bool]] = None) -> tuple[Optional[list[Ink]], Optional[str], str]:
+    """Cut a recorded line into one piece of ink per token, or say why not: (pieces, None, "") or (None, kind,
+    reason), kind ``"count"`` (the pen-up gaps give another number of pieces) or ``"lengths"`` (:func:`check_cut`
+    refuses the cut).
+
+    The line is cut at pen-up gaps (:func:`segment_line_words`). Where that gives as many pieces as tokens, they
+    are the cut. Where it gives fewer by exactly the number of punctuation tokens written right after a word
+    (a full stop or comma put down close to its word: "Mr ." as one piece), each such mark is taken back from
+    the end of its word's piece: the piece's rightmost stroke, when it starts right of the rest of the piece
+    (no more than 0.3 core heights back) and is no bigger than :data:`CUT_PUNCT_EXTENT`; a piece that has no
+    such stroke refuses the line. Any other count refuses it. The cut is then held to the words' lengths
+    (:func:`check_cut`; ``sized`` as there): a count that matches is not enough."""
+    ink = as_ink(ink)
+    tokens = list(tokens)
+    if not tokens or len(ink) == 0:
+        return None, "count", "no words or no ink"
+    core = core_height(ink)
+    clusters = _gap_clusters(ink, gap_factor)
+    trailing = [k for k in range(1, len(tokens)) if is_punctuation(tokens[k]) and not is_punctuation(tokens[k - 1])]
+    if len(clusters) == len(tokens):
+        pieces = [sorted(c) for c in clusters]
+    elif len(clusters) == len(tokens) - len(trailing) and trailing:
+        pieces, it = [], iter(clusters)
+        for k in range(len(tokens)):
+            if k not in trailing:
+                pieces.append(sorted(next(it)))
+                continue
+            word = pieces[-1]
+            mark = _trailing_mark(ink, word, core)
+            if mark is None:
+                return None, "count", (f"{len(clusters)} pieces of ink at pen-up gaps for {len(tokens)} words, and "
+                                       f"no mark for {tokens[k]!r} at the end of {tokens[k - 1]!r}")
+            pieces[-1] = [i for i in word if i != mark]
+            pieces.append([mark])
+    else:
+        return None, "count", f"{len(clusters)} pieces of ink at pen-up gaps for {len(tokens)} words"
+    parts = [Ink(tuple(ink.strokes[i] for i in p)) for p in pieces]
+    why = check_cut(parts, tokens, core, sized)
+    return (None, "lengths", why) if why else (parts, None, "")
+
+
+def _trailing_mark(ink: Ink, word: list[int], core: float) -> Optional[int]:
+    """The stroke of ``word`` that is a punctuation mark written after it (see :func:`cut_line`), or None."""
+    if len(word) < 2:
+        return None
+    last = max(word, key=lambda i: (ink.strokes[i][:, 0].min(), i))
+    rest_right = max(ink.strokes[i][:, 0].max() for i in word if i != last)
+    s = ink.strokes[last]
+    w, h = np.ptp(s[:, 0]) / core, np.ptp(s[:, 1]) / core
+    if s[:, 0].min() < rest_right - 0.3 * core or w > CUT_PUNCT_EXTENT[0] or h > CUT_PUNCT_EXTENT[1]:
+        return None
+    return last
 
 
 # ------------------------------------------------------------------------------------------ the cut's evidence
