@@ -455,3 +455,34 @@ def test_an_inkml_word_text_over_the_limit_is_left_out_and_named(tmp_path):
     assert src["words_skipped"] == {"text longer than MAX_WORD_TEXT": 1}
     assert src["words_skipped_examples"] == [f"long.inkml#g0: a text of {MAX_WORD_TEXT + 1} characters (at most "
                                              f"{MAX_WORD_TEXT})"]
+
+
+def test_hostile_inkml_files_are_named_and_skipped_and_the_build_goes_on(tmp_path, monkeypatch):
+    import inkground_lib.formats.inkml as inkml_mod
+    from inkground_lib.core import defaults
+
+    rng = np.random.default_rng(11)
+    root = tmp_path / "ink"
+    root.mkdir()
+    for j, t in enumerate(["dear", "anna", "thank", "you"]):
+        write_inkml(root / f"ok{j}.inkml", [(f"g{j}", t, [_squiggle(rng, 4, 60.0)])],
+                    document_annotations={"writer": "ann"})
+    (root / "deep.inkml").write_text('<ink xmlns="http://www.w3.org/2003/InkML">' + "<traceGroup>" * 5000
+                                     + "<trace>1 2, 3 4</trace>" + "</traceGroup>" * 5000 + "</ink>", "utf-8")
+    (root / "long.inkml").write_text('<ink xmlns="http://www.w3.org/2003/InkML"><traceGroup><annotation type="truth">'
+                                     "huge</annotation><trace>" + ", ".join(f"{i} {i % 7}" for i in range(3000))
+                                     + "</trace></traceGroup></ink>", "utf-8")
+    monkeypatch.setattr(inkml_mod, "MAX_INK_POINTS", 2000)  # stands for the 10-million-point trace
+    words, src = inkml_words(root)
+    failed = dict(src["failed_files"])
+    assert "nested 101 levels deep" in failed["deep.inkml"] and "MAX_XML_DEPTH" in failed["deep.inkml"]
+    assert "more than 2,000 points (MAX_INK_POINTS)" in failed["long.inkml"]
+    assert sorted(w.text for w in words) == ["anna", "dear", "thank", "you"]
+    # a word over the word limit is left out and named, the others kept
+    monkeypatch.setattr(inkml_mod, "MAX_INK_POINTS", 10**6)
+    monkeypatch.setattr(defaults, "MAX_WORD_POINTS", 1000)
+    words, src = inkml_words(root)
+    assert src["words_skipped"]["ink over MAX_WORD_POINTS"] == 1
+    assert any(e.startswith("long.inkml#") and "3,000 points (at most 1,000)" in e for e in src["words_skipped_examples"])
+    out = build_recorded(tmp_path / "rec", inkml=root, progress=False)
+    assert sorted(w.text for p in load_dataset(out).pages for w in p.words) == ["anna", "dear", "thank", "you"]
