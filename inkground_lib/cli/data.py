@@ -128,7 +128,8 @@ def add_recorded_parser(sub) -> None:
     r.add_argument("--out", required=True)
     r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
     r.add_argument("--unipen-dir", dest="unipen_dir",
-                   help="the root of a whole UNIPEN release in the original .dat format (data/, include/), e.g. train_r01_v07")
+                   help="the root of a whole UNIPEN release in the original format (data/, include/; .dat and .unp "
+                   "files), e.g. train_r01_v07, or a folder of UNIPEN files")
     r.add_argument("--category", default="6", help="with --unipen-dir: release categories, e.g. 6 (isolated cursive or mixed words) or 6,7; 'any' "
                         "(needed for a folder of .dat files that is not a release)")
     r.add_argument("--style", default="CURSIVE", help="with --unipen-dir: .STYLE labels to keep, e.g. CURSIVE or CURSIVE,MIXED; 'any'")
@@ -136,8 +137,9 @@ def add_recorded_parser(sub) -> None:
     r.add_argument("--words-per-page", dest="words_per_page", nargs="+", type=_words_per_page, metavar="MIN MAX",
                    help="words per page: MIN MAX or MIN-MAX (default 20-50 with --unipen-dir, else 4-8)")
     r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
-    r.add_argument("--inkml", help="a folder of word-level InkML files, each word's text in an annotation (truth, "
-                   "textField) or a traceGroup's annotation")
+    r.add_argument("--inkml", help="a folder of word-level InkML files (.inkml, .ink, and the .xml ink Word, OneNote "
+                   "and Journal save), each word's text in an annotation (truth, textField) or a traceGroup's "
+                   "annotation")
     r.add_argument("--inkml-writer", dest="inkml_writer", choices=("auto", "annotation", "file", "folder"),
                    default="auto", help="with --inkml: auto (default: each word's <annotation type=\"writer\">, else "
                    "its file's folder, else the file), annotation (writer annotations only), or one writer per file "
