@@ -449,12 +449,12 @@ def test_run_pseudo_labels_with_ratings_file_and_subset(synth_ds, tmp_path):
     ds = load_dataset(synth_ds)
     p0, p1 = ds.pages[0].id, ds.pages[1].id
     f = write_csv(tmp_path / "ratings.csv",
-                  f"page,rater,score\n{p0},a,10\n{p0},b,10\n{p1},a,10\n{p1},b,8\nnot-a-page,a,10\n")
+                  f"page,rater,score\n{p0},a,10\n{p0},b,10\n{p1},a,10\n{p1},b,8\n")
     r = run_pseudo_labels(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(), ocr=ScriptedEngine(),
                        ratings=f, n_candidates=2, progress=False)
     assert len(r.pages) == 2
     assert r.pages["kept"].tolist() == [True, False]
-    assert r.agreement["agreement"] == 0.5 and r.agreement["ratings_outside_candidates"] == 1
+    assert r.agreement["agreement"] == 0.5 and r.agreement["ratings_outside_candidates"] == 0  # issue 33: refused
     assert r.components["ratings_source"] == "file: ratings.csv"
     assert load_dataset(r.benchmark).meta["ratings_source"] == "file: ratings.csv"
     assert r.pages["defect"].isna().all()
@@ -596,7 +596,8 @@ def test_the_run_folder_holds_the_ratings_it_used(synth_ds, tmp_path):
     assert set(pd.read_csv(run / "ratings.csv")["source"]) == {"simulated"}
     f = tmp_path / "people.csv"
     log = RatingsLog(f)
-    rate_rows(log, [(p0, "ann", 10), (p0, "bob", 10), (p1, "ann", 7), (p1, "bob", 10), ("elsewhere", "ann", 10)])
+    # a page elsewhere would be refused (issue 33)
+    rate_rows(log, [(p0, "ann", 10), (p0, "bob", 10), (p1, "ann", 7), (p1, "bob", 10)])
     log.append({"page": p1, "rater": "ann", "score": 7, "action": "undo", "session": "ann", "raters_per_page": 2})
     rate_rows(log, [(p1, "ann", 10)])
     r = run_pseudo_labels(synth_ds, run, derenderer=CountingDerenderer(), ocr=ScriptedEngine(), ratings=f,
@@ -608,7 +609,7 @@ def test_the_run_folder_holds_the_ratings_it_used(synth_ds, tmp_path):
     s = json.loads((run / "summary.json").read_text())
     info = s["ratings_file"]
     assert info["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest() and info["raters_per_page"] == 2
-    assert info["k_from"] == "file" and info["path"] == str(f) and info["standing_ratings"] == 5
+    assert info["k_from"] == "file" and info["path"] == str(f) and info["standing_ratings"] == 4
     assert s["numbers"]["benchmark_pages"] == 2 and s["params"]["raters_per_page"] == 2
 
 

@@ -694,3 +694,43 @@ def test_stats_are_section_02s_over_section_02s_pages(tmp_path, run_dir):
     assert js["other"]["pages"] == ["p001"] and js["other"]["kept"] == 1 and js["other"]["ratings"] == 2
     assert html.index("The pages section 02 uses") < html.index("Other pages offered here")
     assert 'id="used-list">p000, p002, p003<' in html and "passed the OCR" in html
+
+
+# ---- issue 33: the ratings file reader holds rows to the app's rules
+
+def test_rater_names_equal_after_normalisation_are_one_rater(tmp_path):
+    from inkground_lib.pseudo.raters import RatingsError, load_ratings, rater_key
+
+    assert rater_key("zoe\u0308") == rater_key("zo\u00eb") == rater_key("ZO\u00cb")
+    f = tmp_path / "r.csv"
+    f.write_text("page,rater,score\np1,Ann,10\np1,ann,10\n", "utf-8")
+    with pytest.raises(RatingsError, match=r"r\.csv: line 3: field rater: rater 'ann' already rated page 'p1' "
+                                           r"\(line 2\) \(as 'Ann'"):
+        load_ratings(f)
+    # a name outside the app's rule (combining marks, non-ASCII letters) is refused, NFC or NFD alike
+    for name in ("zo\u00eb", "zoe\u0308"):
+        f.write_text(f"page,rater,score\np1,{name},10\n", "utf-8")
+        with pytest.raises(RatingsError, match=r"line 2: field rater: .* is not a valid rater name \(1-32"):
+            load_ratings(f)
+
+
+def test_a_10kb_rater_name_is_refused_by_the_apps_rule(tmp_path):
+    from inkground_lib.pseudo.raters import RatingsError, load_ratings
+
+    f = tmp_path / "r.csv"
+    f.write_text("page,rater,score\np1," + "a" * 10_000 + ",10\n", "utf-8")
+    with pytest.raises(RatingsError, match=r"r\.csv: line 2: field rater: 'a+.* is not a valid rater name"):
+        load_ratings(f)
+    f.write_text("page,rater,score\np1," + "a" * 32 + ",10\n", "utf-8")
+    assert load_ratings(f).ratings["rater"].tolist() == ["a" * 32]
+
+
+def test_a_rating_of_a_page_outside_the_run_is_refused_with_its_line(tmp_path):
+    from inkground_lib.pseudo.raters import RatingsError, check_rating_pages, load_ratings
+
+    f = tmp_path / "r.csv"
+    f.write_text("page,rater,score\np1,a,10\np1,b,10\nelsewhere,a,10\n", "utf-8")
+    rf = load_ratings(f)
+    check_rating_pages(rf, ["p1", "elsewhere"])
+    with pytest.raises(RatingsError, match=r"r\.csv: line 4: field page: 'elsewhere' is not a page of this run"):
+        check_rating_pages(rf, ["p1", "p2"])

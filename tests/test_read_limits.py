@@ -353,3 +353,46 @@ def test_nul_byte_in_a_manifest_path_names_manifest_page_and_field(tmp_path, fie
 def test_check_file_size_names_a_nul_path():
     with pytest.raises(DatasetError, match=r"'a\\x00b': cannot be read"):
         check_file_size("a\x00b", None, 10, INK_ENV)
+
+
+# ---- issue 33: limits checked while reading, before anything is written
+
+def test_inkml_nested_5000_levels_is_refused_naming_the_file_not_a_recursion_error(tmp_path):
+    from inkground_lib.formats.inkml import read_inkml
+    from inkground_lib.formats.xmlsafe import FormatError
+
+    f = tmp_path / "deep.inkml"
+    f.write_text('<ink xmlns="http://www.w3.org/2003/InkML">' + "<traceGroup>" * 5000 + "<trace>1 2, 3 4</trace>"
+                 + "</traceGroup>" * 5000 + "</ink>", "utf-8")
+    with pytest.raises(FormatError, match=r"deep\.inkml: <traceGroup>: nested 101 levels deep; .* deeper than 100 "
+                                          r"levels are refused \(MAX_XML_DEPTH\)"):
+        read_inkml(f)
+    ok = tmp_path / "ok.inkml"
+    ok.write_text('<ink xmlns="http://www.w3.org/2003/InkML">' + "<traceGroup>" * 98 + "<trace>1 2, 3 4</trace>"
+                  + "</traceGroup>" * 98 + "</ink>", "utf-8")
+    assert len(read_inkml(ok)) == 98  # 100 levels: ink, 98 groups, the trace
+
+
+def test_an_inkml_trace_over_the_point_limit_is_refused_before_parsing(tmp_path, monkeypatch):
+    import inkground_lib.formats.inkml as inkml
+    from inkground_lib.formats.xmlsafe import FormatError
+
+    monkeypatch.setattr(inkml, "MAX_INK_POINTS", 1000)
+    f = tmp_path / "long.inkml"
+    f.write_text('<ink xmlns="http://www.w3.org/2003/InkML"><trace>' + ", ".join(["1 2"] * 600) + "</trace><trace>"
+                 + ", ".join(["1 2"] * 600) + "</trace></ink>", "utf-8")
+    with pytest.raises(FormatError, match=r"long\.inkml: <trace> #1: the file holds more than 1,000 points "
+                                          r"\(MAX_INK_POINTS\)"):
+        inkml.read_inkml(f)
+
+
+def test_an_inkml_annotation_of_100000_characters_is_refused(tmp_path):
+    from inkground_lib.formats.inkml import read_inkml
+    from inkground_lib.formats.xmlsafe import FormatError
+
+    f = tmp_path / "text.inkml"
+    f.write_text('<ink xmlns="http://www.w3.org/2003/InkML"><traceGroup><annotation type="truth">' + "w" * 100_000
+                 + "</annotation><trace>1 2, 3 4</trace></traceGroup></ink>", "utf-8")
+    with pytest.raises(FormatError, match=r"text\.inkml: <traceGroup> <annotation type='truth'>: a text of 100,000 "
+                                          r"characters"):
+        read_inkml(f)

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import cv2
@@ -309,9 +310,11 @@ def test_inkml_words_one_writer_per_folder_or_per_file(tmp_path):
         ("inkml:bob", "we"), ("inkml:bob", "go"), ("inkml:bob", "his")]
     assert words[4].id == "bob/imadocsen_words.inkml#traceGroup-Word_t_1_1" and words[6].id == "bob/inksight_word.inkml#0"
     assert words[6].meta["dialect"] == "inksight" and words[0].meta["file"] == "alice/w0.inkml"
-    assert (src["files_found"], src["files_parsed"], src["files_failed"]) == (11, 9, 2)
+    assert (src["files_found"], src["files_parsed"], src["files_failed"]) == (11, 9, 1)
     failed = dict(src["failed_files"])
-    assert failed["broken.inkml"].startswith("not well-formed XML") and "expected <ink>" in failed["notes.ink"]
+    assert failed["broken.inkml"].startswith("not well-formed XML")
+    # a file that is not InkML at all is named as such (issue 33), not as a broken InkML file
+    assert dict(src["files_not_inkml"]) == {"notes.ink": "not InkML: root element is <svg>, expected <ink>"}
     assert src["words_skipped"] == {"group without text": 2, "text of several words (not word-level)": 1}
     assert src["dialects"] == {"inksight": 2, "w3c": 7} and src["writers"] == 2
     assert src["warnings_by_kind"]["dialect"] == 2 and src["warnings_by_kind"]["no-namespace"] == 1
@@ -340,7 +343,8 @@ def test_build_from_a_folder_of_inkml_words(tmp_path):
     assert texts["inkml:bob"] == ["go", "his", "we"] and len(texts["inkml:alice"]) in (3, 4)
     assert set(texts["inkml:alice"]) <= {"anna", "dear", "thank", "you"}
     (src,) = ds.meta["sources"]
-    assert src["kind"] == "inkml" and src["words"] == 7 and src["files_failed"] == 2
+    assert src["kind"] == "inkml" and src["words"] == 7
+    assert src["files_failed"] == 1 and src["files_not_inkml_count"] == 1
     for page in ds.pages:  # composed as the other sources: one writer per page, inks on the page
         for w in page.words:
             x0, y0, x1, y1 = w.box
@@ -358,9 +362,127 @@ def test_the_recorded_command_builds_from_inkml_and_prints_what_it_assumed(tmp_p
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert f"InkML {root.resolve()} (writer per folder, dialect auto): 9 of 11 files read, 2 failed" in out
-    assert "broken.inkml: not well-formed XML" in out and "notes.ink: root element is <svg>" in out
+    assert f"InkML {root.resolve()} (writer per folder, dialect auto): 9 of 11 files read, 1 failed" in out
+    assert "broken.inkml: not well-formed XML" in out and "notes.ink: not InkML: root element is <svg>" in out
     assert "assumed (" in out and "undefined-context: 1" in out and "stray-point: 2" in out
     assert "bob/imadocsen_words.inkml: <trace id=\"trace_t_1_2_1\">: contextRef 'context_t_2' names no context" in out
     assert "words: 7 from 2 writers" in out and "left out, group without text: 2" in out
     assert "pages: 2 (3-4 words each, one writer per page), writers: 2" in out
+
+
+# ---- issue 33: folders of InkML as users keep them
+
+def test_inkml_writers_come_from_writer_annotations_else_folder_else_file(tmp_path):
+    rng = np.random.default_rng(7)
+    root = tmp_path / "ink"
+    (root / "session1").mkdir(parents=True)
+    # 15 files at the top, each one word, written by 3 people who say so in <annotation type="writer">
+    for j in range(15):
+        write_inkml(root / f"word{j:02d}.inkml", [(f"w{j}", ["dear", "anna", "thank", "you", "very"][j % 5],
+                                                    [_squiggle(rng, 4, 60.0)])],
+                    document_annotations={"writer": f"writer-{j % 3}"})
+    for j, text in enumerate(["one", "two", "three", "four"]):  # a folder without writer annotations
+        write_inkml(root / "session1" / f"w{j}.inkml", [(f"s{j}", text, [_squiggle(rng, 4, 60.0)])])
+    write_inkml(root / "alone.inkml", [("a0", "lonely", [_squiggle(rng, 4, 60.0)])])  # top level, no annotation
+    words, src = inkml_words(root)
+    by = Counter(w.writer for w in words)
+    assert by == {"inkml:writer-0": 5, "inkml:writer-1": 5, "inkml:writer-2": 5, "inkml:session1": 4,
+                  "inkml:alone": 1}
+    assert src["writer_sources"] == {"annotation": 15, "file": 1, "folder": 4}
+    with pytest.warns(UserWarning, match=r"1 writer\(s\) with fewer than 4 words are left out: inkml:alone \(1\); "
+                                         r"--words-per-page .* keeps them; with --inkml, --inkml-writer folder"):
+        out = build_recorded(tmp_path / "rec", inkml=root, progress=False)
+    ds = load_dataset(out)
+    assert {p.writer for p in ds.pages} == {"inkml:writer-0", "inkml:writer-1", "inkml:writer-2", "inkml:session1"}
+    assert ds.meta["writers_left_out"] == [["inkml:alone", 1]]
+    # annotation only: the files without one are named, with the options that would keep them
+    words, src = inkml_words(root, writer="annotation")
+    assert {w.writer for w in words} == {"inkml:writer-0", "inkml:writer-1", "inkml:writer-2"}
+    assert sorted(f for f, _ in src["files_without_writer"]) == ["alone.inkml"] + [
+        f"session1/w{j}.inkml" for j in range(4)]
+    assert "--inkml-writer auto or folder or file" in src["files_without_writer"][0][1]
+
+
+def test_no_writer_with_enough_words_names_them_and_the_options(tmp_path):
+    rng = np.random.default_rng(8)
+    root = tmp_path / "ink"
+    root.mkdir()
+    for j in range(6):
+        write_inkml(root / f"w{j}.inkml", [(f"w{j}", "hello", [_squiggle(rng, 4, 60.0)])])
+    with pytest.raises(DatasetError, match=r"no writer has 4 or more words with letters \(6 writers, 6 words: "
+                                           r"inkml:w0 \(1\), .*--inkml-writer folder"):
+        build_recorded(tmp_path / "rec", inkml=root, inkml_writer="file", progress=False)
+
+
+def test_math_and_symbols_are_not_targets_unless_asked_and_office_xml_is_read(tmp_path):
+    rng = np.random.default_rng(9)
+    root = tmp_path / "ink"
+    root.mkdir()
+    items = [(f"g{j}", t, [_squiggle(rng, 4, 60.0)]) for j, t in enumerate(["\\sum", "\\theta", "x^2", "42", "word"])]
+    write_inkml(root / "crohme.inkml", items)
+    shutil.copy(INKML_FIX / "office_word.inkml", root / "journal.xml")  # Word / OneNote / Journal save .xml
+    (root / "other.xml").write_text("<settings><a/></settings>", "utf-8")
+    (root / "binary.ink").write_bytes(b"\x00\x01ISF\x02\x03" * 10)
+    words, src = inkml_words(root)
+    assert [w.text for w in words] == ["word"]
+    assert src["words_skipped"]["text not a word (math, symbols or numbers; --inkml-symbols keeps them)"] == 4
+    assert any("'\\\\sum' is not a word" in e for e in src["words_skipped_examples"])
+    assert "journal.xml" in {w.meta["file"] for w in words} or src["files_parsed"] == 2  # read, whatever its text
+    assert dict(src["files_not_inkml"]) == {
+        "binary.ink": "not InkML: not an XML file (another program's ink format?)",
+        "other.xml": "not InkML: root element is <settings>, expected <ink>"}
+    words, _ = inkml_words(root, symbols=True)
+    assert [w.text for w in words] == ["\\sum", "\\theta", "x^2", "42", "word"]
+    # a CROHME file ($a+b$): its symbols, even the letters a and b, are no words; its "Segmentation" group neither
+    shutil.copy(INKML_FIX / "crohme_style.inkml", root / "expr.inkml")
+    words, src = inkml_words(root)
+    assert [w.text for w in words] == ["word"]
+    assert src["words_skipped"]["a symbol of a mathematical expression (--inkml-symbols keeps them)"] == 4
+    words, _ = inkml_words(root, symbols=True)
+    assert [w.text for w in words if w.meta["file"] == "expr.inkml"] == ["a", "+", "b", "ab"]
+
+
+def test_an_inkml_word_text_over_the_limit_is_left_out_and_named(tmp_path):
+    from inkground_lib.core.defaults import MAX_WORD_TEXT
+
+    rng = np.random.default_rng(10)
+    root = tmp_path / "ink"
+    root.mkdir()
+    write_inkml(root / "long.inkml", [("g0", "w" * (MAX_WORD_TEXT + 1), [_squiggle(rng, 4, 60.0)]),
+                                      ("g1", "fine", [_squiggle(rng, 4, 60.0)])])
+    words, src = inkml_words(root)
+    assert [w.text for w in words] == ["fine"]
+    assert src["words_skipped"] == {"text longer than MAX_WORD_TEXT": 1}
+    assert src["words_skipped_examples"] == [f"long.inkml#g0: a text of {MAX_WORD_TEXT + 1} characters (at most "
+                                             f"{MAX_WORD_TEXT})"]
+
+
+def test_hostile_inkml_files_are_named_and_skipped_and_the_build_goes_on(tmp_path, monkeypatch):
+    import inkground_lib.formats.inkml as inkml_mod
+    from inkground_lib.core import defaults
+
+    rng = np.random.default_rng(11)
+    root = tmp_path / "ink"
+    root.mkdir()
+    for j, t in enumerate(["dear", "anna", "thank", "you"]):
+        write_inkml(root / f"ok{j}.inkml", [(f"g{j}", t, [_squiggle(rng, 4, 60.0)])],
+                    document_annotations={"writer": "ann"})
+    (root / "deep.inkml").write_text('<ink xmlns="http://www.w3.org/2003/InkML">' + "<traceGroup>" * 5000
+                                     + "<trace>1 2, 3 4</trace>" + "</traceGroup>" * 5000 + "</ink>", "utf-8")
+    (root / "long.inkml").write_text('<ink xmlns="http://www.w3.org/2003/InkML"><traceGroup><annotation type="truth">'
+                                     "huge</annotation><trace>" + ", ".join(f"{i} {i % 7}" for i in range(3000))
+                                     + "</trace></traceGroup></ink>", "utf-8")
+    monkeypatch.setattr(inkml_mod, "MAX_INK_POINTS", 2000)  # stands for the 10-million-point trace
+    words, src = inkml_words(root)
+    failed = dict(src["failed_files"])
+    assert "nested 101 levels deep" in failed["deep.inkml"] and "MAX_XML_DEPTH" in failed["deep.inkml"]
+    assert "more than 2,000 points (MAX_INK_POINTS)" in failed["long.inkml"]
+    assert sorted(w.text for w in words) == ["anna", "dear", "thank", "you"]
+    # a word over the word limit is left out and named, the others kept
+    monkeypatch.setattr(inkml_mod, "MAX_INK_POINTS", 10**6)
+    monkeypatch.setattr(defaults, "MAX_WORD_POINTS", 1000)
+    words, src = inkml_words(root)
+    assert src["words_skipped"]["ink over MAX_WORD_POINTS"] == 1
+    assert any(e.startswith("long.inkml#") and "3,000 points (at most 1,000)" in e for e in src["words_skipped_examples"])
+    out = build_recorded(tmp_path / "rec", inkml=root, progress=False)
+    assert sorted(w.text for p in load_dataset(out).pages for w in p.words) == ["anna", "dear", "thank", "you"]

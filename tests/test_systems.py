@@ -454,3 +454,42 @@ def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
     assert one.request_key(items[0]) != two.request_key(items[0]) != two.request_key(items[1])
     # local systems run on the same items (the skeleton reads the page photo from its path)
     assert get_system("skeleton").predict(items[0]).status == "ok"
+
+
+# ---- issue 33: a provider URL never names a cloud metadata service or a link-local address
+
+METADATA_SPELLINGS = ["169.254.169.254", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "0xa9.0xfe.0xa9.0xfe",
+                      "169.254.43518", "[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]",
+                      "[fe80::1]", "[fd00:ec2::254]", "100.100.100.200", "169.254.170.2", "metadata.google.internal",
+                      "METADATA.google.internal.", "instance-data"]
+
+
+@pytest.mark.parametrize("host", METADATA_SPELLINGS)
+def test_default_base_url_refuses_metadata_and_link_local_hosts_in_every_spelling(tmp_path, host):
+    extra = tmp_path / "mine.yaml"
+    extra.write_text(f"x: {{adapter: openai, model: m, api_key_env: T_KEY, default_base_url: 'https://{host}/v1'}}\n")
+    with pytest.raises(SystemConfigError, match=r"mine\.yaml: system x: field default_base_url: must be a public "
+                                                r"https:// URL \(its host is (a link-local address|a cloud metadata)"):
+        load_registry(extra, use_env=False)
+
+
+@pytest.mark.parametrize("host", METADATA_SPELLINGS)
+def test_an_environment_base_url_to_metadata_is_refused_before_any_connection(host):
+    from inkground_lib.core.secrets import CredentialError, check_base_url
+
+    with pytest.raises(CredentialError, match=r"environment variable MY_URL: the base URL's host is .*(link-local|"
+                                              r"metadata)"):
+        check_base_url(f"http://{host}:8000/v1", "MY_URL")
+
+
+def test_private_and_public_provider_urls_stay_possible(tmp_path):
+    from inkground_lib.core.secrets import check_base_url, public_url_problem
+
+    for url in ("http://192.168.1.20:8000/v1", "http://10.0.0.5/v1", "http://127.0.0.1:8000/v1",
+                "https://vllm.lab.example.org/v1"):
+        assert check_base_url(url, "VLLM_BASE_URL") == url  # a self-hosted server on a private network
+    assert public_url_problem("https://api.moonshot.ai/v1") is None
+    for url, why in (("https://10.0.0.5/v1", "not a public address"), ("https://0x7f.1/v1", "127.0.0.1"),
+                     ("http://api.moonshot.ai/v1", "not an https"), ("https://localhost/v1", "not a public name")):
+        assert why in public_url_problem(url)
+    load_registry(use_env=False)  # the packaged entries all pass

@@ -69,6 +69,7 @@ def test_word_ink_follows_the_json_subset_convention():
                        "data_source": "Test fixture, made up for inkground", "data_id": "abc0",
                        "points_per_inch": 1000.0, "y_points_per_inch": 1000.0, "points_per_second": 100.0,
                        "file": "data/6/abc/w1.dat", "data_file": "include/abc/data/w1.dat", "segment": "0-4",
+                       "segment_written": "0-4",
                        "line": 7, "source_writer_id": "W1"}
 
 
@@ -294,13 +295,68 @@ def test_a_folder_of_ones_own_dat_files_is_read_without_categories(tmp_path, cap
     first = words[0].ink
     assert len(first) == 2 and first.points()[:, 0].min() == 0 and first.points()[:, 1].min() == 0
     assert np.allclose(np.diff(first.strokes[0][:, 2]), 10.0)  # 100 samples per second: 10 ms apart
-    with pytest.raises(FormatError, match=r"not a UNIPEN release .*\(--category any\)"):
+    with pytest.raises(FormatError, match=r"not a UNIPEN release .*give --category any"):
         read_unipen_release(tmp_path / "own", category="6")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FormatError, match="no .dat files and no data/ folder"):
+    with pytest.raises(FormatError, match="no .dat or .unp files and no data/ folder"):
         read_unipen_release(tmp_path / "empty", category=None)
     assert main(["recorded", "--unipen-dir", str(tmp_path / "own"), "--category", "any", "--words-per-page", "2",
                  "2", "--out", str(tmp_path / "ds"), "--quiet"]) in (0, None)
     ds = load_dataset(tmp_path / "ds")
     assert len(ds.pages) == 2 and sorted(len(p.words) for p in ds.pages) == [2, 2]
     assert all(len({w.text for w in p.words} & {"hello", "world"}) in (0, 2) for p in ds.pages)  # one writer a page
+
+
+# ---- issue 33: .unp files, '?' delineations where unambiguous, no "None" in a message
+
+def _unknown_file(path: Path, before: bool, explicit_first: bool = False) -> Path:
+    """A UNIPEN file whose WORD segments say '?' for their delineation; each segment before (``before``) or after
+    its two pen-down components; with ``explicit_first`` the first segment is numbered."""
+    lines = [".VERSION 1.0", ".COORD X Y", ".POINTS_PER_SECOND 100", ".HIERARCHY WORD", ".STYLE CURSIVE",
+             ".WRITER_ID ann"]
+    for wi, word in enumerate(["hello", "world", "again"]):
+        delin = f"{2 * wi}-{2 * wi + 1}" if (explicit_first and wi == 0) else "?"
+        seg = f'.SEGMENT WORD {delin} OK "{word}"'
+        pen = []
+        for k in range(2):
+            pen += [".PEN_DOWN"] + [f"{100 * k + 3 * i + 1000 * wi} {200 + (i % 7) * 4}" for i in range(10)]
+            pen += [".PEN_UP"]
+        lines += ([seg] + pen) if before else (pen + [seg])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_unknown_delineations_are_read_where_unambiguous(tmp_path, before):
+    f = _unknown_file(tmp_path / "own" / "w.unp", before)
+    words, report = read_unipen_release(tmp_path / "own", category="any", style=None)
+    assert [w.text for w in words] == ["hello", "world", "again"]  # the .unp file is read
+    assert all(len(w.ink) == 2 for w in words)
+    assert [(w.meta["segment"], w.meta["segment_written"]) for w in words] == [("0-1", "?"), ("2-3", "?"),
+                                                                               ("4-5", "?")]
+    from inkground_lib.formats.unipen_dat import parse_unipen, resolve_unknown_delineation
+
+    doc = parse_unipen(f, tmp_path / "own")
+    assert [resolve_unknown_delineation(doc, s) for s in doc.segments] == ["0-1", "2-3", "4-5"]
+
+
+def test_an_unknown_delineation_that_is_ambiguous_is_skipped_and_named(tmp_path):
+    path = tmp_path / "own" / "w.dat"
+    path.parent.mkdir(parents=True)
+    # one '?' segment between two runs of components: before or after, both readings fit
+    path.write_text("\n".join([".VERSION 1.0", ".COORD X Y", ".HIERARCHY WORD", ".WRITER_ID ann", ".PEN_DOWN",
+                               "0 0 5 5", ".PEN_UP", '.SEGMENT WORD ? OK "one"', ".PEN_DOWN", "9 9 12 14",
+                               ".PEN_UP"]) + "\n")
+    words, report = read_unipen_release(tmp_path / "own", category="any", style=None)
+    assert words == []
+    (why,) = report.skipped_examples.values()
+    assert "w.dat:8: .SEGMENT WORD ?: delineation '?' is ambiguous: the document's segments could stand after " \
+           "their data or before it" in why
+
+
+def test_no_none_in_the_release_messages(tmp_path):
+    _own_file(tmp_path / "own")
+    with pytest.raises(FormatError) as e:
+        read_unipen_release(tmp_path / "own", category="6")
+    assert "None" not in str(e.value) and "--category any" in str(e.value)

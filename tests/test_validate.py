@@ -369,3 +369,43 @@ def test_a_fifo_or_a_folder_as_the_photo_says_what_it_is(copy, kind):
     problems = validate_dataset(copy)
     assert len(problems) == 1 and f"is {said}, not a photo file" in problems[0].message
     assert "missing" not in problems[0].message
+
+
+# ---- issue 33: the reference ink lies in its word's box; a word's text has a bounded length
+
+def _shift_reference(copy, shift):
+    """Move word 1 of page 0's reference ink right by ``shift(box width)`` (kept inside the page); returns the
+    page record, its inks file and the word id."""
+    page = json.loads((copy / "manifest.json").read_text("utf-8"))["pages"][0]
+    inks_path = copy / page["inks"]
+    inks = json.loads(inks_path.read_text("utf-8"))
+    wid = page["words"][1]["id"]
+    x0, y0, x1, y1 = page["words"][1]["box"]
+    for stroke in inks["words"][wid]["reference"]:
+        for p in stroke:
+            p[0] = min(p[0] + shift(x1 - x0), page["width"] - 1)
+    inks_path.write_text(json.dumps(inks), "utf-8")
+    return page, inks_path, wid
+
+
+def test_a_reference_ink_outside_its_words_box_is_refused_naming_file_word_and_field(copy):
+    # the word's ink moved right by two box widths: wholly outside, still inside the page
+    page, inks_path, wid = _shift_reference(copy, lambda w: 2 * w + 5)
+    probs = validate_dataset(copy)
+    p = next(p for p in probs if p.field == "ink")
+    assert p.file == str(inks_path) and p.record == f"page {page['id']} word {wid}"
+    assert "0% of its" in p.message and "grown by 10% a side" in p.message
+    assert exit_code(probs) == 1
+
+
+def test_a_reference_ink_within_the_tolerance_passes(copy):
+    _shift_reference(copy, lambda w: 0.08 * w)  # 8% of the box width: inside the 10% tolerance
+    assert validate_dataset(copy) == []
+
+
+def test_a_word_text_over_the_limit_is_a_schema_fault(copy):
+    from inkground_lib.core.defaults import MAX_WORD_TEXT
+
+    _edit(copy, lambda m: m["pages"][0]["words"][0].__setitem__("text", "w" * (MAX_WORD_TEXT + 1)))
+    (p,) = validate_dataset(copy)
+    assert p.field == "text" and p.stage == "schema"

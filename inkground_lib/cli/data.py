@@ -26,7 +26,7 @@ def _recorded(a) -> None:
     kw = {k: getattr(a, k) for k in ("unipen", "unipen_dir", "iamondb", "inkml", "pages", "seed")
           if getattr(a, k) is not None}
     if a.inkml is not None:
-        kw.update(inkml_writer=a.inkml_writer, inkml_dialect=a.inkml_dialect)
+        kw.update(inkml_writer=a.inkml_writer, inkml_dialect=a.inkml_dialect, inkml_symbols=a.inkml_symbols)
     if a.words_per_page is not None:
         wpp = [v for x in a.words_per_page for v in (x if isinstance(x, tuple) else (x,))]
         if len(wpp) not in (1, 2):
@@ -56,8 +56,10 @@ def _recorded(a) -> None:
                   f"{src['files_failed']} files failed")
             for f, why in src["failed_files"][:10]:
                 print(f"    {f}: {why}")
-            print(f"  lines: {src['lines']} read, {src['lines_segmented']} cut into words"
-                  + "".join(f"; skipped, {k}: {n}" for k, n in src["lines_skipped"].items()))
+            print(f"  lines: {src['lines']} read, {src['lines_kept']} kept (cut into words that fit their lengths"
+                  f"; {src['lines_matched_by_length']} matched to their text by length)"
+                  + "".join(f"; skipped, {k}: {n}" for k, n in src["lines_skipped"].items())
+                  + "; what each line got: sources.json (iamondb_lines)")
             if src["quirks"]:
                 print("  handled: " + "; ".join(f"{k}: {n}" for k, n in src["quirks"].items()))
                 for q in src["quirk_examples"][:5]:
@@ -70,6 +72,12 @@ def _recorded(a) -> None:
                   + "".join(f"; {k}: {n}" for k, n in src["dialects"].items()))
             for f, why in src["failed_files"][:10]:
                 print(f"    {f}: {why}")
+            for f, why in src.get("files_not_inkml", [])[:10]:
+                print(f"    {f}: {why}")
+            for f, why in src.get("files_without_writer", [])[:10]:
+                print(f"    {f}: {why}")
+            for ex in src.get("words_skipped_examples", [])[:10]:
+                print(f"    left out: {ex}")
             if src["warnings"]:
                 print(f"  assumed ({src['warnings']} warnings): "
                       + "; ".join(f"{k}: {n}" for k, n in src["warnings_by_kind"].items()))
@@ -120,7 +128,8 @@ def add_recorded_parser(sub) -> None:
     r.add_argument("--out", required=True)
     r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
     r.add_argument("--unipen-dir", dest="unipen_dir",
-                   help="the root of a whole UNIPEN release in the original .dat format (data/, include/), e.g. train_r01_v07")
+                   help="the root of a whole UNIPEN release in the original format (data/, include/; .dat and .unp "
+                   "files), e.g. train_r01_v07, or a folder of UNIPEN files")
     r.add_argument("--category", default="6", help="with --unipen-dir: release categories, e.g. 6 (isolated cursive or mixed words) or 6,7; 'any' "
                         "(needed for a folder of .dat files that is not a release)")
     r.add_argument("--style", default="CURSIVE", help="with --unipen-dir: .STYLE labels to keep, e.g. CURSIVE or CURSIVE,MIXED; 'any'")
@@ -128,10 +137,15 @@ def add_recorded_parser(sub) -> None:
     r.add_argument("--words-per-page", dest="words_per_page", nargs="+", type=_words_per_page, metavar="MIN MAX",
                    help="words per page: MIN MAX or MIN-MAX (default 20-50 with --unipen-dir, else 4-8)")
     r.add_argument("--iamondb", help="the root of an IAM-OnDB copy (lineStrokes/, original/)")
-    r.add_argument("--inkml", help="a folder of word-level InkML files, each word's text in an annotation (truth, "
-                   "textField) or a traceGroup's annotation")
-    r.add_argument("--inkml-writer", dest="inkml_writer", choices=("file", "folder"), default="file",
-                   help="with --inkml: one writer per file (default) or per folder")
+    r.add_argument("--inkml", help="a folder of word-level InkML files (.inkml, .ink, and the .xml ink Word, OneNote "
+                   "and Journal save), each word's text in an annotation (truth, textField) or a traceGroup's "
+                   "annotation")
+    r.add_argument("--inkml-writer", dest="inkml_writer", choices=("auto", "annotation", "file", "folder"),
+                   default="auto", help="with --inkml: auto (default: each word's <annotation type=\"writer\">, else "
+                   "its file's folder, else the file), annotation (writer annotations only), or one writer per file "
+                   "or per folder")
+    r.add_argument("--inkml-symbols", dest="inkml_symbols", action="store_true",
+                   help="with --inkml: keep texts that are not words (math, symbols, numbers) as targets")
     r.add_argument("--inkml-dialect", dest="inkml_dialect", choices=("auto", "w3c", "inksight"), default="auto",
                    help="with --inkml: auto (default: InkSight's derenderings detected), w3c, or inksight (x,y pairs)")
     r.add_argument("--pages", type=int)

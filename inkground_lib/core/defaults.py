@@ -159,6 +159,37 @@ MAX_INK_FILE_ENV (MiB) or a reader's ``max_bytes`` keyword (bytes)."""
 MAX_INK_FILE_ENV = "INKGROUND_MAX_INK_FILE_MB"
 """Environment variable that replaces MAX_INK_FILE_BYTES: a positive number of MiB (2**20 bytes)."""
 
+MAX_XML_DEPTH = 100
+"""Deepest element nesting an XML ink file may have (the root is level 1): InkML as producers write it nests
+ink > traceGroup > traceGroup > traceGroup > trace (5 levels), IAM-OnDB files 4; deeper files are refused, naming
+the file and the element, before any reader walks them (a 5,000-level file stopped a whole build with an
+uncaught RecursionError, issue 33)."""
+
+MAX_INK_POINTS = 2_000_000
+"""Most points one ink file may hold (InkML traces, counted while the trace text is read, before it is parsed):
+at ~46 bytes a point in a page's inks file, 2 M points would write ~90 MB, under MAX_INK_FILE_BYTES; a
+10-million-point trace ran 353 s and 5.2 GB and wrote a 462 MiB inks file that validate refused (issue 33).
+Real files are far below: a whole IAM-OnDB line has ~1,000-2,000 points."""
+
+MAX_WORD_POINTS = 50_000
+"""Most points one word's ink may hold (a word read from InkML or UNIPEN; real words have a few hundred to a few
+thousand): a page of 50 such words stays well under MAX_INK_FILE_BYTES when written."""
+
+MAX_WORD_TEXT = 100
+"""Longest word text, in characters (the longest English words are under 50): a word read from a file with a
+longer text is refused, and a manifest word's text is held to it (issue 33)."""
+
+MAX_ANNOTATION_TEXT = 10_000
+"""Longest text an InkML annotation may hold, in characters (a whole page's transcription fits)."""
+
+BOX_TOLERANCE = 0.10
+"""How far a word's reference ink may run outside its box, as a share of the box's width (left, right) and height
+(top, bottom) on each side: InkSight's crop grows a box by 10% a side (its public notebook), so a derendered ink
+can reach that far; ``validate`` refuses a word with fewer than BOX_MIN_INSIDE of its points in the grown box."""
+
+BOX_MIN_INSIDE = 0.5
+"""Least share of a word's reference-ink points that must lie in its box grown by BOX_TOLERANCE."""
+
 MAX_MANIFEST_BYTES = 64 * 2**20
 """Largest dataset ``manifest.json`` read, in bytes (64 MiB = 67,108,864): four times the ~16 MB a manifest of
 the paper's 2,984 candidate pages takes (5.4 kB a page measured; comment above). Raise it with

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from inkground_lib.core.defaults import MAX_PAGE_SIDE
+from inkground_lib.core.defaults import MAX_PAGE_SIDE, MAX_WORD_TEXT
 from inkground_lib.core.files import atomic_write_text
 
 SCHEMA = "inkground-dataset"
@@ -118,8 +118,9 @@ def manifest_schema() -> dict:
                 "required": ["id", "text", "box"],
                 "properties": {
                     "id": {"$ref": "#/$defs/id"},
-                    "text": {"description": "the word's transcription (not empty, not only white space)",
-                             "type": "string", "pattern": TEXT_PATTERN},
+                    "text": {"description": "the word's transcription (not empty, not only white space, at most "
+                                            f"{MAX_WORD_TEXT} characters)",
+                             "type": "string", "pattern": TEXT_PATTERN, "maxLength": MAX_WORD_TEXT},
                     "box": {"description": "[x0, y0, x1, y1] in page pixels (y down): top-left and bottom-right "
                                            "corners, x0 <= x1, y0 <= y1",
                             "type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},

@@ -4,8 +4,10 @@ client is built (keys come only from the variables a registry entry names: never
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from typing import Sequence
+import socket
+from typing import Optional, Sequence
 from urllib.parse import urlsplit
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -110,10 +112,106 @@ def check_key(value: str, env_name: str) -> str:
     return value
 
 
+# Cloud metadata services, which hand out an instance's credentials to whatever asks from inside it (checked
+# 2026-12-02 through public code that blocks them: aikido-dev firewall-node's IMDS list - AWS 169.254.169.254 and
+# fd00:ec2::254, Alibaba Cloud 100.100.100.200 - and defenseunicorns/uds-core cloudMetadata.ts - AWS, GCP, Azure,
+# DigitalOcean all at 169.254.169.254; GCP's name metadata.google.internal; AWS's instance-data). Link-local
+# ranges (169.254.0.0/16, fe80::/10) hold them and nothing a provider serves.
+METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200"))
+METADATA_HOSTS = ("metadata.google.internal", "metadata.goog", "metadata", "instance-data",
+                  "instance-data.ec2.internal")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def host_address(host: str) -> Optional[ipaddress._BaseAddress]:
+    """The IP address a URL's host spells, in every spelling a resolver takes without asking DNS: dotted IPv4,
+    IPv6 (a zone id dropped), and the legacy IPv4 forms ``inet_aton`` reads (a decimal ``2852039166``, hex
+    ``0xa9fea9fe``, octal or per-part hex ``0251.0xfe.0251.0376``, short ``169.254.43518``); None for a name."""
+    h = host.strip("[]").split("%", 1)[0].rstrip(".")
+    try:
+        return ipaddress.ip_address(h)
+    except ValueError:
+        pass
+    if re.fullmatch(r"[0-9a-fA-FxX.]+", h) and re.search(r"[0-9]", h):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(h))
+        except OSError:
+            return None
+    return None
+
+
+def _embedded_v4(addr: ipaddress._BaseAddress) -> list:
+    """The IPv4 addresses an IPv6 address carries (IPv4-mapped ::ffff:a.b.c.d, 6to4, Teredo, NAT64 64:ff9b::)."""
+    out = []
+    if isinstance(addr, ipaddress.IPv6Address):
+        for v in (addr.ipv4_mapped, addr.sixtofour, addr.teredo[1] if addr.teredo else None):
+            if v is not None:
+                out.append(v)
+        if addr in _NAT64:
+            out.append(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
+    return out
+
+
+def metadata_problem(host: Optional[str]) -> Optional[str]:
+    """Why a base URL's host must never be sent a key (a cloud metadata service or a link-local address), in
+    any spelling, or None. Pure parsing: nothing is resolved or connected to.
+
+    >>> metadata_problem("0xa9fea9fe")
+    'a link-local address (169.254.169.254, a cloud metadata service)'
+    >>> metadata_problem("192.168.1.20") is None
+    True
+    """
+    if not host:
+        return None
+    name = host.strip("[]").rstrip(".").lower()
+    if name in METADATA_HOSTS:
+        return f"a cloud metadata service's host name ({name})"
+    addr = host_address(host)
+    if addr is None:
+        return None
+    for a in [addr] + _embedded_v4(addr):
+        meta = ", a cloud metadata service" if a in METADATA_ADDRESSES else ""
+        if a.is_link_local:
+            return f"a link-local address ({a}{meta})"
+        if meta:
+            return f"a cloud metadata service's address ({a})"
+    return None
+
+
+def public_url_problem(url: str) -> Optional[str]:
+    """Why ``url`` is not a public https:// URL (a registry's ``default_base_url``), or None: not https, no host,
+    user info, a metadata or link-local host (:func:`metadata_problem`), or an address that is not public
+    (private, loopback, shared, reserved, in any spelling; IPv4 carried in IPv6 included). A self-hosted server on
+    a private network is named through an environment variable instead (``base_url_env``)."""
+    try:
+        parts = urlsplit(str(url))
+        host = parts.hostname
+    except ValueError as e:
+        return f"not a URL ({e})"
+    if parts.scheme != "https" or not host:
+        return "not an https:// URL with a host"
+    if "@" in parts.netloc:
+        return "the URL carries user info"
+    bad = metadata_problem(host)
+    if bad:
+        return f"its host is {bad}"
+    addr = host_address(host)
+    if addr is not None:
+        for a in [addr] + _embedded_v4(addr):
+            if not a.is_global:
+                return f"its host is not a public address ({a})"
+    elif "." not in host.rstrip(".") or host.rstrip(".").endswith((".internal", ".local", ".localhost")) \
+            or host in ("localhost",):
+        return f"its host {host!r} is not a public name"
+    return None
+
+
 def check_base_url(url: str, env_name: str) -> str:
-    """``url`` (read from the variable ``env_name``, or a registry default) if it carries no user info and is
-    printable ASCII; :class:`CredentialError` naming ``env_name`` otherwise, without repeating the URL (its user
-    info may be a key).
+    """``url`` (read from the variable ``env_name``, or a registry default) if it carries no user info, is
+    printable ASCII and names no cloud metadata service or link-local address (:func:`metadata_problem`; private
+    networks are allowed: a self-hosted server); :class:`CredentialError` naming ``env_name`` otherwise, without
+    repeating the URL (its user info may be a key).
 
     >>> check_base_url("http://127.0.0.1:8000/v1", "VLLM_BASE_URL")
     'http://127.0.0.1:8000/v1'
@@ -137,4 +235,8 @@ def check_base_url(url: str, env_name: str) -> str:
                               f"character at character {bad + 1}; set it again")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise CredentialError(f"environment variable {env_name}: not an http:// or https:// URL with a host")
+    bad = metadata_problem(parts.hostname)
+    if bad:  # refused before any connection; a self-hosted server on a private network stays possible
+        raise CredentialError(f"environment variable {env_name}: the base URL's host is {bad}: the key would be "
+                              f"sent to it; give the provider's or your own server's address")
     return url

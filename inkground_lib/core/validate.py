@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from inkground_lib.core.dataset import DatasetError, check_file_size, load_dataset, manifest_link_problem
-from inkground_lib.core.defaults import MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV
+from inkground_lib.core.defaults import BOX_MIN_INSIDE, BOX_TOLERANCE, MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV
 from inkground_lib.core.manifest_schema import STAGES, Problem, schema_problems
 
 __all__ = ["Problem", "STAGES", "schema_problems", "problem_from_error", "validate_dataset", "exit_code",
@@ -43,7 +43,8 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
     returned. Only if there is none, the folder is loaded with :func:`load_dataset`, which checks the files
     (photos exist and their sizes are the manifest's, boxes inside the pages, inks readable and non-empty,
     unique ids) and decodes every photo (a truncated JPEG is refused, naming it), and stops at the first fault:
-    then that one problem is returned. A dataset with no pages, or no words, is a problem too (nothing to
+    then that one problem is returned. Then every word's ink is checked against its box (:func:`box_problems`).
+    A dataset with no pages, or no words, is a problem too (nothing to
     evaluate). A folder or manifest that cannot be read (missing, a symbolic link, not JSON, over the manifest
     read limit) gives one problem of stage ``"unreadable"``. ``max_manifest_bytes`` / ``max_ink_bytes``: the read limits in bytes, as in
     :func:`load_dataset` (default: MAX_MANIFEST_BYTES / MAX_INK_FILE_BYTES or their environment variables).
@@ -83,7 +84,36 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
     if not ds.n_words:
         return [Problem(str(mpath), "", "pages", f"none of its {len(ds.pages)} pages has a word (nothing to "
                                                  f"evaluate)", "files")]
-    return []
+    return box_problems(ds, manifest, root)
+
+
+def box_problems(ds, manifest: dict, root: Path) -> list[Problem]:
+    """Every word whose reference ink (or true ink) lies outside its box: fewer than BOX_MIN_INSIDE (half) of its
+    points in the box grown by BOX_TOLERANCE (10% of its width and height a side, InkSight's crop margin). Such a
+    word would be scored against ink of another place on the page. Each is a problem naming the page's inks
+    file, the page and word, and the field (``ink`` / ``true_ink``)."""
+    out = []
+    inks_of = {p.get("id"): p.get("inks", "") for p in manifest.get("pages", []) if isinstance(p, dict)}
+    for page in ds.pages:
+        for w in page.words:
+            x0, y0, x1, y1 = (float(v) for v in w.box)
+            mx, my = BOX_TOLERANCE * (x1 - x0), BOX_TOLERANCE * (y1 - y0)
+            for name, ink in (("ink", w.ink), ("true_ink", w.true_ink)):
+                if ink is None:
+                    continue
+                pts = ink.points()
+                if not len(pts):
+                    continue
+                inside = ((pts[:, 0] >= x0 - mx) & (pts[:, 0] <= x1 + mx) & (pts[:, 1] >= y0 - my)
+                          & (pts[:, 1] <= y1 + my)).mean()
+                if inside < BOX_MIN_INSIDE:
+                    ix0, iy0, ix1, iy1 = ink.bbox()
+                    out.append(Problem(str(root / inks_of.get(page.id, "")), f"page {page.id} word {w.id}", name,
+                                       f"{inside:.0%} of its {len(pts)} points lie in the word's box "
+                                       f"[{x0:g}, {y0:g}, {x1:g}, {y1:g}] grown by {BOX_TOLERANCE:.0%} a side (at "
+                                       f"least {BOX_MIN_INSIDE:.0%} must; the ink spans [{ix0:.6g}, {iy0:.6g}, "
+                                       f"{ix1:.6g}, {iy1:.6g}])", "files"))
+    return out
 
 
 def exit_code(problems: list[Problem]) -> int:

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -42,7 +43,9 @@ from inkground_lib.core.layout import UNIPEN_SUBSET
 from inkground_lib.datasets.segmentation import (
     core_band,
     core_height,
-    segment_line_words,
+    cut_line,
+    is_punctuation,
+    match_lines_by_length,
 )
 from inkground_lib.datasets.synth.page_layout import clean_page
 from inkground_lib.datasets.synth.photo import (
@@ -107,75 +110,180 @@ def _tree_sha256(root: Path, extra: Sequence[Path] = ()) -> tuple[str, int]:
     return h.hexdigest(), len(files)
 
 
-_LINE_SKIPS = {"placeholder": "placeholder transcription", "no line": "no transcription line for its file",
-               "no transcription": "no transcription"}
+_LINE_SKIPS = {"placeholder": "placeholder transcription", "no transcription": "no transcription"}
+
+
+def _match_forms(lines) -> dict[str, tuple[Optional[str], str, str]]:
+    """{line id: (text or None, how, source)} for the lines whose form the reader left unmatched ("line count"),
+    by :func:`~inkground_lib.datasets.segmentation.match_lines_by_length`."""
+    by_form: dict[str, list] = {}
+    for ln in lines:
+        if ln.text is None and ln.text_note == "line count":
+            by_form.setdefault(ln.form, []).append(ln)
+    out = {}
+    for form, lns in by_form.items():
+        lns.sort(key=lambda ln: ln.id)
+        texts = [t for _, t in lns[0].form_text]
+        got, how = match_lines_by_length([ln.ink for ln in lns], texts)
+        for k, ln in enumerate(lns):
+            j = got[k] if got is not None else None
+            out[ln.id] = (texts[j] if j is not None else None, how, ln.form_text_source)
+    return out
 
 
 def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_factor: float = 0.6,
                   progress: bool = False) -> tuple[list[RecordedWord], dict]:
-    """Words cut out of IAM-OnDB lines by :func:`segment_line_words`, and the read report as manifest meta.
+    """Words cut out of IAM-OnDB lines, and the read report as manifest meta, with what each line got.
 
     The folder is read by :func:`~inkground_lib.formats.iamondb.read_iamondb_report`: a file that cannot be read
-    is listed (``failed_files``: file, reason) and the rest is read; its quirks are counted (``quirks``). A line
-    is cut into as many words as its transcription has (:func:`~inkground_lib.formats.iamondb.transcription_tokens`:
-    struck-out, unreadable and bracketed words count, as they are ink on the line) and used only when the cut
-    gives that number; its plain words are the targets, the marked ones are left out (``words_not_targets`` by
-    mark). ``lines_skipped`` counts the lines not used, by reason. Word ids are ``<line id>-<k:02d>`` (k the
-    word's place in the line); inks in whiteboard units."""
+    is listed (``failed_files``: file, reason) and the rest is read; its quirks are counted (``quirks``).
+
+    Lines and texts: a line takes the transcription line of its number when the form's files and transcription
+    lines carry the same numbers; where they do not (a line or a file missing), the form's lines are matched by
+    their lengths (:func:`~inkground_lib.datasets.segmentation.match_lines_by_length`: one way of pairing them
+    must fit clearly best) or skipped (``lines_skipped``: "form's lines not matched ...").
+
+    Cutting: a line is cut at pen-up gaps into as many pieces as its transcription has words
+    (:func:`~inkground_lib.formats.iamondb.transcription_tokens`: struck-out, unreadable and bracketed words
+    count, as they are ink on the line; a full stop or comma written close to its word is taken back from the
+    word's end), and the cut is used only when it is also supported by the words' lengths
+    (:func:`~inkground_lib.datasets.segmentation.cut_line` and ``check_cut``: punctuation gets small ink, each
+    word a width that fits its letters against the line's own scale); otherwise the whole line is skipped and
+    counted, never forced.
+    Its plain words are the targets, the marked ones are left out (``words_not_targets`` by mark).
+
+    ``line_report`` lists every line read: ``line``, ``text`` (None if none), ``text_source`` (original-xml /
+    ascii), ``match`` (number / length / None), ``kept`` and ``reason`` (why it was skipped, or how it was matched).
+    ``lines_kept`` counts the lines whose words are used, ``lines_skipped`` the others by reason. Word ids are
+    ``<line id>-<k:02d>`` (k the word's place in the line); inks in whiteboard units."""
     lines, report = read_iamondb_report(root, split, progress=progress)
+    matched = _match_forms(lines)
     words, with_text, ok = [], 0, 0
     skipped, marked = Counter(), Counter()
+    rows = []
     for ln in lines:
-        if ln.text is None:
-            skipped[_LINE_SKIPS.get(ln.text_note or "", "no transcription")] += 1
+        text, how, src = ln.text, ln.match, ln.text_source
+        if ln.id in matched:
+            text, why, src = matched[ln.id]
+            how = "length" if text is not None else None
+        row = {"line": ln.id, "file": str(ln.path), "text": text, "text_source": src if text is not None else None,
+               "match": how, "kept": False, "reason": None}
+        rows.append(row)
+
+        def skip(reason: str, detail: Optional[str] = None) -> None:
+            skipped[reason] += 1
+            row["reason"] = reason + (f": {detail}" if detail else "")
+
+        if ln.id in matched and text is None:
+            skip("form's lines not matched (files and transcription lines differ in number)", why)
             continue
-        tokens = transcription_tokens(ln.text)
+        if text is None:
+            skip(_LINE_SKIPS.get(ln.text_note or "", "no transcription"))
+            continue
+        tokens = transcription_tokens(text)
         if not tokens:
-            skipped["empty transcription"] += 1
+            skip("empty transcription")
             continue
         if all(t.mark == "unreadable" for t in tokens):
-            skipped["unreadable transcription (only '%' marks)"] += 1
+            skip("unreadable transcription (only '%' marks)")
             continue
         if not any(t.target for t in tokens):
-            skipped["no plain word (every word marked)"] += 1
+            skip("no plain word (every word marked)")
             continue
         with_text += 1
-        parts = segment_line_words(ln.ink, len(tokens), gap_factor=gap_factor)
+        parts, kind, why_not = cut_line(ln.ink, [t.text for t in tokens], gap_factor=gap_factor,
+                                        sized=[t.target for t in tokens])
         if parts is None:
-            skipped["cut at pen-up gaps into another number of words than the transcription's"] += 1
+            skip("cut at pen-up gaps into another number of words than the transcription's" if kind == "count"
+                 else "cut does not fit the words' lengths", why_not)
             continue
         ok += 1
+        row["kept"] = True
+        if how == "length":
+            row["reason"] = why
         writer = ln.writer or f"iamondb-form-{ln.form}"
         for k, (tok, ink) in enumerate(zip(tokens, parts)):
-            if not tok.target:
-                marked[tok.mark] += 1
+            if not tok.target or is_punctuation(tok.text):
+                marked[tok.mark or "punctuation"] += 1
                 continue
             words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok.text, ink,
                                       {"source": "iamondb", "line": ln.id, "file": str(ln.path)}))
-    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok,
+    return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok, "lines_kept": ok,
+                   "lines_matched_by_length": sum(r["match"] == "length" for r in rows),
                    "lines_skipped": dict(sorted(skipped.items())), "words_not_targets": dict(sorted(marked.items())),
-                   **report.as_meta()}
+                   **report.as_meta(), "line_report": rows}
 
 
-INKML_WRITERS = ("file", "folder")
-"""How :func:`inkml_words` assigns writers: one per file, or one per folder (the files' parent folder)."""
+INKML_WRITERS = ("auto", "annotation", "file", "folder")
+"""How :func:`inkml_words` assigns writers: ``auto`` (the default: a ``writer`` annotation, else the folder, else
+the file), ``annotation`` (only ``writer`` annotations; a file without one is left out, named), or one per file or
+per folder (the files' parent folder)."""
 
-INKML_SUFFIXES = (".inkml", ".ink")
+INKML_SUFFIXES = (".inkml", ".ink", ".xml")
+"""Files :func:`inkml_words` opens: ``.inkml``, ``.ink`` and ``.xml`` (Microsoft Word / OneNote / Windows Journal
+save ink as InkML in ``.xml``; an ``.xml`` file whose root is not InkML's ``<ink>`` is named as not InkML)."""
+
+_WORD_TEXT = re.compile(r"['\u2019]?[^\W_]+(?:['\u2019\-.][^\W_]+)*[.,;:!?'\u2019\"]?", re.UNICODE)
 
 
-def _word_groups(doc: InkMLDocument) -> tuple[list[int], Counter]:
+def is_word_text(text: str) -> bool:
+    r"""True for the text of a word a person could be asked to trace: letters (any script) and digits, joined by
+    an apostrophe, hyphen or full stop (``don't``, ``re-use``, ``U.S``), a clitic (``'s``), with at least one
+    letter and at most one closing punctuation mark. Math and markup (CROHME's ``\sum``, ``\theta``, ``x^2``,
+    ``$x$``, ``a_1``), lone symbols and numbers are not.
+
+    >>> [is_word_text(t) for t in ("hello", "don't", "x^2", "\\sum", "42", "re-use,")]
+    [True, True, False, False, False, True]
+    """
+    return bool(_WORD_TEXT.fullmatch(text)) and any(ch.isalpha() for ch in text)
+
+
+def is_math_document(doc: InkMLDocument) -> bool:
+    """True for an InkML file that writes a mathematical expression, as CROHME's files do: its document-level
+    truth is LaTeX between ``$`` signs, or an ``annotationXML`` encodes MathML (CROHME 2011 file
+    formulaire001-equation001.inkml: ``<annotation type="truth">$\\phi(x)$</annotation>`` and ``<annotationXML
+    type="truth" encoding="Content-MathML">``). Its symbol groups (``x``, ``\\phi``, ``(``) are no words."""
+    truth = (doc.annotations.get("truth") or "").strip()
+    if len(truth) >= 2 and truth.startswith("$") and truth.endswith("$"):
+        return True
+    return any("mathml" in str(v.get("encoding", "")).lower()
+               for v in doc.annotations.get("annotationXML", {}).values() if isinstance(v, dict))
+
+
+_MATH_LABELS = frozenset({"Segmentation"})
+"""Texts CROHME gives the group that holds an expression's symbol groups (formulaire001-equation001.inkml)."""
+
+
+def _doc_writer(doc: InkMLDocument) -> Optional[str]:
+    w = (doc.annotations.get("writer") or "").strip()
+    return w or None
+
+
+def _group_writer(doc: InkMLDocument, k: int) -> Optional[str]:
+    """The ``annotation type="writer"`` of group k or of a group around it, else the document's."""
+    i: Optional[int] = k
+    while i is not None:
+        w = (doc[i].annotations.get("writer") or "").strip()
+        if w:
+            return w
+        i = doc[i].parent
+    return _doc_writer(doc)
+
+
+def _word_groups(doc: InkMLDocument, label_only: frozenset = frozenset()) -> tuple[list[int], Counter]:
     """Indices of the groups of ``doc`` that are words, and the groups left out by reason.
 
     A word is a group whose text is one word (no white space), unless a group around it already is one (its
     letters' groups are part of it); a group whose text has several words (a line, a sentence) is a word only
-    through the word groups inside it; a group without text is left out unless it holds words."""
+    through the word groups inside it; a group without text is left out unless it holds words. Texts in
+    ``label_only`` name a group's role, not its ink (CROHME's "Segmentation" group around the symbols)."""
     def ups(i):
         p = doc[i].parent
         while p is not None:
             yield p
             p = doc[p].parent
 
-    one_word = [g.text is not None and len(g.text.split()) == 1 for g in doc]
+    one_word = [g.text is not None and g.text not in label_only and len(g.text.split()) == 1 for g in doc]
     chosen = [i for i in range(len(doc)) if one_word[i] and not any(one_word[a] for a in ups(i))]
     sel = set(chosen)
     inside = {i for i in range(len(doc)) if any(a in sel for a in ups(i))}
@@ -188,18 +296,30 @@ def _word_groups(doc: InkMLDocument) -> tuple[list[int], Counter]:
     return chosen, skipped
 
 
-def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str = "auto",
+def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str = "auto", symbols: bool = False,
                 progress: bool = False) -> tuple[list[RecordedWord], dict]:
-    """Words of a folder of word-level InkML files (``*.inkml``, ``*.ink``, in sub-folders too), read by
+    """Words of a folder of word-level InkML files (``*.inkml``, ``*.ink``, ``*.xml``, in sub-folders too), read by
     :func:`~inkground_lib.formats.inkml.read_inkml` (``dialect`` as there), and the manifest source entry.
 
     A word is a group whose text (annotation ``truth``, InkSight's ``textField``, or an ``annotationXML``
-    "Ground truth" label) is one word, see :func:`_word_groups`; its ink is in the file's units, y down.
-    ``writer``: ``"file"`` (each file is one writer: its path in the folder without suffix) or ``"folder"``
-    (the files of one folder are one writer: the folder's path, ``.`` for the top). A file that cannot be read
-    is listed with its reason (``failed_files``) and the rest is read; the assumptions the reader made are
-    counted by kind (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by
-    reason (``words_skipped``), and words whose ink has no width or no height too (``words_degenerate``)."""
+    "Ground truth" label) is one word, see :func:`_word_groups`; its ink is in the file's units, y down. A text
+    that is not a word (math, symbols, numbers: :func:`is_word_text`), and every group of a file that writes a
+    mathematical expression (:func:`is_math_document`), is no target unless ``symbols``; a text
+    over MAX_WORD_TEXT characters or an ink over MAX_WORD_POINTS points is left out and named.
+
+    Writers (``writer``): ``"auto"`` (default) takes the ``annotation type="writer"`` of the word's group (or a
+    group around it, or the document), else the file's folder when the file is in a sub-folder of ``root``, else
+    the file itself (a file at the top, without a writer annotation, is one writer); ``"annotation"`` takes only
+    writer annotations (a file without one is left out, named); ``"file"`` / ``"folder"``: one writer per file /
+    per folder, whatever the annotations say.
+
+    Every file left out is named with its reason (``failed_files``: cannot be read; ``files_not_inkml``: an
+    ``.xml`` or ``.ink`` file that is not InkML, e.g. another program's ink format; ``files_without_writer``)
+    and the option that would keep it where one would; the assumptions the reader made are counted by kind
+    (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by reason
+    (``words_skipped``, examples in ``words_skipped_examples``), and words whose ink has no width or no height
+    too (``words_degenerate``); ``writer_sources`` counts where each word's writer came from."""
+    from inkground_lib.core.defaults import MAX_WORD_POINTS, MAX_WORD_TEXT
     from inkground_lib.core.progress import bar as progress_bar
 
     if writer not in INKML_WRITERS:
@@ -213,8 +333,9 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
                    key=lambda p: p.relative_to(r).as_posix())
     if not files:
         raise DatasetError(f"{r}: no InkML files ({', '.join('*' + x for x in INKML_SUFFIXES)}) in the folder")
-    words, failed, digests = [], [], {}
-    skipped, by_kind, dialects, examples = Counter(), Counter(), Counter(), []
+    words, failed, not_inkml, no_writer, digests = [], [], [], [], {}
+    skipped, by_kind, dialects, wsrc = Counter(), Counter(), Counter(), Counter()
+    examples, skip_examples = [], []
     groups = degenerate = 0
     for f in progress_bar(files, desc="InkML files", enabled=progress):
         rel = f.relative_to(r).as_posix()
@@ -222,7 +343,12 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
             doc = read_inkml(f, dialect=dialect)
         except FormatError as e:
             msg = str(e)
-            failed.append((rel, msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg))
+            msg = msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg
+            kind = _not_inkml(f, msg)
+            if kind:
+                not_inkml.append((rel, kind))
+            else:
+                failed.append((rel, msg))
             continue
         digests[rel] = sha256_file(f)
         dialects[doc.dialect] += 1
@@ -231,29 +357,84 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "file", dialect: str =
             by_kind[w.kind] += 1
             if len(examples) < 50:
                 examples.append(str(w))
-        chosen, left = _word_groups(doc)
+        math = is_math_document(doc)
+        chosen, left = _word_groups(doc, _MATH_LABELS if math else frozenset())
         skipped.update(left)
-        who = (Path(rel).with_suffix("").as_posix() if writer == "file"
-               else (Path(rel).parent.as_posix() if Path(rel).parent.as_posix() != "." else "."))
+        folder = Path(rel).parent.as_posix()
+        if writer == "annotation" and not any(_group_writer(doc, k) for k in chosen):
+            if chosen:
+                no_writer.append((rel, f"{len(chosen)} word(s), no annotation type=\"writer\" (--inkml-writer "
+                                       "auto or folder or file would keep them)"))
+            continue
         for k in chosen:
             g = doc[k]
-            w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", f"inkml:{who}", g.text, g.ink,
-                             {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect})
+
+            def leave(reason: str, detail: str) -> None:
+                skipped[reason] += 1
+                if len(skip_examples) < 50:
+                    skip_examples.append(f"{rel}#{g.id if g.id is not None else k}: {detail}")
+
+            if len(g.text) > MAX_WORD_TEXT:
+                leave("text longer than MAX_WORD_TEXT", f"a text of {len(g.text):,} characters (at most "
+                                                        f"{MAX_WORD_TEXT})")
+                continue
+            if not symbols and math:
+                leave("a symbol of a mathematical expression (--inkml-symbols keeps them)",
+                      f"{g.text[:40]!r} is a symbol of the file's mathematical expression (--inkml-symbols keeps it)")
+                continue
+            if not symbols and not is_word_text(g.text):
+                leave("text not a word (math, symbols or numbers; --inkml-symbols keeps them)",
+                      f"{g.text[:40]!r} is not a word (--inkml-symbols keeps it)")
+                continue
+            if g.ink.n_points > MAX_WORD_POINTS:
+                leave("ink over MAX_WORD_POINTS", f"{g.ink.n_points:,} points (at most {MAX_WORD_POINTS:,})")
+                continue
+            ann = _group_writer(doc, k)
+            if writer in ("auto", "annotation") and ann:
+                who, how = f"inkml:{ann}", "annotation"
+            elif writer == "folder" or (writer == "auto" and folder != "."):
+                who, how = f"inkml:{folder}", "folder"
+            else:
+                who, how = f"inkml:{Path(rel).with_suffix('').as_posix()}", "file"
+            w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", who, g.text, g.ink,
+                             {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect,
+                              "writer_from": how})
             if _usable(w):
                 words.append(w)
+                wsrc[how] += 1
             else:
                 degenerate += 1
     h = hashlib.sha256()
     for rel in sorted(digests):
         h.update(f"{rel}\0{digests[rel]}\n".encode())
     source = {"kind": "inkml", "path": str(r.resolve()), "sha256": h.hexdigest(), "writer_rule": writer,
-              "dialect": dialect, "files_found": len(files), "files_parsed": len(digests),
+              "dialect": dialect, "symbols": bool(symbols), "files_found": len(files), "files_parsed": len(digests),
               "files_failed": len(failed), "failed_files": [list(x) for x in failed[:50]],
+              "files_not_inkml": [list(x) for x in not_inkml[:50]], "files_not_inkml_count": len(not_inkml),
+              "files_without_writer": [list(x) for x in no_writer[:50]],
               "dialects": dict(sorted(dialects.items())), "groups_read": groups, "words": len(words),
-              "words_skipped": dict(sorted(skipped.items())), "words_degenerate": degenerate,
-              "writers": len({w.writer for w in words}), "warnings": sum(by_kind.values()),
+              "words_skipped": dict(sorted(skipped.items())), "words_skipped_examples": skip_examples,
+              "words_degenerate": degenerate, "writers": len({w.writer for w in words}),
+              "writer_sources": dict(sorted(wsrc.items())), "warnings": sum(by_kind.values()),
               "warnings_by_kind": dict(sorted(by_kind.items())), "warning_examples": examples}
     return words, source
+
+
+def _not_inkml(path: Path, message: str) -> Optional[str]:
+    """Why a file that failed to read is not InkML at all (None when it is InkML with a fault): not XML (a binary
+    ink format, e.g. Microsoft's Ink Serialized Format in an ``.ink`` file), or XML whose root is not InkML's."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    xml_like = text.startswith(b"<") or head[:2] in (b"\xff\xfe", b"\xfe\xff")  # UTF-16 marks
+    if message.startswith("not well-formed XML") and not xml_like:
+        return "not InkML: not an XML file (another program's ink format?)"
+    if message.startswith("root element is") and "expected <ink>" in message:
+        return "not InkML: " + message
+    return None
 
 
 # ============================================================================================ layout
@@ -429,7 +610,8 @@ def unipen_dir_words(root: str | os.PathLike, *, category="6", style="CURSIVE", 
 def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | None = None,
                    unipen_dir: str | os.PathLike | None = None, category="6", style="CURSIVE",
                    quality="!BAD", iamondb: str | os.PathLike | None = None, iamondb_split: str | None = None,
-                   inkml: str | os.PathLike | None = None, inkml_writer: str = "file", inkml_dialect: str = "auto",
+                   inkml: str | os.PathLike | None = None, inkml_writer: str = "auto", inkml_dialect: str = "auto",
+                   inkml_symbols: bool = False,
                    pages: int | None = None, words_per_page: tuple[int, int] | None = None, seed: int = 0,
                    effects=None, progress: bool = True, layout: Layout = Layout(), gap_factor: float = 0.6,
                    jpeg_quality: int = 88, name: str = "recorded", overwrite: bool = False) -> Path:
@@ -442,8 +624,11 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     ``"GOOD,OK"``; None: any) select the WORD segments (see :func:`unipen_dir_words`); ``iamondb``: an
     IAM-OnDB root (``iamondb_split`` e.g. ``"trainset"`` keeps one task split; broken files are reported and
     skipped, see :func:`iamondb_words`); ``inkml``: a folder of word-level InkML files, ``inkml_writer``
-    ``"file"`` or ``"folder"`` (one writer per file or per folder) and ``inkml_dialect`` as in
-    :func:`~inkground_lib.formats.inkml.read_inkml` (see :func:`inkml_words`). With none of them, the
+    (``"auto"``: writer annotations, else the folder, else the file; ``"annotation"``, ``"file"`` or ``"folder"``),
+    ``inkml_dialect`` as in :func:`~inkground_lib.formats.inkml.read_inkml` and ``inkml_symbols`` (keep texts that
+    are not words as targets), see :func:`inkml_words`. Writers with fewer words than the page minimum are left
+    out with a warning naming them and the options that would keep them (``writers_left_out`` in the meta).
+    With none of them, the
     shipped UNIPEN subset is used (:func:`default_unipen_path`). ``pages``: number of pages (None: one per
     eligible writer; more pages take further words of the writers in turn until they run out);
     ``words_per_page``: (min, max) words per page, one writer per page (None: :data:`PAPER_WORDS_PER_PAGE`
@@ -478,6 +663,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
 
     words: list[RecordedWord] = []
     sources = []
+    line_report = None
     if unipen is not None:
         up = Path(unipen)
         if not up.is_file():
@@ -493,6 +679,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     if iamondb is not None:
         ip = Path(iamondb)
         iw, counts = iamondb_words(ip, iamondb_split, gap_factor=gap_factor, progress=progress)
+        line_report = counts.pop("line_report")  # every line's outcome: written to sources.json, not the manifest
         words += iw
         extra = []
         if iamondb_split:
@@ -500,10 +687,12 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         digest, n_files = _tree_sha256(ip, extra)
         sources.append({"kind": "iamondb", "path": str(ip.resolve()), "sha256": digest, "files": n_files,
                         "split": iamondb_split, "words": len(iw), **counts,
-                        "note": "words cut from lines at pen-up gaps; only lines whose segmentation gives "
-                                "the transcription's word count are used"})
+                        "note": "words cut from lines at pen-up gaps; a line is used only when the cut gives "
+                                "the transcription's word count and fits the words' lengths; what each line got "
+                                "is listed in sources.json (iamondb_lines)"})
     if inkml is not None:
-        kw, source = inkml_words(inkml, writer=inkml_writer, dialect=inkml_dialect, progress=progress)
+        kw, source = inkml_words(inkml, writer=inkml_writer, dialect=inkml_dialect, symbols=inkml_symbols,
+                                 progress=progress)
         words += kw
         sources.append(source)
     if not words:
@@ -516,9 +705,18 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
 
     rng = np.random.default_rng([int(seed), 0])
     plan = plan_pages(words, None if pages is None else int(pages), (lo, hi), rng)
+    counts = Counter(w.writer for w in words if any(c.isalpha() for c in w.text))
+    short = sorted((wr, n) for wr, n in counts.items() if n < lo)
+    hint = ("; --words-per-page (words_per_page) with a lower minimum keeps them"
+            + ("; with --inkml, --inkml-writer folder (inkml_writer='folder') puts a folder's files under one writer"
+               if inkml is not None and inkml_writer != "folder" else ""))
+    listed = ", ".join(f"{wr} ({n})" for wr, n in short[:20]) + (" ..." if len(short) > 20 else "")
     if not plan:
-        raise DatasetError(f"build_recorded: no writer has {lo} or more words with letters; lower "
-                           f"words_per_page (now {lo}-{hi})")
+        raise DatasetError(f"build_recorded: no writer has {lo} or more words with letters ({len(counts)} writers, "
+                           f"{sum(counts.values())} words: {listed}){hint} (now {lo}-{hi})")
+    if short:
+        warnings.warn(f"build_recorded: {len(short)} writer(s) with fewer than {lo} words are left out: {listed}"
+                      f"{hint}")
     if pages is not None and len(plan) < int(pages):
         warnings.warn(f"build_recorded: only {len(plan)} of the {pages} pages requested can be composed "
                       f"(writers run out of words for {lo}+ words per page)")
@@ -535,6 +733,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                        "layout": dataclasses.asdict(layout), "gap_factor": gap_factor,
                        "jpeg_quality": int(jpeg_quality), "iamondb_split": iamondb_split},
             "effects": _effects_record(eff), "pages_built": len(plan),
+            "writers_left_out": [[wr, n] for wr, n in short[:50]],
             "writers": len({wr for wr, _ in plan})}
     meta = json.loads(json.dumps(meta))
 
@@ -576,9 +775,11 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                 page_words.append(Word(f"{pid}-w{j:03d}", w.text, photo_ink.bbox(), photo_ink, pid, sp, photo_ink))
             result_pages.append(Page(pid, img_path, writer, int(rgb.shape[1]), int(rgb.shape[0]), page_words))
         # provenance: which source word is each page word (not part of the manifest schema)
-        atomic_write_json(out / "sources.json",
-                          {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
-                                          for p, (_, ws) in zip(result_pages, plan)}})
+        provenance = {"page_words": {p.id: {w.id: src.id for w, src in zip(p.words, ws)}
+                                     for p, (_, ws) in zip(result_pages, plan)}}
+        if line_report is not None:
+            provenance["iamondb_lines"] = line_report
+        atomic_write_json(out / "sources.json", provenance)
         write_manifest(out, name, "recorded", "true ink", meta, result_pages)
         if not own:  # written with overwrite into someone else's folder: delete nothing there
             return out

@@ -90,8 +90,18 @@ class IamLine:
     whiteboard: Optional[IamWhiteboard] = None
     text_note: Optional[str] = None
     """Why ``text`` is None: ``"placeholder"`` (the transcription is the recording tool's placeholder, see
-    :func:`is_placeholder_transcription`), ``"no line"`` (the form is transcribed, but not this line: more
-    lineStrokes files than transcription lines), ``"no transcription"`` (no source transcribes the form)."""
+    :func:`is_placeholder_transcription`), ``"line count"`` (the form's lineStrokes files and its transcription
+    lines are not the same line numbers: no line of the form is matched by number, see :func:`read_iamondb`),
+    ``"no transcription"`` (no source transcribes the form)."""
+    text_source: Optional[str] = None
+    """Where ``text`` came from: ``"original-xml"`` or ``"ascii"`` (None without text)."""
+    match: Optional[str] = None
+    """How ``text`` was matched to this file: ``"number"`` (the form's files and lines have the same numbers)."""
+    form_text: tuple = ()
+    """The form's transcription lines as ((line id, text), ...), from the one source read for the form (empty
+    when none transcribes it): what a caller that matches lines by another rule needs."""
+    form_text_source: Optional[str] = None
+    """Where ``form_text`` came from (``"original-xml"`` / ``"ascii"``)."""
 
 
 def _num(el: ET.Element, key: str, where: str) -> float:
@@ -563,8 +573,9 @@ class IamReport:
 
 IAM_QUIRKS = {
     "form id": "an original-xml Form id names another form than its folder and file: the folder's form is used",
-    "line count": "a form's lineStrokes files and its transcription lines disagree in number: lines are matched by "
-                  "number (CSR line k, or TextLine id, to file -k); a file without a line is untranscribed",
+    "line count": "a form's lineStrokes files and its transcription lines are not the same line numbers (a line "
+                  "or a file missing): no line of the form is matched by number (each is left with text None, "
+                  "text_note 'line count', and the form's lines in form_text for a caller's own rule)",
     "placeholder": "a line transcribed with the recording tool's placeholder: untranscribed",
     "time backwards": "point times running backwards inside a stroke: the file's point order is kept",
     "writer": "an original-xml writer and the forms.txt writer of a form differ: the original xml is used",
@@ -601,7 +612,14 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     what is known of each writer. A form's writer is its original-xml ``Form writerID``, else its forms.txt
     entry; when both exist and differ a warning names both files (the original xml is kept); writers missing
     from writers.xml are named in one warning. ``split`` keeps only the forms / lines listed in that task file
-    (see :func:`iamondb_split_ids`). ``whiteboard`` as in :func:`read_iamondb_strokes`. Files that break the
+    (see :func:`iamondb_split_ids`). A form's transcription comes from one source, never mixed line by line: its
+    original xml where that transcribes the form, else its ascii ``CSR:`` part (``text_source`` on each line). A
+    lineStrokes file gets the transcription line of its number only when the form's files and transcription lines
+    carry exactly the same line numbers (``match`` ``"number"``); where they differ (a line or a file missing, so
+    numbers would shift the text onto the wrong ink) no line of the form gets a text here: each is left with
+    ``text_note`` ``"line count"`` and the form's lines in ``form_text``, and
+    :func:`inkground_lib.datasets.recorded.iamondb_words` matches them by their lengths or skips them.
+    ``whiteboard`` as in :func:`read_iamondb_strokes`. Files that break the
     format raise FormatError naming file and element; every file is read through the size check and the safe
     XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`). The quirks of
     :data:`IAM_QUIRKS` are handled by their rules and each is a warning; :func:`read_iamondb_report` reads a
@@ -691,7 +709,7 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
         return ascii_cache[af]
 
     lines, conflicts, unknown = [], {}, {}
-    per_form: dict[str, dict] = {}  # form -> {"files": [line ids], "lines": {transcribed ids}, "source": where}
+    per_form: dict[str, list] = {}  # form -> [(line id, file, ink, whiteboard or None (file unread))]
     for f in progress_bar(files, desc="IAM-OnDB lines", enabled=progress):
         lid = f.stem
         m = _LINE_ID.match(lid)
@@ -701,13 +719,13 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
         if keep is not None and form not in keep and lid not in keep:
             continue
         report.files_found += 1
-        info_form = per_form.setdefault(form, {"files": [], "lines": set(), "source": None})
-        info_form["files"].append(lid)  # found, read or not: a broken file is reported as such, not as missing
         got = attempt(_read_line, f, max_bytes, whiteboard)
+        # found, read or not: a broken file is reported as such, and still counts as one of the form's lines
+        per_form.setdefault(form, []).append((lid, f, got))
         if got is None:
             continue
         report.files_read += 1
-        ink, wb = got
+        ink = got[0]
         dots = sum(len(s) == 1 for s in ink.strokes)
         back = sum(bool((np.diff(s[:, 2]) < 0).any()) for s in ink.strokes)
         report.single_point_strokes += dots
@@ -716,55 +734,61 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
             report.lines_time_backwards += 1
             report.quirk("time backwards", f, f"point times run backwards in {back} of {len(ink)} strokes: the "
                                               "file's point order is kept")
-        sub = f.parent.relative_to(strokes_dir)
-        writer = text = source = None
-        form_file = None
+    for form, entries in sorted(per_form.items()):
+        sub = entries[0][1].parent.relative_to(strokes_dir)
+        writer = source = form_file = None
+        transcribed: Optional[dict] = None  # the form's transcription lines {line id: text}, from ONE source
+        text_source = where = None
         for fm in forms_in(sub):
-            if (lid in fm.lines or fm.id == form) and fm.writer and writer is None:
+            mine = {k: t for k, t in fm.lines.items() if k.startswith(form + "-")}
+            if fm.writer and writer is None and (mine or fm.id == form):
                 writer, source, form_file = fm.writer, "original-xml", fm.path
-            if fm.id == form or any(k.startswith(form + "-") for k in fm.lines):
-                mine = {k for k in fm.lines if k.startswith(form + "-")}
-                if mine:
-                    info_form["lines"] |= mine
-                    info_form["source"] = info_form["source"] or f"{fm.path} <Transcription>"
-            if text is None and lid in fm.lines:
-                text = fm.lines[lid]
-                if fm.writer:
-                    writer, source, form_file = fm.writer, "original-xml", fm.path
+            if mine and transcribed is None:
+                transcribed, text_source, where = mine, "original-xml", f"{fm.path} <Transcription>"
         listed = forms_map.get(form)
         if writer is None and listed is not None:
             writer, source = listed, "forms.txt"
         elif writer is not None and listed is not None and listed != writer:
             conflicts[form] = (writer, form_file, listed)
-        af = ascii_dir / sub / f"{form}.txt" if ascii_dir is not None else None
-        asc = ascii_lines(af) if af is not None else None
-        if asc and not info_form["lines"]:
-            info_form["lines"] |= set(asc)
-            info_form["source"] = f"{af} CSR:"
-        if text is None and asc:
-            text = asc.get(lid)
-        note = None
-        if text is not None and is_placeholder_transcription(text):
-            report.quirk("placeholder", f, f"transcribed as the placeholder {text.strip()!r}: untranscribed")
-            text, note = None, "placeholder"
-        elif text is None:
-            note = "no line" if info_form["lines"] else "no transcription"
+        if transcribed is None and ascii_dir is not None:
+            af = ascii_dir / sub / f"{form}.txt"
+            asc = ascii_lines(af)
+            if asc:
+                transcribed, text_source, where = dict(asc), "ascii", f"{af} CSR:"
         info = {}
         if writers is not None and writer is not None:
             if writer in writers:
                 info = writers[writer]
             else:
                 unknown.setdefault(writer, form)
-        lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb, note))
-    for form, info_form in sorted(per_form.items()):
-        n_files, tr = len(info_form["files"]), info_form["lines"]
-        if tr and n_files != len(tr):
-            missing = sorted(set(info_form["files"]) - tr)
-            unused = sorted(tr - set(info_form["files"]))
-            report.quirk("line count", info_form["source"],
-                         f"form {form}: {n_files} lineStrokes file(s), {len(tr)} transcription line(s); matched by "
-                         "number" + (f"; without a line (untranscribed): {', '.join(missing)}" if missing else "")
-                         + (f"; lines without a file: {', '.join(unused)}" if unused else ""))
+        ids = [lid for lid, _, _ in entries]
+        by_number = transcribed is not None and set(ids) == set(transcribed)
+        if transcribed is not None and not by_number:
+            missing = sorted(set(ids) - set(transcribed))
+            unused = sorted(set(transcribed) - set(ids))
+            report.quirk("line count", where,
+                         f"form {form}: {len(ids)} lineStrokes file(s), {len(transcribed)} transcription line(s); "
+                         "not matched by number" + (f"; files without a line of that number: {', '.join(missing)}"
+                                                    if missing else "")
+                         + (f"; lines without a file of that number: {', '.join(unused)}" if unused else ""))
+        form_text = tuple(sorted(transcribed.items())) if transcribed is not None else ()
+        for lid, f, got in entries:
+            if got is None:
+                continue
+            ink, wb = got
+            text, note, src = None, None, None
+            if transcribed is None:
+                note = "no transcription"
+            elif not by_number:
+                note = "line count"
+            else:
+                text, src = transcribed[lid], text_source
+                if is_placeholder_transcription(text):
+                    report.quirk("placeholder", f, f"transcribed as the placeholder {text.strip()!r}: untranscribed")
+                    text, note = None, "placeholder"
+            lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb, note, src,
+                                 "number" if text is not None else None, form_text, text_source))
+    lines.sort(key=lambda ln: ln.id)
     for form, (w, fp, listed) in sorted(conflicts.items()):
         report.quirk("writer", None, f"form {form}: writer {w} in {fp} <Form writerID>, {listed} in {forms_file}; "
                                    f"{w} (the original xml) is used")

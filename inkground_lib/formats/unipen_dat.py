@@ -16,7 +16,9 @@ up to the next such line (lines ending in LF or CR LF). The keywords this reader
   ``.SEGMENT`` refers to.
 * ``.SEGMENT level delineation quality "label"``: ``delineation`` is a comma-separated list of ranges
   ``c``, ``c0-c1``, ``c0:p0-c1``, ``c0-c1:p1`` or ``c0:p0-c1:p1`` (component ``c``, sample ``p`` in it, both
-  from 0, ends included); ``quality`` is ``GOOD``, ``OK``, ``BAD`` or ``?``; the label is a double-quoted
+  from 0, ends included), or ``?``: the components between the statement and its neighbour of the same level,
+  where that is unambiguous (:func:`resolve_unknown_delineation`; otherwise the segment is skipped, named);
+  ``quality`` is ``GOOD``, ``OK``, ``BAD`` or ``?``; the label is a double-quoted
   string with the escapes ``\"``, ``\\``, ``\/``, ``\@``, ``\ ``, ``\t``, ``\n`` (the unpatched release also
   has three double quotes for a double quote and ``"\"`` for a backslash; both are read as such).
 * state keywords, remembered with every component that follows them: ``.COORD``, ``.X_POINTS_PER_INCH`` /
@@ -118,6 +120,8 @@ class Segment:
     file: str
     line: int
     error: str | None = None
+    n_before: int = -1
+    """How many components the document held when the statement was read (for a ``?`` delineation)."""
 
 
 @dataclass
@@ -181,15 +185,15 @@ def _label(text: str, where: str) -> str:
     return _ESCAPE.sub(lambda m: _ESCAPED[m.group(1)], inner)
 
 
-def _segment(body: str, index: int, file: str, line: int) -> Segment:
+def _segment(body: str, index: int, file: str, line: int, n_before: int = -1) -> Segment:
     try:
-        return _segment_strict(body, index, file, line)
+        return _segment_strict(body, index, file, line, n_before)
     except FormatError as e:
         parts = body.split(None, 3) + ["", "", ""]
-        return Segment(index, parts[0] or "?", parts[1], parts[2], "", file, line, str(e))
+        return Segment(index, parts[0] or "?", parts[1], parts[2], "", file, line, str(e), n_before)
 
 
-def _segment_strict(body: str, index: int, file: str, line: int) -> Segment:
+def _segment_strict(body: str, index: int, file: str, line: int, n_before: int = -1) -> Segment:
     where = f"{file}:{line}: .SEGMENT"
     parts = body.split(None, 3)
     if len(parts) < 4:
@@ -199,8 +203,69 @@ def _segment_strict(body: str, index: int, file: str, line: int) -> Segment:
     level, delin, quality, label = parts
     if quality not in QUALITIES:
         raise FormatError(f"{where}: quality {quality!r:.20} is not one of {', '.join(QUALITIES)}")
-    parse_delineation(delin, where)
-    return Segment(index, level, delin, quality, _label(label, where), file, line)
+    if delin != "?":
+        parse_delineation(delin, where)
+    return Segment(index, level, delin, quality, _label(label, where), file, line, None, n_before)
+
+
+def _unknown_ranges(doc: "UnipenDocument", level: str, n: int, follows: bool) -> dict[int, tuple[int, int]]:
+    """{segment index: (first, last component)} of the level's ``?`` segments, reading each as the components
+    before it back to the previous statement of the level (``follows``: segments follow their data) or after it
+    up to the next one."""
+    segs = [o for o in doc.segments if o.level == level]
+    out = {}
+    for k, o in enumerate(segs):
+        if o.delineation != "?":
+            continue
+        if follows:
+            out[o.index] = (segs[k - 1].n_before if k else 0, o.n_before - 1)
+        else:
+            out[o.index] = (o.n_before, (segs[k + 1].n_before if k + 1 < len(segs) else n) - 1)
+    return out
+
+
+def resolve_unknown_delineation(doc: "UnipenDocument", seg: Segment) -> str:
+    """The delineation a ``.SEGMENT`` with delineation ``?`` stands for, where it is unambiguous.
+
+    The rule: a ``?`` segment holds the pen components between its statement and the neighbouring statement of
+    the same level: the components before it back to the previous one where the document's segments follow
+    their data, the components after it up to the next one where they precede it. Which of the two holds is
+    read from the level's segments with numbered delineations (all of them delineate components before their
+    statement, or all after it); without such segments, from the ``?`` segments themselves (the reading under
+    which every one of them holds a component, when only one reading does). Ambiguous, a FormatError naming file
+    and line: neither or both readings fit, the segment would hold no component, or a numbered segment of the
+    level delineates one of its components too."""
+    where = f"{seg.file}:{seg.line}: .SEGMENT {seg.level} ?"
+    n = len(doc.components)
+    explicit = []
+    for o in doc.segments:
+        if o.level == seg.level and o.delineation != "?" and o.error is None:
+            rr = parse_delineation(o.delineation, where)
+            explicit.append((o, min(r[0] for r in rr), max(r[2] for r in rr)))
+    if explicit and all(c1 < o.n_before for o, _, c1 in explicit):
+        readings = [True]
+    elif explicit and all(c0 >= o.n_before for o, c0, _ in explicit):
+        readings = [False]
+    elif explicit:
+        raise FormatError(f"{where}: delineation '?' is ambiguous: the numbered .SEGMENT {seg.level} statements "
+                          "delineate components both before and after themselves")
+    else:
+        readings = [f for f in (True, False)
+                    if all(b >= a for a, b in _unknown_ranges(doc, seg.level, n, f).values())]
+        if len(readings) != 1:
+            raise FormatError(f"{where}: delineation '?' is ambiguous: the document's segments could stand after "
+                              f"their data or before it" if readings else
+                              f"{where}: delineation '?' is ambiguous: some segment of the level would hold no "
+                              "component whichever way it is read")
+    start, end = _unknown_ranges(doc, seg.level, n, readings[0])[seg.index]
+    if end < start:
+        raise FormatError(f"{where}: delineation '?' is ambiguous: no pen component lies between it and the "
+                          f"neighbouring .SEGMENT {seg.level}")
+    for o, c0, c1 in explicit:
+        if c0 <= end and c1 >= start:
+            raise FormatError(f"{where}: delineation '?' is ambiguous: its components {start}-{end} are also "
+                              f"delineated by .SEGMENT {o.level} {o.delineation} ({o.file}:{o.line})")
+    return f"{start}-{end}" if end > start else str(start)
 
 
 def parse_delineation(text: str, where: str = "delineation") -> list[tuple[int, int | None, int, int | None]]:
@@ -279,7 +344,7 @@ def _read_file(path: Path, doc: UnipenDocument, include_dirs: Sequence[Path], st
                     vals, err = None, str(e)
                 doc._pending.append((kw == "PEN_DOWN", vals, err, st, rel, line))
         elif kw == "SEGMENT":
-            doc.segments.append(_segment(body, len(doc.segments), rel, line))
+            doc.segments.append(_segment(body, len(doc.segments), rel, line, len(doc.components) + len(doc._pending)))
         elif kw == "INCLUDE":
             name = body.strip().split()[0] if body.strip() else ""
             target = _resolve_include(name, path, doc, include_dirs, where)
@@ -407,7 +472,8 @@ def segment_strokes(doc: UnipenDocument, seg: Segment) -> tuple[list[np.ndarray]
     where = f"{seg.file}:{seg.line}: .SEGMENT {seg.delineation}"
     n = len(doc.components)
     pieces, comps = [], []
-    for c0, p0, c1, p1 in parse_delineation(seg.delineation, where):
+    delin = resolve_unknown_delineation(doc, seg) if seg.delineation == "?" else seg.delineation
+    for c0, p0, c1, p1 in parse_delineation(delin, where):
         if c1 >= n:
             raise FormatError(f"{where}: component {c1} out of range (the file has {n} components, 0-{n - 1})")
         for c in range(c0, c1 + 1):
@@ -483,7 +549,8 @@ def segment_word(doc: UnipenDocument, seg: Segment) -> RecordedWord:
     :func:`writer_key`, text the label, ink :func:`segment_ink`, and meta: category (``data/<category>/``
     of the path), level, style, quality, contributor, data_source, data_id, points_per_inch (x) and
     y_points_per_inch (None where the file gives none), points_per_second, file, data_file, segment
-    (the delineation), line, source_writer_id."""
+    (the delineation; a ``?`` resolved to the components it stands for), segment_written (as the file has
+    it), line, source_writer_id."""
     ink, st, comps = _segment_ink(doc, seg)
     top = _rel(doc.path, doc.root)
     contributor = _contributor(top)
@@ -492,7 +559,8 @@ def segment_word(doc: UnipenDocument, seg: Segment) -> RecordedWord:
             "contributor": contributor, "data_source": st.data_source, "data_id": st.data_id,
             "points_per_inch": st.x_ppi, "y_points_per_inch": st.y_ppi,
             "points_per_second": st.points_per_second, "file": top, "data_file": data_file,
-            "segment": seg.delineation, "line": seg.line, "source_writer_id": st.writer_id}
+            "segment": (resolve_unknown_delineation(doc, seg) if seg.delineation == "?" else seg.delineation),
+            "segment_written": seg.delineation, "line": seg.line, "source_writer_id": st.writer_id}
     return RecordedWord(f"{top}#{seg.index}", writer_key(contributor, st.writer_id, data_file), seg.label,
                         ink, meta)
 

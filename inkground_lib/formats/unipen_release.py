@@ -43,8 +43,14 @@ def failure_kind(message: str) -> str:
     return "other"
 
 
+UNIPEN_SUFFIXES = (".dat", ".unp")
+"""The file names read as UNIPEN 1.0 files: the release's ``.dat``, and ``.unp``, the suffix other UNIPEN
+collections use for the same format."""
+
+
 def _as_set(value, name: str, upper: bool = True) -> frozenset[str] | None:
-    if value is None:
+    """A selection as a set; None (or the word ``any``) selects everything."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "any"):
         return None
     items = re.split(r"[,\s]+", value) if isinstance(value, str) else list(value)
     out = frozenset(str(v).strip().upper() if upper else str(v).strip() for v in items if str(v).strip())
@@ -143,15 +149,15 @@ class ReleaseReport:
 def _top_files(root: Path, categories: frozenset[str] | None) -> list[Path]:
     data = root / "data"
     if not data.is_dir():  # a folder of one's own .dat files: every one is read; categories do not apply
-        files = sorted((p for p in root.rglob("*") if p.is_file() and p.suffix.lower() == ".dat"),
+        files = sorted((p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in UNIPEN_SUFFIXES),
                        key=lambda p: p.relative_to(root).as_posix())
         if not files:
-            raise FormatError(f"{root}: no .dat files and no data/ folder; expected a UNIPEN release "
-                              f"(data/<category>/..., include/) or a folder of UNIPEN .dat files")
+            raise FormatError(f"{root}: no .dat or .unp files and no data/ folder; expected a UNIPEN release "
+                              f"(data/<category>/..., include/) or a folder of UNIPEN .dat / .unp files")
         if categories is not None:
             raise FormatError(f"{root}: not a UNIPEN release (no data/<category>/ folders), so its "
-                              f"{len(files)} .dat files have no category to select by; select category "
-                              f"None (--category any) to read them all")
+                              f"{len(files)} UNIPEN files have no category to select by; give --category "
+                              f"any (in Python category='any') to read them all")
         return files
     cats = sorted(p.name for p in data.iterdir() if p.is_dir())
     if categories is not None:
@@ -161,7 +167,7 @@ def _top_files(root: Path, categories: frozenset[str] | None) -> list[Path]:
         cats = [c for c in cats if c in categories]
     out = []
     for c in cats:
-        out.extend(sorted((p for p in (data / c).rglob("*") if p.is_file() and p.suffix.lower() == ".dat"),
+        out.extend(sorted((p for p in (data / c).rglob("*") if p.is_file() and p.suffix.lower() in UNIPEN_SUFFIXES),
                           key=lambda p: p.relative_to(root).as_posix()))
     return out
 
@@ -173,7 +179,7 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
     """Read the selected segments of a UNIPEN release as RecordedWords (see
     :func:`inkground_lib.formats.unipen_dat.segment_word`: source units, y down, t from points_per_second).
 
-    ``root``: a release (``data/<category>/``, ``include/``) or any folder of ``.dat`` files (read with
+    ``root``: a release (``data/<category>/``, ``include/``) or any folder of ``.dat`` / ``.unp`` files (read with
     ``category=None``; includes are looked up beside each file and under ``root/include``).
     ``category``: the ``data/`` folders to read (``"6"``, ``"6,7"``, a list, or None for all); ``style``:
     ``.STYLE`` labels to keep (``"CURSIVE"``, ``"CURSIVE,MIXED"``; None: any); ``quality``: qualities to

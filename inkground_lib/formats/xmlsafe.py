@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from inkground_lib.core.dataset import check_file_size
-from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV
+from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, MAX_XML_DEPTH
 
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
 
@@ -61,8 +61,9 @@ def parse_xml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> ET
     it is parsed by defusedxml with ``forbid_dtd``, ``forbid_entities`` and ``forbid_external``: any DOCTYPE,
     ENTITY declaration or external reference is refused, in every encoding the parser reads (UTF-8, UTF-16
     and, decoded here, UTF-32; with or without a byte-order mark). Every XML reader of
-    :mod:`inkground_lib.formats` goes through here. Errors are FormatError naming the file and what was
-    refused (or why it does not parse).
+    :mod:`inkground_lib.formats` goes through here. A document nested deeper than MAX_XML_DEPTH levels is refused
+    (:func:`check_depth`). Errors are FormatError naming the file and what was refused (or why it does not
+    parse).
     """
     path = Path(path)
     check_file_size(path, max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError, "an XML ink file")
@@ -85,13 +86,27 @@ def parse_xml(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> ET
                 raise FormatError(f"{path}: not well-formed XML (not {codec.upper()} text: {e})") from None
             break
     try:
-        return DET.fromstring(source, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        root = DET.fromstring(source, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except defusedxml.DefusedXmlException as e:
         what = _REFUSED.get(type(e).__name__, type(e).__name__)
         raise FormatError(f"{path}: refused: the document holds {what}; DTDs, entities and external references "
                           f"are not accepted in ink files ({type(e).__name__})") from None
     except ET.ParseError as e:
         raise FormatError(f"{path}: not well-formed XML ({e})") from None
+    check_depth(root, path)
+    return root
+
+
+def check_depth(root: ET.Element, path, limit: int = MAX_XML_DEPTH) -> None:
+    """FormatError naming the file and the first element nested deeper than ``limit`` levels (the root is level
+    1; :data:`~inkground_lib.core.defaults.MAX_XML_DEPTH`), found without recursion."""
+    stack = [(root, 1)]
+    while stack:
+        el, d = stack.pop()
+        if d > limit:
+            raise FormatError(f"{path}: {describe_element(el)}: nested {d} levels deep; elements nested deeper than "
+                              f"{limit} levels are refused (MAX_XML_DEPTH)")
+        stack.extend((c, d + 1) for c in el)
 
 
 def local_name(tag) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -51,6 +52,17 @@ RATER_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 """A rater name: a letter or digit, then letters, digits, ``_``, ``.`` or ``-``; 1-32 characters."""
 
 
+def rater_key(name: str) -> str:
+    """A rater's identity: the name NFC-normalised and casefolded, so names a person would read as one (``Ann``
+    and ``ann``; a letter with a combining mark and its composed form) are one rater wherever ratings are
+    counted (the rating app's assignment and the ratings file reader alike).
+
+    >>> rater_key("Zoe\u0308") == rater_key("zo\u00eb") == rater_key("ZO\u00cb")
+    True
+    """
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def check_rater_name(name, where: str = "rater") -> str:
     """``name`` if it satisfies :data:`RATER_RULE`, else :class:`RatingsError` naming ``where`` and the rule.
 
@@ -90,7 +102,7 @@ class _Standing:
         self.line: dict[tuple[str, str], int] = {}
 
     def apply(self, row: dict, where: str, line: int) -> None:
-        k = (row["page"], row["rater"])
+        k = (row["page"], rater_key(row["rater"]))
         if row.get("action", "rate") == "undo":
             if k not in self.rows:
                 raise RatingsError(f"{where}: field action: undo of a rating rater {k[1]!r} did not give for page "
@@ -99,8 +111,11 @@ class _Standing:
             del self.line[k]
             return
         if k in self.rows:
-            raise RatingsError(f"{where}: field rater: rater {k[1]!r} already rated page {k[0]!r} "
-                               f"(line {self.line[k]})")
+            first = self.rows[k]["rater"]
+            same = "" if first == row["rater"] else f" (as {first!r}: the same rater once case and Unicode " \
+                                                    "normalisation are set aside)"
+            raise RatingsError(f"{where}: field rater: rater {row['rater']!r} already rated page {k[0]!r} "
+                               f"(line {self.line[k]}){same}")
         self.rows[k] = row
         self.line[k] = line
 
@@ -121,10 +136,22 @@ class RatingsFile:
     k: Optional[int]
     sha256: str
     rows: int
+    page_lines: dict = field(default_factory=dict)
+    """{page: the line of the file's first row for it}, to name the row when a page is refused."""
 
     @property
     def name(self) -> str:
         return self.path.name
+
+
+def check_rating_pages(rfile: "RatingsFile", pages: Iterable[str]) -> None:
+    """RatingsError naming the file, the line and the field ``page`` for the first row whose page is not one of
+    ``pages`` (the run's candidate pages): a rating of another dataset's page is refused, never counted."""
+    known = set(pages)
+    for page, line in sorted(rfile.page_lines.items(), key=lambda kv: kv[1]):
+        if page not in known:
+            raise RatingsError(f"{rfile.path}: line {line}: field page: {page!r:.60} is not a page of this run's "
+                               f"candidates ({len(known)} pages); a ratings file rates the pages of one run")
 
 
 def read_ratings(path) -> pd.DataFrame:
@@ -140,7 +167,9 @@ def read_ratings(path) -> pd.DataFrame:
     ``10.0`` are integers; ``7.5``, ``ten`` are not), a score outside 0-10, the same rater rating the same
     page twice (without an undo between), an undo of a rating that was not given, an unknown action, a
     ``raters_per_page`` that is not an integer >= 1 or differs between rows. A rater who gave no score for a
-    page simply has no row for it.
+    page simply has no row for it. Rater names are held to the rating app's own rule (:data:`RATER_RULE`, 1-32
+    characters) and one rater is one :func:`rater_key` (case and Unicode normalisation aside): "Ann" and "ann"
+    rating the same page is the same rater rating it twice.
 
     A file written by ``inkground rate`` (it has a ``time`` column) whose last line has no newline and is
     not a complete row was cut by a crash while being written (the rating was never confirmed to the
@@ -182,6 +211,7 @@ def load_ratings(path) -> RatingsFile:
     opt = {c: header.index(c) for c in ("source", "time", "action", "raters_per_page") if c in header}
     standing = _Standing()
     k, k_line, n_rows = None, 0, 0
+    page_lines: dict[str, int] = {}
     for n, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
             continue  # blank line
@@ -205,13 +235,15 @@ def load_ratings(path) -> RatingsFile:
                 raise RatingsError(f"{where}: field raters_per_page: {kk} differs from {k} (line {k_line}); a "
                                    f"ratings file is collected with one K")
             k, k_line = int(kk), k_line or n
+        check_rater_name(vals["rater"], f"{where}: field rater")  # the rating app's own rule
+        page_lines.setdefault(vals["page"], n)
         rec = {"page": vals["page"], "rater": vals["rater"], "score": parse_score(vals["score"], where),
                "source": o.get("source") or f"file: {path.name}", "action": action}
         if "time" in opt:
             rec["time"] = o["time"]
         standing.apply(rec, where, n)
     out = list(standing.rows.values())
-    return RatingsFile(path, ratings_frame(out, with_time="time" in opt), k, sha, n_rows)
+    return RatingsFile(path, ratings_frame(out, with_time="time" in opt), k, sha, n_rows, page_lines)
 
 
 def ratings_frame(rows, with_time: bool = False) -> pd.DataFrame:

@@ -47,6 +47,7 @@ from inkground_lib.pseudo.raters import (
     RaterOutcome,
     RatingsFile,
     check_enough_ratings,
+    check_rating_pages,
     load_ratings,
     pair_defect,
     per_pair_range,
@@ -144,6 +145,8 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     cand = Path(candidates_dir)
     run = Path(run_dir)
     ds = load_dataset(cand)
+    if rfile is not None:  # a rating of a page that is not a candidate is refused before anything is written
+        check_rating_pages(rfile, [p.id for p in ds.pages])
     if n_candidates is not None:
         if int(n_candidates) < 1:
             raise PseudoError(f"n_candidates: must be >= 1 or None, got {n_candidates!r}")

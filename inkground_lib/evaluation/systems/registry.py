@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from inkground_lib.core.secrets import ENV_NAME
+from inkground_lib.core.secrets import ENV_NAME, public_url_problem
 from inkground_lib.evaluation.systems.api import AnthropicSystem, OpenAISystem
 from inkground_lib.evaluation.systems.base import System, SystemConfigError
 from inkground_lib.evaluation.systems.replay import ReplaySystem
@@ -122,8 +122,9 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
     if cfg.get("extra_body") is not None and not isinstance(cfg["extra_body"], dict):
         raise SystemConfigError(f"{w}: field extra_body: expected a mapping")
     dbu = cfg.get("default_base_url")
-    if dbu is not None and not (isinstance(dbu, str) and dbu.startswith("https://")):
-        raise SystemConfigError(f"{w}: field default_base_url: must be a public https:// URL (private URLs "
+    bad = public_url_problem(dbu) if isinstance(dbu, str) else "not a text"
+    if dbu is not None and bad:
+        raise SystemConfigError(f"{w}: field default_base_url: must be a public https:// URL ({bad}; private URLs "
                                 f"come from base_url_env)")
     return dict(cfg)
 
