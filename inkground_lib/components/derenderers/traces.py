@@ -40,7 +40,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from inkground_lib.components.derenderers.base import DerenderError
-from inkground_lib.core.files import append_jsonl
+from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl_at
 from inkground_lib.core.run_files import TRACES_SCHEMA
 
 KINDS = ("strokes", "arrangement")
@@ -114,8 +114,10 @@ class TraceStore:
         self.hits: collections.Counter = collections.Counter()
         self.made: collections.Counter = collections.Counter()
         self.reused_seconds = 0.0
+        self.opened_size = 0  # bytes of the log when it was read
         if self.path is not None:
             self._index()
+            self.opened_size = self.path.stat().st_size if self.path.is_file() else 0
         for e in entries:
             self._remember(e)
 
@@ -123,35 +125,13 @@ class TraceStore:
     def _index(self) -> None:
         """One pass over the log: each line's offset, photo and keys (a torn last line, from a run killed while
         writing it, is cut off when it is not a valid record and given its newline when it is)."""
-        if not self.path.is_file():
-            return
-        with open(self.path, "rb") as f:
-            n = 0
-            while True:
-                pos = f.tell()
-                raw = f.readline()
-                if not raw:
-                    break
-                n += 1
-                torn = not raw.endswith(b"\n")
-                if not raw.strip():
-                    continue
-                try:
-                    rec = json.loads(raw)
-                except ValueError:
-                    rec = None
-                if not _valid_record(rec):
-                    if torn:
-                        os.truncate(self.path, pos)
-                        break
-                    raise DerenderError(f"{self.path}: line {n}: not a valid {TRACES_SCHEMA} record; the trace "
-                                        f"store is corrupt (delete it to recompute)")
-                if torn:
-                    with open(self.path, "ab") as g:
-                        g.write(b"\n")
+        try:
+            for _, pos, rec in iter_jsonl_at(self.path, _valid_record, what=f"{TRACES_SCHEMA} record"):
                 self._photo_lines.setdefault(rec["photo"], []).append(pos)
                 for e in rec["entries"]:
                     self._offset.setdefault(e["key"], pos)
+        except JSONLError as err:
+            raise DerenderError(f"{err}; the trace store is corrupt (delete it to recompute)") from None
 
     def _line(self, pos: int) -> dict:
         rec = self._line_cache.get(pos)
@@ -277,10 +257,8 @@ def opened_store(path: str | os.PathLike) -> Optional[TraceStore]:
         return None
     with _PROCESS_LOCK:
         st = _PROCESS.get(str(p))
-        if st is None or getattr(st, "_size", None) != size:
-            st = TraceStore(p)
-            st._size = size
-            _PROCESS[str(p)] = st
+        if st is None or st.opened_size != size:
+            st = _PROCESS[str(p)] = TraceStore(p)
         return st
 
 
