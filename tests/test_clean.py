@@ -203,7 +203,7 @@ def test_the_patterns_name_every_file_a_run_writes():
 
     names = [rf.pseudo_summary_json("").name, rf.pages_csv("").name, rf.words_csv("").name, rf.funnel_csv("").name,
              rf.ratings_csv("").name, rf.derender_jsonl("", "skeleton").name, rf.ocr_jsonl("", "rapidocr").name,
-             rf.benchmark_dir("").name, rf.scores_csv("", "true").name, rf.summary_csv("", "true").name,
+             rf.benchmark_dir("").name, rf.traces_jsonl("").name, rf.scores_csv("", "true").name, rf.summary_csv("", "true").name,
              rf.facts_json("", "true").name, rf.render_ocr_jsonl("", "rapidocr").name, rf.both_sides_json("").name,
              f"{rf.PREDICTIONS_DIR}/{rf.predictions_jsonl('', 'x').name}", rf.style_dir("", "true").name + "/f"]
     for n in names:

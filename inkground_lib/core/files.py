@@ -95,6 +95,14 @@ def iter_jsonl(path: str | os.PathLike, valid, *, repair: bool = True,
     place (truncated before the torn line, or given its missing newline) so the next append starts on a
     fresh line (when the iteration reaches the end). Any other invalid line raises :class:`JSONLError` naming
     the file and the line, after the records before it were yielded. A missing file has no records."""
+    for n, _, rec in iter_jsonl_at(path, valid, repair=repair, what=what):
+        yield n, rec
+
+
+def iter_jsonl_at(path: str | os.PathLike, valid, *, repair: bool = True,
+                  what: str = "record") -> Iterator[tuple[int, int, dict]]:
+    """:func:`iter_jsonl` with each record's byte offset in the file: (line number, offset, record) (a caller
+    that keeps only the offsets reads a record again with ``f.seek(offset); f.readline()``)."""
     path = Path(path)
     if not path.is_file():
         return
@@ -120,7 +128,7 @@ def iter_jsonl(path: str | os.PathLike, valid, *, repair: bool = True,
                             _repair(path, truncate_at=pos)
                         break
                     raise JSONLError(f"{path}: line {n}: not a valid {what}")
-                yield n, rec
+                yield n, pos, rec
             if torn:
                 if repair and rec is not None:
                     _repair(path)

@@ -4,6 +4,7 @@ A pseudo-label run (section 02, ``inkground pseudo``; written by :mod:`inkground
 
     summary.json  pages.csv  words.csv  funnel.csv  ratings.csv (the ratings the run used, with their source)
     derender-<derenderer>.jsonl  ocr-<OCR engine>.jsonl  benchmark/ (the benchmark set, a dataset folder)
+    traces.jsonl (every derenderer answer on a word crop the run made, by content key)
 
 An evaluation run (section 03, ``inkground predict`` / ``inkground eval``; written by
 :mod:`inkground_lib.evaluation`)::
@@ -102,8 +103,10 @@ _SUMMARY_JSON, _FUNNEL_CSV = "summary.json", "funnel.csv"
 PSEUDO_RUN_FILES = (_SUMMARY_JSON, _FUNNEL_CSV)
 """Files that mark a pseudo-label run folder written before run marks existed."""
 
+_TRACES_JSONL = "traces.jsonl"
+
 PSEUDO_RUN_PATTERNS = (_SUMMARY_JSON, "pages.csv", "words.csv", _FUNNEL_CSV, "ratings.csv", "derender-*.jsonl",
-                       "ocr-*.jsonl", "benchmark", "derenderers")
+                       "ocr-*.jsonl", "benchmark", "derenderers", _TRACES_JSONL)
 """Every file (and the benchmark folder) a pseudo-label run writes, as glob patterns relative to the run folder
 (the names of the functions below: a test checks they agree)."""
 
@@ -146,6 +149,22 @@ def ratings_csv(run_dir: PathLike) -> Path:
 def benchmark_dir(run_dir: PathLike) -> Path:
     """``run_dir/benchmark``: the benchmark set, a dataset folder."""
     return Path(run_dir) / "benchmark"
+
+
+def benchmark_run_dir(benchmark: PathLike) -> Path:
+    """The pseudo-label run folder that holds the benchmark folder ``benchmark`` (the inverse of
+    :func:`benchmark_dir`)."""
+    return Path(benchmark).parent
+
+
+TRACES_SCHEMA = "inkground-traces"
+"""Schema name of a record of a trace store (``traces.jsonl``: the derenderer answers made on one page photo)."""
+
+
+def traces_jsonl(run_dir: PathLike) -> Path:
+    """``run_dir/traces.jsonl``: the run's trace store (records of :data:`TRACES_SCHEMA`: derenderer answers on
+    word crops by content key, :mod:`inkground_lib.components.derenderers.traces`)."""
+    return Path(run_dir) / _TRACES_JSONL
 
 
 def derenderers_dir(run_dir: PathLike) -> Path:

@@ -7,20 +7,26 @@ from concurrent.futures import Executor
 from typing import Optional
 
 from inkground_lib.components.derenderers.factory import make_derenderer
+from inkground_lib.components.derenderers.traces import TraceStore
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_from_lists, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
-from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl
+from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl, traces_jsonl
 from inkground_lib.pseudo.keys import CROP_GROW, derenderer_config, iter_records, page_base_key
 
 
-def derender_page(job) -> dict:
-    """One page's cache record: ``job`` = (page, derenderer object, record key). Runs in a pool worker or
-    here; returns {schema, key, page, derenderer, words: {word id: ink lists}, errors, seconds}."""
+def derender_page(job) -> tuple[dict, list[dict]]:
+    """One page's cache record and the trace store entries made for it: ``job`` = (page, derenderer object,
+    record key[, trace store entries already made on this page's photo]). Runs in a pool worker or here;
+    the record is {schema, key, page, derenderer, words: {word id: ink lists}, errors, seconds}, ``seconds``
+    the time derendering the page took, counting each answer read from the trace store at the seconds it took
+    to make (:attr:`~inkground_lib.components.derenderers.traces.TraceStore.reused_seconds`)."""
     from inkground_lib.components.derenderers.base import DerenderError, crop_word
+    from inkground_lib.components.derenderers.traces import TraceStore
 
-    page, der, key = job
+    page, der, key = job[:3]
+    store = TraceStore(entries=job[3] if len(job) > 3 else ()) if getattr(der, "uses_traces", False) else None
     t0 = time.perf_counter()
     photo = page.load_image() if page.words else None
     inks, errors = {}, {}
@@ -28,16 +34,19 @@ def derender_page(job) -> dict:
         try:
             cropper = getattr(der, "crop", None)  # a derenderer with its own crop rule (InkSight's notebook)
             crop, cbox = cropper(photo, w.box) if cropper else crop_word(photo, w.box, grow=CROP_GROW)
-            ink = der.derender(crop, cbox, w.text)
+            ink = der.derender(crop, cbox, w.text) if store is None else der.derender(crop, cbox, w.text, traces=store)
         except DerenderError as e:
             ink, errors[w.id] = Ink(), str(e)
         inks[w.id] = ink_to_lists(ink)
-    return {"schema": DERENDER_SCHEMA, "key": key, "page": page.id, "derenderer": derenderer_config(der)["name"],
-            "words": inks, "errors": errors, "seconds": round(time.perf_counter() - t0, 4)}
+    seconds = time.perf_counter() - t0 + (store.reused_seconds if store is not None else 0.0)
+    rec = {"schema": DERENDER_SCHEMA, "key": key, "page": page.id, "derenderer": derenderer_config(der)["name"],
+           "words": inks, "errors": errors, "seconds": round(seconds, 4)}
+    return rec, (store.take_new() if store is not None else [])
 
 
 def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
-                     workers: Optional[int] = None, executor: Optional[Executor] = None) -> dict[str, Ink]:
+                     workers: Optional[int] = None, executor: Optional[Executor] = None,
+                     traces=None) -> dict[str, Ink]:
     """Pseudo-labels of every word of every page of ``ds``: {word id: ink in page pixels}.
 
     Each word is cut out with the derenderer's own ``crop(photo, box)`` where it has one (InkSight: the public
@@ -51,13 +60,21 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     says it can run there (``parallel = True``, e.g. skeleton); records are written here, in page order, so the cache file is the same for any
     number of workers. ``executor`` (:func:`inkground_lib.core.parallel.executor`: a pool or a Dask
     cluster) replaces the pool of ``workers`` when given.
+
+    A derenderer that keeps its answers in a trace store (``uses_traces``: the skeleton, the tracer;
+    :mod:`inkground_lib.components.derenderers.traces`) reads them from ``traces`` (a path or a
+    :class:`~inkground_lib.components.derenderers.traces.TraceStore`; None: ``run_dir/traces.jsonl``) where
+    the store holds their content keys, and the answers it makes are appended there, one line per page (each
+    worker is sent the entries made on its page's photo). So a crop the skeleton traced is not traced again
+    by the tracer, nor the other way round, and a derender log rebuilt from the store costs no trace.
     """
     from inkground_lib.core.progress import bar as progress_bar
 
     der = make_derenderer(derenderer)
     dcfg = derenderer_config(der)
     path = derender_jsonl(run_dir, dcfg["name"])
-    keys = {page.id: sha256_json({"base": page_base_key(page), "derenderer": dcfg}) for page in ds.pages}
+    bases = {page.id: page_base_key(page) for page in ds.pages}
+    keys = {page.id: sha256_json({"base": bases[page.id], "derenderer": dcfg}) for page in ds.pages}
     page_of = {keys[page.id]: page for page in ds.pages}
     # {key: {word id: Ink}}: each record's inks as arrays at once - as JSON lists (a Python list per point)
     # the 2,984 pages' ~15M points took ~2 GB - and the records of pages not in ``ds`` are not kept
@@ -71,21 +88,40 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     for r in iter_records(path, DERENDER_SCHEMA):  # one page's record at a time
         if r["key"] in page_of:
             keep(r)
-    todo = [(page, der, keys[page.id]) for page in ds.pages if keys[page.id] not in done]
+    todo = [page for page in ds.pages if keys[page.id] not in done]
+    store = None
+    if todo and getattr(der, "uses_traces", False):
+        store = traces if isinstance(traces, TraceStore) else TraceStore(traces_jsonl(run_dir) if traces is None
+                                                                          else traces)
+    jobs = [(page, der, keys[page.id], store.for_photo(bases[page.id]["image"]) if store is not None else [])
+            for page in todo]
     if not getattr(der, "parallel", False):  # e.g. a TensorFlow model: loaded once, here
         workers, executor = 1, None
     with progress_bar(total=ds.n_words, desc=f"derender ({dcfg['name']})", unit="word", enabled=progress) as bar:
-        bar.update(sum(len(p.words) for p in ds.pages) - sum(len(j[0].words) for j in todo))
-        for job, rec in zip(todo, ordered_map(derender_page, todo, workers=workers, executor=executor)):
+        bar.update(sum(len(p.words) for p in ds.pages) - sum(len(p.words) for p in todo))
+        for page, (rec, made) in zip(todo, ordered_map(derender_page, jobs, workers=workers, executor=executor)):
+            if made:  # before the page's record: a run killed between the two finds the answers made
+                store.append(made, bases[page.id]["image"])
             append_jsonl(path, rec)
             keep(rec)
-            bar.update(len(job[0].words))
+            bar.update(len(page.words))
     out: dict[str, Ink] = {}
     for page in ds.pages:
         inks = done[keys[page.id]]
         for w in page.words:
             out[w.id] = inks[w.id]
     return out
+
+
+def recorded_seconds(run_dir, derenderer, ds: Dataset) -> float:
+    """Derendering time of the pages of ``ds`` as recorded in the derender log of ``derenderer`` in ``run_dir``
+    (seconds; the last record of each page counts; an answer read from the trace store counts the seconds it
+    took to make, so the time does not depend on which derenderer ran first)."""
+    pages = {p.id for p in ds.pages}
+    last = {r.get("page"): float(r.get("seconds", 0.0))
+            for r in iter_records(derender_jsonl(run_dir, derenderer_config(derenderer)["name"]), DERENDER_SCHEMA)
+            if r.get("page") in pages}
+    return float(sum(last.values()))
 
 
 def derender_errors(run_dir, derenderer) -> dict[str, str]:

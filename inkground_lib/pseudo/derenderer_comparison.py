@@ -3,7 +3,9 @@ pages that has them (the synthetic candidates, the recorded pages), with page-bo
 
 Every derenderer derenders every word as the pseudo-label stage does
 (:func:`~inkground_lib.pseudo.derender_stage.derender_dataset`: the word's box + 10%, its text; cached per page
-in ``<run_dir>/derenderers/<set>/derender-<name>.jsonl``, so a rerun only reads), and each word's result is
+in ``<run_dir>/derenderers/<set>/derender-<name>.jsonl``, so a rerun only reads; every answer on a word crop is
+kept by content in the run's trace store ``<run_dir>/traces.jsonl``, so the tracer reads the skeleton's traces
+and the skeleton the ones the tracer made for the pseudo-labels), and each word's result is
 compared with its true ink by :func:`~inkground_lib.pseudo.truth.truth_metrics` (DTW and Chamfer in units of
 the true word height; stroke order and direction against the writer's,
 :func:`~inkground_lib.components.metrics.order.stroke_order_check`).
@@ -23,9 +25,9 @@ from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.bootstrap import page_bootstrap_counts, weighted_medians
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import N_BOOT
-from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl, derenderers_dir
-from inkground_lib.pseudo.derender_stage import derender_dataset
-from inkground_lib.pseudo.keys import derenderer_config, iter_records
+from inkground_lib.core.run_files import derenderers_dir, traces_jsonl
+from inkground_lib.pseudo.derender_stage import derender_dataset, recorded_seconds
+from inkground_lib.pseudo.keys import derenderer_config
 from inkground_lib.pseudo.truth import truth_metrics
 
 COMPARISON_STATS = ("dtw_median", "chamfer_median", "order_differs", "direction_differs")
@@ -89,16 +91,6 @@ def _bounds(reps, q) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _seconds(cache: Path, der, ds: Dataset) -> float:
-    """Derendering time of the pages of ``ds`` as recorded in a derender log (seconds; the last record of each
-    page counts)."""
-    pages = {p.id for p in ds.pages}
-    last = {r.get("page"): float(r.get("seconds", 0.0))
-            for r in iter_records(derender_jsonl(cache, derenderer_config(der)["name"]), DERENDER_SCHEMA)
-            if r.get("page") in pages}
-    return float(sum(last.values()))
-
-
 def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str], run_dir: str | os.PathLike, *,
                           n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95, workers: int | None = 1,
                           cache_dirs: Mapping[str, str | os.PathLike] | None = None,
@@ -113,6 +105,7 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
     (``words-<derenderer>.csv``) always to the latter."""
     q = _levels(ci)
     rows = []
+    traces = traces_jsonl(run_dir)  # one trace store for every set and derenderer: nothing is traced twice
     for set_name, ds in sets.items():
         set_dir = derenderers_dir(run_dir) / set_name
         set_dir.mkdir(parents=True, exist_ok=True)
@@ -120,7 +113,7 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
         base_row, base_reps = None, None
         for spec in derenderers:
             der = make_derenderer(spec)
-            inks = derender_dataset(ds, der, cache, progress=progress, workers=workers)
+            inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, traces=traces)
             words = truth_metrics(ds, inks)
             if words.empty:
                 break
@@ -128,7 +121,7 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
             reps: dict = {}
             row = {"set": set_name, "derenderer": spec,
                    **truth_summary(words, n_boot=n_boot, seed=seed, ci=ci, replicates=reps)}
-            row["seconds_per_word"] = _seconds(cache, der, ds) / max(1, ds.n_words)
+            row["seconds_per_word"] = recorded_seconds(cache, der, ds) / max(1, ds.n_words)
             if base_row is None:
                 base_row, base_reps = row, reps
             else:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Sequence
 
 import cv2
@@ -15,7 +20,14 @@ from inkground_lib.components.derenderers.base import (
     as_gray,
     check_box,
 )
+from inkground_lib.core.files import sha256_json
 from inkground_lib.core.ink import Ink, as_ink
+
+
+@functools.lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """sha256 of this file: the code that decides a trace, part of its key in a trace store."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -507,9 +519,34 @@ class SkeletonDerenderer:
 
     name = "skeleton"
     parallel = True  # pure numpy / scikit-image, picklable: page-parallel stages send it to workers
+    uses_traces = True  # derender(..., traces=): answers read from and kept in a trace store
 
     def __init__(self, params: SkeletonParams = SkeletonParams()):
         self.params = params
+
+    def trace_key(self, crop_sha: str) -> str:
+        """The trace store key of this derenderer's trace of the crop whose pixels have digest ``crop_sha``
+        (:func:`~inkground_lib.components.derenderers.traces.crop_digest`): the pixels, the settings, the
+        code. The text is not in it: the skeleton does not read it."""
+        return sha256_json({"trace": "skeleton", "crop": crop_sha, "params": dataclasses.asdict(self.params),
+                            "code": code_sha256()})
+
+    def traced(self, gray: np.ndarray, traces=None, crop_sha: Optional[str] = None) -> list[np.ndarray]:
+        """:meth:`trace` of the gray crop, read from the trace store ``traces``
+        (:class:`~inkground_lib.components.derenderers.traces.TraceStore`) when it holds the trace's key, else
+        made and kept there (with the seconds it took). No store: made."""
+        if traces is None:
+            return self.trace(gray)
+        from inkground_lib.components.derenderers.traces import crop_digest, entry_strokes, strokes_entry
+
+        key = self.trace_key(crop_sha or crop_digest(gray))
+        entry = traces.get(key)
+        if entry is not None:
+            return entry_strokes(entry)
+        t0 = time.perf_counter()
+        strokes = self.trace(gray)
+        traces.put(strokes_entry(key, strokes, time.perf_counter() - t0))
+        return strokes
 
     def trace(self, crop: np.ndarray) -> list[np.ndarray]:
         """Strokes in crop pixels (u, v), writer-ordered, before timing; an empty list for a blank crop."""
@@ -554,14 +591,15 @@ class SkeletonDerenderer:
                 comps.append([np.asarray(g.node_xy[v], float)[None]])
                 comp_len.append(0.0)
         strokes = _order_strokes(comps, ink_height, comp_len, prm)
-        # work pixels -> crop pixels (pixel-centre convention of cv2.resize)
+        # work pixels -> crop pixels (pixel-centre convention of cv2.resize); float64, as a trace store keeps them
         return [np.column_stack([(st[:, 0] + 0.5) / sx - 0.5, (st[:, 1] + 0.5) / sy - 0.5]) for st in strokes]
 
-    def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None) -> Ink:
-        """Ink in page pixels (see module doc); ``text`` is ignored. A blank crop gives an empty ink."""
+    def derender(self, crop: np.ndarray, crop_box: Box, text: Optional[str] = None, traces=None) -> Ink:
+        """Ink in page pixels (see module doc); ``text`` is ignored. A blank crop gives an empty ink. ``traces``:
+        a trace store the trace is read from or kept in (:meth:`traced`)."""
         box = check_box(crop_box)
         gray = as_gray(crop)
-        return page_ink(self.trace(gray), box, gray.shape, self.params, "skeleton derenderer output")
+        return page_ink(self.traced(gray, traces), box, gray.shape, self.params, "skeleton derenderer output")
 
 
 def page_ink(strokes: Sequence[np.ndarray], box: Box, shape: tuple[int, int], params: SkeletonParams,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -134,7 +136,10 @@ def font_ink(text: str, box, font: str = "futural") -> Ink:
 class DerenderSystem(BaseSystem):
     """A derenderer (:mod:`inkground_lib.components.derenderers`) applied to the word crop cut by
     :func:`inkground_lib.components.derenderers.base.crop_word` (box grown by ``grow``, default 0.1 = +10% width and height, as
-    InkSight's full-page use does); ``derender(crop, crop_box, text)`` returns the ink in page pixels."""
+    InkSight's full-page use does); ``derender(crop, crop_box, text)`` returns the ink in page pixels. A
+    derenderer that keeps its answers in a trace store (the skeleton, the tracer) reads them where the store of
+    :func:`item_traces` holds their content key: section 02's answers on the benchmark's words, and the
+    skeleton system's traces for the tracer system. The answer is the same either way, bit for bit."""
 
     kind = "specialist"
     hashed_fields = ("grow",)
@@ -164,9 +169,49 @@ class DerenderSystem(BaseSystem):
     def predict(self, item: Item) -> RawOutput:
 
         crop, cb = crop_word(item.load_image(), _box_of(item, self.name), grow=self.grow)
-        ink = as_ink(self.derenderer.derender(np.ascontiguousarray(crop), cb, item.text),
-                     f"{self.name}: word {item.word_id}")
-        return RawOutput(strokes=ink, status="ok")
+        crop = np.ascontiguousarray(crop)
+        if getattr(self.derenderer, "uses_traces", False):
+            ink = self.derenderer.derender(crop, cb, item.text, traces=item_traces(item))
+        else:
+            ink = self.derenderer.derender(crop, cb, item.text)
+        return RawOutput(strokes=as_ink(ink, f"{self.name}: word {item.word_id}"), status="ok")
+
+
+def item_traces(item: Item):
+    """Where a derenderer's answers on ``item``'s word crop are looked up (by content key, see
+    :mod:`inkground_lib.components.derenderers.traces`) and kept: this process's own store (the skeleton and
+    tracer systems share it), then the trace store of the pseudo-label run that made the item's dataset when it
+    is a benchmark set (:func:`benchmark_traces`)."""
+    from inkground_lib.components.derenderers.traces import StoreChain, opened_store, process_store
+
+    stores = [process_store()]
+    path = benchmark_traces(str(Path(item.page_image).parent)) if item.page_image is not None else None
+    run_store = opened_store(path) if path else None
+    if run_store is not None:
+        stores.append(run_store)
+    return StoreChain(stores)
+
+
+@functools.lru_cache(maxsize=64)
+def benchmark_traces(folder: str):
+    """The trace store (:func:`inkground_lib.core.run_files.traces_jsonl`) of the pseudo-label run whose benchmark
+    set holds page photos in ``folder``: the dataset is the first of ``folder`` and its three parents holding a
+    manifest; a manifest of kind "benchmark" is a benchmark set, made inside its run
+    (:func:`~inkground_lib.core.run_files.benchmark_run_dir`). None when there is none."""
+    from inkground_lib.core.run_files import benchmark_run_dir, traces_jsonl
+    from inkground_lib.core.validate import MANIFEST
+
+    here = Path(folder)
+    for root in (here, *list(here.parents)[:3]):
+        manifest = root / MANIFEST
+        if manifest.is_file():
+            try:
+                kind = json.loads(manifest.read_text("utf-8")).get("kind")
+            except (OSError, ValueError, AttributeError):
+                return None
+            path = traces_jsonl(benchmark_run_dir(root))
+            return path if kind == "benchmark" and path.is_file() else None
+    return None
 
 
 def build_skeleton(name, cfg):
