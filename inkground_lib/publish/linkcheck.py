@@ -68,7 +68,7 @@ def serve(folder: Path, prefix: str = "/"):
         def translate_path(self, path):
             p = urlsplit(path).path
             if not p.startswith(prefix):
-                return str(folder / "\0outside-the-prefix")  # no such file: 404
+                return str(folder / ".outside-the-prefix" / "404")  # no such file: 404
             return super().translate_path("/" + p[len(prefix):])
 
         def log_message(self, *a):
