@@ -71,15 +71,15 @@ paper-scale: $(STAMP)
 # CI installs torch's CPU-only build (never the CUDA wheels) from PyTorch's CPU index before the other pins:
 #   make ci-venv         the installation, torch from $(CPU_TORCH_INDEX)
 #   make ci-keys         cache keys (install=..., runs=...) for $$GITHUB_OUTPUT
-#   make book            the book (sections rerun only when what they read changed)
-#   make pdf             one PDF of the whole book: _build/html/inkground.pdf (Debian's Chromium, headless)
-#   make results         the run files behind the book's numbers: _build/html/inkground-results.zip
-#   make site            book + pdf + results: _build/html is what GitHub Pages serves
+#   make book            the book (sections rerun only when what they read changed), with its downloads:
+#                        _build/html/inkground.pdf (one PDF of the whole book, Debian's Chromium, headless),
+#                        _build/html/inkground-results.zip (the run files behind its numbers), inkground.bib
+#   make pdf / results   those two alone, from the sections already executed
 #   make linkcheck       _build/html served under /inkground/ on loopback: every link and asset followed
 #   make lint-workflows  actionlint over .github/workflows
 CPU_TORCH_INDEX := https://download.pytorch.org/whl/cpu
 SITE_PREFIX ?= /inkground/
-.PHONY: ci-venv ci-keys pdf results site linkcheck lint-workflows citation
+.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation
 ci-venv:
 	$(MAKE) venv TORCH_INDEX=$(CPU_TORCH_INDEX)
 
@@ -91,8 +91,6 @@ pdf: $(STAMP)
 
 results: $(STAMP)
 	$(PY) -m inkground_lib.publish.results pack _build/html/inkground-results.zip
-
-site: book pdf results
 
 linkcheck: $(STAMP)
 	$(PY) -m inkground_lib.publish.linkcheck _build/html --prefix $(SITE_PREFIX)

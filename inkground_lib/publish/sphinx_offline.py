@@ -45,7 +45,8 @@ def page_has_math(app, pagename: str) -> bool:
 def drop_external_scripts(app, pagename, templatename, context, doctree):
     files = context.get("script_files")
     if files:
-        keep_math = page_has_math(app, pagename)
+        # the single-page build (the PDF's source) holds every page: there the toctree's math is the page's
+        keep_math = app.builder.name != "html" or page_has_math(app, pagename)
         context["script_files"] = [js for js in files if not _is_thebe(js) and (keep_math or not _is_mathjax(js))]
 
 
@@ -69,6 +70,34 @@ def source_notebook_launch(app, pagename, templatename, context, doctree):
     fix(context.get("header_buttons"))
 
 
+BOOK_DOWNLOADS = (
+    ("inkground.pdf", "book (.pdf)", "fas fa-book", "The whole book as one PDF", "download-book-pdf-button"),
+    ("inkground-results.zip", "results (.zip)", "fas fa-file-zipper",
+     "The run files behind the book's numbers (CSV/JSON, with their sha256 and parameters)",
+     "download-results-button"),
+    ("inkground.bib", "cite (.bib)", "fas fa-quote-right", "BibTeX for this companion and the paper",
+     "download-bibtex-button"),
+)
+"""Files of the whole book, written into the HTML folder by ``make book`` (:mod:`inkground_lib.publish.pdf`,
+:mod:`inkground_lib.publish.results`) and linked from every page's download menu: (file, text, icon, tooltip,
+label). Only those the build folder holds are linked (no PDF without Chromium)."""
+
+
+def book_downloads(app, pagename, templatename, context, doctree):
+    """The whole book's PDF and results archive in every page's download menu, beside the page's own files;
+    the theme's print button is named for what it prints (this page)."""
+    if app.builder.name != "html":
+        return
+    for group in context.get("header_buttons") or []:
+        if isinstance(group, dict) and group.get("label") == "download-buttons":
+            for b in group.get("buttons", []):
+                if b.get("label") == "download-pdf-button":
+                    b["text"], b["tooltip"] = "this page (.pdf)", "Print this page to PDF"
+            group["buttons"] += [{"type": "link", "url": context["pathto"](f, 1), "text": text, "icon": icon,
+                                  "tooltip": tip, "label": label} for f, text, icon, tip, label in BOOK_DOWNLOADS
+                                 if (Path(app.outdir) / f).is_file()]
+
+
 def drop_fontawesome(app, exception):
     if exception is not None or app.builder.format != "html":
         return
@@ -85,5 +114,6 @@ def drop_fontawesome(app, exception):
 def setup(app):
     app.connect("html-page-context", drop_external_scripts, priority=900)
     app.connect("html-page-context", source_notebook_launch, priority=900)
+    app.connect("html-page-context", book_downloads, priority=900)
     app.connect("build-finished", drop_fontawesome)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
