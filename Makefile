@@ -14,6 +14,7 @@ venv: $(STAMP)
 UV_VERSION := 0.13.9
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(if $(TORCH_INDEX),$(PIP) install --index-url $(TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
 	@if $(PIP) install uv==$(UV_VERSION) && $(VENV)/bin/uv pip install -q --python $(PY) \
 	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements.txt; then :; \
 	  else echo "uv unavailable or failed: installing with pip"; $(PIP) install -r requirements.txt; fi
@@ -64,3 +65,39 @@ PAPER_SCALE_OUT ?= data/runs/paper_scale
 .PHONY: paper-scale
 paper-scale: $(STAMP)
 	$(PY) -m inkground_lib.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+# ---------------------------------------------------------------------------------------------------------------
+# Publishing: the steps of the book's CI (.github/workflows/book.yml), each one a target that runs here too.
+# CI installs torch's CPU-only build (never the CUDA wheels) from PyTorch's CPU index before the other pins:
+#   make ci-venv         the installation, torch from $(CPU_TORCH_INDEX)
+#   make ci-keys         cache keys (install=..., runs=...) for $$GITHUB_OUTPUT
+#   make book            the book (sections rerun only when what they read changed), with its downloads:
+#                        _build/html/inkground.pdf (one PDF of the whole book, Debian's Chromium, headless),
+#                        _build/html/inkground-results.zip (the run files behind its numbers), inkground.bib
+#   make pdf / results   those two alone, from the sections already executed
+#   make linkcheck       _build/html served under /inkground/ on loopback: every link and asset followed
+#   make lint-workflows  actionlint over .github/workflows
+CPU_TORCH_INDEX := https://download.pytorch.org/whl/cpu
+SITE_PREFIX ?= /inkground/
+.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation
+ci-venv:
+	$(MAKE) venv TORCH_INDEX=$(CPU_TORCH_INDEX)
+
+ci-keys:
+	@$(PYTHON) -m inkground_lib.publish.ci keys
+
+pdf: $(STAMP)
+	$(PY) -m inkground_lib.publish.pdf _build/html _build/html/inkground.pdf
+
+results: $(STAMP)
+	$(PY) -m inkground_lib.publish.results pack _build/html/inkground-results.zip
+
+linkcheck: $(STAMP)
+	$(PY) -m inkground_lib.publish.linkcheck _build/html --prefix $(SITE_PREFIX)
+
+lint-workflows: $(STAMP)
+	$(PY) -m inkground_lib.publish.ci lint
+
+# the repository's address and citation from CITATION.cff into _config.yml and pyproject.toml (CHECK=1: only check)
+citation: $(STAMP)
+	$(PY) -m inkground_lib.publish.citation $(if $(CHECK),--check)
