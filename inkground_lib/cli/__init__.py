@@ -5,7 +5,7 @@
     inkground pseudo --candidates DIR --run DIR [...]      the pseudo-label pipeline (section 02)
     inkground predict --system NAME --dataset DIR          run or resume one system (cached predictions)
     inkground eval --systems A B ... [--dataset DIR]       predict and score systems (section 03)
-    inkground run 01 -p NAME VALUE [-p NAME VALUE ...]     rerun one section with new parameters
+    inkground run 02 -p NAME VALUE [--through 04] [--name N] rerun sections into data/reruns/<name>/ (not the book's)
     inkground validate DIR                                  check a dataset folder (schema and files)
     inkground check [--systems NAME ...] [--live]           is each system ready to run here?
     inkground book                                          datasets -> sections -> the HTML book
@@ -33,15 +33,36 @@ from inkground_lib.cli import data, evaluate, pseudo, rate, scale, sections, tra
 from inkground_lib.core.files import PathError
 from inkground_lib.publish.notebook_runner import RunnerError
 
-COMMANDS = (data.add_synth_parser, data.add_recorded_parser, pseudo.add_pseudo_parser, evaluate.add_predict_parser,
-            evaluate.add_eval_parser, sections.add_run_parser, evaluate.add_check_parser, data.add_validate_parser,
-            scale.add_paper_scale_parser, sections.add_book_parser, rate.add_rate_parser, tracer.add_tracer_parser)
+COMMANDS = (sections.add_book_parser, sections.add_run_parser, data.add_synth_parser, data.add_recorded_parser,
+            data.add_validate_parser, pseudo.add_pseudo_parser, rate.add_rate_parser, evaluate.add_predict_parser,
+            evaluate.add_eval_parser, evaluate.add_check_parser, tracer.add_tracer_parser,
+            scale.add_paper_scale_parser)
 """Each command's parser, registered by its family's module, in the order ``inkground --help`` lists them."""
 
 
+DESCRIPTION = """\
+inkground: the reproducible companion to the inkGround paper (datasets, pseudo-labels, model evaluation,
+trade-offs, and the HTML book that shows them).
+
+  make book                           build everything and the book (_build/html/index.html)
+  inkground run 02 -p ocr_threshold 0.9
+                                      rerun a section with other parameters, into its own folder
+                                      data/reruns/<name>/ (the book's runs are not touched)
+  inkground COMMAND --help            what a command does, its options and their defaults"""
+
+EPILOG = """\
+Errors are one line (what and where) with exit status 2; inputs are checked before any work starts and
+nothing half-written is left. Ctrl-C and SIGTERM stop a command with a one-line summary (exit 130 / 143);
+finished work is kept and the same command resumes. README.md has the walk-through."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="inkground", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
+    from inkground_lib import __version__
+    from inkground_lib.cli.options import Formatter
+
+    p = argparse.ArgumentParser(prog="inkground", description=DESCRIPTION, epilog=EPILOG, formatter_class=Formatter)
+    p.add_argument("--version", action="version", version=f"inkground {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", title="commands")
     for add_parser in COMMANDS:
         add_parser(sub)
     return p

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from inkground_lib.cli.options import overwrite_option
+from inkground_lib.cli.options import describe, overwrite_option
 
 RECIPES = ("shipped", "full", "tiny")
 """``--recipe``: the shipped weights' recipe (tracer.train.SHIPPED_RECIPE), every allowed word (Recipe()), or the
@@ -57,6 +57,10 @@ def _eval(a) -> int:
 def add_tracer_parser(sub) -> None:
     t = sub.add_parser("tracer", help="inkground's learned derenderer: train it on a UNIPEN release, or check it "
                                       "against writers it never saw")
+    describe(t, "inkground's learned derenderer (the tracer), which makes section 02's pseudo-labels: `tracer "
+                "train` trains it on a whole UNIPEN release, never on the writers the evaluation keeps out "
+                "(data/unipen_eval_writers.txt); `tracer eval` measures it and the skeleton against the true pen "
+                "paths of writers it never saw. The shipped weights are in data/models/.")
     tsub = t.add_subparsers(dest="tracer_cmd", required=True)
     tr = tsub.add_parser("train", help="train the tracer (never on the writers of data/unipen_eval_writers.txt); "
                                        "resumable: the same command after an interruption goes on")
@@ -65,7 +69,7 @@ def add_tracer_parser(sub) -> None:
     tr.add_argument("--out", required=True, help="output folder (checkpoints, curves.csv, tracer.npz)")
     tr.add_argument("--recipe", choices=RECIPES, default="shipped",
                     help="shipped: the shipped weights' recipe (default); full: every allowed word; tiny: a few steps")
-    tr.add_argument("--quiet", action="store_true")
+    tr.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(tr)
     tr.set_defaults(func=_train)
     ev = tsub.add_parser("eval", help="tracer and skeleton against the writers' true pen paths, on recorded pages of "
@@ -76,7 +80,7 @@ def add_tracer_parser(sub) -> None:
     ev.add_argument("--group", default="held-out", choices=("held-out", "shipped"),
                     help="which writers of the evaluation list (default: held-out)")
     ev.add_argument("--synth-pages", dest="synth_pages", type=int, default=20, help="synthetic pages (0: none)")
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--quiet", action="store_true")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the pages it composes (default 0)")
+    ev.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(ev)
     ev.set_defaults(func=_eval)
