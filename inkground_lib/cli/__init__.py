@@ -103,6 +103,25 @@ def _os_error(e: OSError) -> str:
     return f"{e.strerror or e}{where}"
 
 
+_TRACEBACK_START = "\n" + "-" * 75 + "\n"  # how papermill's PapermillExecutionError begins (papermill 2.7)
+
+
+def notebook_error_line(message: str, full: bool = False) -> str:
+    r"""A failed section's error as one line: the runner's first line ("section 02 failed; the executed copy is
+    kept at ...") and the exception's own last line ("FolderError: ... another inkground command is writing this
+    folder ..."), without the notebook's traceback in between (``full``: the message as it is).
+
+    >>> notebook_error_line("section 02 failed; the executed copy is kept at x.ipynb:\n" + "-" * 75 +
+    ...                     '\nException encountered at "In [3]":\n  File a.py\nFolderError: data/x: locked\n')
+    'section 02 failed; the executed copy is kept at x.ipynb: FolderError: data/x: locked'
+    """
+    if full or _TRACEBACK_START not in message:
+        return message
+    head, _, tail = message.partition(_TRACEBACK_START)
+    last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
+    return f"{head.rstrip().rstrip(':')}: {last}" if last else head.rstrip()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _TERMINATED.clear()
@@ -129,7 +148,11 @@ def _main(args, argv) -> int:
             return 2
     try:
         code = args.func(args)
-    except (DatasetError, PathError, InkError, RunnerError, SystemConfigError, SystemUnavailable,
+    except RunnerError as e:  # a section that failed: its error's last line, not the notebook's traceback
+        print(f"inkground {args.cmd}: error: {notebook_error_line(str(e), getattr(args, 'verbose', False))}",
+              file=sys.stderr)
+        return 2
+    except (DatasetError, PathError, InkError, SystemConfigError, SystemUnavailable,
             FileNotFoundError, ValueError) as e:
         print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
         return 2

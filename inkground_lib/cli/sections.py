@@ -7,6 +7,7 @@ needs is checked before its first notebook starts and before any folder is made 
 from __future__ import annotations
 
 import json
+import sys
 
 from inkground_lib.cli.options import describe
 from inkground_lib.cli.run_checks import check_inputs, check_locks, check_meanings
@@ -77,10 +78,11 @@ def _run(a) -> None:
         if plan.name is not None:
             print(f"rerun {plan.name}: section {s.key} writes into {layout.RERUNS}/{plan.name}/ (the book's runs are "
                   f"not touched)" + (f"; reads the book's {', '.join(k for k, v in plan.upstream.items() if v == 'book')}"
-                                      if 'book' in plan.upstream.values() else ""), flush=True)
+                                      if 'book' in plan.upstream.values() else ""), file=sys.stderr, flush=True)
         elif plan.changed:
             print(f"section {s.key}: --into-book: the book's runs are rewritten with "
-                  f"{json.dumps(plan.changed)}; `inkground book --defaults` restores the defaults", flush=True)
+                  f"{json.dumps(plan.changed)}; `inkground book --defaults` restores the defaults", file=sys.stderr,
+                  flush=True)
         inputs = _upstream_fingerprints(plan, defaults[s.key], nr) if plan.name is not None else None
         # the section's cells and progress bars on standard error while it runs, then its wall and CPU time
         with Timer()(f"section {s.key}"):

@@ -64,6 +64,10 @@ def add_tracer_parser(sub) -> None:
     tsub = t.add_subparsers(dest="tracer_cmd", required=True)
     tr = tsub.add_parser("train", help="train the tracer (never on the writers of data/unipen_eval_writers.txt); "
                                        "resumable: the same command after an interruption goes on")
+    describe(tr, "Train the tracer on the words of a whole UNIPEN release, leaving out every writer of "
+                 "data/unipen_eval_writers.txt. After each epoch the state is saved in OUT, so the same command after "
+                 "an interruption goes on; at the end OUT holds tracer.npz (the weights), train_report.json and "
+                 "curves.csv. `inkground pseudo --derenderer tracer:OUT/tracer.npz` uses the weights.")
     tr.add_argument("--unipen-dir", dest="unipen_dir", required=True,
                     help="the root of a whole UNIPEN release (data/, include/), e.g. train_r01_v07")
     tr.add_argument("--out", required=True, help="output folder (checkpoints, curves.csv, tracer.npz)")
@@ -74,6 +78,9 @@ def add_tracer_parser(sub) -> None:
     tr.set_defaults(func=_train)
     ev = tsub.add_parser("eval", help="tracer and skeleton against the writers' true pen paths, on recorded pages of "
                                       "held-out writers and on synthetic pages")
+    describe(ev, "Measure the tracer (the shipped weights or --weights) and the skeleton against the true pen "
+                 "paths: on recorded pages of writers the tracer never saw and on synthetic pages. Prints DTW "
+                 "medians and how often stroke order and direction differ; OUT/eval_report.json has the rest.")
     ev.add_argument("--unipen-dir", dest="unipen_dir", required=True, help="the UNIPEN release the writers come from")
     ev.add_argument("--out", required=True, help="output folder (datasets, derender caches, eval_report.json)")
     ev.add_argument("--weights", help="tracer weights (.npz; default: the shipped ones)")
