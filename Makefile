@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: book test test-fast venv eval bench clean clean-all
+.PHONY: book test test-fast venv eval bench clean clean-all lab
 
 venv: $(STAMP)
 
@@ -22,6 +22,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 book: $(STAMP)
 	$(PY) -m inkground_lib.cli book
+
+# The section notebooks in JupyterLab on http://127.0.0.1:8888/lab, as working copies in lab/ (git-ignored: editing
+# never changes notebooks/); reruns with changed parameters go to data/reruns/<name>/. make lab PORT=8890 NO_BROWSER=1
+lab: $(STAMP)
+	$(PY) -m inkground_lib.cli lab $(if $(PORT),--port $(PORT)) $(if $(NO_BROWSER),--no-browser)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile

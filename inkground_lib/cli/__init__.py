@@ -9,6 +9,7 @@
     inkground validate DIR                                  check a dataset folder (schema and files)
     inkground check [--systems NAME ...] [--live]           is each system ready to run here?
     inkground book                                          datasets -> sections -> the HTML book
+    inkground lab [--port P]                                the section notebooks in JupyterLab (working copies)
     inkground paper-scale --out DIR [--scheduler ADDRESS]   2,984 pages end to end (resumable)
     inkground rate --run DIR --ratings FILE [...]          people rate a run's pages in a browser (section 02)
     inkground tracer train --unipen-dir PATH --out DIR      train inkground's learned derenderer (resumable)
@@ -29,11 +30,11 @@ import sys
 import threading
 from pathlib import Path
 
-from inkground_lib.cli import data, evaluate, pseudo, rate, scale, sections, tracer
+from inkground_lib.cli import data, evaluate, lab, pseudo, rate, scale, sections, tracer
 from inkground_lib.core.files import PathError
 from inkground_lib.publish.notebook_runner import RunnerError
 
-COMMANDS = (sections.add_book_parser, sections.add_run_parser, data.add_synth_parser, data.add_recorded_parser,
+COMMANDS = (sections.add_book_parser, sections.add_run_parser, lab.add_lab_parser, data.add_synth_parser, data.add_recorded_parser,
             data.add_validate_parser, pseudo.add_pseudo_parser, rate.add_rate_parser, evaluate.add_predict_parser,
             evaluate.add_eval_parser, evaluate.add_check_parser, tracer.add_tracer_parser,
             scale.add_paper_scale_parser)

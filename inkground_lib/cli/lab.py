@@ -1,0 +1,111 @@
+"""``inkground lab`` (``make lab``): the section notebooks in JupyterLab, as working copies.
+
+JupyterLab saves what is open in it (autosave, every two minutes). So that editing a parameter there never changes
+the committed sources in ``notebooks/``, JupyterLab opens working copies in ``lab/`` (ignored by git):
+
+* a copy is made when it is missing;
+* when the committed notebook changed (a ``git pull``), a copy nobody edited is replaced by the new source; an
+  edited copy is kept, and the command says so (delete it to get the new source);
+* ``lab/.inkground-lab.json`` records the digest of the source each copy was made from.
+
+The kernel starts in ``lab/``; the notebooks find their data through
+:func:`inkground_lib.core.repo_paths.repo_path` wherever it starts, and a run with changed parameters writes
+where :mod:`inkground_lib.core.reruns` says (``data/reruns/<name>/``), never into the book's runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from inkground_lib.cli.options import describe
+from inkground_lib.core import layout
+from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
+
+LAB_DIR = "lab"
+"""The working copies' folder, relative to the repository root (in .gitignore)."""
+
+RECORD = ".inkground-lab.json"
+HOST = "127.0.0.1"
+PORT = 8888
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def working_copies(src: Path | None = None, dst: Path | None = None) -> list[tuple[str, str]]:
+    """Make or refresh the working copies of ``src``'s notebooks (default notebooks/) in ``dst`` (default lab/);
+    returns [(notebook name, what happened)]: "copied", "updated", "unchanged", or "kept: ..." for an edited
+    copy whose source changed."""
+    src = Path(src or layout.NOTEBOOKS)
+    dst = Path(dst or layout.ROOT / LAB_DIR)
+    dst.mkdir(parents=True, exist_ok=True)
+    try:
+        record = json.loads((dst / RECORD).read_text("utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    out = []
+    for nb in sorted(src.glob("*.ipynb")):
+        copy, source = dst / nb.name, _digest(nb)
+        made_from = record.get(nb.name)
+        if not copy.is_file():
+            what = "copied"
+        elif source == made_from:
+            what = "unchanged"
+        elif made_from is not None and _digest(copy) == made_from:
+            what = "updated"  # nobody edited the copy: it follows the source
+        elif _digest(copy) == source:
+            what = "unchanged"
+        else:
+            out.append((nb.name, f"kept: edited here, and notebooks/{nb.name} changed since; delete "
+                                 f"{LAB_DIR}/{nb.name} to get the new source"))
+            continue
+        if what != "unchanged":
+            atomic_write_bytes(copy, nb.read_bytes())
+        record[nb.name] = source
+        out.append((nb.name, what))
+    atomic_write_json(dst / RECORD, record)
+    return out
+
+
+def _lab(a) -> int:
+    for name, what in working_copies():
+        if what != "unchanged":
+            print(f"{LAB_DIR}/{name}: {what}", file=sys.stderr)
+    cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={layout.ROOT / LAB_DIR}", f"--ip={a.host}",
+           f"--port={a.port}", "--ServerApp.port_retries=0"]
+    if a.no_browser:
+        cmd.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # a container's root: JupyterLab refuses to start otherwise
+        cmd.append("--allow-root")
+    print(f"JupyterLab on http://{a.host}:{a.port}/lab (the address with its token follows); working copies of "
+          f"notebooks/ in {LAB_DIR}/; reruns with changed parameters write into {layout.RERUNS}/<name>/. Ctrl-C "
+          f"stops it.", file=sys.stderr, flush=True)
+    proc = subprocess.Popen(cmd, cwd=layout.ROOT, env=dict(os.environ))
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the server stops with the command, never left behind
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        return 0
+
+
+def add_lab_parser(sub) -> None:
+    lab = sub.add_parser("lab", help="the section notebooks in JupyterLab (working copies in lab/)")
+    describe(lab, "Open the section notebooks in JupyterLab, ready to run: working copies in lab/ (ignored by "
+                  "git), so editing and autosave never change the committed notebooks/; a copy nobody edited "
+                  "follows its source. Run All works with the book's data (`make book` first); a run with changed "
+                  f"parameters writes into {layout.RERUNS}/<name>/, never into the book's runs. `make lab` runs "
+                  "this.")
+    lab.add_argument("--host", default=HOST, help=f"address to listen on (default {HOST}: this machine only)")
+    lab.add_argument("--port", type=int, default=PORT, help=f"port (default {PORT})")
+    lab.add_argument("--no-browser", dest="no_browser", action="store_true", help="do not open a browser")
+    lab.set_defaults(func=_lab)
