@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from inkground_lib.cli.lab import RECORD, working_copies
+from inkground_lib.cli.lab import RECORD, kernel_spec, server_python, working_copies
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,8 +51,18 @@ def test_working_copies_follow_their_sources_unless_edited(tmp_path):
 
 def test_lab_copies_and_checkpoints_are_ignored_by_git():
     ignored = (ROOT / ".gitignore").read_text().splitlines()
-    assert "/lab/" in ignored and ".ipynb_checkpoints/" in ignored
-    assert any(line.startswith("jupyterlab==") for line in (ROOT / "requirements.txt").read_text().splitlines())
+    assert "/lab/" in ignored and ".ipynb_checkpoints/" in ignored and ".venv-lab/" in ignored
+    # JupyterLab is pinned for its own environment, not in .venv's pin list (it would slow every import of papermill)
+    assert any(line.startswith("jupyterlab==") for line in (ROOT / "requirements-lab.txt").read_text().splitlines())
+    assert not any(line.startswith("jupyterlab") for line in (ROOT / "requirements.txt").read_text().splitlines())
+
+
+def test_the_kernel_is_this_environments_python_whatever_runs_the_server(tmp_path):
+    spec = json.loads(kernel_spec(tmp_path).read_text())
+    assert spec["argv"][:3] == [sys.executable, "-m", "ipykernel_launcher"] and "{connection_file}" in spec["argv"]
+    assert kernel_spec(tmp_path) == tmp_path / "kernels" / "python3" / "kernel.json"  # the notebooks' kernel name
+    with pytest.raises(ValueError, match="make lab"):
+        server_python(str(tmp_path / "no-python"))
 
 
 def _free_port() -> int:
@@ -64,6 +74,8 @@ def _free_port() -> int:
 @pytest.mark.slow  # starts JupyterLab (~5-20 s)
 def test_make_lab_answers_on_loopback_and_stops_with_the_command(tmp_path):
     port = _free_port()
+    if not (ROOT / ".venv-lab" / ".inkground-installed").is_file():  # the server's environment, as `make lab` makes it
+        subprocess.run(["make", "-s", ".venv-lab/.inkground-installed"], cwd=ROOT, check=True)
     proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.cli", "lab", "--no-browser", "--port", str(port)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")})

@@ -59,6 +59,16 @@ def test_an_upstream_folder_is_the_reruns_own_only_when_the_rerun_ran_that_secti
     assert given.upstream == {"benchmark": "given"} and given.params["benchmark"] == "data/datasets/mine"
 
 
+def test_a_notebook_finds_the_same_folders_as_the_command_line():
+    from inkground_lib.core.reruns import notebook_plan
+
+    values = {**section_defaults("02"), "ocr_threshold": 0.9, "In": [], "Out": {}}  # a kernel's globals()
+    assert notebook_plan("02", values).params["run_dir"] == plan_run("02", {"ocr_threshold": 0.9}).params["run_dir"]
+    assert notebook_plan("02", section_defaults("02")).params["run_dir"] == layout.PSEUDO_RUN  # the book's own
+    cli = plan_run("03", {"n_boot": 50}, name="x", done=("02",))  # what `inkground run` injects: kept as given
+    assert notebook_plan("03", {**section_defaults("03"), **cli.params}).params["bench_run"] == cli.params["bench_run"]
+
+
 def test_names_are_stable_and_safe():
     assert rerun_name("03", {"n_boot": 200, "seed": 1}) == rerun_name("03", {"seed": 1, "n_boot": 200})
     long = rerun_name("03", {"systems": ["reference", "skeleton", "tracer", "font", "box", "inksight"]})

@@ -1,7 +1,9 @@
 """``inkground lab`` (``make lab``): the section notebooks in JupyterLab, as working copies.
 
-JupyterLab saves what is open in it (autosave, every two minutes). So that editing a parameter there never changes
-the committed sources in ``notebooks/``, JupyterLab opens working copies in ``lab/`` (ignored by git):
+The server runs from its own environment ``.venv-lab`` (requirements-lab.txt, made by ``make lab``); the
+notebooks' kernel is this environment's Python (:func:`kernel_spec`), which has inkground_lib. JupyterLab saves
+what is open in it (autosave, every two minutes). So that editing a parameter there never changes the committed
+sources in ``notebooks/``, JupyterLab opens working copies in ``lab/`` (ignored by git):
 
 * a copy is made when it is missing;
 * when the committed notebook changed (a ``git pull``), a copy nobody edited is replaced by the new source; an
@@ -28,6 +30,9 @@ from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
 
 LAB_DIR = "lab"
 """The working copies' folder, relative to the repository root (in .gitignore)."""
+
+LAB_VENV = ".venv-lab"
+"""The JupyterLab server's environment (requirements-lab.txt; ``make lab`` makes it)."""
 
 RECORD = ".inkground-lab.json"
 HOST = "127.0.0.1"
@@ -73,11 +78,40 @@ def working_copies(src: Path | None = None, dst: Path | None = None) -> list[tup
     return out
 
 
+def kernel_spec(folder: Path, python: str | None = None) -> Path:
+    """Write the kernel JupyterLab starts for the notebooks (their metadata name it ``python3``) into
+    ``folder/kernels/python3/``: this environment's Python (``python``, default the running one), which has
+    inkground_lib, whatever environment the server runs from. ``folder`` goes first on ``JUPYTER_PATH``."""
+    spec = {"argv": [python or sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3 (inkground)", "language": "python", "metadata": {"debugger": True}}
+    path = Path(folder) / "kernels" / "python3" / "kernel.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, spec)
+    return path
+
+
+def server_python(given: str | None) -> str:
+    """The Python that runs the JupyterLab server: ``given``, else .venv-lab's (``make lab`` installs it), else this
+    one; RunCheckError-like ValueError when JupyterLab is not installed there."""
+    candidates = [given] if given else [str(layout.ROOT / LAB_VENV / "bin" / "python"), sys.executable]
+    for py in candidates:
+        if Path(py).is_file() and subprocess.run([py, "-c", "import jupyterlab"], capture_output=True).returncode == 0:
+            return py
+    raise ValueError(f"JupyterLab is not installed in {' or '.join(candidates)}; `make lab` installs it into "
+                     f"{LAB_VENV}/ (requirements-lab.txt)")
+
+
 def _lab(a) -> int:
+    python = server_python(a.server_python)
     for name, what in working_copies():
         if what != "unchanged":
             print(f"{LAB_DIR}/{name}: {what}", file=sys.stderr)
-    cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={layout.ROOT / LAB_DIR}", f"--ip={a.host}",
+    kernels = layout.ROOT / LAB_DIR / ".jupyter"
+    kernel_spec(kernels)
+    env = dict(os.environ)
+    env["JUPYTER_PATH"] = os.pathsep.join([str(kernels)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep)
+                                                            if p])
+    cmd = [python, "-m", "jupyterlab", f"--ServerApp.root_dir={layout.ROOT / LAB_DIR}", f"--ip={a.host}",
            f"--port={a.port}", "--ServerApp.port_retries=0"]
     if a.no_browser:
         cmd.append("--no-browser")
@@ -86,7 +120,7 @@ def _lab(a) -> int:
     print(f"JupyterLab on http://{a.host}:{a.port}/lab (the address with its token follows); working copies of "
           f"notebooks/ in {LAB_DIR}/; reruns with changed parameters write into {layout.RERUNS}/<name>/. Ctrl-C "
           f"stops it.", file=sys.stderr, flush=True)
-    proc = subprocess.Popen(cmd, cwd=layout.ROOT, env=dict(os.environ))
+    proc = subprocess.Popen(cmd, cwd=layout.ROOT, env=env)
     try:
         return proc.wait()
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the server stops with the command, never left behind
@@ -108,4 +142,7 @@ def add_lab_parser(sub) -> None:
     lab.add_argument("--host", default=HOST, help=f"address to listen on (default {HOST}: this machine only)")
     lab.add_argument("--port", type=int, default=PORT, help=f"port (default {PORT})")
     lab.add_argument("--no-browser", dest="no_browser", action="store_true", help="do not open a browser")
+    lab.add_argument("--server-python", dest="server_python", metavar="PYTHON",
+                     help=f"the Python with JupyterLab that runs the server (default: {LAB_VENV}/bin/python, which "
+                          "`make lab` installs, else this one); the notebooks' kernel is always this environment's")
     lab.set_defaults(func=_lab)

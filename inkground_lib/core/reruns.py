@@ -25,11 +25,10 @@ writes into its own folder ``data/reruns/<name>/``:
 
 ``inkground run --into-book`` is the one way to write changed parameters into the book's runs.
 
-A notebook run by papermill or JupyterLab applies the same rule to its own values::
+A notebook run by papermill or JupyterLab applies the same rule to its own values (:func:`notebook_plan`)::
 
-    from inkground_lib.core.notebook_params import section_defaults
-    from inkground_lib.core.reruns import plan_run
-    plan = plan_run("02", {k: globals()[k] for k in section_defaults("02")})
+    from inkground_lib.core.reruns import notebook_plan
+    plan = notebook_plan("02", globals())
     run_dir = plan.params["run_dir"]    # the book's folder with defaults, else data/reruns/<name>/...
 """
 
@@ -252,6 +251,16 @@ def plan_run(section: str, params: dict, *, name: str | None = None, into_book: 
     writes = tuple(_flat(out.get(k, defaults[k]) for k in own))
     notebook = rerun_folder(name) / "sections" / f"{nb_name}.ipynb"
     return RunPlan(section, name, out, changed, upstream, writes, notebook)
+
+
+def notebook_plan(section: str, namespace: dict, *, name: str | None = None) -> RunPlan:
+    """The plan of a notebook run by papermill or in JupyterLab, from the values its parameters have now
+    (``namespace``: the notebook's ``globals()`` after its parameters cell, and papermill's injected cell) against
+    its parameters cell's defaults: the same folders ``inkground run`` would use. A notebook then takes its run
+    folders from ``plan.params`` (``run_dir = plan.params["run_dir"]``) and opens them with
+    :func:`~inkground_lib.core.repo_paths.repo_path`."""
+    defaults = section_defaults(section)
+    return plan_run(section, {k: namespace[k] for k in defaults if k in namespace}, name=name, defaults=defaults)
 
 
 def _flat(values) -> list[str]:
