@@ -19,6 +19,7 @@ ROOT is a checkout after ``make book`` (its data/runs and data/datasets). Counte
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def section_03(root: Path) -> dict:
         found = benchmark_traces(str(Path(ds.pages[0].image).parent))  # the store the systems find, if any
         paths = list(dict.fromkeys(Path(p).resolve() for p in ([found] if found else []) + list(linked)))
         stores = [TraceStore(p) for p in paths]
-        out[f"{name}: stores read"] = ", ".join(str(p.relative_to(root.resolve())) for p in paths) or "none"
+        out[f"{name}: stores read"] = ", ".join(os.path.relpath(p, root.resolve()) for p in paths) or "none"
         traced, called = set(), 0
         for p in ds.pages:
             photo = p.load_image()

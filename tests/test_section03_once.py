@@ -108,8 +108,8 @@ def test_section_03_loads_each_dataset_once_and_hands_the_objects_down(tmp_path,
     assert len(res.bench.scores) == 3 * res.bench.ds.n_words == 18
     loads.clear()
     decodes.clear()
-    again = evaluate_section(res.bench.ds, res.rec.ds, systems, tmp_path / "b2", tmp_path / "r2", settings,
-                             workers=1, progress=False)
+    again = evaluate_section(res.bench.ds, res.rec.ds, systems, tmp_path / "b", tmp_path / "r", settings,
+                             workers=1, progress=False)  # the same folders: predictions and classifiers reused
     assert loads == [] and decodes == []  # objects given: nothing loaded or decoded again
     assert again.bench.scores.equals(res.bench.scores) and again.rec.summary.equals(res.rec.summary)
 
