@@ -25,6 +25,7 @@ from inkground_lib.analysis.tradeoffs import (
     other_reference,
     pareto_front,
 )
+from inkground_lib.analysis.ties import TIES_RULE, tied_ranks
 from inkground_lib.core.defaults import BETTER, METRIC_LABELS
 from inkground_lib.report.format import format_interval, is_missing, missing
 from inkground_lib.report.palette import OKABE_ITO
@@ -382,8 +383,8 @@ def rank_view(table: pd.DataFrame, variants: list | None, caption: str):
         t[s] = [("—" if v == "n/a" else v) for v in t[s]]
     return table_view(t, caption, columns={"Kendall tau vs default": "Kendall's tau vs default", "p": "p-value"},
                       decimals={"Kendall's tau vs default": 2, "p-value": 3}, fold=False,
-                      notes=["Ranks: 1 = best; ties share the lower rank; — where a system has no value. "
-                             "Kendall's tau compares the variant's ranking with the metric's default; its "
+                      notes=["Ranks: 1 = best; — where a system has no value. " + TIES_RULE + " "
+                             "Kendall's tau (tau-b) compares the variant's ranking with the metric's default; its "
                              "p-value is two-sided (— on the default row itself and where fewer than two "
                              "systems are ranked)."])
 
@@ -441,7 +442,7 @@ def reference_table(a) -> dict[str, pd.DataFrame]:
             ranks = {}
             for name, t in ((ref, own), (oth, other)):
                 v = t.set_index("system")[m].astype(float)
-                ranks[name] = v.rank(ascending=BETTER[m] == "min", method="min")
+                ranks[name] = tied_ranks(v, BETTER[m] == "min")
             for _, r in own.iterrows():
                 o = other[other["system"] == r["system"]]
                 o = o.iloc[0] if len(o) else {}
@@ -461,8 +462,7 @@ def reference_view(t: pd.DataFrame, caption: str):
     return table_view(t, caption, fold=False,
                       notes=["Mean over words (DTW, Chamfer: word heights, lower is better) or true-writer "
                              "probability (Style, higher is better, each reference with its own writer "
-                             "classifier), with 95% page-bootstrap intervals; rank 1 = best, ties share the lower "
-                             "rank. The reference ink and the derenderer that made the pseudo-labels score 0 "
+                             "classifier), with 95% page-bootstrap intervals; rank 1 = best. " + TIES_RULE + " The reference ink and the derenderer that made the pseudo-labels score 0 "
                              "against the pseudo-labels by construction."])
 
 
