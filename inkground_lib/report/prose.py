@@ -27,6 +27,11 @@ OCR_TEXT = {
 }
 """OCR engine name -> what it is, in words."""
 
+AGREEMENT_UNIT = "pairs (a page's photo and its pseudo-labels) rated at least twice"
+"""What rater agreement is counted over, in words: the paper's pairs, which here are pages (one photo and its
+pseudo-labels), those with at least two ratings (:func:`inkground_lib.pseudo.raters.agreement`). Section 02 and
+the front page both say it this way."""
+
 BASELINE_TEXT = {
     "reference": "the reference ink is a sanity check (it is the reference, so it scores 0 against it)",
     "font": "the font baseline writes the right word in the right box in a typeface: readable, but in no one's hand",
@@ -234,3 +239,16 @@ def derenderers_compared_text(names, registry: dict | None = None) -> str:
     each = [DERENDERER_TEXT.get(n, derenderer_name_text(n)) for n in names]
     return (f"This run compares {len(names)} derenderer{'s' if len(names) != 1 else ''} that run offline: "
             f"{join_names(each)}; the first is the baseline of the ratios.")
+
+
+def left_out_text(res, registry: dict | None = None) -> str:
+    """Section 03's sentence on the systems its galleries leave out: those whose inks are the references themselves
+    (DTW 0, as shown, on every word: the reference ink, and the derenderer that made the pseudo-labels where it
+    ran), named from the run's scores."""
+    from inkground_lib.report.evaluation import identical_to_reference
+
+    out = [system_label(n, registry) for n in res.runs if identical_to_reference(res.scores, n)]
+    if not out:
+        return "No system's inks are the references themselves, so every system that ran has its row."
+    return (f"Left out, because their inks are the references themselves (DTW 0 on every word, so their rows would "
+            f"repeat the reference): {join_names(out)}.")
