@@ -55,7 +55,7 @@ EXAMPLES = {
     "inkground_lib.report.format": 4,
     "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,
-    "inkground_lib.report.prose": 10,
+    "inkground_lib.report.prose": 12,
     "inkground_lib.report.pseudo_labels": 12,
     "inkground_lib.report.table_view": 10,
     "inkground_lib.report.tables": 3,

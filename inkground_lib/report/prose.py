@@ -252,3 +252,33 @@ def left_out_text(res, registry: dict | None = None) -> str:
         return "No system's inks are the references themselves, so every system that ran has its row."
     return (f"Left out, because their inks are the references themselves (DTW 0 on every word, so their rows would "
             f"repeat the reference): {join_names(out)}.")
+
+
+def style_precision_text(style: dict | None, run_dir=None, reference: str = "reference") -> str:
+    """The writer classifier's numeric precision, as the run records it: the run's style facts
+    (``style["precision"]``) or, failing that, the classifier's own record
+    (``run_dir/style-<reference>/style_model.json``: its ``precision``, or ``params.precision``); says it is not
+    recorded where neither has it. (The hook for a classifier trained in reduced precision: once the training
+    records it, the book shows it without another change.)
+
+    >>> style_precision_text({"precision": "bf16"})
+    'The writer classifier was trained and run in bf16, as its run records.'
+    >>> style_precision_text({})[:57]
+    "This run does not record the writer classifier's numeric "
+    """
+    import json
+    from pathlib import Path
+
+    p = (style or {}).get("precision")
+    if not p and run_dir is not None:
+        from inkground_lib.components.style.storage import META_FILE
+        from inkground_lib.core.run_files import style_dir
+
+        try:
+            meta = json.loads((style_dir(run_dir, reference) / META_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            meta = {}
+        p = meta.get("precision") or (meta.get("params") or {}).get("precision")
+    if not p:
+        return "This run does not record the writer classifier's numeric precision."
+    return f"The writer classifier was trained and run in {p}, as its run records."
