@@ -267,3 +267,31 @@ def test_book_check_allows_links_but_not_external_resources():
                 "<style>@font-face { src: url('https://example.org/f.woff2') }</style>",
                 '<style>@import "https://example.org/s.css";</style>', '<iframe src="https://example.org"></iframe>']:
         assert EXTERNAL.search(bad), bad
+
+
+def test_the_first_screen_answers_first(tmp_path, registry):
+    """Issue 34: the page opens with the paper's headline claims and numbers beside what ran here and what could
+    not (with what it needs), the funnel beside ours, what this book found and one build time with its commit;
+    rater agreement in section 02's unit."""
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.prose import AGREEMENT_UNIT
+
+    root = _root(tmp_path)
+    n = front_page_numbers(root, eval_runs=[_eval_run(root / "run03")], pseudo_run=_pseudo_run(root / "run02"),
+                           registry=registry)
+    text = front_page(n)
+    body = text.split("-->", 1)[1].lstrip()
+    assert body.startswith("## At a glance")
+    glance = body.split("## What this book found", 1)[0]
+    rep = paper_numbers()["value"]
+    for pid in ("gemini_ink_dtw", "gemini_ink_ar", "open_ar_min", "open_ar_max", "kimi_ink_style", "inksight_iam_dtw"):
+        assert f"{rep[pid]:.3f}" in glance, pid
+    assert "2,984 → 777 → 537 pages" in glance and "ours: 1,234 → 321 → 77 pages, with stand-ins" in glance
+    assert "Gemini-3.1-Pro: not run (needs `GEMINI_API_KEY`)" in glance
+    assert "**Could not run here:** 1 (gemini-3.1-pro: needs `GEMINI_API_KEY`)" in glance
+    assert "**Ran here:** 2 local systems" in glance and "DeepSeek-OCR did not run" in glance
+    assert "**Found here:**" in glance and "the sections took" in glance or "section run times" in glance
+    assert len(glance) < 3500  # a screen, not a chapter
+    # one unit for rater agreement, section 02's, with the paper's value beside ours
+    assert f"0.623 of the {AGREEMENT_UNIT} (paper {rep['rater_agreement']:.3f}" in text
+    assert "of the pages rated at least twice" not in text

@@ -117,8 +117,8 @@ STATUS_RULES = {
 STATUSES = tuple(STATUS_RULES)
 
 
-STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "the skeleton derenderer stands in for InkSight")}
-"""Paper system -> (our offline stand-in system, why)."""
+STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "tracer")}
+"""Paper system -> our offline systems that stand in for it (the derenderers that run offline)."""
 
 
 PAPER_DATASET_ROLE = {"inkGround": "benchmark", "IAM-OnDB": "recorded"}
@@ -267,7 +267,7 @@ def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_pa
     for run in runs:
         for _, r in run.summary.iterrows():
             same_system = as_paper.get(str(r["system"])) == system
-            stand_in = STAND_IN_SYSTEMS.get(system, (None,))[0] == r["system"]
+            stand_in = str(r["system"]) in STAND_IN_SYSTEMS.get(system, ())
             if not (same_system or stand_in) or metric not in r:
                 continue
             v = float(r[metric])
@@ -283,7 +283,8 @@ def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_pa
                                        f"{'inside' if lo <= paper_v <= hi else 'outside'} our 95% interval; "
                                        f"{r['system']} on {run.dataset}", v, paper_v, pid, RUN_MEASUREMENT))
             elif run.role == PAPER_DATASET_ROLE.get(dataset) and run.conditions.get("reference") == want.get("reference"):
-                who = f"{r['system']} ({STAND_IN_SYSTEMS[system][1]})" if stand_in else str(r["system"])
+                who = (f"{r['system']} (the {r['system']} derenderer stands in for {system})" if stand_in
+                       else str(r["system"]))
                 text = (f"{pid}: {who} on {run.dataset}: {row['metric']} {v:.3f}{ci} (paper {paper_v:.3f}); "
                         f"stand-ins: {'; '.join(unmet)}")
                 if not same_system and any(u.startswith("data ") for u in unmet):
