@@ -20,9 +20,10 @@ from inkground_lib.components.metrics import readability, trajectory
 from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
-    "inkground_lib.analysis.check_language": 3,
+    "inkground_lib.analysis.check_language": 6,
     "inkground_lib.analysis.origins": 6,
-    "inkground_lib.analysis.tradeoffs": 8,
+    "inkground_lib.analysis.ties": 4,
+    "inkground_lib.analysis.tradeoffs": 9,
     "inkground_lib.cli": 1,
     "inkground_lib.components.derenderers.tracer.features": 2,
     "inkground_lib.components.metrics.order": 10,
@@ -54,9 +55,11 @@ EXAMPLES = {
     "inkground_lib.formats.xmlsafe": 2,
     "inkground_lib.pseudo.derenderer_comparison": 3,
     "inkground_lib.pseudo.raters": 6,
+    "inkground_lib.report.evaluation": 2,
     "inkground_lib.report.format": 4,
     "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,
+    "inkground_lib.report.prose": 12,
     "inkground_lib.report.pseudo_labels": 12,
     "inkground_lib.report.table_view": 10,
     "inkground_lib.report.tables": 3,
