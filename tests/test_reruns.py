@@ -220,7 +220,8 @@ def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys,
                                                       "another inkground command is writing this folder"])
     monkeypatch.setattr(papermill, "execute_notebook", fail)
     assert main(["run", "02", "-p", "seed", "2"]) == 2
-    lines = capsys.readouterr().err.strip().splitlines()
+    # the progress relay's "[inkground] section 02: ..." lines come and go with the machine's speed
+    lines = [ln for ln in capsys.readouterr().err.strip().splitlines() if not ln.startswith("[inkground] ")]
     assert len(lines) == 2 and lines[0].startswith("rerun 02_seed-2: ")  # where it writes, then the one error line
     err = lines[1]
     assert err.endswith("FolderError: data/x: another inkground command is writing this folder")
