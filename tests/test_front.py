@@ -292,6 +292,14 @@ def test_the_first_screen_answers_first(tmp_path, registry):
     assert "**Ran here:** 2 local systems" in glance and "DeepSeek-OCR did not run" in glance
     assert "**Found here:**" in glance and "the sections took" in glance or "section run times" in glance
     assert len(glance) < 3500  # a screen, not a chapter
+    assert "on our recorded pages" not in glance  # no recorded run: no stand-in number
+    rec = _eval_run(root / "run03rec")
+    facts = json.loads((rec / "facts-reference.json").read_text())
+    (rec / "facts-reference.json").write_text(json.dumps(facts | {"dataset": "recorded", "dataset_kind": "recorded"}))
+    n2 = front_page_numbers(root, eval_runs=[root / "run03", rec], pseudo_run=root / "run02", registry=registry)
+    glance2 = front_page(n2).split("## What this book found", 1)[0]
+    assert ("InkSight Small-p: not run (no run requested it); on our recorded pages (a stand-in system on stand-in "
+            "data, not the paper's quantity): Skeleton derenderer (InkSight stand-in) DTW 0.118") in glance2
     # one unit for rater agreement, section 02's, with the paper's value beside ours
     assert f"0.623 of the {AGREEMENT_UNIT} (paper {rep['rater_agreement']:.3f}" in text
     assert "of the pages rated at least twice" not in text

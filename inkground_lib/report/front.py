@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.report.format import EM_DASH as DASH
-from inkground_lib.report.format import count, fmt, md_escape, missing, pct
+from inkground_lib.report.format import count, finite, fmt, md_escape, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
 from inkground_lib.report.prose import AGREEMENT_UNIT, join_names
 from inkground_lib.report.reproducibility import run_time
@@ -329,6 +330,18 @@ def _system_status(k: str, ran: set, why: dict, any_run: bool) -> str:
     return "not run (no run requested it)" if any_run else "not run (no section-03 run)"
 
 
+def _stand_in_numbers(n: FrontNumbers, systems) -> str:
+    """For a claim on InkSight on recorded trajectories: the offline stand-ins' DTW on our recorded pages, where a
+    run scored them (a stand-in system on stand-in data: shown beside, never as the paper's quantity)."""
+    stand = [s_ for k in systems for s_ in STAND_IN_SYSTEMS.get(n.registry.get(k, {}).get("reported_as", ""), ())]
+    got = [(row.get("label") or row["system"], row.get("dtw")) for r in n.runs if r.kind == "recorded"
+           for row in r.rows if row.get("system") in stand and finite(row.get("dtw")) is not None]
+    if not got:
+        return ""
+    return ("; on our recorded pages (a stand-in system on stand-in data, not the paper's quantity): "
+            + ", ".join(f"{md_escape(label)} DTW {fmt(v)}" for label, v in got))
+
+
 def _glance_lines(n: FrontNumbers) -> list[str]:
     """The first screen: the paper's headline claims with its numbers and whether their systems ran here (and, where
     not, what each needs); the funnel, the paper's beside ours; what ran here; what this book found; the build."""
@@ -342,6 +355,7 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
                        f"{fmt(rep.get(pid), reason='not read')}" for i, (label, pid) in enumerate(nums))
         here = "; ".join(f"{md_escape(n.registry.get(k, {}).get('label', k))}: "
                          f"{_system_status(k, ran, why, bool(n.runs))}" for k in systems)
+        here += _stand_in_numbers(n, systems)
         L.append(f"| {claim} | {vals} | {here} |")
     x = (n.pseudo or {}).get("numbers", {})
     comp = (n.pseudo or {}).get("components", {})
