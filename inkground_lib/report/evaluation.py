@@ -225,8 +225,9 @@ def summary_text(bench, bench_true, rec=None) -> str:
     if rec is not None and len(rec.summary):
         parts.append(f"on the recorded words, {len(rec.summary)} systems were scored against recorded pen paths")
     n_not = len(bench.unavailable)
-    parts.append(f"{n_not} system{'s' if n_not != 1 else ''} could not run on this machine (" + ", ".join(sorted(bench.unavailable)) +
-                 "), so their rows are the paper's numbers as reported, not reproduced here"
+    parts.append(f"{n_not} system{'s' if n_not != 1 else ''} could not run on this machine ("
+                 + ", ".join(sorted(bench.unavailable))
+                 + "), so their rows are the paper's numbers as reported, not reproduced here"
                  if n_not else "every named system ran")
     return "; ".join(parts) + ". " + reference_flips_text(bench, bench_true)
 

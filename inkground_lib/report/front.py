@@ -405,8 +405,8 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
     parts = []
     if vlms:
         keys = sorted({m.group(1) for k in vlms for m in [re.search(r"`(\w+)`", _needs(k, n, why))] if m})
-        parts.append(f"{'the ' + str(len(vlms)) + ' VLMs the paper names' if len(vlms) > 1 else n.registry[vlms[0]].get('label')}"
-                     f" ({join_names(f'`{k}`' for k in keys) or 'not requested'})")
+        who = f"the {len(vlms)} VLMs the paper names" if len(vlms) > 1 else n.registry[vlms[0]].get("label")
+        parts.append(f"{who} ({join_names(f'`{k}`' for k in keys) or 'not requested'})")
     parts += [f"{md_escape(n.registry[k].get('label', k))} ({_needs(k, n, why)})" for k in missing_paper
               if k not in vlms]
     if "deepseek-ocr" not in engines:
