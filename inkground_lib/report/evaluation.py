@@ -18,10 +18,9 @@ from inkground_lib.core.render import crop_box
 from inkground_lib.evaluation.items import make_items
 from inkground_lib.evaluation.prompt import render_request_markdown, request_images
 from inkground_lib.evaluation.systems.registry import load_registry, system_kind
-from inkground_lib.report.format import missing, value_with_interval
+from inkground_lib.report.format import join_names, missing, value_with_interval
 from inkground_lib.report.overlay import plot_comparison
 from inkground_lib.report.palette import PREDICTION, REFERENCE
-from inkground_lib.report.prose import join_names
 from inkground_lib.report.player import PLAY_HINT, PlayerGrid, pen_path_svg, player_figure
 from inkground_lib.report.table_view import table_view
 from inkground_lib.report.tradeoffs import flips_text
