@@ -50,6 +50,8 @@ EXAMPLES = {
     "inkground_lib.formats.xmlsafe": 2,
     "inkground_lib.pseudo.derenderer_comparison": 3,
     "inkground_lib.pseudo.raters": 6,
+    "inkground_lib.publish.citation": 1,
+    "inkground_lib.publish.notebook_runner": 3,
     "inkground_lib.report.format": 4,
     "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,

@@ -146,18 +146,34 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     return {"chapters": chapters, "bytes": len(data)}
 
 
+def book_sources_hash(root: Path = ROOT) -> str:
+    """sha256 of everything the PDF is made from: the book's pages and executed sections (book/), its table
+    of contents and configuration, and this module and the book's Sphinx extension (how it is printed)."""
+    root = Path(root)
+    files = [p for p in sorted((root / "book").rglob("*")) if p.is_file() and not p.name.startswith(".")]
+    files += [root / "_toc.yml", root / "_config.yml", Path(__file__),
+              Path(__file__).with_name("sphinx_offline.py")]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(str(p.relative_to(root) if p.is_relative_to(root) else p.name).encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
 def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
-    """The whole book as one PDF at ``out`` (default _build/html/inkground.pdf)."""
+    """The whole book as one PDF at ``out`` (default _build/html/inkground.pdf). Nothing is built when the PDF
+    there was made from the same sources (:func:`book_sources_hash`, kept in ``<out>.sha256``): a rerun of
+    ``make book`` with nothing changed costs no single-page build and no printing."""
     out = Path(out) if out else Path(root) / "_build" / "html" / PDF_NAME
     from inkground_lib.publish.chromium import chromium_path
 
     chromium_path()  # NoChromium before a build that would be for nothing
-    page = build_singlehtml(root)
-    stamp = page.with_suffix(".pdf-source.sha256")
-    source = hashlib.sha256(page.read_bytes()).hexdigest()
+    stamp = Path(root) / "_build" / f"{out.name}.sources.sha256"
+    source = book_sources_hash(root)
     if out.is_file() and stamp.is_file() and stamp.read_text().strip() == source:
-        print(f"[inkground] PDF: {out} unchanged (its single-page source is the same)", flush=True)
+        print(f"[inkground] PDF: {out} unchanged (the book's sources are the same)", flush=True)
         return out
+    page = build_singlehtml(root)
     info = print_pdf(page, out)
     stamp.write_text(source + "\n")
     print(f"[inkground] PDF: {out} ({info['chapters']} chapters, {info['bytes'] / 1e6:.1f} MB, sha256 "
