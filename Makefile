@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: book test test-fast venv eval bench clean clean-all
+.PHONY: book test test-fast venv eval bench clean clean-all lab
 
 venv: $(STAMP)
 
@@ -23,6 +23,22 @@ $(STAMP): requirements.txt pyproject.toml
 
 book: $(STAMP)
 	$(PY) -m inkground_lib.cli book
+
+# The section notebooks in JupyterLab on http://127.0.0.1:8888/lab, as working copies in lab/ (git-ignored: editing
+# never changes notebooks/); reruns with changed parameters go to data/reruns/<name>/. make lab PORT=8890 NO_BROWSER=1
+# The server runs from its own environment .venv-lab (requirements-lab.txt); the notebooks' kernel is .venv's Python.
+LAB_VENV  := .venv-lab
+LAB_STAMP := $(LAB_VENV)/.inkground-installed
+$(LAB_STAMP): requirements-lab.txt $(STAMP)
+	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
+	@if test -x $(VENV)/bin/uv && $(VENV)/bin/uv pip install -q --python $(LAB_VENV)/bin/python \
+	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements-lab.txt; then :; \
+	  else $(LAB_VENV)/bin/python -m pip --disable-pip-version-check -q install -r requirements-lab.txt; fi
+	@touch $@
+
+lab: $(STAMP) $(LAB_STAMP)
+	$(PY) -m inkground_lib.cli lab --server-python $(LAB_VENV)/bin/python $(if $(PORT),--port $(PORT)) \
+	  $(if $(NO_BROWSER),--no-browser)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
