@@ -29,7 +29,7 @@ book: $(STAMP)
 # The server runs from its own environment .venv-lab (requirements-lab.txt); the notebooks' kernel is .venv's Python.
 LAB_VENV  := .venv-lab
 LAB_STAMP := $(LAB_VENV)/.inkground-installed
-$(LAB_STAMP): requirements-lab.txt $(STAMP)
+$(LAB_STAMP): requirements-lab.txt | $(STAMP)
 	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
 	@if test -x $(VENV)/bin/uv && $(VENV)/bin/uv pip install -q --python $(LAB_VENV)/bin/python \
 	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements-lab.txt; then :; \

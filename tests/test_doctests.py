@@ -34,7 +34,7 @@ EXAMPLES = {
     "inkground_lib.core.bootstrap": 4,
     "inkground_lib.core.dataset": 3,
     "inkground_lib.core.files": 1,
-    "inkground_lib.core.ink": 2,
+    "inkground_lib.core.ink": 5,
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.notebook_params": 2,
     "inkground_lib.core.repo_paths": 4,
