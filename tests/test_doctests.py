@@ -38,7 +38,7 @@ EXAMPLES = {
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.notebook_params": 2,
     "inkground_lib.core.repo_paths": 4,
-    "inkground_lib.core.reruns": 12,
+    "inkground_lib.core.reruns": 15,
     "inkground_lib.core.secrets": 13,
     "inkground_lib.core.text": 1,
     "inkground_lib.datasets.recorded": 1,

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from inkground_lib.core.defaults import N_BOOT
+from inkground_lib.core.repo_paths import repo_path
 from inkground_lib.core.run_files import REFERENCES, facts_json, scores_csv
 from inkground_lib.core.run_loaders import load_eval_run
 from inkground_lib.evaluation.scores import summarize
@@ -41,7 +42,7 @@ class RunInfo:
 
 def _manifest(dataset_dir) -> dict:
     try:
-        return json.loads((Path(dataset_dir) / "manifest.json").read_text("utf-8"))
+        return json.loads((repo_path(dataset_dir) / "manifest.json").read_text("utf-8"))
     except (OSError, ValueError, TypeError):
         return {}
 

@@ -25,11 +25,18 @@ writes into its own folder ``data/reruns/<name>/``:
 
 ``inkground run --into-book`` is the one way to write changed parameters into the book's runs.
 
-A notebook run by papermill or JupyterLab applies the same rule to its own values (:func:`notebook_plan`)::
+A notebook run by papermill or JupyterLab applies the same rule to its own values (:func:`notebook_plan`), in
+the cell after its parameters cell, and opens its paths from the repository root wherever its kernel starts
+(:meth:`RunPlan.paths`)::
 
     from inkground_lib.core.reruns import notebook_plan
-    plan = notebook_plan("02", globals())
-    run_dir = plan.params["run_dir"]    # the book's folder with defaults, else data/reruns/<name>/...
+    plan = notebook_plan("02", globals())   # the book's folders with defaults, else data/reruns/<name>/...
+    candidates, run_dir, recorded, ratings = plan.paths("candidates", "run_dir", "recorded", "ratings")
+
+When ``inkground run`` or ``make book`` executes the notebook, the command has planned the run already (its
+parameters carry the moved folders, or ``--into-book`` keeps the book's): it says so in the kernel's environment
+(:data:`PLANNED_ENV`, :func:`planned_by_command`) and the notebook takes its parameters as given, never moving a
+folder twice.
 """
 
 from __future__ import annotations
@@ -37,13 +44,20 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from inkground_lib.core import layout
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.notebook_params import section_defaults, section_notebooks
+from inkground_lib.core.repo_paths import repo_path
+
+PLANNED_ENV = "INKGROUND_RUN_PLANNED"
+"""Set to ``"1"`` in a kernel's environment by the command that planned its run (:func:`planned_by_command`):
+:func:`notebook_plan` then takes the notebook's parameters as they are."""
 
 RERUN_RECORD = "rerun.json"
 """The record in each rerun folder (see the module doc)."""
@@ -205,6 +219,22 @@ class RunPlan:
     def into_book(self) -> bool:
         return self.name is None
 
+    def paths(self, *names: str):
+        """The parameters ``names`` (their defaults where not set) as absolute paths (:func:`~inkground_lib.core.repo_paths.repo_path`: a
+        relative one from the repository root, whatever the working directory), as ``str``; a list of paths item
+        by item; ``None`` and ``""`` (a skipped input) as they are. One name gives one value, several a tuple.
+
+        >>> plan_run("04", {}).paths("eval_runs")[0] == str(layout.ROOT / "data/runs/synth/03_evaluation")
+        True
+        >>> dataset, recorded = plan_run("01", {"recorded": ""}).paths("dataset", "recorded")
+        >>> dataset == str(layout.ROOT / "data/datasets/synth"), recorded
+        (True, '')
+        """
+        missing = [n for n in names if n not in self.params]
+        values = {**(section_defaults(self.section) if missing else {}), **self.params}  # unset: the default
+        out = tuple(_absolute(values[n]) for n in names)
+        return out[0] if len(out) == 1 else out
+
 
 def plan_run(section: str, params: dict, *, name: str | None = None, into_book: bool = False,
              done: tuple = (), defaults: dict | None = None) -> RunPlan:
@@ -260,7 +290,49 @@ def notebook_plan(section: str, namespace: dict, *, name: str | None = None) -> 
     folders from ``plan.params`` (``run_dir = plan.params["run_dir"]``) and opens them with
     :func:`~inkground_lib.core.repo_paths.repo_path`."""
     defaults = section_defaults(section)
-    return plan_run(section, {k: namespace[k] for k in defaults if k in namespace}, name=name, defaults=defaults)
+    params = {k: namespace[k] for k in defaults if k in namespace}
+    if os.environ.get(PLANNED_ENV) and name is None:  # inkground run / make book: the folders are decided
+        return _as_given(section, params, defaults)
+    plan = plan_run(section, params, name=name, defaults=defaults)
+    if plan.name is not None and plan.writes:
+        print(f"rerun {plan.name}: changed parameters {json.dumps(_canonical(plan.changed))}; this run writes into "
+              f"{layout.RERUNS}/{plan.name}/ ({', '.join(plan.writes)}), not into the book's runs")
+    return plan
+
+
+@contextmanager
+def planned_by_command():
+    """While it is open, kernels started by this process find :data:`PLANNED_ENV` set: the command executing a
+    notebook has planned where it writes (``inkground run``, ``make book``), and :func:`notebook_plan` keeps the
+    parameters it injects (re-rooted or ``--into-book``) as they are."""
+    before = os.environ.get(PLANNED_ENV)
+    os.environ[PLANNED_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PLANNED_ENV, None)
+        else:
+            os.environ[PLANNED_ENV] = before
+
+
+def _as_given(section: str, params: dict, defaults: dict) -> RunPlan:
+    """The plan of a run its command planned: its parameters as given; its rerun's name read from the folders
+    it writes (None when they are the book's)."""
+    own = [k for k, w in run_folder_parameters(defaults).items() if w == section]
+    writes = tuple(_flat(params.get(k, defaults[k]) for k in own))
+    prefix = f"{layout.RERUNS}/"
+    names = {w[len(prefix):].split("/", 1)[0] for w in writes if w.startswith(prefix)}
+    return RunPlan(section, names.pop() if len(names) == 1 else None, dict(params),
+                   changed_parameters(params, defaults), {}, writes, None)
+
+
+def _absolute(value):
+    if isinstance(value, (list, tuple)):
+        return [_absolute(v) for v in value]
+    if value is None or value == "" or not isinstance(value, (str, os.PathLike)):
+        return value
+    return str(repo_path(value))
 
 
 def _flat(values) -> list[str]:

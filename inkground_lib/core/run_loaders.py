@@ -20,6 +20,7 @@ from inkground_lib.core.defaults import PAGE_SETS
 from inkground_lib.core.files import JSONLError, read_jsonl
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK, is_locked
 from inkground_lib.core.ink import Ink, InkError, ink_from_lists
+from inkground_lib.core.repo_paths import repo_path
 from inkground_lib.core.run_files import (
     DERENDER_SCHEMA,
     derender_jsonl,
@@ -64,9 +65,10 @@ class EvalRun:
 
     @property
     def dataset_dir(self) -> Path | None:
-        """The dataset folder the run scored (facts "dataset_dir", when section 03 records it)."""
+        """The dataset folder the run scored (facts "dataset_dir", when section 03 records it; recorded relative to
+        the repository root, so read from there wherever the process runs)."""
         d = self.facts.get("dataset_dir")
-        return Path(d) if d else None
+        return repo_path(d) if d else None
 
     @property
     def chance(self) -> float:

@@ -19,6 +19,7 @@ import pandas as pd
 from inkground_lib.core.dataset import Dataset, check_photos, load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.parallel import LazyPool, check_workers
+from inkground_lib.core.repo_paths import portable_path
 from inkground_lib.core.run_files import benchmark_run_dir, facts_json, scores_csv, summary_csv, traces_jsonl
 from inkground_lib.core.scores_table import empty_scores
 from inkground_lib.evaluation.items import need_words, target_dataset, target_facts
@@ -120,7 +121,7 @@ def _write_result(run_dir: Path, res: EvalResult, dataset_dir, dataset_kind: str
     atomic_write_text(scores_csv(run_dir, settings.reference), res.scores.to_csv(index=False))
     atomic_write_text(summary_csv(run_dir, settings.reference), res.summary.to_csv(index=False))
     atomic_write_text(facts_json(run_dir, settings.reference),
-                      json.dumps({"dataset": res.dataset, "dataset_dir": str(dataset_dir), "dataset_kind": dataset_kind,
+                      json.dumps({"dataset": res.dataset, "dataset_dir": portable_path(dataset_dir), "dataset_kind": dataset_kind,
                                   "reference": settings.reference, "style": res.style, "targets": res.targets,
                                   "unavailable": res.unavailable, "settings": settings_dict(settings)},
                                  indent=1, sort_keys=True))

@@ -18,6 +18,7 @@ from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import run_folder
+from inkground_lib.core.repo_paths import portable_path
 from inkground_lib.core.run_files import (
     PSEUDO_RUN_FILES,
     RUN_PATTERNS,
@@ -222,21 +223,21 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     dcfg, ecfg = derenderer_config(der), engine_config(eng)
     components = {"derenderer": dcfg["name"], "ocr_engine": ecfg["name"], "ratings_source": ratings_source}
     sim = rfile is None
-    params = {"candidates": str(cand), "run_dir": str(run), "derenderer": dcfg["name"], "ocr": ecfg["name"],
-              "ocr_threshold": float(ocr_threshold), "ratings": None if sim else str(rfile.path),
+    params = {"candidates": portable_path(cand), "run_dir": portable_path(run), "derenderer": dcfg["name"], "ocr": ecfg["name"],
+              "ocr_threshold": float(ocr_threshold), "ratings": None if sim else portable_path(rfile.path),
               "n_raters": int(n_raters) if sim else None,
               "raters_per_pair": [lo, hi] if sim else None,
               "rater_model": dataclasses.asdict(model) if sim else None,
               "raters_per_page": int(k), "allow_partial_ratings": bool(allow_partial_ratings),
               "n_candidates": n_candidates, "seed": int(seed)}
     ratings_info = None if sim else {
-        "path": str(rfile.path), "name": rfile.name, "sha256": rfile.sha256, "rows": rfile.rows,
+        "path": portable_path(rfile.path), "name": rfile.name, "sha256": rfile.sha256, "rows": rfile.rows,
         "standing_ratings": int(len(rt)), "raters_per_page": int(k),
         "k_from": "file" if rfile.k is not None else "raters_per_pair (the file does not record K)"}
     t = time.perf_counter()
     cand_hash = dataset_hash(cand)
     bench = build_benchmark(ds, pseudo, kept, benchmark_dir(run), meta={
-        "candidates": {"name": ds.name, "path": str(cand), "hash": cand_hash, "pages_used": n0},
+        "candidates": {"name": ds.name, "path": portable_path(cand), "hash": cand_hash, "pages_used": n0},
         "ocr_threshold": float(ocr_threshold), "derenderer": dcfg["name"], "derenderer_config": dcfg,
         "ocr_engine": ecfg["name"], "ratings_source": ratings_source, "params": params})
     write_reference_ocr(bench, dict(zip(o.words["word_id"], o.words["ocr_rendered"])), pseudo, ecfg["name"])

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from inkground_lib.core.files import atomic_write_bytes
 from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT, SECTIONS_DIR
+from inkground_lib.core.reruns import planned_by_command
 from inkground_lib.publish.progress_relay import current, relayed
 
 
@@ -419,10 +420,11 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
 
     with relayed(f"section {section.key}", tty=False if log_output else None) as relay:
         watch = _Watch(relay, save)
-        try:
-            pm.execute_notebook(str(section.source), None, parameters=params, cwd=str(ROOT), kernel_name="python3",
-                                engine_name=_engine(), progress_bar=False, log_output=log_output,
-                                request_save_on_cell_execute=False, watch=watch)
+        try:  # the command chose the folders (core/reruns.py): the notebook's plan keeps them as injected
+            with planned_by_command():
+                pm.execute_notebook(str(section.source), None, parameters=params, cwd=str(ROOT),
+                                    kernel_name="python3", engine_name=_engine(), progress_bar=False,
+                                    log_output=log_output, request_save_on_cell_execute=False, watch=watch)
         except BaseException as e:
             if watch.saved:  # interrupted (or failing) while the kernel shut down: the section is complete
                 if isinstance(e, KeyboardInterrupt):
