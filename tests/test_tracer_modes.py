@@ -114,3 +114,26 @@ def test_readings_read_once_and_shared_with_the_filter(ds_root, tmp_path):
 
 class _Named(ReadingEngine):
     name = "another-engine"
+
+
+def test_evaluate_tracer_modes_intervals_and_ocr(tmp_path):
+    from inkground_lib.pseudo.tracer_eval import evaluate_tracer, report_lines
+
+    rep = evaluate_tracer(None, tmp_path / "ev", synth_pages=1, modes=("recognize", "none"), ocr=ReadingEngine(),
+                          n_boot=50, progress=False)
+    res = rep["sets"]["synth"]
+    ders = res["derenderers"]
+    assert list(ders) == ["skeleton", "tracer (recognize)", "tracer (none)"]
+    assert ders["tracer (recognize)"]["text_mode"] == "recognize" and ders["tracer (none)"]["text_mode"] == "none"
+    for r in ders.values():
+        assert r["words"] > 0
+        for col in ("dtw", "chamfer"):
+            assert r[f"{col}_low"] <= r[f"{col}_median"] <= r[f"{col}_high"]
+        # the stand-in reads "crop<k>" on crops and "rend<k>" on renders: no word matches, no page passes
+        assert r["ocr_filter"]["word_match_rate"] == 0.0 and r["ocr_filter"]["pages_passing"] == 0
+    vs = ders["tracer (none)"]["vs_skeleton"]
+    assert vs["dtw"]["low"] <= vs["dtw"]["difference"] <= vs["dtw"]["high"]
+    assert res["ocr_reads_the_word"] == 0.0 and rep["ocr"] == "reading"
+    assert (tmp_path / "ev" / "eval_report.json").is_file()
+    lines = report_lines(rep)
+    assert any(line.startswith("tracer (none)") and "- skeleton" in line for line in lines)

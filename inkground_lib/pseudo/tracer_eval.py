@@ -54,25 +54,28 @@ def tracer_spec(mode: str, weights=None) -> str:
 
 
 def median_interval(values, pages, counts: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """(median, low, high): the median of ``values`` (one per word; NaN left out) and its page-bootstrap
-    interval at ``level``: the weighted medians under ``counts`` (replicates x pages, the page ids 0..P-1 that
-    ``pages`` holds per word), their (1-level)/2 and (1+level)/2 quantiles.
+    """(median, low, high): the (lower) median of ``values`` (one per word; NaN left out,
+    :func:`~inkground_lib.core.bootstrap.weighted_medians` with unit weights) and its page-bootstrap interval at
+    ``level``: the same statistic under each replicate of ``counts`` (replicates x pages; ``pages`` holds each
+    word's page index 0..P-1), their (1-level)/2 and (1+level)/2 quantiles.
 
     >>> c = page_bootstrap_counts(2, 200, seed=0)
     >>> m, lo, hi = median_interval([1.0, 2.0, 3.0, 10.0], [0, 0, 1, 1], c)
     >>> m, lo <= m <= hi
-    (2.5, True)
+    (2.0, True)
     """
     v = np.asarray(values, float)
     w = np.asarray(counts, float)[:, np.asarray(pages, int)]
     reps = weighted_medians(v, w)
     q = (1.0 - level) / 2.0
-    return float(np.nanmedian(v)), float(np.nanquantile(reps, q)), float(np.nanquantile(reps, 1.0 - q))
+    return (float(weighted_medians(v, np.ones((1, len(v))))[0]), float(np.nanquantile(reps, q)),
+            float(np.nanquantile(reps, 1.0 - q)))
 
 
 def paired_median_difference(a, b, pages, counts: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """(difference, low, high) of median(a) - median(b) over the same words (a and b aligned), the interval from
-    the differences of the two weighted medians on the same page-bootstrap replicates ``counts``.
+    """(difference, low, high) of median(a) - median(b) over the same words (a and b aligned; lower medians as
+    in :func:`median_interval`), the interval from the differences of the two medians on the same page-bootstrap
+    replicates ``counts``.
 
     >>> c = page_bootstrap_counts(3, 300, seed=1)
     >>> d, lo, hi = paired_median_difference([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [0, 1, 2], c)
@@ -83,7 +86,8 @@ def paired_median_difference(a, b, pages, counts: np.ndarray, level: float = 0.9
     w = np.asarray(counts, float)[:, np.asarray(pages, int)]
     reps = weighted_medians(a, w) - weighted_medians(b, w)
     q = (1.0 - level) / 2.0
-    return (float(np.nanmedian(a) - np.nanmedian(b)), float(np.nanquantile(reps, q)),
+    one = np.ones((1, len(a)))
+    return (float(weighted_medians(a, one)[0] - weighted_medians(b, one)[0]), float(np.nanquantile(reps, q)),
             float(np.nanquantile(reps, 1.0 - q)))
 
 
@@ -205,8 +209,10 @@ def compare_derenderers(ds, derenderers: dict, run_dir: Path, progress: bool = T
             vs = {}
             for col in ("dtw", "chamfer"):
                 d, lo, hi = paired_median_difference(m[col], m[f"{col}_base"], pages, counts)
+                one = np.ones((1, len(m)))
                 vs[col] = {"difference": d, "low": lo, "high": hi,
-                           "ratio": float(np.nanmedian(m[col]) / np.nanmedian(m[f"{col}_base"]))}
+                           "ratio": float(weighted_medians(m[col].to_numpy(float), one)[0]
+                                          / weighted_medians(m[f"{col}_base"].to_numpy(float), one)[0])}
             so = _share(m, "order_differs_base")
             vs["order_differs_ratio"] = _share(m, "order_differs") / so if so else math.nan
             out[label][f"vs_{baseline}"] = vs
@@ -253,7 +259,8 @@ def _evaluate(unipen_dir, out: Path, weights, sha256, group, style, pages, words
     ders.update({f"tracer ({m})": tracer_spec(m, weights) for m in modes})
     ders.update(extra)
     report: dict = {"weights_sha256": TracerDerenderer(weights).weights_sha256, "group": group, "seed": seed,
-                    "n_boot": n_boot, "ocr": ocr, "modes": list(modes), "sets": {}}
+                    "n_boot": n_boot, "modes": list(modes), "sets": {},
+                    "ocr": None if ocr is None else ocr if isinstance(ocr, str) else getattr(ocr, "name", type(ocr).__name__)}
     sets = []
     if unipen_dir is not None:
         src = out / f"{group}-words.json"
