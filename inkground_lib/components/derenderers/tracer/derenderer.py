@@ -28,6 +28,15 @@ stage passes the OCR reading of the crop in "recognize", :func:`~inkground_lib.p
 word_text`) and ignores it in "none"."""
 
 
+TRACER_GEOMETRY = SkeletonParams(work_height=160)
+"""The tracer's own geometry: the skeleton's tracing with the crop resized to 160 work pixels tall instead of the
+skeleton derenderer's 80 (every other setting the same, so the smoothing, spur and merge lengths shrink in page
+units). Measured on the 1,228 words of the 46 held-out writers (issue 37, ``benchmarks/results/tracer_eval.txt``):
+median Chamfer 0.0161 -> 0.0139 word heights and median DTW of the tracer (recognize) 0.085 -> ~0.07, with the
+network trained on 80-pixel traces unchanged. The price: the skeleton derenderer's trace of a crop is no longer
+the tracer's (each is traced once at its own resolution) and tracing costs ~1.7x the time."""
+
+
 CODE_FILES = ("skeleton.py", "tracer/features.py", "tracer/inference.py", "tracer/model.py", "tracer/derenderer.py")
 """The source files (under components/derenderers/) whose code decides a traced ink besides the weights."""
 
@@ -56,8 +65,8 @@ def _trace_chunk(job) -> list:
 class TracerDerenderer:
     """Word crop (+ its text) -> ink in page pixels, in pen order with direction (see the package doc).
 
-    The crop is traced by :class:`~inkground_lib.components.derenderers.skeleton.SkeletonDerenderer`
-    (geometry); the network (weights: ``weights`` path, default the shipped ones, sha256-checked) orders
+    The crop is traced by :class:`~inkground_lib.components.derenderers.skeleton.SkeletonDerenderer` with
+    ``skeleton_params`` (geometry; default :data:`TRACER_GEOMETRY`, the tracer's own resolution); the network (weights: ``weights`` path, default the shipped ones, sha256-checked) orders
     and directs the strokes, conditioned on ``text`` where given. t is synthesised as the skeleton does
     (``skeleton_params.speed`` ink heights per second along the path and the pen-up gaps). ``threads``:
     torch threads while the network runs (default 1: the network is tiny, and torch's threads spin badly
@@ -73,7 +82,7 @@ class TracerDerenderer:
     uses_traces = True  # derender(..., traces=): answers read from and kept in a trace store
 
     def __init__(self, weights: str | os.PathLike | None = None, sha256: Optional[str] = None,
-                 skeleton_params: SkeletonParams = SkeletonParams(), threads: int = 1,
+                 skeleton_params: SkeletonParams = TRACER_GEOMETRY, threads: int = 1,
                  batch_size: int = 256, text_mode: Optional[str] = None):
         from inkground_lib.components.derenderers.tracer.weights import load_net
 
