@@ -141,7 +141,7 @@ def test_nothing_is_reused_when_what_decides_the_answer_changes(crops, tracer, c
     record.pop("sha256")
     other = tmp_path / "other.npz"
     other.write_bytes(npz_bytes(arrays, {**record, "note": "a copy"}))
-    copy = TracerDerenderer(other)
+    copy = TracerDerenderer(other, skeleton_params=SkeletonParams())
     assert copy.weights_sha256 != tracer.weights_sha256
     _reset(count)
     for c, b, t in crops:
