@@ -92,7 +92,7 @@ def test_a_missing_run_reads_as_not_run(tmp_path, registry):
     assert "**Pseudo-labels (section 02):** not run" in text and "no-such-run/summary.json" in text
     assert "**Systems scored (section 03):** not run" in text
     assert "Gemini-3.1-Pro: not run (no section-03 run)" in text
-    assert "\u2014 no benchmark result file make_book.txt" in text  # no benchmarks/ in this root
+    assert "bench_book" not in text  # issue 34: one build time, this build's (none here), never the benchmark's
     assert not re.search(r"\b(?:nan|NaN|None)\b", text)
 
 
@@ -125,8 +125,9 @@ def test_benchmark_times_repository_link_and_citation(tmp_path, registry):
         "first make book: 830.0 s wall (including installation); load average 1.09\n"
         "second make book (nothing changed): 21.0 s wall\n")
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "at 830 s (13.8 min) of wall time" in text and "took 21 s" in text
-    assert "x86_64 2 cores (shared), Python 3.11.7, 2026-11-30 15:40 UTC, commit e65f9b9" in text
+    # issue 34: the front page gives one build time, this build's with its commit; a benchmark of another commit
+    # (benchmarks/results) is not a second one beside it
+    assert "830 s" not in text and "21 s" not in text and "e65f9b9" not in text
     assert "git clone https://example.org/inkground inkground" in text
     assert "<https://example.org/inkground>" in text
     assert "version 0.1.0" in text and "licence MIT" in text  # from CITATION.cff
@@ -199,10 +200,11 @@ def test_the_run_box_time_is_this_builds_own(tmp_path, registry):
                                                       "end_time": "2026-11-30T18:44:36+00:00"}}}
         (sections / f"{name}.ipynb").write_text(json.dumps(nb))
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "In this build the sections took 552 s (9.2 min) in all (02 208 s (3.5 min), 03 344 s (5.7 min))" in text
+    assert "**This build** (commit \u2014 not a git checkout): the sections took 552 s (9.2 min)" in text
+    assert text.count("the sections took") == 1  # one build time on the page (issue 34)
     shutil.rmtree(sections)
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "This build's section run times: \u2014 not recorded" in text
+    assert "**This build** (commit \u2014 not a git checkout): section run times \u2014 not recorded" in text
 
 
 def test_the_real_config_and_code_licence(tmp_path, registry):
@@ -264,3 +266,44 @@ def test_book_check_allows_links_but_not_external_resources():
                 "<style>@font-face { src: url('https://example.org/f.woff2') }</style>",
                 '<style>@import "https://example.org/s.css";</style>', '<iframe src="https://example.org"></iframe>']:
         assert EXTERNAL.search(bad), bad
+
+
+def test_the_first_screen_answers_first(tmp_path, registry):
+    """Issue 34: the page opens with the paper's headline claims and numbers beside what ran here and what could
+    not (with what it needs), the funnel beside ours, what this book found and one build time with its commit;
+    rater agreement in section 02's unit."""
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.prose import AGREEMENT_UNIT
+
+    root = _root(tmp_path)
+    n = front_page_numbers(root, eval_runs=[_eval_run(root / "run03")], pseudo_run=_pseudo_run(root / "run02"),
+                           registry=registry)
+    text = front_page(n)
+    body = text.split("-->", 1)[1].lstrip()
+    assert body.startswith("**The paper claims**")  # book/intro.md includes this right under its title
+    glance = body.split("## ", 1)[0]
+    rep = paper_numbers()["value"]
+    for pid in ("gemini_ink_dtw", "gemini_ink_ar", "open_ar_min", "open_ar_max", "kimi_ink_style", "inksight_iam_dtw"):
+        assert f"{rep[pid]:.3f}" in glance, pid
+    assert "537 of 2,984 pages pass its filters" in glance
+    assert "**Ran here, offline:** Font baseline and Skeleton derenderer; the funnel, 1,234 → 321 → 77 pages" in glance
+    assert "**Could not run here:** the 5 VLMs the paper names (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`" in glance
+    assert "InkSight Small-p (needs TensorFlow and InkSight's weights)" in glance and "DeepSeek-OCR (a GPU" in glance
+    assert "**Found here:**" in glance and "**This build**" in glance
+    assert glance.count("the sections took") + glance.count("section run times") == 1
+    # the details follow: the headline table with what each system needs, the funnel beside ours
+    table = body.split("## The paper's headline claims beside this book", 1)[1].split("## ", 1)[0]
+    assert "Gemini-3.1-Pro: not run (needs `GEMINI_API_KEY`)" in table
+    assert "2,984 → 777 → 537 pages | ours: 1,234 → 321 → 77 pages" in table
+    assert len(glance) < 1400  # a screen, not a chapter (measured: it ends above 800 px at 420 px wide)
+    assert "on our recorded pages" not in table  # no recorded run: no stand-in number
+    rec = _eval_run(root / "run03rec")
+    facts = json.loads((rec / "facts-reference.json").read_text())
+    (rec / "facts-reference.json").write_text(json.dumps(facts | {"dataset": "recorded", "dataset_kind": "recorded"}))
+    n2 = front_page_numbers(root, eval_runs=[root / "run03", rec], pseudo_run=root / "run02", registry=registry)
+    glance2 = front_page(n2).split("## What this book found", 1)[0]  # the glance and the headline table
+    assert ("InkSight Small-p: not run (no run requested it); on our recorded pages (a stand-in system on stand-in "
+            "data, not the paper's quantity): Skeleton derenderer (InkSight stand-in) DTW 0.118") in glance2
+    # one unit for rater agreement, section 02's, with the paper's value beside ours
+    assert f"0.623 of the {AGREEMENT_UNIT} (paper {rep['rater_agreement']:.3f}" in text
+    assert "of the pages rated at least twice" not in text

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from inkground_lib.analysis.ties import SHOWN_DECIMALS
 from inkground_lib.core.paper import paper_numbers
 
 
@@ -70,7 +71,7 @@ def finite(v) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def fmt(v, digits: int = 3, reason: str = "not computed") -> str:
+def fmt(v, digits: int = SHOWN_DECIMALS, reason: str = "not computed") -> str:
     """A number at ``digits`` decimals, or :func:`missing` with ``reason`` when it is not a finite number
     (:func:`finite`). Unlike :func:`fixed`, the sign of a value that rounds to zero is kept ("-0.000"), as the
     front page has always printed it.
@@ -153,3 +154,15 @@ def cell(v, decimals: int, missing_reason: str):
     if isinstance(v, str):
         return v
     return count_or_rounded(v, decimals)
+
+
+def join_names(names) -> str:
+    """Names as prose: "a", "a and b", "a, b and c"; "none" for none.
+
+    >>> join_names([]), join_names(["a"]), join_names(["a", "b", "c"])
+    ('none', 'a', 'a, b and c')
+    """
+    names = [str(n) for n in names]
+    if not names:
+        return "none"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
