@@ -26,6 +26,18 @@ from inkground_lib.core.run_files import CROP_OCR_SCHEMA, crop_ocr_jsonl
 from inkground_lib.pseudo.keys import CROP_GROW, PseudoError, engine_config, iter_records, page_base_key
 
 
+def make_engine(spec="rapidocr", progress: bool = False):
+    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.get_engine`) or an object with
+    ``read(images)``; PseudoError for an object without it."""
+    from inkground_lib.components.ocr import get_engine
+
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "read", None)):
+            raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
+        return spec
+    return get_engine(spec, progress=progress)
+
+
 @dataclass(frozen=True)
 class CropReadings:
     """``engine``: the configuration of the engine that read (:func:`~inkground_lib.pseudo.keys.engine_config`);
@@ -56,8 +68,6 @@ def page_crops(page) -> list[np.ndarray]:
 
 def read_page(job) -> dict:
     """One page's record: ``job`` = (page, engine name or object, key). Runs in a pool worker or here."""
-    from inkground_lib.pseudo.ocr_filter import make_engine
-
     page, engine, key = job
     eng = make_engine(engine)
     t0 = time.perf_counter()
@@ -77,7 +87,6 @@ def read_crops(ds: Dataset, engine="rapidocr", run_dir=None, progress: bool = Tr
     whose class says ``parallel = True`` reads pages in ``workers`` processes (or on ``executor``); records are
     written here in page order, so the log is the same for any number of workers."""
     from inkground_lib.core.progress import bar as progress_bar
-    from inkground_lib.pseudo.ocr_filter import make_engine
 
     eng = make_engine(engine)
     ecfg = engine_config(eng)

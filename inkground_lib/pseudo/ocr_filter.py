@@ -18,6 +18,7 @@ from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.run_files import ocr_jsonl
+from inkground_lib.pseudo.crop_readings import make_engine, page_crops
 from inkground_lib.pseudo.keys import (
     OCR_SCHEMA,
     PseudoError,
@@ -25,18 +26,6 @@ from inkground_lib.pseudo.keys import (
     page_base_key,
     read_jsonl,
 )
-
-
-def make_engine(spec="rapidocr", progress: bool = False):
-    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.get_engine`) or an object with
-    ``read(images)``; PseudoError for an object without it."""
-    from inkground_lib.components.ocr import get_engine
-
-    if not isinstance(spec, str):
-        if not callable(getattr(spec, "read", None)):
-            raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
-        return spec
-    return get_engine(spec, progress=progress)
 
 
 @dataclass
@@ -55,7 +44,6 @@ def ocr_page(job) -> dict:
     :func:`~inkground_lib.pseudo.crop_readings.page_crops` cuts it) unless its reading is given, and the render
     of its pseudo-label. Runs in a pool worker or here."""
     from inkground_lib.core.render import render_ink
-    from inkground_lib.pseudo.crop_readings import page_crops
 
     page, inks, engine, key = job[:4]
     given = job[4] if len(job) > 4 else None
