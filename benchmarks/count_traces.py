@@ -92,11 +92,15 @@ def section_03(root: Path) -> dict:
             photo = p.load_image()
             for w in p.words:
                 crop, _ = crop_word(photo, w.box, grow=0.1)
-                tkey = skel.trace_key(crop_digest(as_gray(crop)))
-                if not any(tkey in st for st in stores):
-                    traced.add(tkey)
-                inked = bool(recs["skeleton"].get(w.id, {}).get("strokes"))
-                akey = tracer.arrangement_key(tkey, w.text)
+                digest = crop_digest(as_gray(crop))
+                # the tracer traces at its own resolution (TRACER_GEOMETRY, issue 37): its trace key is the
+                # skeleton's only where their settings are equal
+                tkey, own = skel.trace_key(digest), tracer._skeleton.trace_key(digest)
+                for k in dict.fromkeys((tkey, own)):
+                    if not any(k in st for st in stores):
+                        traced.add(k)
+                inked = bool(recs["tracer"].get(w.id, {}).get("strokes"))
+                akey = tracer.arrangement_key(own, w.text)
                 called += inked and not any(akey in st for st in stores)  # one call per word
         out[f"{name}: with store: traces"] = len(traced)
         out[f"{name}: with store: network calls"] = called

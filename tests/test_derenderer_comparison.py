@@ -54,10 +54,11 @@ def test_every_derenderer_is_measured_on_every_set_with_true_inks_and_a_rerun_re
     assert (a["words"] == recorded.n_words).all() and (a["pages"] == len(recorded.pages)).all()
     assert (run / "derenderers" / "recorded" / "derender-tracer.jsonl").is_file()
     assert (run / "derenderers" / "recorded" / "words-skeleton.csv").is_file()
-    # the tracer keeps the skeleton's points: its Chamfer (order-free) equals the skeleton's on every word
+    # the tracer traces at its own resolution (TRACER_GEOMETRY, issue 37): its Chamfer (order-free) is below
+    # the skeleton's on most words and in the median
     sk = pd.read_csv(run / "derenderers" / "recorded" / "words-skeleton.csv")
     tr = pd.read_csv(run / "derenderers" / "recorded" / "words-tracer.csv")
-    assert np.allclose(sk["chamfer"], tr["chamfer"], atol=1e-9)
+    assert tr["chamfer"].median() < sk["chamfer"].median() and (tr["chamfer"] < sk["chamfer"]).mean() > 0.5
     before = (run / "derenderers" / "recorded" / "derender-tracer.jsonl").read_bytes()
     b = derenderer_comparison({"recorded": recorded}, ["skeleton", "tracer"], run, n_boot=50)
     pd.testing.assert_frame_equal(a, b)

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.defaults import DERENDERER
+from inkground_lib.core.run_files import derender_jsonl
 from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.parallel import executor, executor_workers
 from inkground_lib.datasets.synth.generate import SynthParams, generate
@@ -105,7 +107,7 @@ def test_pseudo_labels_write_the_same_files_on_every_executor(cand, tmp_path, cl
         files = _files(tmp_path / kind)  # the run folder's own path (in the benchmark's meta) aside
         out[kind] = ({k: v.replace(str(tmp_path / kind).encode(), b"RUN") for k, v in files.items()
                       if k.endswith(".csv") or k.startswith("benchmark/")},
-                     _records(tmp_path / kind / f"derender-{DERENDERER}.jsonl"),
+                     _records(derender_jsonl(tmp_path / kind, make_derenderer(DERENDERER).name)),
                      _records(tmp_path / kind / "ocr-rapidocr.jsonl"))
         assert res.words["ocr_rendered"].str.len().gt(0).any()  # the engine really read something
     s = out["serial"]

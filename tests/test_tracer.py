@@ -133,8 +133,8 @@ def test_derenderer_orders_strokes_in_page_pixels(tmp_path, words):
     draw_ink(page, ink, pen_width=3.0)
     crop, box = crop_word(page, ink.bbox())
     out = der.derender(crop, box, words[5].text)
-    skel = SkeletonDerenderer().derender(crop, box)
-    # the same points as the skeleton's, in page pixels, with time running on
+    skel = SkeletonDerenderer(der.skeleton_params).derender(crop, box)
+    # the same points as the skeleton's traced at the tracer's resolution, in page pixels, with time running on
     key = lambda k: sorted(map(tuple, np.round(k.points(), 6)))  # noqa: E731
     assert key(out) == key(skel) and len(out) == len(skel)
     t = np.concatenate([s[:, 2] for s in out.strokes])

@@ -13,7 +13,7 @@ from inkground_lib.components.derenderers import traces as tr
 from inkground_lib.components.derenderers.base import DerenderError, as_gray, crop_word
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer, SkeletonParams
 from inkground_lib.components.derenderers.tracer import inference
-from inkground_lib.components.derenderers.tracer.derenderer import TracerDerenderer
+from inkground_lib.components.derenderers.tracer.derenderer import TRACER_GEOMETRY, TracerDerenderer
 from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.defaults import CROP_GROW
 from inkground_lib.core.ink import ink_to_lists
@@ -39,7 +39,9 @@ def crops(recorded):
 
 @pytest.fixture(scope="module")
 def tracer():
-    return TracerDerenderer()
+    """A tracer tracing as the skeleton derenderer does (the shipped tracer traces at its own resolution,
+    TRACER_GEOMETRY): the two share each crop's trace."""
+    return TracerDerenderer(skeleton_params=SkeletonParams())
 
 
 @pytest.fixture
@@ -139,7 +141,7 @@ def test_nothing_is_reused_when_what_decides_the_answer_changes(crops, tracer, c
     record.pop("sha256")
     other = tmp_path / "other.npz"
     other.write_bytes(npz_bytes(arrays, {**record, "note": "a copy"}))
-    copy = TracerDerenderer(other)
+    copy = TracerDerenderer(other, skeleton_params=SkeletonParams())
     assert copy.weights_sha256 != tracer.weights_sha256
     _reset(count)
     for c, b, t in crops:
@@ -162,7 +164,8 @@ def test_section_02_traces_each_crop_once_and_its_logs_do_not_change(recorded, c
     from inkground_lib.pseudo.derender_stage import derender_dataset, recorded_seconds
 
     run = tmp_path / "run"
-    tracer_inks = derender_dataset(recorded, "tracer", run, progress=False, workers=1)
+    shared = TracerDerenderer(skeleton_params=SkeletonParams())  # the skeleton derenderer's geometry
+    tracer_inks = derender_dataset(recorded, shared, run, progress=False, workers=1)
     assert count["trace"] == recorded.n_words
     _reset(count)
     skel_inks = derender_dataset(recorded, "skeleton", run, progress=False, workers=1)
@@ -181,7 +184,7 @@ def test_section_02_traces_each_crop_once_and_its_logs_do_not_change(recorded, c
     # a rebuilt log reads every answer from the store, in pool workers too
     (run / "derender-tracer.jsonl").unlink()
     _reset(count)
-    assert derender_dataset(recorded, "tracer", run, progress=False, workers=2) == tracer_inks
+    assert derender_dataset(recorded, shared, run, progress=False, workers=2) == tracer_inks
     lines = traces_jsonl(run).read_text().splitlines()
     assert len(lines) == len(recorded.pages)  # nothing made the second time: no line written
     assert sum(len(json.loads(x)["entries"]) for x in lines) == 2 * recorded.n_words
@@ -211,4 +214,7 @@ def test_section_03_systems_read_the_answers_of_the_run_that_made_the_benchmark(
     _reset(count)
     made = {n: [ink_to_lists(s.predict(it).strokes) for it in loose] for n, s in systems.items()}
     assert made == got
-    assert count["trace"] == len(items) and count["net"] == sum(1 for x in made["skeleton"] if x)
+    # the shipped tracer traces at its own resolution (TRACER_GEOMETRY): each system traces each crop once
+    same = TRACER_GEOMETRY == SkeletonParams()
+    assert count["trace"] == len(items) * (1 if same else 2)
+    assert count["net"] == sum(1 for x in made["tracer"] if x)

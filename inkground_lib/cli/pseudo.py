@@ -46,7 +46,8 @@ def add_pseudo_parser(sub) -> None:
     ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
     ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
     ps.add_argument("--derenderer", default=DERENDERER,
-                    help=f"skeleton, tracer (learned, trained here), tracer:<weights .npz>, or "
+                    help=f"skeleton, tracer-recognize (the learned tracer given the OCR reading of each crop), "
+                         f"tracer (given the true text), tracer-no-text, each [:<weights .npz>], or "
                          f"inksight-small-p:<SavedModel folder> (default {DERENDERER})")
     ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
     ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD,

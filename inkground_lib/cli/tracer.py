@@ -39,17 +39,12 @@ def _train(a) -> int:
 
 
 def _eval(a) -> int:
-    from inkground_lib.pseudo.tracer_eval import evaluate_tracer  # torch: this command only
+    from inkground_lib.pseudo.tracer_eval import evaluate_tracer, report_lines  # torch: this command only
 
     rep = evaluate_tracer(a.unipen_dir, a.out, weights=a.weights, group=a.group, synth_pages=a.synth_pages,
-                          seed=a.seed, progress=not a.quiet, overwrite=a.overwrite)
-    for name, res in rep["sets"].items():
-        for der in ("tracer", "skeleton"):
-            r = res[der]
-            print(f"{name:9s} {der:9s} words {r['words']:5d}  DTW median {r['dtw_median']:.4f}  "
-                  f"order differs {r['order_differs']:.3f}  direction differs {r['direction_differs']:.3f}")
-        print(f"{name:9s} tracer / skeleton: DTW {res['ratio']['dtw_median']:.3f}, "
-              f"order {res['ratio']['order_differs']:.3f}")
+                          seed=a.seed, progress=not a.quiet, overwrite=a.overwrite, modes=a.modes,
+                          ocr=None if a.ocr == "none" else a.ocr, n_boot=a.n_boot)
+    print("\n".join(report_lines(rep)))
     print(f"report: {a.out}/eval_report.json")
     return 0
 
@@ -76,18 +71,30 @@ def add_tracer_parser(sub) -> None:
     tr.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(tr)
     tr.set_defaults(func=_train)
-    ev = tsub.add_parser("eval", help="tracer and skeleton against the writers' true pen paths, on recorded pages of "
-                                      "held-out writers and on synthetic pages")
-    describe(ev, "Measure the tracer (the shipped weights or --weights) and the skeleton against the true pen "
-                 "paths: on recorded pages of writers the tracer never saw and on synthetic pages. Prints DTW "
-                 "medians and how often stroke order and direction differ; OUT/eval_report.json has the rest.")
+    ev = tsub.add_parser("eval", help="tracer (each text mode) and skeleton against the writers' true pen paths "
+                                      "(DTW, Chamfer with page-bootstrap intervals; OCR filter pass rates), on "
+                                      "recorded pages of held-out writers and on synthetic pages")
+    describe(ev, "Measure the tracer (the shipped weights or --weights) in each text mode (recognize: given the OCR "
+                 "reading of the crop, section 02's default; text: the true text; none) and the skeleton against "
+                 "the true pen paths: on recorded pages of writers the tracer never saw and on synthetic pages. "
+                 "Prints median DTW and Chamfer with page-bootstrap intervals, how often stroke order and direction "
+                 "differ, the OCR filter's rates and each tracer's difference from the skeleton; "
+                 "OUT/eval_report.json has the rest.")
     ev.add_argument("--unipen-dir", dest="unipen_dir", required=True, help="the UNIPEN release the writers come from")
     ev.add_argument("--out", required=True, help="output folder (datasets, derender caches, eval_report.json)")
     ev.add_argument("--weights", help="tracer weights (.npz; default: the shipped ones)")
     ev.add_argument("--group", default="held-out", choices=("held-out", "shipped"),
                     help="which writers of the evaluation list (default: held-out)")
     ev.add_argument("--synth-pages", dest="synth_pages", type=int, default=20, help="synthetic pages (0: none)")
-    ev.add_argument("--seed", type=int, default=0, help="seed of the pages it composes (default 0)")
+    ev.add_argument("--modes", nargs="+", default=["recognize", "text", "none"],
+                    choices=("recognize", "text", "none"),
+                    help="the tracer's text modes to check: recognize (given the OCR reading of the crop, section "
+                         "02's way), text (given the true text), none (default: all three)")
+    ev.add_argument("--ocr", default="rapidocr",
+                    help="OCR engine of the crop readings and the OCR filter figures ('none': neither)")
+    ev.add_argument("--n-boot", dest="n_boot", type=int, default=1000,
+                    help="page-bootstrap replicates of each interval (default 1000)")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the pages it composes and of the bootstrap (default 0)")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(ev)
     ev.set_defaults(func=_eval)

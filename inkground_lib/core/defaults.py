@@ -37,16 +37,18 @@ RATE_HOST = "127.0.0.1"
 RATE_PORT = 8765
 """Port the rating app listens on by default (``inkground rate``)."""
 
-DERENDERER = "tracer"
+DERENDERER = "tracer-recognize"
 """The derenderer that makes section 02's pseudo-labels by default (``inkground pseudo --derenderer``, notebook
-02's ``derenderer``, ``inkground paper-scale``): the tracer, because section 02's Table 2.3 measures it closer
-to the writers' true pen paths than the skeleton on both sets with true inks (median DTW and stroke order, the
-paired intervals of the ratios below 1), at about the skeleton's cost (it reorders the skeleton's strokes; its
-network takes under a millisecond a word). The book's section 02 says so from its own run."""
+02's ``derenderer``, ``inkground paper-scale``): the tracer in its "recognize and derender" mode - given the OCR
+reading of each word's crop (the reading the OCR filter makes anyway, read once), never the transcription, as
+the paper prompts InkSight "Recognize and derender." Section 02's Table 2.3 measures it closer to the writers'
+true pen paths than the skeleton (median DTW, Chamfer and stroke order); on the 46 held-out writers (issue 37,
+``benchmarks/results/tracer_eval.txt``) its figures are within a bootstrap interval of "derender with text"
+(``tracer``, given the true text). The book's section 02 says so from its own run."""
 
-COMPARED_DERENDERERS = ("skeleton", "tracer")
+COMPARED_DERENDERERS = ("skeleton", "tracer-recognize", "tracer")
 """Section 02 measures each of these against the writers' true pen paths (the first is the baseline of the
-ratios): the offline derenderers."""
+ratios): the offline derenderers, the tracer in both modes (recognize and derender; derender with text)."""
 
 PAGE_SETS = ("ocr-passed", "all")
 """Which pages a rating session offers (``inkground rate --pages``): those that passed the OCR filter (the

@@ -178,6 +178,16 @@ def derender_jsonl(run_dir: PathLike, derenderer: str) -> Path:
     return Path(run_dir) / f"derender-{safe_name(derenderer)}.jsonl"
 
 
+def crop_ocr_jsonl(run_dir: PathLike, engine: str) -> Path:
+    """``run_dir/ocr-crops-<engine>.jsonl``: the OCR readings of the word crops (records of
+    :data:`CROP_OCR_SCHEMA`), read once and used by the tracer in its "recognize" mode and by the OCR filter."""
+    return Path(run_dir) / f"ocr-crops-{safe_name(engine)}.jsonl"
+
+
+CROP_OCR_SCHEMA = "inkground-pseudo-crop-ocr"
+"""Schema name of a record of a crop-reading log (one page's readings of its word crops)."""
+
+
 def ocr_jsonl(run_dir: PathLike, engine: str) -> Path:
     """``run_dir/ocr-<engine>.jsonl``: the OCR filter's log of the texts read."""
     return Path(run_dir) / f"ocr-{safe_name(engine)}.jsonl"

@@ -25,8 +25,9 @@ from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.bootstrap import page_bootstrap_counts, weighted_medians
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import N_BOOT
-from inkground_lib.core.run_files import derenderers_dir, traces_jsonl
-from inkground_lib.pseudo.derender_stage import derender_dataset, recorded_seconds
+from inkground_lib.core.run_files import derenderers_dir, safe_name, traces_jsonl
+from inkground_lib.pseudo.crop_readings import read_crops
+from inkground_lib.pseudo.derender_stage import derender_dataset, recorded_seconds, text_mode
 from inkground_lib.pseudo.keys import derenderer_config
 from inkground_lib.pseudo.truth import truth_metrics
 
@@ -94,7 +95,7 @@ def _bounds(reps, q) -> tuple[float, float]:
 def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str], run_dir: str | os.PathLike, *,
                           n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95, workers: int | None = 1,
                           cache_dirs: Mapping[str, str | os.PathLike] | None = None,
-                          progress: bool = False) -> pd.DataFrame:
+                          progress: bool = False, ocr="rapidocr") -> pd.DataFrame:
     """One row per (set, derenderer): ``set``, ``derenderer`` (its spec, e.g. "skeleton", "tracer"), the
     :func:`truth_summary` columns, ``seconds_per_word`` (the derendering time recorded in the cache, over the
     set's words), and for every derenderer after the first (the baseline) its ratios to the baseline on the same
@@ -102,7 +103,10 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
     Sets without true inks are left out; an unknown derenderer is the factory's error. Caches go to
     ``cache_dirs[set]`` where given (section 02 passes its own run folder for the candidates, whose pseudo-label
     log it already holds), else ``<run_dir>/derenderers/<set>/``; the per-word tables
-    (``words-<derenderer>.csv``) always to the latter."""
+    (``words-<derenderer>.csv``, by its spec) always to the latter. A derenderer in the "recognize" text mode
+    (``tracer-recognize``) is given the ``ocr`` engine's readings of the crops
+    (:func:`~inkground_lib.pseudo.crop_readings.read_crops`, logged in the set's cache folder: section 02's
+    candidates reuse those its pseudo-label run read)."""
     q = _levels(ci)
     rows = []
     traces = traces_jsonl(run_dir)  # one trace store for every set and derenderer: nothing is traced twice
@@ -111,13 +115,18 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
         set_dir.mkdir(parents=True, exist_ok=True)
         cache = Path((cache_dirs or {}).get(set_name, set_dir))
         base_row, base_reps = None, None
+        readings = None
         for spec in derenderers:
             der = make_derenderer(spec)
-            inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, traces=traces)
+            if text_mode(der) == "recognize" and readings is None:
+                readings = read_crops(ds, ocr, cache, progress=progress, workers=workers)
+            inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, traces=traces,
+                                    readings=readings if text_mode(der) == "recognize" else None)
             words = truth_metrics(ds, inks)
             if words.empty:
                 break
-            words.to_csv(set_dir / f"words-{derenderer_config(der)['name']}.csv", index=False)
+            label = safe_name(spec) if isinstance(spec, str) else derenderer_config(der)["name"]
+            words.to_csv(set_dir / f"words-{label}.csv", index=False)
             reps: dict = {}
             row = {"set": set_name, "derenderer": spec,
                    **truth_summary(words, n_boot=n_boot, seed=seed, ci=ci, replicates=reps)}
@@ -152,9 +161,9 @@ def comparison_sets(candidates: Dataset, recorded: str | os.PathLike | None) -> 
 
 def section_comparison(candidates: Dataset, recorded: str | os.PathLike | None, derenderers: Sequence[str],
                        run_dir: str | os.PathLike, *, n_boot: int = N_BOOT, seed: int = 0,
-                       workers: int | None = None, progress: bool = False) -> pd.DataFrame:
+                       workers: int | None = None, progress: bool = False, ocr="rapidocr") -> pd.DataFrame:
     """:func:`derenderer_comparison` as section 02 runs it: on :func:`comparison_sets`, the candidates cached in
     the run folder itself (which already holds the pseudo-label log of the run's own derenderer)."""
     return derenderer_comparison(comparison_sets(candidates, recorded), derenderers, run_dir, n_boot=n_boot,
                                  seed=seed, workers=workers, cache_dirs={CANDIDATES_SET: run_dir},
-                                 progress=progress)
+                                 progress=progress, ocr=ocr)

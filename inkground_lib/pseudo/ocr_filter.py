@@ -18,26 +18,14 @@ from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.run_files import ocr_jsonl
+from inkground_lib.pseudo.crop_readings import make_engine, page_crops
 from inkground_lib.pseudo.keys import (
-    CROP_GROW,
     OCR_SCHEMA,
     PseudoError,
     engine_config,
     page_base_key,
     read_jsonl,
 )
-
-
-def make_engine(spec="rapidocr", progress: bool = False):
-    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.get_engine`) or an object with
-    ``read(images)``; PseudoError for an object without it."""
-    from inkground_lib.components.ocr import get_engine
-
-    if not isinstance(spec, str):
-        if not callable(getattr(spec, "read", None)):
-            raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
-        return spec
-    return get_engine(spec, progress=progress)
 
 
 @dataclass
@@ -51,26 +39,22 @@ class OCRFilterResult:
 
 
 def ocr_page(job) -> dict:
-    """One page's OCR record: ``job`` = (page, pseudo-label inks in word order, engine name or object, key).
-    Reads the crop of every word (box grown by CROP_GROW; a box off the photo reads a blank 8 x 8 image) and
-    the render of its pseudo-label. Runs in a pool worker or here."""
-    from inkground_lib.components.derenderers.base import DerenderError, crop_word
+    """One page's OCR record: ``job`` = (page, pseudo-label inks in word order, engine name or object, key[,
+    the readings of the page's crops made already, in word order]). Reads the crop of every word (as
+    :func:`~inkground_lib.pseudo.crop_readings.page_crops` cuts it) unless its reading is given, and the render
+    of its pseudo-label. Runs in a pool worker or here."""
     from inkground_lib.core.render import render_ink
 
-    page, inks, engine, key = job
+    page, inks, engine, key = job[:4]
+    given = job[4] if len(job) > 4 else None
     eng = make_engine(engine)
     t0 = time.perf_counter()
-    originals, renders = [], []
-    if page.words:
-        photo = page.load_image()
-        for w, ink in zip(page.words, inks):
-            try:
-                crop, _ = crop_word(photo, w.box, grow=CROP_GROW)
-                originals.append(np.ascontiguousarray(crop))
-            except DerenderError:
-                originals.append(np.full((8, 8), 255, np.uint8))  # a box off the page: blank
-            renders.append(render_ink(ink))
-    texts_o = list(eng.read(originals)) if originals else []
+    renders = [render_ink(ink) for ink in inks] if page.words else []
+    if given is None:
+        originals = page_crops(page)
+        texts_o = list(eng.read(originals)) if originals else []
+    else:
+        texts_o = list(given)
     texts_r = list(eng.read(renders)) if renders else []
     return {"schema": OCR_SCHEMA, "key": key, "page": page.id, "engine": engine_config(eng)["name"],
             "original": [str(t) for t in texts_o], "rendered": [str(t) for t in texts_r],
@@ -79,14 +63,17 @@ def ocr_page(job) -> dict:
 
 def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", threshold: float = OCR_THRESHOLD,
                run_dir=None, progress: bool = True, workers: int | None = None,
-               executor: Executor | None = None) -> OCRFilterResult:
+               executor: Executor | None = None, originals=None) -> OCRFilterResult:
     """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
     pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;
     a page with no words never passes. With ``run_dir``, the OCR texts are cached per page in
     ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`). An engine
     given by name whose class says ``parallel = True`` reads pages in ``workers`` processes (None: every core); records are written here in page
     order, so the cache is the same for any number of workers; ``executor`` (a pool or a Dask cluster,
-    :func:`inkground_lib.core.parallel.executor`) replaces the pool of ``workers`` when given."""
+    :func:`inkground_lib.core.parallel.executor`) replaces the pool of ``workers`` when given. ``originals``:
+    the readings of the crops made already by the same engine (a
+    :class:`~inkground_lib.pseudo.crop_readings.CropReadings`, e.g. those the tracer's "recognize" mode was
+    given): the crops are then not read again (PseudoError when another engine made them)."""
     from inkground_lib.core.progress import bar as progress_bar
 
     from inkground_lib.components.metrics.readability import normalise_text
@@ -97,6 +84,9 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     eng = make_engine(engine)
     ecfg = engine_config(eng)
     rcfg = render_config()
+    if originals is not None and originals.engine != ecfg:
+        raise PseudoError(f"ocr_filter: the crop readings were made by {originals.engine.get('name')!r} "
+                          f"({originals.engine}), not by this filter's engine ({ecfg})")
     missing = [w.id for w in ds.words() if w.id not in pseudo]
     if missing:
         raise PseudoError(f"ocr_filter: no pseudo-label for {len(missing)} word(s), e.g. {missing[:3]}")
@@ -113,13 +103,16 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     # an engine given by name that can run one per worker (``parallel``) is rebuilt in each pool worker;
     # an engine object (or a heavy one, e.g. DeepSeek-OCR) reads here
     sendable = engine if isinstance(engine, str) and getattr(eng, "parallel", False) else None
-    todo = [(page, [pseudo[w.id] for w in page.words], sendable, keys[page.id])
+    def given(page):
+        return None if originals is None else [originals.texts[w.id] for w in page.words]
+
+    todo = [(page, [pseudo[w.id] for w in page.words], sendable, keys[page.id], given(page))
             for page in ds.pages if keys[page.id] not in done]
     page_rows, word_rows = [], []
     with progress_bar(total=ds.n_words, desc=f"OCR filter ({ecfg['name']})", unit="word", enabled=progress) as bar:
         bar.update(ds.n_words - sum(len(j[0].words) for j in todo))
         if sendable is None:
-            results = (ocr_page((page, inks, eng, key)) for page, inks, _, key in todo)
+            results = (ocr_page((page, inks, eng, key, g)) for page, inks, _, key, g in todo)
         else:
             results = ordered_map(ocr_page, todo, workers=workers, executor=executor)
         for job, rec in zip(todo, results):

@@ -30,10 +30,13 @@ from inkground_lib.core.run_files import (
     words_csv,
 )
 from inkground_lib.pseudo.benchmark import build_benchmark, write_reference_ocr
+from inkground_lib.pseudo.crop_readings import read_crops
 from inkground_lib.pseudo.derender_stage import (
+    TEXT_SOURCES,
     derender_dataset,
     derender_errors,
     make_derenderer,
+    text_mode,
 )
 from inkground_lib.pseudo.keys import (
     PseudoError,
@@ -156,13 +159,20 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     der = make_derenderer(derenderer)
     timings["load"] = time.perf_counter() - t
 
+    eng = make_engine(ocr)
+    readings = None
+    if text_mode(der) == "recognize":  # recognize and derender: the filter's reading of each crop, read first
+        t = time.perf_counter()
+        readings = read_crops(ds, ocr if isinstance(ocr, str) else eng, run, progress=progress, workers=workers,
+                              executor=executor)
+        timings["read_crops"] = time.perf_counter() - t
     t = time.perf_counter()
-    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers, executor=executor)
+    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers, executor=executor,
+                              readings=readings)
     timings["derender"] = time.perf_counter() - t
     t = time.perf_counter()
-    eng = make_engine(ocr)
     o = ocr_filter(ds, pseudo, ocr if isinstance(ocr, str) else eng, ocr_threshold, run_dir=run, progress=progress,
-                   workers=workers, executor=executor)
+                   workers=workers, executor=executor, originals=readings)
     timings["ocr"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -221,9 +231,11 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
          "share of previous stage": n2 / n1 if n1 else np.nan},
     ])
     dcfg, ecfg = derenderer_config(der), engine_config(eng)
-    components = {"derenderer": dcfg["name"], "ocr_engine": ecfg["name"], "ratings_source": ratings_source}
+    components = {"derenderer": dcfg["name"], "derenderer_text": TEXT_SOURCES[text_mode(der)],
+                  "ocr_engine": ecfg["name"], "ratings_source": ratings_source}
     sim = rfile is None
-    params = {"candidates": portable_path(cand), "run_dir": portable_path(run), "derenderer": dcfg["name"], "ocr": ecfg["name"],
+    params = {"candidates": portable_path(cand), "run_dir": portable_path(run), "derenderer": dcfg["name"],
+              "derenderer_text_mode": text_mode(der), "ocr": ecfg["name"],
               "ocr_threshold": float(ocr_threshold), "ratings": None if sim else portable_path(rfile.path),
               "n_raters": int(n_raters) if sim else None,
               "raters_per_pair": [lo, hi] if sim else None,

@@ -10,11 +10,31 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from inkground_lib.components.derenderers.base import Box, as_gray, check_box
+from inkground_lib.components.derenderers.base import Box, DerenderError, as_gray, check_box
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer, SkeletonParams, page_ink
 from inkground_lib.components.derenderers.tracer.features import stroke_features, text_ids
 from inkground_lib.core.files import sha256_json
 from inkground_lib.core.ink import Ink
+
+
+TEXT_MODES = {
+    "recognize": "recognize and derender: given the OCR reading of the word's crop (the paper's InkSight prompt)",
+    "text": "derender with text: given the word's true text (InkSight's own name for that mode)",
+    "none": "no text: the strokes alone",
+}
+"""The tracer's text modes: what the network is given besides the strokes. The derenderer reads the ``text``
+it is called with in the modes "recognize" and "text" (the caller decides which text that is: the pseudo-label
+stage passes the OCR reading of the crop in "recognize", :func:`~inkground_lib.pseudo.derender_stage.
+word_text`) and ignores it in "none"."""
+
+
+TRACER_GEOMETRY = SkeletonParams(work_height=160)
+"""The tracer's own geometry: the skeleton's tracing with the crop resized to 160 work pixels tall instead of the
+skeleton derenderer's 80 (every other setting the same, so the smoothing, spur and merge lengths shrink in page
+units). Measured on the 1,228 words of the 46 held-out writers (issue 37, ``benchmarks/results/tracer_eval.txt``):
+median Chamfer 0.0161 -> 0.0139 word heights and median DTW of the tracer (recognize) 0.085 -> ~0.07, with the
+network trained on 80-pixel traces unchanged. The price: the skeleton derenderer's trace of a crop is no longer
+the tracer's (each is traced once at its own resolution) and tracing costs ~1.7x the time."""
 
 
 CODE_FILES = ("skeleton.py", "tracer/features.py", "tracer/inference.py", "tracer/model.py", "tracer/derenderer.py")
@@ -45,8 +65,8 @@ def _trace_chunk(job) -> list:
 class TracerDerenderer:
     """Word crop (+ its text) -> ink in page pixels, in pen order with direction (see the package doc).
 
-    The crop is traced by :class:`~inkground_lib.components.derenderers.skeleton.SkeletonDerenderer`
-    (geometry); the network (weights: ``weights`` path, default the shipped ones, sha256-checked) orders
+    The crop is traced by :class:`~inkground_lib.components.derenderers.skeleton.SkeletonDerenderer` with
+    ``skeleton_params`` (geometry; default :data:`TRACER_GEOMETRY`, the tracer's own resolution); the network (weights: ``weights`` path, default the shipped ones, sha256-checked) orders
     and directs the strokes, conditioned on ``text`` where given. t is synthesised as the skeleton does
     (``skeleton_params.speed`` ink heights per second along the path and the pen-up gaps). ``threads``:
     torch threads while the network runs (default 1: the network is tiny, and torch's threads spin badly
@@ -62,8 +82,8 @@ class TracerDerenderer:
     uses_traces = True  # derender(..., traces=): answers read from and kept in a trace store
 
     def __init__(self, weights: str | os.PathLike | None = None, sha256: Optional[str] = None,
-                 skeleton_params: SkeletonParams = SkeletonParams(), threads: int = 1,
-                 batch_size: int = 256):
+                 skeleton_params: SkeletonParams = TRACER_GEOMETRY, threads: int = 1,
+                 batch_size: int = 256, text_mode: Optional[str] = None):
         from inkground_lib.components.derenderers.tracer.weights import load_net
 
         self._net, record = load_net(weights, sha256)
@@ -73,7 +93,15 @@ class TracerDerenderer:
         self.skeleton_params = skeleton_params
         self.batch_size = int(batch_size)
         self._skeleton = SkeletonDerenderer(skeleton_params)
-        self._use_text = bool(record["net"].get("use_text", True))
+        reads_text = bool(record["net"].get("use_text", True))
+        mode = text_mode if text_mode is not None else ("text" if reads_text else "none")
+        if mode not in TEXT_MODES:
+            raise DerenderError(f"tracer: text_mode {mode!r} is not one of {', '.join(TEXT_MODES)}")
+        if mode != "none" and not reads_text:
+            raise DerenderError(f"tracer: weights {weights or 'shipped'} were trained without text; text_mode "
+                                f"{mode!r} needs weights that read it (use 'none')")
+        self.text_mode = mode
+        self._use_text = mode != "none"
         self.threads = int(threads)
 
     def __getstate__(self) -> dict:
@@ -90,15 +118,10 @@ class TracerDerenderer:
         torch.set_num_threads(1)  # one worker process a core
         self._net, _ = load_net(self._weights, self.weights_sha256)
 
-    @property
-    def text_mode(self) -> str:
-        """What the network is given besides the strokes: "text given" (the word's text) or "no text"."""
-        return "text given" if self._use_text else "no text"
-
     def arrangement_key(self, trace_key: str, text: Optional[str]) -> str:
         """The trace store key of the network's arrangement of the skeleton trace of key ``trace_key``: that key,
-        the weights and code digests, the text mode and the text given (None in the "no text" mode, which does
-        not read it)."""
+        the weights and code digests, the text mode (:data:`TEXT_MODES`) and the text given (None in the mode
+        "none", which does not read it)."""
         return sha256_json({"arrange": "tracer", "of": trace_key, "weights": self.weights_sha256,
                             "code": self.code_sha256, "mode": self.text_mode,
                             "text": text if self._use_text else None})

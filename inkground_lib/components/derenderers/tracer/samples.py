@@ -31,6 +31,33 @@ from inkground_lib.datasets.synth.page_layout import clean_page
 from inkground_lib.datasets.synth.photo import PhotoEffects, apply_homography, encode_jpeg, photograph
 
 
+SAMPLE_CODE = (
+    "inkground_lib.components.derenderers.tracer.samples",
+    "inkground_lib.components.derenderers.skeleton",
+    "inkground_lib.components.derenderers.base",
+    "inkground_lib.components.metrics.order",
+    "inkground_lib.core.ink",
+    "inkground_lib.datasets.recorded",
+    "inkground_lib.datasets.segmentation",
+    "inkground_lib.datasets.synth.page_layout",
+    "inkground_lib.datasets.synth.photo",
+)
+"""The modules whose code decides a training sample (drawing, photographing, cutting, tracing, labelling)."""
+
+
+def samples_code_sha256() -> str:
+    """sha256 over the source files of :data:`SAMPLE_CODE` (name and bytes of each, in that order): part of the
+    key of the training-sample cache, so samples made by older code are made again."""
+    import hashlib
+    import importlib
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    for name in SAMPLE_CODE:
+        h.update(name.encode() + b"\0" + Path(importlib.import_module(name).__file__).read_bytes())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class RenderAug:
     """Ranges (uniform) drawn once per page: ``core_px`` the writer's core height (page px; recorded pages

@@ -48,6 +48,7 @@ from inkground_lib.components.derenderers.tracer.samples import (
     load_samples,
     page_jobs,
     page_samples,
+    samples_code_sha256,
     save_samples,
     synth_words,
 )
@@ -304,8 +305,9 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
     train_w = _subset(train_w, recipe.max_train_words, recipe.seed)
     check_no_eval_writers(train_w)
     counts.update(train_words_used=len(train_w), train_writers_used=len({w.writer for w in train_w}))
+    code = samples_code_sha256()
     base = {"source_sha256": source.get("sha256"), "seed": recipe.seed, "val_writers": recipe.val_writers,
-            "words": len(words)}
+            "words": len(words), "code": code}
     val = _whole(out / "samples-val.npz", {**base, "part": "val"}, val_w, recipe.seed + 1, None, recipe,
                  progress, "tracer samples (validation)")
     train = _whole(out / "samples-train.npz", {**base, "part": "train", "max_train_words": recipe.max_train_words,
@@ -313,7 +315,7 @@ def prepare_samples(words, out_dir, recipe: Recipe, source: dict, progress: bool
                    train_w, recipe.seed, recipe.aug, recipe, progress, "tracer samples (training)")
     if recipe.synth_words:
 
-        train = train + _whole(out / "samples-synth.npz", {"part": "synth", "n": recipe.synth_words,
+        train = train + _whole(out / "samples-synth.npz", {"part": "synth", "n": recipe.synth_words, "code": code,
                                                           "seed": recipe.seed, "aug": dataclasses.asdict(recipe.aug)},
                                synth_words(recipe.synth_words, recipe.seed), recipe.seed + 2, recipe.aug, recipe,
                                progress, "tracer samples (synthetic)")
@@ -485,11 +487,26 @@ def train_tracer(unipen_dir, out_dir, recipe: Recipe = Recipe(), progress: bool 
         return _finish(out, net, history, recipe, source, counts, t0)
 
 
+def library_versions() -> dict:
+    """The versions of Python and of the libraries that decide the weights (torch, numpy, scipy, OpenCV,
+    scikit-image), recorded in the weights record: a run with other versions may give other weights."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for dist in ("torch", "numpy", "scipy", "opencv-python-headless", "scikit-image"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
 def _finish(out: Path, net, history: list, recipe: Recipe, source: dict, counts: dict, t0: float) -> Path:
     """Save the trained network (``tracer.npz``) and ``train_report.json`` (data, recipe, final figures)."""
     record = {"trained_on": {"release": "UNIPEN train_r01_v07 (doi:10.5281/zenodo.1195803), category 6",
                              "source_sha256": source.get("sha256"), **counts},
-              "recipe": recipe.as_dict(), "parameters": count_parameters(net),
+              "recipe": recipe.as_dict(), "parameters": count_parameters(net), "versions": library_versions(),
               "final": {k: v for k, v in history[-1].items() if k != "seconds"}}
     digest = save_weights(out / "tracer.npz", net, record)
     atomic_write_json(out / "train_report.json",
