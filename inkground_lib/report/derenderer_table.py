@@ -7,7 +7,9 @@ import pandas as pd
 
 from inkground_lib.report.format import fixed, value_with_interval
 
-DERENDERER_LABELS = {"skeleton": "skeleton (heuristic)", "tracer": "tracer (learned here)"}
+DERENDERER_LABELS = {"skeleton": "skeleton (heuristic)", "tracer": "tracer (learned here; given the true text)",
+                     "tracer-recognize": "tracer (learned here; given the OCR reading)",
+                     "tracer-no-text": "tracer (learned here; given no text)"}
 """How the table names a derenderer spec (others are shown as given)."""
 
 _COLUMNS = (("dtw_median", "median DTW"), ("chamfer_median", "median Chamfer"),
