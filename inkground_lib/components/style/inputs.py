@@ -58,8 +58,8 @@ def as_float(x: torch.Tensor) -> torch.Tensor:
 def random_shifts(x: torch.Tensor, shift: int, gen: torch.Generator) -> torch.Tensor:
     """Shift each image by an integer offset in [-shift, shift] (rows and cols), filling with paper (0): image i
     becomes the window at (dy_i, dx_i) of itself padded by ``shift``, the offsets drawn from ``gen`` as one
-    (n, 2) tensor of integers in [0, 2 * shift]. One indexing of a view of all windows for the whole batch (a copy of each pixel: the
-    values are those of the image).
+    (n, 2) tensor of integers in [0, 2 * shift]. The batch is one indexing of a view of all its windows (each
+    pixel copied, never computed: the same values as a loop over the images).
 
     >>> x = torch.arange(1.0, 5.0).reshape(1, 1, 2, 2)
     >>> gen = torch.Generator().manual_seed(0)
