@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: book test test-fast venv eval bench clean clean-all
+.PHONY: book test test-fast venv eval bench clean clean-all lab
 
 venv: $(STAMP)
 
@@ -14,6 +14,7 @@ venv: $(STAMP)
 UV_VERSION := 0.13.9
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(if $(TORCH_INDEX),$(PIP) install --index-url $(TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
 	@if $(PIP) install uv==$(UV_VERSION) && $(VENV)/bin/uv pip install -q --python $(PY) \
 	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements.txt; then :; \
 	  else echo "uv unavailable or failed: installing with pip"; $(PIP) install -r requirements.txt; fi
@@ -22,6 +23,22 @@ $(STAMP): requirements.txt pyproject.toml
 
 book: $(STAMP)
 	$(PY) -m inkground_lib.cli book
+
+# The section notebooks in JupyterLab on http://127.0.0.1:8888/lab, as working copies in lab/ (git-ignored: editing
+# never changes notebooks/); reruns with changed parameters go to data/reruns/<name>/. make lab PORT=8890 NO_BROWSER=1
+# The server runs from its own environment .venv-lab (requirements-lab.txt); the notebooks' kernel is .venv's Python.
+LAB_VENV  := .venv-lab
+LAB_STAMP := $(LAB_VENV)/.inkground-installed
+$(LAB_STAMP): requirements-lab.txt $(STAMP)
+	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
+	@if test -x $(VENV)/bin/uv && $(VENV)/bin/uv pip install -q --python $(LAB_VENV)/bin/python \
+	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements-lab.txt; then :; \
+	  else $(LAB_VENV)/bin/python -m pip --disable-pip-version-check -q install -r requirements-lab.txt; fi
+	@touch $@
+
+lab: $(STAMP) $(LAB_STAMP)
+	$(PY) -m inkground_lib.cli lab --server-python $(LAB_VENV)/bin/python $(if $(PORT),--port $(PORT)) \
+	  $(if $(NO_BROWSER),--no-browser)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
@@ -64,3 +81,39 @@ PAPER_SCALE_OUT ?= data/runs/paper_scale
 .PHONY: paper-scale
 paper-scale: $(STAMP)
 	$(PY) -m inkground_lib.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+# ---------------------------------------------------------------------------------------------------------------
+# Publishing: the steps of the book's CI (.github/workflows/book.yml), each one a target that runs here too.
+# CI installs torch's CPU-only build (never the CUDA wheels) from PyTorch's CPU index before the other pins:
+#   make ci-venv         the installation, torch from $(CPU_TORCH_INDEX)
+#   make ci-keys         cache keys (install=..., runs=...) for $$GITHUB_OUTPUT
+#   make book            the book (sections rerun only when what they read changed), with its downloads:
+#                        _build/html/inkground.pdf (one PDF of the whole book, Debian's Chromium, headless),
+#                        _build/html/inkground-results.zip (the run files behind its numbers), inkground.bib
+#   make pdf / results   those two alone, from the sections already executed
+#   make linkcheck       _build/html served under /inkground/ on loopback: every link and asset followed
+#   make lint-workflows  actionlint over .github/workflows
+CPU_TORCH_INDEX := https://download.pytorch.org/whl/cpu
+SITE_PREFIX ?= /inkground/
+.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation
+ci-venv:
+	$(MAKE) venv TORCH_INDEX=$(CPU_TORCH_INDEX)
+
+ci-keys:
+	@$(PYTHON) -m inkground_lib.publish.ci keys
+
+pdf: $(STAMP)
+	$(PY) -m inkground_lib.publish.pdf _build/html _build/html/inkground.pdf
+
+results: $(STAMP)
+	$(PY) -m inkground_lib.publish.results pack _build/html/inkground-results.zip
+
+linkcheck: $(STAMP)
+	$(PY) -m inkground_lib.publish.linkcheck _build/html --prefix $(SITE_PREFIX)
+
+lint-workflows: $(STAMP)
+	$(PY) -m inkground_lib.publish.ci lint
+
+# the repository's address and citation from CITATION.cff into _config.yml and pyproject.toml (CHECK=1: only check)
+citation: $(STAMP)
+	$(PY) -m inkground_lib.publish.citation $(if $(CHECK),--check)

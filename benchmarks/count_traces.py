@@ -9,14 +9,17 @@ ROOT is a checkout after ``make book`` (its data/runs and data/datasets). Counte
   network once for each word with ink. With the store (``traces.jsonl``): its ``strokes`` entries are the traces
   made, its ``arrangement`` entries with strokes to order the network calls.
 * section 03: each skeleton or tracer prediction record traced its word (the tracer: and one network call when
-  it drew ink), unless the pseudo-label run's store holds the word's keys (the systems read them there), and the
-  tracer system reads what the skeleton system traced in the same process: then only the words missing from the
-  store are traced, once, and the network is called for those the tracer has no arrangement of.
+  it drew ink), unless the pseudo-label run's store holds the word's keys (the systems read them there: on the
+  benchmark, and on the recorded pages section 02 compared derenderers on, which
+  :func:`~inkground_lib.evaluation.run.section_traces` links), and the tracer system reads what the skeleton
+  system traced in the same process: then only the words missing from the store are traced, once, and the
+  network is called for those the tracer has no arrangement of.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -61,6 +64,7 @@ def section_03(root: Path) -> dict:
     from inkground_lib.components.derenderers.tracer.derenderer import TracerDerenderer
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.evaluation.items import target_dataset
+    from inkground_lib.evaluation.run import section_traces
     from inkground_lib.evaluation.systems.local import benchmark_traces
 
     runs = root / "data" / "runs"
@@ -68,6 +72,7 @@ def section_03(root: Path) -> dict:
     sets = {"benchmark": (pseudo / "benchmark", runs / "synth" / "03_evaluation"),
             "recorded": (root / "data" / "datasets" / "recorded", runs / "recorded" / "03_evaluation")}
     has_store = (pseudo / "traces.jsonl").is_file()  # a checkout before issue 32 has none
+    linked = section_traces(load_dataset(sets["benchmark"][0])) if has_store else ()  # what run.py passes
     skel, tracer = SkeletonDerenderer(), TracerDerenderer()
     out = {}
     for name, (ds_dir, run) in sets.items():
@@ -79,18 +84,20 @@ def section_03(root: Path) -> dict:
             continue
         ds = target_dataset(load_dataset(ds_dir))
         found = benchmark_traces(str(Path(ds.pages[0].image).parent))  # the store the systems find, if any
-        store = TraceStore(found) if found else TraceStore()
-        out[f"{name}: store found"] = str(found.relative_to(root)) if found else "none"
+        paths = list(dict.fromkeys(Path(p).resolve() for p in ([found] if found else []) + list(linked)))
+        stores = [TraceStore(p) for p in paths]
+        out[f"{name}: stores read"] = ", ".join(os.path.relpath(p, root.resolve()) for p in paths) or "none"
         traced, called = set(), 0
         for p in ds.pages:
             photo = p.load_image()
             for w in p.words:
                 crop, _ = crop_word(photo, w.box, grow=0.1)
                 tkey = skel.trace_key(crop_digest(as_gray(crop)))
-                if tkey not in store:
+                if not any(tkey in st for st in stores):
                     traced.add(tkey)
                 inked = bool(recs["skeleton"].get(w.id, {}).get("strokes"))
-                called += inked and tracer.arrangement_key(tkey, w.text) not in store  # one call per word
+                akey = tracer.arrangement_key(tkey, w.text)
+                called += inked and not any(akey in st for st in stores)  # one call per word
         out[f"{name}: with store: traces"] = len(traced)
         out[f"{name}: with store: network calls"] = called
     return out

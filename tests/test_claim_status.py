@@ -150,7 +150,8 @@ def test_ranking_is_recomputed_from_our_numbers(rep, claims):
 
 def test_check_rules_without_runs(rep, claims, tmp_path):
     st = {cid: claim_status(c, rep, [], as_paper={}).status for cid, c in claims.iterrows()}
-    assert st["ocr_pass_rate"] == CONSISTENT
+    # issue 34: a rate beside the counts it is the ratio of, and the funnel's order, restate the paper
+    assert st["ocr_pass_rate"] == STATED and st["funnel_counts"] == STATED
     assert st["inksight_beats_vlms"] == PARTLY_CONSISTENT and st["qwen_inkground"] == PARTLY_CONSISTENT
     assert st["gemini_best_fidelity_inkground"] == PARTLY_CONSISTENT
     assert st["n_vlms"] == STATED and st["raters_per_pair"] == STATED
@@ -290,7 +291,9 @@ def test_a_restatement_is_not_a_check(rep, claims, tmp_path):
     c |= {"kind": "number", "refs": "benchmark_pages pages", "check": "benchmark_pages == pages", "measured_as": "",
           "unchecked": ""}
     assert claim_status(c, rep, [], as_paper={}).status == STATED
-    c2 = dict(c, check="benchmark_pages == pages and benchmark_pages <= candidates", refs="benchmark_pages pages candidates")
+    # (benchmark_pages <= candidates would not do: any funnel keeps a subset, issue 34)
+    c2 = dict(c, check="benchmark_pages == pages and benchmark_pages / ocr_pass_pages <= rater_agreement",
+              refs="benchmark_pages pages ocr_pass_pages rater_agreement")
     s = claim_status(c2, rep, [], as_paper={})
     assert s.status == CONSISTENT and "only restates" in s.reason
     rep2 = rep.copy()
@@ -329,7 +332,8 @@ def test_run_conditions_from_what_a_run_records(tmp_path):
 @pytest.mark.slow  # runs sections 03 and 04 end to end
 def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims, tmp_path):
     """A recorded set built here (our own page composer over the shipped UNIPEN words) scored in a real
-    section-03 run: the skeleton stand-in reaches inksight_iamondb as "measured with stand-ins"."""
+    section-03 run: the skeleton stand-in reaches inksight_iamondb, but a stand-in system on stand-in data measures
+    neither the paper's system nor its data, so the claim stays "not reproducible here" (issue 34)."""
     from inkground_lib.analysis.run_conditions import load_run_infos
     from inkground_lib.datasets.recorded import build_recorded
     from inkground_lib.evaluation.run import evaluate_dataset
@@ -340,7 +344,8 @@ def test_recorded_runs_here_reach_the_page_as_stand_ins(rep, claims, tmp_path):
     runs = load_run_infos([tmp_path / "run"])
     assert runs and all(r.role == "recorded" and r.data_identity is None for r in runs)
     s = claim_status(claims.loc["inksight_iamondb"], rep, runs)
-    assert s.status == STAND_IN and s.here and all(m.status == STAND_IN for m in s.here)
+    # the skeleton on recorded UNIPEN pages replaces both the system and the data: shown, never counted
+    assert s.status == NOT_REPRODUCIBLE and s.here and all(m.status == NOT_REPRODUCIBLE and not m.counts for m in s.here)
 
 
 # ------------------------------------------------------------------------- checks that could have failed
@@ -423,3 +428,51 @@ def test_page_shows_the_vocabulary_with_rules_and_counts(rep, claims):
     shown = dict(re.findall(r"^### `(\w+)`: (.+)$", md, flags=re.M))
     assert {s: sum(v == s for v in shown.values()) for s in STATUSES} == {s: int(n) for s, _, n in rows}
     assert "Measured here:** nothing" in md and "set to the paper's value" in md
+
+
+# ------------------------------------------------------------------ issue 34: statuses follow from provenance
+
+def _invented(rep, claims, **fields):
+    c = dict(claims.iloc[0])
+    c |= {"kind": "arithmetic", "refs": "", "check": "", "measured_as": "", "unchecked": "", "needs": ""} | fields
+    return c
+
+
+def test_one_invented_claim_per_status(rep, claims):
+    """One invented claim per status the rules can give without a run of the paper's components, each from its
+    provenance: what was measured here, what was replaced, and whether a check could have failed."""
+    pseudo = {"numbers": {"ocr_pass_rate": 0.7, "ocr_pass_pages": 110, "candidates": 158, "ocr_threshold": 0.85},
+              "params": {"ocr_threshold": 0.85}, "components": {"ratings_source": "simulated"}}
+    recorded = _run([_row("skeleton", dtw=0.1, chamfer=0.05, ar=0.5, style=0.2)], "IAM-OnDB",
+                    data="recorded UNIPEN pages composed here")
+    cases = {
+        # a rate beside the counts it is the ratio of restates the paper; the rate measured here with stand-ins
+        STAND_IN: _invented(rep, claims, refs="ocr_pass_pages candidates ocr_pass_rate",
+                            check="ocr_pass_pages / candidates ~= ocr_pass_rate within 0.005",
+                            measured_as="ocr_pass_rate=pseudo:ocr_pass_rate"),
+        # the same restatement with nothing measured: stated, never consistent
+        STATED: _invented(rep, claims, refs="ocr_pass_pages candidates ocr_pass_rate",
+                          check="ocr_pass_pages / candidates ~= ocr_pass_rate within 0.005"),
+        # the funnel's order holds for any funnel; a relation between different numbers that could fail counts
+        CONSISTENT: _invented(rep, claims, refs="benchmark_pages ocr_pass_pages candidates rater_agreement",
+                              check="benchmark_pages <= ocr_pass_pages <= candidates and "
+                                    "benchmark_pages / ocr_pass_pages <= rater_agreement"),
+        # a stand-in system on stand-in data measures neither: not reproducible here, the numbers shown uncounted
+        NOT_REPRODUCIBLE: _invented(rep, claims, kind="number",
+                                    refs="inksight_iam_dtw inksight_iam_chamfer inksight_iam_ar inksight_iam_style"),
+        SET_NOT_MEASURED: _invented(rep, claims, kind="number", refs="ocr_threshold",
+                                    measured_as="ocr_threshold=pseudo:ocr_threshold"),
+    }
+    got = {want: claim_status(c, rep, [recorded], pseudo, as_paper=AS_PAPER) for want, c in cases.items()}
+    assert {want: s.status for want, s in got.items()} == {want: want for want in cases}
+    assert "only restates" in got[STAND_IN].reason and "only restates" in got[CONSISTENT].reason
+    assert got[NOT_REPRODUCIBLE].here and not any(m.counts for m in got[NOT_REPRODUCIBLE].here)
+    assert "do not count" in got[NOT_REPRODUCIBLE].reason
+    # the funnel clause alone checks nothing: without the relation that could fail, no "consistent"
+    only_order = _invented(rep, claims, refs="benchmark_pages ocr_pass_pages candidates",
+                           check="benchmark_pages <= ocr_pass_pages <= candidates")
+    assert claim_status(only_order, rep, [], as_paper={}).status == STATED
+    # the paper's system on stand-in data still measures its system: measured with stand-ins
+    gem = _run([_row("gemini-3.1-pro", dtw=0.1)], "IAM-OnDB", data="recorded UNIPEN pages composed here")
+    s = claim_status(claims.loc["gemini_iamondb"], rep, [gem], as_paper=AS_PAPER)
+    assert s.status == STAND_IN

@@ -92,7 +92,7 @@ def test_a_missing_run_reads_as_not_run(tmp_path, registry):
     assert "**Pseudo-labels (section 02):** not run" in text and "no-such-run/summary.json" in text
     assert "**Systems scored (section 03):** not run" in text
     assert "Gemini-3.1-Pro: not run (no section-03 run)" in text
-    assert "\u2014 no benchmark result file make_book.txt" in text  # no benchmarks/ in this root
+    assert "bench_book" not in text  # issue 34: one build time, this build's (none here), never the benchmark's
     assert not re.search(r"\b(?:nan|NaN|None)\b", text)
 
 
@@ -125,8 +125,9 @@ def test_benchmark_times_repository_link_and_citation(tmp_path, registry):
         "first make book: 830.0 s wall (including installation); load average 1.09\n"
         "second make book (nothing changed): 21.0 s wall\n")
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "at 830 s (13.8 min) of wall time" in text and "took 21 s" in text
-    assert "x86_64 2 cores (shared), Python 3.11.7, 2026-11-30 15:40 UTC, commit e65f9b9" in text
+    # issue 34: the front page gives one build time, this build's with its commit; a benchmark of another commit
+    # (benchmarks/results) is not a second one beside it
+    assert "830 s" not in text and "21 s" not in text and "e65f9b9" not in text
     assert "git clone https://example.org/inkground inkground" in text
     assert "<https://example.org/inkground>" in text
     assert "version 0.1.0" in text and "licence MIT" in text  # from CITATION.cff
@@ -199,10 +200,12 @@ def test_the_run_box_time_is_this_builds_own(tmp_path, registry):
                                                       "end_time": "2026-11-30T18:44:36+00:00"}}}
         (sections / f"{name}.ipynb").write_text(json.dumps(nb))
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "In this build the sections took 552 s (9.2 min) in all (02 208 s (3.5 min), 03 344 s (5.7 min))" in text
+    assert ("In this build (commit \u2014 not a git checkout) the sections took 552 s (9.2 min) in all "
+            "(02 208 s (3.5 min), 03 344 s (5.7 min))") in text
+    assert text.count("the sections took") == 1  # one build time on the page (issue 34)
     shutil.rmtree(sections)
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "This build's section run times: \u2014 not recorded" in text
+    assert "This build's section run times (commit \u2014 not a git checkout): \u2014 not recorded" in text
 
 
 def test_the_real_config_and_code_licence(tmp_path, registry):
@@ -264,3 +267,31 @@ def test_book_check_allows_links_but_not_external_resources():
                 "<style>@font-face { src: url('https://example.org/f.woff2') }</style>",
                 '<style>@import "https://example.org/s.css";</style>', '<iframe src="https://example.org"></iframe>']:
         assert EXTERNAL.search(bad), bad
+
+
+def test_the_first_screen_answers_first(tmp_path, registry):
+    """Issue 34: the page opens with the paper's headline claims and numbers beside what ran here and what could
+    not (with what it needs), the funnel beside ours, what this book found and one build time with its commit;
+    rater agreement in section 02's unit."""
+    from inkground_lib.core.paper import paper_numbers
+    from inkground_lib.report.prose import AGREEMENT_UNIT
+
+    root = _root(tmp_path)
+    n = front_page_numbers(root, eval_runs=[_eval_run(root / "run03")], pseudo_run=_pseudo_run(root / "run02"),
+                           registry=registry)
+    text = front_page(n)
+    body = text.split("-->", 1)[1].lstrip()
+    assert body.startswith("## At a glance")
+    glance = body.split("## What this book found", 1)[0]
+    rep = paper_numbers()["value"]
+    for pid in ("gemini_ink_dtw", "gemini_ink_ar", "open_ar_min", "open_ar_max", "kimi_ink_style", "inksight_iam_dtw"):
+        assert f"{rep[pid]:.3f}" in glance, pid
+    assert "2,984 → 777 → 537 pages" in glance and "ours: 1,234 → 321 → 77 pages, with stand-ins" in glance
+    assert "Gemini-3.1-Pro: not run (needs `GEMINI_API_KEY`)" in glance
+    assert "**Could not run here:** 1 (gemini-3.1-pro: needs `GEMINI_API_KEY`)" in glance
+    assert "**Ran here:** 2 local systems" in glance and "DeepSeek-OCR did not run" in glance
+    assert "**Found here:**" in glance and "the sections took" in glance or "section run times" in glance
+    assert len(glance) < 3500  # a screen, not a chapter
+    # one unit for rater agreement, section 02's, with the paper's value beside ours
+    assert f"0.623 of the {AGREEMENT_UNIT} (paper {rep['rater_agreement']:.3f}" in text
+    assert "of the pages rated at least twice" not in text

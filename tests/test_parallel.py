@@ -13,7 +13,7 @@ from inkground_lib.core.dataset import load_dataset
 from inkground_lib.core.ink import as_ink, ink_digest
 from inkground_lib.core.parallel import LazyPool, check_workers, ordered_map
 from inkground_lib.datasets.synth.generate import SynthParams, generate
-from inkground_lib.evaluation.render_ocr import read_renders
+from inkground_lib.evaluation.render_ocr import read_renders, seed_texts
 from inkground_lib.evaluation.run import evaluate_dataset, evaluate_section
 from inkground_lib.evaluation.settings import EvalSettings
 from inkground_lib.pseudo.derender_stage import derender_dataset
@@ -170,7 +170,8 @@ def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_i
         def read(self, images):
             raise AssertionError(f"asked to read {len(images)} renders already read in section 02")
 
-    memo = {("rapidocr", d): t for d, t in texts.items()}
+    memo = {}
+    seed_texts(memo, "rapidocr", inks, texts)  # as read_all_renders does with what the benchmark carries
     assert read_renders(Refuse(), inks, memo) == [texts[ink_digest(k)] for k in inks]
 
 

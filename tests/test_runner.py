@@ -209,19 +209,25 @@ def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, mon
     from inkground_lib.publish import notebook_runner
     from inkground_lib.pseudo.raters import RatingsLog
 
+    from inkground_lib.core import layout
+
     monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", tmp_path / "sections")
+    for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):  # the inputs `inkground run` checks before starting
+        (tmp_path / "repo" / d).mkdir(parents=True)
+        (tmp_path / "repo" / d / "manifest.json").write_text("{}")
+    monkeypatch.setattr(layout, "ROOT", tmp_path / "repo")
     f = tmp_path / "people.csv"
     log = RatingsLog(f)
     log.append(_rating("p000", "ann"))
-    assert main(["run", "02", "-p", "ratings", str(f)]) == 0
+    assert main(["run", "02", "-p", "ratings", str(f), "--into-book"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("[inkground] section 02: ") and " s (CPU " in out[0]  # its wall and CPU time
     assert out[1].startswith(f"executed: {tmp_path / 'sections'}")
-    assert main(["run", "02", "-p", "ratings", str(f)]) == 0
+    assert main(["run", "02", "-p", "ratings", str(f), "--into-book"]) == 0
     out = capsys.readouterr().out
     assert "unchanged, not re-executed" in out and f"input files unchanged: ratings {f} (sha256 " in out
     log.append(_rating("p001", "ann"))
-    assert main(["run", "02", "-p", "ratings", str(f)]) == 0
+    assert main(["run", "02", "-p", "ratings", str(f), "--into-book"]) == 0
     assert "\nexecuted:" in capsys.readouterr().out and len(fake_papermill) == 2
 
 

@@ -118,3 +118,25 @@
   window.addEventListener('load', fitAll);  // fonts and images may change widths
   window.inkgroundFitTables = fitAll;  // for a page that adds tables later
 })();
+
+/* Figures open full size on a tap (issue 34): each figure image of a cell's output becomes a link to itself, so a
+   phone shows it at its own size, where its text is at least 9 CSS px (the figures draw their smallest text at
+   that size or more at 100 dpi). Images already inside a link are left alone. */
+(function () {
+  'use strict';
+  function link(img) {
+    if (!img.src || img.closest('a')) return;
+    var a = document.createElement('a');
+    a.href = img.src;
+    a.className = 'ig-full-size';
+    a.title = 'Open the figure full size';
+    img.parentNode.insertBefore(a, img);
+    a.appendChild(img);
+  }
+  function run() {
+    var imgs = document.querySelectorAll('article.bd-article .cell_output img');
+    for (var i = 0; i < imgs.length; i++) link(imgs[i]);
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', run);
+  else run();
+})();

@@ -74,7 +74,47 @@ def check_names(check: str, where: str = "check") -> set[str]:
     return names
 
 
+FUNNEL_ORDER = ("benchmark_pages", "ocr_pass_pages", "candidates")
+"""The paper's funnel counts from the last stage to the first: each filter keeps a subset of the pages before it, so
+an order between them (``benchmark_pages <= ocr_pass_pages <= candidates``) holds for any funnel."""
+
+
+def _is_rate_restatement(clause: str) -> bool:
+    """``a / b ~= c within t``: a rate stated beside the two counts it is the ratio of (the paper's "777 pages,
+    26%"): one number written in two forms."""
+    m = _APPROX.match(clause.strip())
+    if not m:
+        return False
+    try:
+        left, right = (ast.parse(x.strip(), mode="eval").body for x in m.group(1, 2))
+    except SyntaxError:
+        return False
+    ratio = lambda n: (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)  # noqa: E731
+                       and isinstance(n.left, ast.Name) and isinstance(n.right, ast.Name))
+    return (ratio(left) and isinstance(right, ast.Name)) or (ratio(right) and isinstance(left, ast.Name))
+
+
+def _is_funnel_order(clause: str) -> bool:
+    """A chain of ``<=`` / ``<`` over the funnel's counts in :data:`FUNNEL_ORDER`'s order: true of any funnel."""
+    try:
+        node = ast.parse(clause, mode="eval").body
+    except SyntaxError:
+        return False
+    if not (isinstance(node, ast.Compare) and all(isinstance(op, (ast.LtE, ast.Lt)) for op in node.ops)):
+        return False
+    names = [n.id if isinstance(n, ast.Name) else None for n in (node.left, *node.comparators)]
+    if None in names or not set(names) <= set(FUNNEL_ORDER):
+        return False
+    pos = [FUNNEL_ORDER.index(n) for n in names]
+    return pos == sorted(pos)
+
+
 def _is_restatement(clause: str) -> bool:
+    """A clause that checks nothing the paper did not already say: two numbers said equal (``a == b``), a rate
+    beside the counts it is the ratio of (:func:`_is_rate_restatement`), or the order of the funnel's counts,
+    which any funnel has (:func:`_is_funnel_order`)."""
+    if _is_rate_restatement(clause) or _is_funnel_order(clause):
+        return True
     try:
         node = ast.parse(clause, mode="eval").body
     except SyntaxError:
@@ -84,11 +124,19 @@ def _is_restatement(clause: str) -> bool:
 
 
 def split_restatements(check: str) -> tuple[str, list[str]]:
-    """(the check without its restatements, the restatements): a restatement is a clause that only says two
-    reported numbers are equal, ``a == b``, i.e. one number the paper states in two places.
+    """(the check without its restatements, the restatements): a restatement is a clause that cannot fail on
+    anything but a typo (:func:`_is_restatement`): two reported numbers said equal (``a == b``, one number the
+    paper states in two places), a rate beside the counts it is the ratio of (``a / b ~= c within t``), or the
+    funnel's counts in their order (any funnel keeps a subset at each stage).
 
     >>> split_restatements("b <= a <= c and x == y")
     ('b <= a <= c', ['x == y'])
+    >>> split_restatements("ocr_pass_pages / candidates ~= ocr_pass_rate within 0.005")
+    ('', ['ocr_pass_pages / candidates ~= ocr_pass_rate within 0.005'])
+    >>> split_restatements("benchmark_pages <= ocr_pass_pages <= candidates and k == k2")
+    ('', ['benchmark_pages <= ocr_pass_pages <= candidates', 'k == k2'])
+    >>> split_restatements("benchmark_pages / ocr_pass_pages <= rater_agreement")
+    ('benchmark_pages / ocr_pass_pages <= rater_agreement', [])
     >>> split_restatements("x == y")
     ('', ['x == y'])
     >>> split_restatements("a - b == 3")

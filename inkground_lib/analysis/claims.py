@@ -27,6 +27,7 @@ from inkground_lib.analysis.origins import (
     IDENTITY,
     MEASURED_ON_PAGES,
     MEASUREMENT,
+    REPLACED,
     Origin,
     pseudo_origins,
     style_origins,
@@ -116,8 +117,8 @@ STATUS_RULES = {
 STATUSES = tuple(STATUS_RULES)
 
 
-STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "the skeleton derenderer stands in for InkSight")}
-"""Paper system -> (our offline stand-in system, why)."""
+STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "tracer")}
+"""Paper system -> our offline systems that stand in for it (the derenderers that run offline)."""
 
 
 PAPER_DATASET_ROLE = {"inkGround": "benchmark", "IAM-OnDB": "recorded"}
@@ -226,6 +227,10 @@ class Measurement:
 
 RUN_MEASUREMENT = Origin(MEASUREMENT, "measured in a section-03 run")
 
+ALL_REPLACED = Origin(REPLACED, "a stand-in system on stand-in data: it measures neither the paper's system nor its "
+                                "data, so it does not count")
+"""The origin of a per-system score measured here with the system and the data both replaced."""
+
 
 def metric_key(label: str) -> str | None:
     """The paper's metric label ('Style (restated in the trade-off)' too) -> our column name, or None."""
@@ -262,7 +267,7 @@ def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_pa
     for run in runs:
         for _, r in run.summary.iterrows():
             same_system = as_paper.get(str(r["system"])) == system
-            stand_in = STAND_IN_SYSTEMS.get(system, (None,))[0] == r["system"]
+            stand_in = str(r["system"]) in STAND_IN_SYSTEMS.get(system, ())
             if not (same_system or stand_in) or metric not in r:
                 continue
             v = float(r[metric])
@@ -278,10 +283,16 @@ def _score_measurements(pid: str, row: pd.Series, runs: Sequence[RunInfo], as_pa
                                        f"{'inside' if lo <= paper_v <= hi else 'outside'} our 95% interval; "
                                        f"{r['system']} on {run.dataset}", v, paper_v, pid, RUN_MEASUREMENT))
             elif run.role == PAPER_DATASET_ROLE.get(dataset) and run.conditions.get("reference") == want.get("reference"):
-                who = f"{r['system']} ({STAND_IN_SYSTEMS[system][1]})" if stand_in else str(r["system"])
-                out.append(Measurement(STAND_IN, f"{pid}: {who} on {run.dataset}: {row['metric']} {v:.3f}{ci} "
-                                       f"(paper {paper_v:.3f}); stand-ins: {'; '.join(unmet)}", v, paper_v, pid,
-                                       RUN_MEASUREMENT))
+                who = (f"{r['system']} (the {r['system']} derenderer stands in for {system})" if stand_in
+                       else str(r["system"]))
+                text = (f"{pid}: {who} on {run.dataset}: {row['metric']} {v:.3f}{ci} (paper {paper_v:.3f}); "
+                        f"stand-ins: {'; '.join(unmet)}")
+                if not same_system and any(u.startswith("data ") for u in unmet):
+                    # another system on other data: neither the paper's system nor its data was measured
+                    out.append(Measurement(NOT_REPRODUCIBLE, text + "; " + ALL_REPLACED.how, v, paper_v, pid,
+                                           ALL_REPLACED))
+                else:
+                    out.append(Measurement(STAND_IN, text, v, paper_v, pid, RUN_MEASUREMENT))
     return out
 
 
@@ -400,8 +411,9 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
     measured = [m for m in here if m.counts]
     same = [m for m in measured if m.status in (REPRODUCED, INCONCLUSIVE, NOT_REPRODUCED)]
     unchecked = render_note(str(claim.get("unchecked", "") or "").strip(), vals)
-    restates = f"; {' and '.join(restated)} only restates one number of the paper, which checks nothing" \
-        if restated else ""
+    restates = (f"; {' and '.join(restated)} only restates the paper (one number stated twice, a rate beside the "
+                f"counts it is the ratio of, or the funnel's order, which any funnel has): it checks nothing"
+                if restated else "")
     ours_chk = None
     if chk.ok is False:
         status, reason = INCONSISTENT, "the check over the paper's own numbers fails"
@@ -419,6 +431,10 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
     elif counted.ok:
         status = PARTLY_CONSISTENT if unchecked else CONSISTENT
         reason = (f"the check holds; unchecked: {unchecked}" if unchecked else "the check holds") + restates
+        replaced = sorted({m.ref for m in here if m.origin.kind == REPLACED})
+        if replaced:
+            reason += (f"; over the paper's own numbers only: the numbers shown for {', '.join(replaced)} come from "
+                       f"a stand-in system on stand-in data and do not count")
     elif measured:
         status, reason = STAND_IN, "measured only with stand-ins" + restates
         n_set = len(here) - len(measured)
@@ -426,6 +442,10 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
             reason += f" ({n_set} of our numbers for it are set, not measured, and do not count)"
     elif score_refs:
         status, reason = NOT_REPRODUCIBLE, f"nothing here measured {', '.join(score_refs)}"
+        replaced = sorted({m.ref for m in here if m.origin.kind == REPLACED})
+        if replaced:
+            reason += (f" (the numbers shown for {', '.join(replaced)} replace the system and the data, the paper's "
+                       f"OCR and writer classifier too: they do not count)")
     elif any(m.origin.kind != IDENTITY for m in here):
         kinds = sorted({m.origin.kind for m in here})
         status, reason = SET_NOT_MEASURED, (f"every number of ours for it is set, not measured ({', '.join(kinds)}), "

@@ -18,6 +18,7 @@ SEEDED_SPLIT = "seeded split"
 REQUESTED = "requested count"
 IDENTITY = "arithmetic identity"
 PAPERS_OWN = "the paper's own number"
+REPLACED = "system and data replaced"
 
 ORIGINS = {
     MEASUREMENT: "measured on our pages or in our runs (with the stand-ins named); the only origin that counts "
@@ -28,6 +29,8 @@ ORIGINS = {
     REQUESTED: "how many pages a run was asked to make or was given: the size of our run, not a measurement",
     IDENTITY: "follows from other numbers by arithmetic or by construction (one writer class per page: as many "
               "classes as pages)",
+    REPLACED: "a per-system score measured here with a stand-in system on stand-in data: it measures neither the "
+              "paper's system nor its data, so it does not count",
     PAPERS_OWN: "the paper's number stated again: a check that two places of the paper give the same number only "
                 "restates it",
 }

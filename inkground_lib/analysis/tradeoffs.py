@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.analysis.runs import summary_table
+from inkground_lib.analysis.ties import SHOWN_DECIMALS, shown, tied_ranks
 from inkground_lib.core.defaults import (
     BETTER,
     GRID,
@@ -53,12 +54,18 @@ def pareto_front(x, y, x_better: str = "max", y_better: str = "max") -> np.ndarr
 
     A point dominates another when it is at least as good on both coordinates and strictly better on one
     (``"max"``: higher is better, ``"min"``: lower is better). Points with a NaN coordinate are never on
-    the front and dominate nothing. Equal points do not dominate each other (both stay on the front)."""
+    the front and dominate nothing. Coordinates are compared as the book shows them (rounded to
+    :data:`~inkground_lib.analysis.ties.SHOWN_DECIMALS` decimals): points equal at that precision do not dominate
+    each other (both stay on the front).
+
+    >>> pareto_front([0.5, 0.5], [6e-7, 0.0]).tolist()
+    [True, True]
+    """
     for b in (x_better, y_better):
         if b not in ("max", "min"):
             raise ValueError(f"pareto_front: better must be 'max' or 'min', got {b!r}")
-    x = np.asarray(x, float) * (1 if x_better == "max" else -1)
-    y = np.asarray(y, float) * (1 if y_better == "max" else -1)
+    x = np.atleast_1d(shown(np.asarray(x, float))) * (1 if x_better == "max" else -1)
+    y = np.atleast_1d(shown(np.asarray(y, float))) * (1 if y_better == "max" else -1)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError("pareto_front: x and y must be 1-D arrays of the same length")
     ok = ~(np.isnan(x) | np.isnan(y))
@@ -330,13 +337,16 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
 
 
 def _ranks(values: pd.Series, metric: str) -> pd.Series:
-    return values.rank(ascending=BETTER[metric] == "min", method="min", na_option="keep")
+    """Ranks of ``values`` on ``metric`` as shown (:func:`~inkground_lib.analysis.ties.tied_ranks`)."""
+    return tied_ranks(values, BETTER[metric] == "min")
 
 
 def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None, *, with_values: bool = False) -> pd.DataFrame:
     """Ranks of every system under every variant: one row per (metric, variant), one column per system,
     plus Kendall's tau (and its p-value) between the metric's default ranking and the variant's
-    (scipy.stats.kendalltau over the systems ranked by both; NaN with fewer than 2). A variant that cannot
+    (scipy.stats.kendalltau, tau-b, over the systems ranked by both; NaN with fewer than 2). Ranks are of the
+    values as shown (:mod:`~inkground_lib.analysis.ties`): values equal at the shown precision are tied in the
+    ranks and in tau. A variant that cannot
     be computed here has no row (:func:`not_run_variants` lists it once, with its reason). ``with_values``:
     cells "rank (value)"."""
     from scipy.stats import kendalltau
@@ -355,7 +365,7 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
                 if pd.isna(r[s]):
                     row[s] = "n/a"
                 elif with_values:
-                    row[s] = f"{int(r[s])} ({v.values[s]:.3f})"
+                    row[s] = f"{int(r[s])} ({shown(float(v.values[s])):.{SHOWN_DECIMALS}f})"
                 else:
                     row[s] = int(r[s])
             d = defaults.get(v.metric)
@@ -450,7 +460,7 @@ class RankFlip:
 
 
 def _is_reference_itself(row) -> bool:
-    return str(row["system"]) == "reference" or (pd.notna(row.get("dtw")) and float(row["dtw"]) == 0.0)
+    return str(row["system"]) == "reference" or (pd.notna(row.get("dtw")) and shown(float(row["dtw"])) == 0.0)
 
 
 def reference_flips(summary: pd.DataFrame, other_summary: pd.DataFrame, reference: str,
@@ -495,7 +505,7 @@ def reference_flips(summary: pd.DataFrame, other_summary: pd.DataFrame, referenc
                 wx, wy = cell(b, x), cell(b, y)
                 if any(math.isnan(v) for v in (vx[0], vy[0], wx[0], wy[0])):
                     continue
-                d_ref, d_other = vx[0] - vy[0], wx[0] - wy[0]
+                d_ref, d_other = shown(vx[0]) - shown(vy[0]), shown(wx[0]) - shown(wy[0])  # ties stay ties
                 if d_ref == 0 or d_other == 0 or (d_ref > 0) == (d_other > 0):
                     continue
                 ahead, behind = (x, y) if (d_ref < 0) == lower else (y, x)

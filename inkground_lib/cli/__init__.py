@@ -5,10 +5,11 @@
     inkground pseudo --candidates DIR --run DIR [...]      the pseudo-label pipeline (section 02)
     inkground predict --system NAME --dataset DIR          run or resume one system (cached predictions)
     inkground eval --systems A B ... [--dataset DIR]       predict and score systems (section 03)
-    inkground run 01 -p NAME VALUE [-p NAME VALUE ...]     rerun one section with new parameters
+    inkground run 02 -p NAME VALUE [--through 04] [--name N] rerun sections into data/reruns/<name>/ (not the book's)
     inkground validate DIR                                  check a dataset folder (schema and files)
     inkground check [--systems NAME ...] [--live]           is each system ready to run here?
     inkground book                                          datasets -> sections -> the HTML book
+    inkground lab [--port P]                                the section notebooks in JupyterLab (working copies)
     inkground paper-scale --out DIR [--scheduler ADDRESS]   2,984 pages end to end (resumable)
     inkground rate --run DIR --ratings FILE [...]          people rate a run's pages in a browser (section 02)
     inkground tracer train --unipen-dir PATH --out DIR      train inkground's learned derenderer (resumable)
@@ -29,19 +30,40 @@ import sys
 import threading
 from pathlib import Path
 
-from inkground_lib.cli import data, evaluate, pseudo, rate, scale, sections, tracer
+from inkground_lib.cli import data, evaluate, lab, pseudo, rate, scale, sections, tracer
 from inkground_lib.core.files import PathError
 from inkground_lib.publish.notebook_runner import RunnerError
 
-COMMANDS = (data.add_synth_parser, data.add_recorded_parser, pseudo.add_pseudo_parser, evaluate.add_predict_parser,
-            evaluate.add_eval_parser, sections.add_run_parser, evaluate.add_check_parser, data.add_validate_parser,
-            scale.add_paper_scale_parser, sections.add_book_parser, rate.add_rate_parser, tracer.add_tracer_parser)
+COMMANDS = (sections.add_book_parser, sections.add_run_parser, lab.add_lab_parser, data.add_synth_parser, data.add_recorded_parser,
+            data.add_validate_parser, pseudo.add_pseudo_parser, rate.add_rate_parser, evaluate.add_predict_parser,
+            evaluate.add_eval_parser, evaluate.add_check_parser, tracer.add_tracer_parser,
+            scale.add_paper_scale_parser)
 """Each command's parser, registered by its family's module, in the order ``inkground --help`` lists them."""
 
 
+DESCRIPTION = """\
+inkground: the reproducible companion to the inkGround paper (datasets, pseudo-labels, model evaluation,
+trade-offs, and the HTML book that shows them).
+
+  make book                           build everything and the book (_build/html/index.html)
+  inkground run 02 -p ocr_threshold 0.9
+                                      rerun a section with other parameters, into its own folder
+                                      data/reruns/<name>/ (the book's runs are not touched)
+  inkground COMMAND --help            what a command does, its options and their defaults"""
+
+EPILOG = """\
+Errors are one line (what and where) with exit status 2; inputs are checked before any work starts and
+nothing half-written is left. Ctrl-C and SIGTERM stop a command with a one-line summary (exit 130 / 143);
+finished work is kept and the same command resumes. README.md has the walk-through."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="inkground", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
+    from inkground_lib import __version__
+    from inkground_lib.cli.options import Formatter
+
+    p = argparse.ArgumentParser(prog="inkground", description=DESCRIPTION, epilog=EPILOG, formatter_class=Formatter)
+    p.add_argument("--version", action="version", version=f"inkground {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", title="commands")
     for add_parser in COMMANDS:
         add_parser(sub)
     return p
@@ -82,6 +104,25 @@ def _os_error(e: OSError) -> str:
     return f"{e.strerror or e}{where}"
 
 
+_TRACEBACK_START = "\n" + "-" * 75 + "\n"  # how papermill's PapermillExecutionError begins (papermill 2.7)
+
+
+def notebook_error_line(message: str, full: bool = False) -> str:
+    r"""A failed section's error as one line: the runner's first line ("section 02 failed; the executed copy is
+    kept at ...") and the exception's own last line ("FolderError: ... another inkground command is writing this
+    folder ..."), without the notebook's traceback in between (``full``: the message as it is).
+
+    >>> notebook_error_line("section 02 failed; the executed copy is kept at x.ipynb:\n" + "-" * 75 +
+    ...                     '\nException encountered at "In [3]":\n  File a.py\nFolderError: data/x: locked\n')
+    'section 02 failed; the executed copy is kept at x.ipynb: FolderError: data/x: locked'
+    """
+    if full or _TRACEBACK_START not in message:
+        return message
+    head, _, tail = message.partition(_TRACEBACK_START)
+    last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
+    return f"{head.rstrip().rstrip(':')}: {last}" if last else head.rstrip()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _TERMINATED.clear()
@@ -108,7 +149,11 @@ def _main(args, argv) -> int:
             return 2
     try:
         code = args.func(args)
-    except (DatasetError, PathError, InkError, RunnerError, SystemConfigError, SystemUnavailable,
+    except RunnerError as e:  # a section that failed: its error's last line, not the notebook's traceback
+        print(f"inkground {args.cmd}: error: {notebook_error_line(str(e), getattr(args, 'verbose', False))}",
+              file=sys.stderr)
+        return 2
+    except (DatasetError, PathError, InkError, SystemConfigError, SystemUnavailable,
             FileNotFoundError, ValueError) as e:
         print(f"inkground {args.cmd}: error: {e}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from inkground_lib.cli.options import overwrite_option
+from inkground_lib.cli.options import describe, lazy_defaults, overwrite_option
 
 
 def _synth(a) -> None:
@@ -107,25 +107,45 @@ def _validate(a) -> int:
     return exit_code(problems)
 
 
+def _synth_defaults() -> dict:
+    import dataclasses
+
+    from inkground_lib.datasets.synth.generate import SynthParams  # numpy: only when `synth --help` is shown
+
+    return {f.name: f.default for f in dataclasses.fields(SynthParams) if f.default is not dataclasses.MISSING}
+
+
 def add_synth_parser(sub) -> None:
     s = sub.add_parser("synth", help="generate a synthetic dataset of photographed cursive pages")
-    s.add_argument("--out", required=True, help="dataset folder to write")
-    s.add_argument("--pages", type=int)
-    s.add_argument("--seed", type=int)
-    s.add_argument("--words-min", dest="words_min", type=int)
-    s.add_argument("--words-max", dest="words_max", type=int)
-    s.add_argument("--words-mean", dest="words_mean", type=float)
+    describe(s, "Draw synthetic cursive pages (one synthetic writer per page) and photograph them: each page's "
+                "photo, its words' texts, boxes and true pen trajectories, in a dataset folder (manifest.json, "
+                "pages/). Page i depends only on the seed and i; an identical folder is reused, an interrupted one "
+                "resumed. The book's synthetic set is `make book`'s; see `inkground validate` to check a folder.",
+             lazy_defaults(_synth_defaults))
+    s.add_argument("--out", required=True, help="dataset folder to write (created; resumed if it is an earlier "
+                                                 "synth folder)")
+    s.add_argument("--pages", type=int, help="number of pages")
+    s.add_argument("--seed", type=int, help="page i is drawn from the generator seeded with (seed, i)")
+    s.add_argument("--words-min", dest="words_min", type=int, help="fewest words on a page")
+    s.add_argument("--words-max", dest="words_max", type=int, help="most words on a page")
+    s.add_argument("--words-mean", dest="words_mean", type=float, help="mean words per page (right-skewed)")
     s.add_argument("--width", type=int, help="page photo width in pixels")
     s.add_argument("--height", type=int, help="page photo height in pixels")
-    s.add_argument("--workers", type=int)
-    s.add_argument("--quiet", action="store_true")
+    s.add_argument("--workers", type=int, help="worker processes drawing pages (default: every core)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
     overwrite_option(s)
     s.set_defaults(func=_synth)
 
 
 def add_recorded_parser(sub) -> None:
     r = sub.add_parser("recorded", help="compose photographed pages from real recorded words")
-    r.add_argument("--out", required=True)
+    describe(r, "Compose photographed pages from real recorded handwriting (one writer per page), each word's "
+                "recorded trajectory its ground truth: from the UNIPEN subset shipped in data/unipen_cursive/ "
+                "(the default), a UNIPEN JSON file, a whole UNIPEN release, IAM-OnDB or a folder of InkML files. "
+                "Source paths inside the checkout are recorded relative to it, so a moved checkout keeps the "
+                "dataset; an identical folder is reused.")
+    r.add_argument("--out", required=True, help="dataset folder to write (created; rebuilt only if its sources or "
+                                                 "settings changed)")
     r.add_argument("--unipen", help="a UNIPEN-format JSON file (default: the shipped subset data/unipen_cursive/unipen_cursive_dev.json)")
     r.add_argument("--unipen-dir", dest="unipen_dir",
                    help="the root of a whole UNIPEN release in the original format (data/, include/; .dat and .unp "
@@ -148,14 +168,18 @@ def add_recorded_parser(sub) -> None:
                    help="with --inkml: keep texts that are not words (math, symbols, numbers) as targets")
     r.add_argument("--inkml-dialect", dest="inkml_dialect", choices=("auto", "w3c", "inksight"), default="auto",
                    help="with --inkml: auto (default: InkSight's derenderings detected), w3c, or inksight (x,y pairs)")
-    r.add_argument("--pages", type=int)
-    r.add_argument("--seed", type=int)
-    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--pages", type=int, help="number of pages (default: one per writer with enough words; more "
+                                             "pages take further words of the writers in turn)")
+    r.add_argument("--seed", type=int, help="seed of the page layouts, photo effects and splits (default 0)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
     overwrite_option(r)
     r.set_defaults(func=_recorded)
 
 
 def add_validate_parser(sub) -> None:
     v = sub.add_parser("validate", help="check a dataset folder against the manifest's JSON Schema and its files")
+    describe(v, "Check a dataset folder someone brings: every fault of manifest.json against its JSON Schema "
+                "(core/dataset.schema.json), then the files it names (photos, their sizes, the inks). Prints one "
+                "line per fault with where it is; exit status 0 valid, 1 faults found, 2 unreadable.")
     v.add_argument("dir", help="dataset folder holding manifest.json")
     v.set_defaults(func=_validate)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from inkground_lib.cli.options import overwrite_option
+from inkground_lib.cli.options import describe, overwrite_option
 from inkground_lib.core.defaults import CHECK_TIMEOUT, DEADLINE_FAILURES, GRID, SPACING
 from inkground_lib.core.layout import BENCHMARK, EVAL_RUN, PREDICT_RUN
 
@@ -98,11 +98,17 @@ def _positive_int(text: str) -> int:
 
 def add_predict_parser(sub) -> None:
     pr = sub.add_parser("predict", help="run (or resume) one system on a dataset; predictions are cached")
+    describe(pr, "Ask one system for the pen trajectory of every target word of a dataset (a local system, or a "
+                 "model behind an API: its key comes from the environment variable its registry entry names). "
+                 "Each answer is cached in RUN/predictions/<system>.jsonl the moment it arrives, so an interrupted "
+                 "run resumes and nothing is asked twice. --dry-run prints the requests, tokens and cost without "
+                 "sending anything; `inkground check` says whether a system is ready.")
     pr.add_argument("--system", required=True, help="a name from inkground_lib/evaluation/systems/systems.yaml or $INKGROUND_SYSTEMS")
-    pr.add_argument("--dataset", required=True)
-    pr.add_argument("--run", default=PREDICT_RUN, help="run folder (predictions/<system>.jsonl)")
-    pr.add_argument("--grid", type=int, default=GRID)
-    pr.add_argument("--quiet", action="store_true")
+    pr.add_argument("--dataset", required=True, help="dataset folder holding manifest.json (e.g. the book's "
+                                                     f"benchmark set {BENCHMARK})")
+    pr.add_argument("--run", default=PREDICT_RUN, help=f"run folder (predictions/<system>.jsonl; default {PREDICT_RUN})")
+    pr.add_argument("--grid", type=int, default=GRID, help=f"the prompt's grid size (default {GRID})")
+    pr.add_argument("--quiet", action="store_true", help="no progress bar")
     pr.add_argument("--retry-refusals", dest="retry_refusals", action="store_true",
                     help="ask again the words whose cached answer is a refusal or empty (costs requests)")
     pr.add_argument("--dry-run", dest="dry_run", action="store_true",
@@ -122,15 +128,25 @@ def add_predict_parser(sub) -> None:
 
 def add_eval_parser(sub) -> None:
     ev = sub.add_parser("eval", help="predict and score several systems on a dataset")
-    ev.add_argument("--systems", nargs="+", required=True)
-    ev.add_argument("--dataset", default=BENCHMARK)
+    describe(ev, "Predict (as `inkground predict`, cached) and score several systems on a dataset: trajectory "
+                 "distances (DTW, Chamfer, in word heights), readability of the rendered ink by OCR (AR, CR) and "
+                 "Style (a writer classifier). Prints the summary table and writes the scores into the "
+                 f"run folder (default {EVAL_RUN}, never the book's: section 03 keeps its own). `make eval "
+                 "SYSTEMS=\"...\"` runs this.")
+    ev.add_argument("--systems", nargs="+", required=True, metavar="NAME",
+                    help="system names from the registry (`inkground check` lists them), e.g. skeleton font box")
+    ev.add_argument("--dataset", default=BENCHMARK, help=f"dataset folder (default: the book's benchmark set {BENCHMARK})")
     ev.add_argument("--run", default=EVAL_RUN,
-                    help="run folder (predictions cache, scores); the book's section 03 keeps its own")
-    ev.add_argument("--reference", default="reference", choices=["reference", "true"])
-    ev.add_argument("--ocr", default="rapidocr")
-    ev.add_argument("--spacing", type=float, default=SPACING)
-    ev.add_argument("--grid", type=int, default=GRID)
-    ev.add_argument("--quiet", action="store_true")
+                    help=f"run folder (predictions cache, scores; default {EVAL_RUN}); the book's section 03 keeps "
+                         "its own")
+    ev.add_argument("--reference", default="reference", choices=["reference", "true"],
+                    help="score against the dataset's references (its pseudo-labels; default) or the true inks")
+    ev.add_argument("--ocr", default="rapidocr", help="OCR engine for AR / CR: rapidocr (default, offline), "
+                                                     "deepseek-ocr (GPU), tesseract")
+    ev.add_argument("--spacing", type=float, default=SPACING,
+                    help=f"arc-length resampling step in word heights (default {SPACING})")
+    ev.add_argument("--grid", type=int, default=GRID, help=f"the prompt's grid size (default {GRID})")
+    ev.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(ev)
     ev.set_defaults(func=_eval)
 
@@ -138,6 +154,9 @@ def add_eval_parser(sub) -> None:
 def add_check_parser(sub) -> None:
     c = sub.add_parser("check", help="is each system ready? config, missing environment variables, endpoint, "
                                      "model served; --live sends one small real request")
+    describe(c, "For each system: is its registry entry valid, are the environment variables it needs set (names "
+                "only, never values), does its endpoint answer and serve the model; --live sends one small real "
+                "request and parses the answer. Exit status 1 when a system is not ready.")
     c.add_argument("--systems", nargs="+", help="system names (default: every registered system)")
     c.add_argument("--live", action="store_true", help="send one small real request per API system and parse it")
     c.add_argument("--timeout", type=float, default=CHECK_TIMEOUT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from inkground_lib.cli.options import overwrite_option
+from inkground_lib.cli.options import describe, overwrite_option
 from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 
 
@@ -39,24 +39,31 @@ def _pseudo(a) -> int:
 
 def add_pseudo_parser(sub) -> None:
     ps = sub.add_parser("pseudo", help="the pseudo-label pipeline: derender, OCR filter, rater filter, benchmark set")
+    describe(ps, "Section 02's pipeline on a folder of candidate pages: derender every word (its pseudo-label), "
+                 "keep the pages whose rendered pseudo-labels OCR reads back (the OCR filter), let raters (simulated, "
+                 "or real ones' ratings from `inkground rate`) reject pages, and write the kept pages as the "
+                 "benchmark set RUN/benchmark. Prints the funnel table. Resumable: caches stay in the run folder.")
     ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
     ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
     ps.add_argument("--derenderer", default=DERENDERER,
                     help=f"skeleton, tracer (learned, trained here), tracer:<weights .npz>, or "
                          f"inksight-small-p:<SavedModel folder> (default {DERENDERER})")
     ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
-    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD)
+    ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD,
+                    help=f"a page passes the OCR filter when this share of its words match (default {OCR_THRESHOLD})")
     ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "
                     "`inkground rate`; default: simulated raters")
-    ps.add_argument("--n-raters", dest="n_raters", type=int, default=N_RATERS)
+    ps.add_argument("--n-raters", dest="n_raters", type=int, default=N_RATERS,
+                    help=f"simulated rater pool (default {N_RATERS})")
     ps.add_argument("--raters-per-pair", dest="raters_per_pair", type=int, default=RATERS_PER_PAIR,
                     help=f"simulated raters per pair; with a --ratings file that does not record K (a plain "
                          f"page,rater,score file), the ratings a page needs to count as rated (default {RATERS_PER_PAIR})")
     ps.add_argument("--allow-partial-ratings", dest="allow_partial_ratings", action="store_true",
                     help="build the benchmark even when more than half of the pages that passed the OCR filter have "
                          "fewer than K standing ratings in the --ratings file (they are neither kept nor rejected)")
-    ps.add_argument("--n-candidates", dest="n_candidates", type=int)
-    ps.add_argument("--seed", type=int, default=0)
-    ps.add_argument("--quiet", action="store_true")
+    ps.add_argument("--n-candidates", dest="n_candidates", type=int,
+                    help="use only the first N candidate pages (default: all)")
+    ps.add_argument("--seed", type=int, default=0, help="seed of the simulated raters (default 0)")
+    ps.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(ps)
     ps.set_defaults(func=_pseudo)

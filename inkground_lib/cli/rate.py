@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from inkground_lib.cli.options import describe
 from inkground_lib.core.defaults import PAGE_SETS, RATE_HOST, RATE_PORT, RATERS_PER_PAIR, RESERVE_SECONDS
 
 
 def add_rate_parser(sub) -> None:
     r = sub.add_parser("rate", help="a local web app where people rate a pseudo-label run's pages (0-10); "
                                     "ratings go to a file that `inkground pseudo --ratings` and section 02 read")
+    describe(r, "Serve a local web app where people rate a pseudo-label run's pages from 0 to 10 (each page's photo "
+                "beside its pseudo-labels drawn over it). Each rating is appended to the ratings file the moment it "
+                "is given; K raters per page; a page offered to a rater is reserved for a while. Then `inkground "
+                "run 02 -p ratings FILE` (or `inkground pseudo --ratings FILE`) uses the ratings instead of the "
+                "simulated raters. Stop with Ctrl-C; a restart resumes.")
     r.add_argument("--run", required=True, help="the pseudo-label run folder (section 02's run_dir)")
     r.add_argument("--ratings", required=True,
                    help="ratings file to append to (created if new); must lie outside every run and dataset folder")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inkground_lib.cli.options import overwrite_option
+from inkground_lib.cli.options import describe, overwrite_option
 from inkground_lib.core.defaults import PAPER_CANDIDATE_PAGES, PAPER_SCALE_SEED
 from inkground_lib.pipelines.paper_scale import PaperScaleParams, run_paper_scale
 
@@ -21,6 +21,11 @@ def _paper_scale(a) -> int:
 def add_paper_scale_parser(sub) -> None:
     pp = sub.add_parser("paper-scale", help="the paper's scale end to end: 2,984 candidate pages -> pseudo-labels -> "
                         "benchmark -> local systems scored -> tables (resumable)")
+    describe(pp, "The paper's scale end to end, outside the book: candidate pages -> pseudo-labels -> benchmark -> "
+                 "the local systems scored -> the tables, in OUT. OUT/stages.json records each finished stage "
+                 "(seconds, items, peak memory); an interrupted run (even kill -9) resumes from the last finished "
+                 "work. Page-parallel stages use local processes or a Dask cluster (--scheduler). `make paper-scale` "
+                 "runs this.")
     pp.add_argument("--out", required=True, help="output folder (an earlier run there is resumed)")
     pp.add_argument("--pages", type=int, default=PAPER_CANDIDATE_PAGES,
                     help=f"candidate pages (default: the paper's {PAPER_CANDIDATE_PAGES}; page i depends only on "

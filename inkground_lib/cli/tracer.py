@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from inkground_lib.cli.options import overwrite_option
+from inkground_lib.cli.options import describe, overwrite_option
 
 RECIPES = ("shipped", "full", "tiny")
 """``--recipe``: the shipped weights' recipe (tracer.train.SHIPPED_RECIPE), every allowed word (Recipe()), or the
@@ -57,26 +57,37 @@ def _eval(a) -> int:
 def add_tracer_parser(sub) -> None:
     t = sub.add_parser("tracer", help="inkground's learned derenderer: train it on a UNIPEN release, or check it "
                                       "against writers it never saw")
+    describe(t, "inkground's learned derenderer (the tracer), which makes section 02's pseudo-labels: `tracer "
+                "train` trains it on a whole UNIPEN release, never on the writers the evaluation keeps out "
+                "(data/unipen_eval_writers.txt); `tracer eval` measures it and the skeleton against the true pen "
+                "paths of writers it never saw. The shipped weights are in data/models/.")
     tsub = t.add_subparsers(dest="tracer_cmd", required=True)
     tr = tsub.add_parser("train", help="train the tracer (never on the writers of data/unipen_eval_writers.txt); "
                                        "resumable: the same command after an interruption goes on")
+    describe(tr, "Train the tracer on the words of a whole UNIPEN release, leaving out every writer of "
+                 "data/unipen_eval_writers.txt. After each epoch the state is saved in OUT, so the same command after "
+                 "an interruption goes on; at the end OUT holds tracer.npz (the weights), train_report.json and "
+                 "curves.csv. `inkground pseudo --derenderer tracer:OUT/tracer.npz` uses the weights.")
     tr.add_argument("--unipen-dir", dest="unipen_dir", required=True,
                     help="the root of a whole UNIPEN release (data/, include/), e.g. train_r01_v07")
     tr.add_argument("--out", required=True, help="output folder (checkpoints, curves.csv, tracer.npz)")
     tr.add_argument("--recipe", choices=RECIPES, default="shipped",
                     help="shipped: the shipped weights' recipe (default); full: every allowed word; tiny: a few steps")
-    tr.add_argument("--quiet", action="store_true")
+    tr.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(tr)
     tr.set_defaults(func=_train)
     ev = tsub.add_parser("eval", help="tracer and skeleton against the writers' true pen paths, on recorded pages of "
                                       "held-out writers and on synthetic pages")
+    describe(ev, "Measure the tracer (the shipped weights or --weights) and the skeleton against the true pen "
+                 "paths: on recorded pages of writers the tracer never saw and on synthetic pages. Prints DTW "
+                 "medians and how often stroke order and direction differ; OUT/eval_report.json has the rest.")
     ev.add_argument("--unipen-dir", dest="unipen_dir", required=True, help="the UNIPEN release the writers come from")
     ev.add_argument("--out", required=True, help="output folder (datasets, derender caches, eval_report.json)")
     ev.add_argument("--weights", help="tracer weights (.npz; default: the shipped ones)")
     ev.add_argument("--group", default="held-out", choices=("held-out", "shipped"),
                     help="which writers of the evaluation list (default: held-out)")
     ev.add_argument("--synth-pages", dest="synth_pages", type=int, default=20, help="synthetic pages (0: none)")
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--quiet", action="store_true")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the pages it composes (default 0)")
+    ev.add_argument("--quiet", action="store_true", help="no progress bars")
     overwrite_option(ev)
     ev.set_defaults(func=_eval)

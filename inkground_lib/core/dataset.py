@@ -75,6 +75,9 @@ class Page:
     width: int
     height: int
     words: list[Word] = field(default_factory=list)
+    photo_decoded: bool = field(default=False, repr=False, compare=False)
+    """True once :func:`check_photos` (or ``load_dataset(decode_images=True)``) decoded this page's photo whole:
+    a Dataset object is checked once however many stages it is handed to."""
 
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
@@ -350,22 +353,19 @@ def _check_photo_size(image: Path, width: int, height: int, where: str, decode: 
 def check_photos(ds: Dataset) -> Dataset:
     """Decode every page photo of ``ds`` (not only its header): DatasetError naming the first photo that cannot
     be decoded (a truncated JPEG, damaged data). Run before any request (``predict``, ``eval``, section 03), so
-    a broken input stops the command instead of becoming a system's error. Returns ``ds``."""
+    a broken input stops the command instead of becoming a system's error. A page whose photo this object
+    already decoded (:attr:`Page.photo_decoded`) is not decoded again: a command loads its dataset once and
+    hands the object down. Returns ``ds``."""
     for p in ds.pages:
+        if p.photo_decoded:
+            continue
         where = f"{p.image}: page {p.id}"
         problem = photo_file_problem(p.image)
         if problem:
             raise DatasetError(f"{where}: field image: {problem}")
-        st = os.stat(p.image)
-        key = (str(p.image), st.st_ino, st.st_size, st.st_mtime_ns)
-        if key not in _DECODED:  # each file once per process (section 03 loads its datasets several times)
-            _check_photo_size(p.image, p.width, p.height, where, decode=True)
-            _DECODED.add(key)
+        _check_photo_size(p.image, p.width, p.height, where, decode=True)
+        p.photo_decoded = True
     return ds
-
-
-_DECODED: set = set()
-"""Photos :func:`check_photos` decoded in this process: (path, inode, size, mtime_ns)."""
 
 
 def manifest_link_problem(mpath: Path) -> Optional[str]:
@@ -461,7 +461,7 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
                 check_ink_bounds(true_ink, width, height, f"{inks_path}: word {wid}: field true:")
             words.append(Word(wid, wr["text"], tuple(float(v) for v in box), ink, pid, wr.get("split", "train"),
                               true_ink))
-        pages.append(Page(pid, image, writer, width, height, words))
+        pages.append(Page(pid, image, writer, width, height, words, photo_decoded=check_images and decode_images))
     return Dataset(root, name, kind, reference, meta, pages)
 
 

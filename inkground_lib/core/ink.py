@@ -128,6 +128,34 @@ def ink_digest(ink: InkLike) -> str:
     return h.hexdigest()
 
 
+def drawing_digest(ink: InkLike) -> str:
+    """SHA-256 of what an ink draws, whatever the order and direction of its strokes: the set (with repeats)
+    of its non-empty strokes' x, y points (float64), each stroke taken in the direction whose bytes sort first
+    and the strokes sorted; t is left out, as in :func:`ink_digest`. Two inks with equal drawing digests draw
+    the same lines on the same bounding box (a renderer's anti-aliasing may still differ where strokes or a
+    stroke's own segments overlap, by a grey level: OCR and Style read one render per drawing).
+
+    >>> a = as_ink([[[0, 0], [1, 1]], [[5, 5], [6, 7]]]); b = as_ink([[[6, 7], [5, 5]], [[0, 0], [1, 1]]])
+    >>> drawing_digest(a) == drawing_digest(b), ink_digest(a) == ink_digest(b)
+    (True, False)
+    >>> drawing_digest(a) == drawing_digest(as_ink([[[0, 0], [1, 1]], [[5, 5], [6, 8]]]))
+    False
+    """
+    import hashlib
+
+    parts = []
+    for s in as_ink(ink).strokes:
+        if len(s) == 0:
+            continue
+        xy = np.ascontiguousarray(s[:, :2], dtype="<f8")
+        fwd, rev = xy.tobytes(), np.ascontiguousarray(xy[::-1]).tobytes()
+        parts.append(min(fwd, rev))
+    h = hashlib.sha256(b"drawing")
+    for p in sorted(parts):
+        h.update((len(p) // 16).to_bytes(8, "little") + p)
+    return h.hexdigest()
+
+
 def ink_to_lists(ink: InkLike, decimals: int = 2) -> list:
     """JSON-ready nested lists [[[x, y, t], ...], ...]; NaN t becomes None. Rounded to ``decimals``."""
     ink = as_ink(ink)

@@ -40,6 +40,7 @@ from inkground_lib.core.folders import (
 )
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.core.layout import UNIPEN_SUBSET
+from inkground_lib.core.repo_paths import portable_path
 from inkground_lib.datasets.segmentation import (
     core_band,
     core_height,
@@ -407,7 +408,7 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
     h = hashlib.sha256()
     for rel in sorted(digests):
         h.update(f"{rel}\0{digests[rel]}\n".encode())
-    source = {"kind": "inkml", "path": str(r.resolve()), "sha256": h.hexdigest(), "writer_rule": writer,
+    source = {"kind": "inkml", "path": portable_path(r), "sha256": h.hexdigest(), "writer_rule": writer,
               "dialect": dialect, "symbols": bool(symbols), "files_found": len(files), "files_parsed": len(digests),
               "files_failed": len(failed), "failed_files": [list(x) for x in failed[:50]],
               "files_not_inkml": [list(x) for x in not_inkml[:50]], "files_not_inkml_count": len(not_inkml),
@@ -601,7 +602,7 @@ def unipen_dir_words(root: str | os.PathLike, *, category="6", style="CURSIVE", 
         raise DatasetError(f"{r}: UNIPEN release folder not found")
     words, report = read_unipen_release(r, category=category, style=style, quality=quality, progress=progress)
     usable = [w for w in words if _usable(w)]
-    source = {"kind": "unipen_dir", "path": str(r.resolve()), "sha256": report.digest(),
+    source = {"kind": "unipen_dir", "path": portable_path(r), "sha256": report.digest(),
               "files": len(report.files), "selection": report.selection, "words": len(usable),
               "words_degenerate": len(words) - len(usable), **report.as_meta()}
     return usable, source
@@ -638,6 +639,12 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     A non-empty folder that is not a recorded dataset is refused (FolderError) before anything is read, unless
     ``overwrite`` (pages are then written into it, and nothing of it is deleted); the folder is locked while
     pages are written. Raises DatasetError / FormatError naming the file at fault.
+
+    Each source's ``path`` in the meta is stored relative to the repository root when the source lies inside it
+    (:func:`~inkground_lib.core.repo_paths.portable_path`: the shipped subset is
+    ``data/unipen_cursive/unipen_cursive_dev.json``), so a moved or renamed checkout finds its dataset as built
+    (same meta, same :func:`~inkground_lib.core.dataset.dataset_hash`) while its ``sha256`` still rebuilds it
+    when the source's content changes.
     """
     from inkground_lib.core.progress import bar as progress_bar
 
@@ -670,7 +677,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
             raise DatasetError(f"{up}: UNIPEN JSON file not found")
         uw = read_unipen_json(up)
         words += uw
-        sources.append({"kind": "unipen", "path": str(up.resolve()), "sha256": sha256_file(up), "words": len(uw)})
+        sources.append({"kind": "unipen", "path": portable_path(up), "sha256": sha256_file(up), "words": len(uw)})
     if unipen_dir is not None:
         dw, source = unipen_dir_words(unipen_dir, category=category, style=style, quality=quality,
                                       progress=progress)
@@ -685,7 +692,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
         if iamondb_split:
             extra = [p for p in (Path(iamondb_split), ip / f"{iamondb_split}.txt", ip / "task1" / f"{iamondb_split}.txt")]
         digest, n_files = _tree_sha256(ip, extra)
-        sources.append({"kind": "iamondb", "path": str(ip.resolve()), "sha256": digest, "files": n_files,
+        sources.append({"kind": "iamondb", "path": portable_path(ip), "sha256": digest, "files": n_files,
                         "split": iamondb_split, "words": len(iw), **counts,
                         "note": "words cut from lines at pen-up gaps; a line is used only when the cut gives "
                                 "the transcription's word count and fits the words' lengths; what each line got "

@@ -54,7 +54,7 @@ def eval_run_folder(run_dir, command: str, overwrite: bool = False):
 def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool = True, registry_extra=None,
                    retry_refusals: bool = False, overwrite: bool = False, max_requests: int | None = None,
                    max_cost: float | None = None, executor=None,
-                   max_deadline_failures: int | None = None) -> SystemRun:
+                   max_deadline_failures: int | None = None, traces: Sequence = ()) -> SystemRun:
     """Run (or resume) system ``name`` on every target word of ``ds`` (:func:`~inkground_lib.evaluation.items.
     target_dataset`; DatasetError when there is none); predictions are cached append-only in
     ``run_dir/predictions/<name>.jsonl`` (``retry_refusals``: ask again the words whose cached answer is a
@@ -65,9 +65,14 @@ def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool =
     their records have status "not_sent"). ``max_deadline_failures``: stop after this many requests in a row
     missed the deadline (default: the entry's, else :data:`~inkground_lib.core.defaults.DEADLINE_FAILURES`).
     ``executor`` (:func:`inkground_lib.core.parallel.executor`): a local system whose derenderer can run in a
-    worker (the skeleton) is run there page by page first (:func:`predict_pages`)."""
+    worker (the skeleton) is run there page by page first (:func:`predict_pages`). ``traces``: trace stores
+    (paths of ``traces.jsonl`` logs, :mod:`inkground_lib.components.derenderers.traces`) whose answers a
+    derenderer system that keeps its answers there (the skeleton, the tracer) reads where their content keys
+    match, besides those it finds itself (the same answers, bit for bit; section 03 passes section 02's)."""
     overrides = {} if max_deadline_failures is None else {"max_deadline_failures": int(max_deadline_failures)}
     system = get_system(name, extra=registry_extra, **overrides)
+    if traces and hasattr(system, "trace_logs"):
+        system.trace_logs = tuple(str(t) for t in traces)
     ds = target_dataset(ds)  # one target, one question (components.targets)
     need_words(ds)
     capped = max_requests is not None or max_cost is not None
@@ -106,8 +111,9 @@ def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None
 
 def check_pages(ds, progress: bool = True):
     """:func:`~inkground_lib.core.dataset.check_photos` page by page, with a bar (decoding every photo of a large
-    benchmark takes a while); returns ``ds``."""
-    for page in progress_bar(ds.pages, desc="check page photos", unit="page", enabled=progress and len(ds.pages) > 1):
+    benchmark takes a while); a page this Dataset object already decoded is skipped. Returns ``ds``."""
+    todo = [p for p in ds.pages if not p.photo_decoded]
+    for page in progress_bar(todo, desc="check page photos", unit="page", enabled=progress and len(todo) > 1):
         check_photos(dataclasses.replace(ds, pages=[page]))
     return ds
 
@@ -155,14 +161,14 @@ def predict_pages(system, items, path, executor, progress: bool = True) -> int:
 
 
 def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool = True,
-                registry_extra=None, executor=None) -> tuple[dict, dict]:
-    """({name: SystemRun}, {name: why it cannot run here}) for ``systems`` on ``ds``
-    (:func:`predict_system` each; no key, no TensorFlow, ... is a reason, not an error)."""
+                registry_extra=None, executor=None, traces: Sequence = ()) -> tuple[dict, dict]:
+    """({name: SystemRun}, {name: why it cannot run here}) for ``systems`` on ``ds`` (a Dataset object)
+    (:func:`predict_system` each; no key, no TensorFlow, ... is a reason, not an error; ``traces``: see there)."""
     runs, unavailable = {}, {}
     for name in systems:
         try:
             runs[name] = predict_system(name, ds, run_dir, grid=grid, progress=progress,
-                                        registry_extra=registry_extra, executor=executor)
+                                        registry_extra=registry_extra, executor=executor, traces=traces)
         except (SystemConfigError, SystemUnavailable) as e:
             unavailable[name] = str(e)
     return runs, unavailable

@@ -1,4 +1,4 @@
-"""OCR of the renders of predicted inks (for AR / CR): each distinct ink rendered and read once, batches read
+"""OCR of the renders of predicted inks (for AR / CR): each distinct drawing rendered and read once, batches read
 on an executor where the engine allows it, texts reused from a memo, a benchmark's section-02 reads and a
 render-OCR log (:mod:`inkground_lib.evaluation.render_ocr_log`)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from inkground_lib.components.ocr import get_engine
 from inkground_lib.core.defaults import OCR_BATCH_WORDS
-from inkground_lib.core.ink import ink_digest
+from inkground_lib.core.ink import drawing_digest, ink_digest
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.render import render_ink
@@ -26,22 +26,39 @@ def _read_batch(job) -> list[str]:
     return [str(t) for t in get_engine(name, progress=False).read([render_ink(ink) for ink in inks])]
 
 
+def seed_texts(memo: dict, engine: str, inks, texts: dict) -> int:
+    """Put into ``memo`` the texts ``texts`` ({:func:`ink_digest`: text}, e.g. a render-OCR log's or section 02's
+    reads) holds for ``inks``, under each ink's drawing (:func:`drawing_digest`) unless the memo has it
+    already; returns how many were added."""
+    n = 0
+    if not texts:
+        return n
+    for ink in inks:
+        text = texts.get(ink_digest(ink))
+        if text is not None:
+            key = (engine, drawing_digest(ink))
+            if key not in memo:
+                memo[key] = text
+                n += 1
+    return n
+
+
 def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: bool = False,
                  log=None) -> list[str]:
-    """OCR of the render of each ink (an empty ink renders blank). Identical inks (:func:`ink_digest`) are
-    rendered and read once; ``memo`` ({(engine name, digest): text}) carries texts between calls, e.g.
-    between systems whose outputs coincide (the reference and the derenderer that made it). ``executor``
+    """OCR of the render of each ink (an empty ink renders blank). Inks that draw the same strokes, in any
+    order and direction (:func:`~inkground_lib.core.ink.drawing_digest`), are rendered and read once;
+    ``memo`` ({(engine name, drawing digest): text}) carries texts between calls, systems and sections (e.g.
+    the skeleton and the tracer, which draws the skeleton's strokes in its own order). ``executor``
     (:func:`inkground_lib.core.parallel.executor`): an engine that can run one per worker (``parallel``)
     reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts), with a
     tqdm bar of the renders read when ``progress``. ``log``: a render-OCR log
-    (:mod:`inkground_lib.evaluation.render_ocr_log`) whose texts are reused and to which each batch read is
-    appended, in the same batches with or without an executor."""
+    (:mod:`inkground_lib.evaluation.render_ocr_log`, by ink digest) whose texts are reused and to which each
+    batch read is appended, in the same batches with or without an executor."""
     memo = {} if memo is None else memo
     identity = None if log is None else render_ocr_identity(ocr)
     if log is not None:
-        for d, text in read_render_texts(log, ocr).items():
-            memo.setdefault((ocr.name, d), text)
-    keys = [(ocr.name, ink_digest(k)) for k in inks]
+        seed_texts(memo, ocr.name, inks, read_render_texts(log, ocr))
+    keys = [(ocr.name, drawing_digest(k)) for k in inks]
     todo = {}
     for k, ink in zip(keys, inks):
         if k not in memo and k not in todo:
@@ -61,23 +78,27 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
             batch = [str(t) for t in batch]
             memo.update(zip(ks[i:i + OCR_BATCH_WORDS], batch))
             if log is not None:
-                append_render_texts(log, identity, [d for _, d in ks[i:i + OCR_BATCH_WORDS]], batch)
+                append_render_texts(log, identity, [ink_digest(k) for k in vs[i:i + OCR_BATCH_WORDS]], batch)
             bar.update(len(batch))
     return [memo[k] for k in keys]
 
 
-def read_all_renders(dataset_dir, runs, settings: EvalSettings, memo: dict, progress: bool = True, executor=None,
+def read_all_renders(dataset, runs, settings: EvalSettings, memo: dict, progress: bool = True, executor=None,
                      log_dir=None):
     """OCR of the renders of every run's inks with ``settings.ocr_engine`` (kept in each run's
     ``ocr_texts``), reusing ``memo`` and the texts a benchmark carries from section 02
-    (:func:`~inkground_lib.pseudo.benchmark.reference_ocr_texts`); ``executor``: see :func:`read_renders`;
-    ``log_dir``: keep the texts read in a render-OCR log there (resumable). Returns the engine."""
+    (:func:`~inkground_lib.pseudo.benchmark.reference_ocr_texts`; ``dataset``: the Dataset or its folder), which
+    stand for every ink that draws what the ink section 02 read draws (:func:`read_renders`); ``executor``: see
+    :func:`read_renders`; ``log_dir``: keep the texts read in a render-OCR log there (resumable). Returns the
+    engine."""
     ocr = get_engine(settings.ocr_engine, progress=progress)
-    for digest, text in reference_ocr_texts(dataset_dir, ocr.name).items():
-        memo.setdefault((ocr.name, digest), text)
-    for run in runs:
+    runs = list(runs)
+    inks = [[ink if ink is not None else [] for ink in run.inks] for run in runs]
+    folder = getattr(dataset, "root", dataset)
+    seed_texts(memo, ocr.name, (k for run_inks in inks for k in run_inks), reference_ocr_texts(folder, ocr.name))
+    for run, run_inks in zip(runs, inks):
         if ocr.name not in run.ocr_texts:
             run.ocr_texts[ocr.name] = read_renders(
-                ocr, [ink if ink is not None else [] for ink in run.inks], memo, executor, progress,
+                ocr, run_inks, memo, executor, progress,
                 None if log_dir is None else render_ocr_log_path(log_dir, ocr))
     return ocr

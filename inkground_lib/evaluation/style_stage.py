@@ -23,7 +23,7 @@ from inkground_lib.components.style import (
     train_style,
 )
 from inkground_lib.core.defaults import STYLE_JOB_BATCHES
-from inkground_lib.core.ink import ink_digest
+from inkground_lib.core.ink import drawing_digest
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import style_dir
@@ -146,8 +146,9 @@ def _style_rows_job(job):
 
 def style_rows(model, inks, memo: dict | None = None, executor=None, progress: bool = False) -> np.ndarray:
     """The classifier's logits (n, classes) for each ink (their Style:
-    :func:`~inkground_lib.components.style.metric.true_writer_probability`); identical inks are classified
-    once, ``memo`` ({(model key, digest): row}) carries rows between calls.
+    :func:`~inkground_lib.components.style.metric.true_writer_probability`); inks that draw the same strokes,
+    in any order and direction (:func:`~inkground_lib.core.ink.drawing_digest`), are classified once, and
+    ``memo`` ({(model key, drawing digest): row}) carries rows between calls, systems and sections.
 
     ``executor`` (a pool or a Dask cluster): the renders not in ``memo`` are classified there, in jobs of
     :data:`~inkground_lib.core.defaults.STYLE_JOB_BATCHES` whole inference batches, when the model is saved
@@ -155,7 +156,7 @@ def style_rows(model, inks, memo: dict | None = None, executor=None, progress: b
     torch thread). A bar with its ETA when ``progress``."""
     memo = {} if memo is None else memo
     mkey = ("style", model.input_hash, repr(model.params), tuple(model.classes))
-    keys = [(mkey, ink_digest(k)) for k in inks]
+    keys = [(mkey, drawing_digest(k)) for k in inks]
     todo = {}
     for k, ink in zip(keys, inks):
         if k not in memo and k not in todo:

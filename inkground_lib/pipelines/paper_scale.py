@@ -301,7 +301,7 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         t = time.perf_counter()
         logged = _log_sizes(eval_run)
         runs, unavailable = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)
-        read_all_renders(bench, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # resumable
+        read_all_renders(ds, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # resumable
         if unavailable:
             raise RuntimeError(f"paper-scale: systems that cannot run here: {unavailable}")
         n_pred = ds.n_words * len(runs)
@@ -335,10 +335,10 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
                 trained_now=bool(facts_b["trained_now"] or facts_t["trained_now"])))
         t = time.perf_counter()
         runs, _ = run_systems(ds, list(params.systems), eval_run, settings.grid, progress, None, ex)  # cached
-        read_all_renders(bench, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # from its log
+        read_all_renders(ds, runs.values(), settings, memo, progress, ex, log_dir=eval_run)  # from its log
         out = {}
         for st, model, facts in ((settings, model_b, facts_b), (true_settings, model_t, facts_t)):
-            out[st.reference] = evaluate_dataset(bench, list(params.systems), eval_run, st, progress=progress,
+            out[st.reference] = evaluate_dataset(ds, list(params.systems), eval_run, st, progress=progress,
                                                  runs=runs, style=lambda m=model, f=facts: (m, f), memo=memo,
                                                  executor=ex)
         tables.mkdir(parents=True, exist_ok=True)

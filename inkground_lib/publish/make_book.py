@@ -124,6 +124,40 @@ def check_benchmark_size(bench_dir: Path) -> bool:
     return False
 
 
+def html_dir() -> Path:
+    return ROOT / "_build" / "html"
+
+
+def write_downloads(executed: list[Path]) -> None:
+    """The results archive (:mod:`inkground_lib.publish.results`), BibTeX and CITATION.cff, into the HTML
+    folder."""
+    from inkground_lib.publish.citation import bibtex
+    from inkground_lib.publish.results import ARCHIVE_NAME, pack
+    from inkground_lib.core.files import atomic_write_bytes
+
+    out = html_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    pack(out / ARCHIVE_NAME, executed)
+    atomic_write_bytes(out / "inkground.bib", bibtex(ROOT).encode())
+    atomic_write_bytes(out / "CITATION.cff", (ROOT / "CITATION.cff").read_bytes())
+
+
+def write_pdf() -> Path | None:
+    """The whole book as one PDF (:mod:`inkground_lib.publish.pdf`) into the HTML folder; without Chromium, a
+    warning and no PDF (the pages then link none), and an error where CI is "true" (GitHub Actions sets it)."""
+    from inkground_lib.publish.chromium import NoChromium
+    from inkground_lib.publish.pdf import PDF_NAME, make_pdf
+
+    try:
+        return make_pdf(html_dir() / PDF_NAME)
+    except NoChromium as e:
+        if os.environ.get("CI", "").strip().lower() in ("true", "1"):
+            raise  # CI publishes the PDF: a missing Chromium fails the build
+        (html_dir() / PDF_NAME).unlink(missing_ok=True)
+        print(f"[inkground] no PDF of the book: {e}", flush=True)
+        return None
+
+
 def make_book(force: bool = False, progress: bool = True, defaults: bool = False) -> Path:
     """Build the book (see the module doc). Each stage shows its progress while it runs and ends with a line of
     its wall and CPU time (:mod:`inkground_lib.publish.stages`); each section's executed notebook is saved as
@@ -163,6 +197,12 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
 
     with timer("reproducibility page"):
         write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
+    # the whole book's downloads go into the HTML folder before the HTML is built: each page's download menu
+    # links those that exist (publish/sphinx_offline.book_downloads)
+    with timer("results archive"):
+        write_downloads(executed)
+    with timer("pdf"):
+        write_pdf()
     with timer("jupyter-book build"):
         index = notebook_runner.build_book()
     print(timer.total_line(), flush=True)

@@ -239,20 +239,122 @@ def input_file_hashes(params: dict) -> dict[str, str]:
     return out
 
 
-def library_fingerprint() -> str:
+LIBRARY = "inkground_lib"
+DATA_SUFFIXES = (".yaml", ".json")
+"""Files beside a module that it may read (the system registry's YAML, the dataset schema): they take part in
+the fingerprint of every section that imports a module of their folder."""
+
+
+def module_file(name: str, root: Path = ROOT) -> Path | None:
+    """The source file of library module ``name`` ("inkground_lib.pseudo.run"): ``<path>.py`` or
+    ``<path>/__init__.py`` under ``root``; None when it is not a library module (numpy, a name that is an
+    attribute of a module rather than a module)."""
+    if name != LIBRARY and not name.startswith(LIBRARY + "."):
+        return None
+    base = root.joinpath(*name.split("."))
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.is_file():
+            return p
+    return None
+
+
+def _imported_names(tree, module: str, is_package: bool) -> set[str]:
+    """Every module name an AST imports, anywhere in it (top level, in functions, under ``if``: a static
+    over-approximation of what running it may import). ``from a import b`` yields ``a`` and ``a.b`` (b may be
+    a submodule); relative imports are resolved against ``module``."""
+    import ast
+
+    names: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            names.add(mod)
+            names.update(f"{mod}.{a.name}" for a in node.names if a.name != "*")
+    return names
+
+
+def _with_parents(name: str) -> list[str]:
+    """``a.b.c`` -> [a, a.b, a.b.c]: importing a module runs its packages' ``__init__`` first."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def import_closure(sources: list[str], root: Path = ROOT) -> list[Path]:
+    """The library's source files that code ``sources`` (a notebook's cells, as text) may run: the modules it
+    imports, the modules those import, and so on, found statically with :mod:`ast` (no module is executed),
+    with their packages' ``__init__.py``. Only modules of the library (``inkground_lib``) are followed; sorted.
+
+    >>> from inkground_lib.core.layout import ROOT
+    >>> files = import_closure(["from inkground_lib.core.layout import ROOT"])
+    >>> [p.relative_to(ROOT).as_posix() for p in files]
+    ['inkground_lib/__init__.py', 'inkground_lib/core/__init__.py', 'inkground_lib/core/layout.py']
+    """
+    import ast
+
+    todo: list[str] = []
+    for text in sources:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:  # a cell of IPython magics: its import lines still count
+            tree = ast.parse("\n".join(line for line in text.splitlines()
+                                       if line.lstrip().startswith(("import ", "from "))))
+        todo.extend(_imported_names(tree, "__main__", False))
+    seen: dict[str, Path] = {}
+    while todo:
+        for name in _with_parents(todo.pop()):
+            if name in seen:
+                continue
+            path = module_file(name, root)
+            if path is None:
+                continue
+            seen[name] = path
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+            todo.extend(_imported_names(tree, name, path.name == "__init__.py"))
+    return sorted(set(seen.values()))
+
+
+def notebook_code(path: Path) -> list[str]:
+    """The source of each code cell of notebook ``path``."""
+    nb = json.loads(path.read_text("utf-8"))
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+
+
+def section_code_files(section: Section, root: Path = ROOT) -> list[Path]:
+    """What of the library section ``section`` may run: :func:`import_closure` of its notebook's code cells,
+    with the data files (:data:`DATA_SUFFIXES`) in the folders of those modules."""
+    files = set(import_closure(notebook_code(section.source), root))
+    for folder in {p.parent for p in files}:
+        files.update(p for p in folder.iterdir() if p.is_file() and p.suffix in DATA_SUFFIXES)
+    return sorted(files)
+
+
+def code_fingerprint(files: list[Path], root: Path = ROOT) -> str:
+    """sha256 over the files' repository-relative paths and bytes."""
     h = hashlib.sha256()
-    for p in sorted((ROOT / "inkground_lib").rglob("*")):
-        if p.is_file() and p.suffix in (".py", ".yaml", ".json"):
-            h.update(p.relative_to(ROOT).as_posix().encode())
-            h.update(p.read_bytes())
+    for p in files:
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
 
 
 def fingerprint(section: Section, params: dict, inputs: dict[str, str] | None = None) -> str:
+    """What a section's executed notebook depends on, as one sha256: the notebook, its parameters, the library
+    code it may run (:func:`section_code_files`: a change to a module no section imports, e.g. the front
+    page's, re-executes nothing), the paper's reported numbers (data/paper/) and ``inputs`` (dataset hashes,
+    input files, earlier sections' outputs)."""
     h = hashlib.sha256()
     h.update(section.source.read_bytes())
     h.update(json.dumps(params, sort_keys=True, default=str).encode())
-    h.update(library_fingerprint().encode())
+    h.update(code_fingerprint(section_code_files(section)).encode())
     paper = PAPER_DIR
     for p in sorted(paper.glob("*")):
         h.update(p.read_bytes())
@@ -445,6 +547,13 @@ def cell_summary(source: str, limit: int = 2) -> str:
 
 _ENGINE = "inkground"
 
+KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=CRITICAL",)
+"""Arguments of every section's kernel: its own log says only what is critical. Its warnings and errors are
+noise on the book's terminal, never the section's: "Kernel is running over TCP without encryption" at each
+start (a warning, ipykernel 6 ``kernelapp.init_sockets``) and "KeyboardInterrupt caught in kernel" on each
+Ctrl-C (logged as an *error* by ``kernelbase.dispatch_shell``, hence CRITICAL, not ERROR). A cell's own
+errors reach the notebook and the runner through the messages, not this log."""
+
 
 def _engine() -> str:
     """papermill's nbclient engine, registered once as "inkground", with the runner's two hooks (see
@@ -463,6 +572,7 @@ def _engine() -> str:
         def __init__(self, nb_man, watch: _Watch, **kw):
             super().__init__(nb_man, **kw)
             self.watch = watch
+            self.extra_arguments = [*self.extra_arguments, *KERNEL_ARGUMENTS]
 
         def execute_cell(self, cell, cell_index, *args, **kwargs):
             self.watch.cell(cell_index, cell)

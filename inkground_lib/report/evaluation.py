@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from inkground_lib.analysis.ties import SHOWN_DECIMALS, leaders, shown
 from inkground_lib.analysis.tradeoffs import reference_flips
+from inkground_lib.core.defaults import BETTER
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import Ink
 from inkground_lib.core.render import crop_box
@@ -19,6 +21,7 @@ from inkground_lib.evaluation.systems.registry import load_registry, system_kind
 from inkground_lib.report.format import missing, value_with_interval
 from inkground_lib.report.overlay import plot_comparison
 from inkground_lib.report.palette import PREDICTION, REFERENCE
+from inkground_lib.report.prose import join_names
 from inkground_lib.report.player import PLAY_HINT, PlayerGrid, pen_path_svg, player_figure
 from inkground_lib.report.table_view import table_view
 from inkground_lib.report.tradeoffs import flips_text
@@ -47,7 +50,7 @@ def identical_to_reference(scores: pd.DataFrame, name: str) -> bool:
     """True when every word of system ``name`` scores DTW 0: its inks are the references themselves (the
     reference ink, or the derenderer that made the pseudo-labels), so its gallery row shows nothing new."""
     d = scores.loc[scores["system"] == name, "dtw"]
-    return len(d) > 0 and bool((d.fillna(1.0) == 0).all())
+    return len(d) > 0 and bool((shown(d.fillna(1.0)) == 0).all())
 
 
 def gallery_entries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference",
@@ -203,16 +206,14 @@ def summary_text(bench, bench_true, rec=None) -> str:
     :func:`inkground_lib.report.tradeoffs.flips_text`), or that none does. Numbers are means over words (DTW in
     word heights) or corpus rates (AR)."""
     s = bench.summary
-    scored = s[~s["system"].isin(["reference"]) & (s["dtw"].fillna(1.0) != 0)] if len(s) else s
+    scored = s[~s["system"].isin(["reference"]) & (shown(s["dtw"].fillna(1.0)) != 0)] if len(s) else s
     parts = []
     ran = [getattr(r, "label", n) for n, r in bench.runs.items() if n != "reference"]
     parts.append(f"{len(ran)} systems ran here ({', '.join(ran) if ran else 'none'})")
     if len(scored):
-        best_dtw = scored.loc[scored["dtw"].idxmin()]
-        best_ar = scored.loc[scored["ar"].idxmax()]
-        parts.append(f"among those not identical to the references, {best_dtw['label']} has the lowest mean DTW "
-                     f"on the benchmark set against its pseudo-labels ({best_dtw['dtw']:.3f} word heights) and "
-                     f"{best_ar['label']} the highest AR ({best_ar['ar']:.3f})")
+        parts.append("among those not identical to the references, " + leader_phrase(scored, "dtw", "lowest mean DTW")
+                     + " on the benchmark set against its pseudo-labels (word heights) and "
+                     + leader_phrase(scored, "ar", "highest AR"))
     t = bench_true.summary
     ref = t[t["system"] == "reference"]
     if len(ref) and ref["dtw"].iloc[0] == ref["dtw"].iloc[0]:
@@ -224,9 +225,26 @@ def summary_text(bench, bench_true, rec=None) -> str:
         parts.append(f"on the recorded words, {len(rec.summary)} systems were scored against recorded pen paths")
     n_not = len(bench.unavailable)
     parts.append(f"{n_not} systems could not run on this machine (" + ", ".join(sorted(bench.unavailable)) +
-                 "), so none of the paper's VLM or InkSight numbers is reproduced here: they appear as reported"
+                 "), so their rows are the paper's numbers as reported, not reproduced here"
                  if n_not else "every named system ran")
     return "; ".join(parts) + ". " + reference_flips_text(bench, bench_true)
+
+
+def leader_phrase(summary: pd.DataFrame, metric: str, what: str) -> str:
+    """Who leads ``summary`` on ``metric``, ties kept (values equal as shown share the lead:
+    :func:`inkground_lib.analysis.ties.leaders`): "Font has the highest AR (0.412)" or "Font and Box share the
+    highest AR (0.412)".
+
+    >>> t = pd.DataFrame({"label": ["Font", "Box", "Tracer"], "ar": [0.4121, 0.4118, 0.2]})
+    >>> leader_phrase(t, "ar", "highest AR")
+    'Font and Box share the highest AR (0.412)'
+    """
+    v = summary.set_index("label")[metric].astype(float)
+    lead = leaders(v, BETTER[metric] == "min")
+    if not lead:
+        return f"no system has a {what.split(' ', 1)[-1]}"
+    verb = "has" if len(lead) == 1 else "share"
+    return f"{join_names(lead)} {verb} the {what} ({shown(float(v[lead[0]])):.{SHOWN_DECIMALS}f})"
 
 
 def reference_flips_text(bench, bench_true) -> str:

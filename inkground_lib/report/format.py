@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from inkground_lib.analysis.ties import SHOWN_DECIMALS
 from inkground_lib.core.paper import paper_numbers
 
 
@@ -70,7 +71,7 @@ def finite(v) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def fmt(v, digits: int = 3, reason: str = "not computed") -> str:
+def fmt(v, digits: int = SHOWN_DECIMALS, reason: str = "not computed") -> str:
     """A number at ``digits`` decimals, or :func:`missing` with ``reason`` when it is not a finite number
     (:func:`finite`). Unlike :func:`fixed`, the sign of a value that rounds to zero is kept ("-0.000"), as the
     front page has always printed it.

@@ -18,6 +18,7 @@ from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.report.format import EM_DASH as DASH
 from inkground_lib.report.format import count, fmt, md_escape, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
+from inkground_lib.report.prose import AGREEMENT_UNIT, join_names
 from inkground_lib.report.reproducibility import run_time
 from inkground_lib.report.tradeoffs import flips_text
 
@@ -113,8 +114,9 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
     else:
         L.append(f"* **How far pseudo-labels are from the truth:** "
                  f"{missing('the candidate pages of this run have no true trajectories')}.")
-    L.append(f"* **Rater agreement:** the raters agree on accept or reject for {pct(x.get('rater_agreement'))} of "
-             f"the pages rated at least twice; {{term}}`Krippendorff's alpha` is "
+    L.append(f"* **Rater agreement:** the raters agree on accept or reject for {fmt(x.get('rater_agreement'))} of "
+             f"the {AGREEMENT_UNIT} (paper {fmt(n.reported.get('rater_agreement'), reason='not read')}, as section 02 "
+             f"counts it); {{term}}`Krippendorff's alpha` is "
              f"{fmt(x.get('rater_alpha'), reason='undefined: every decision was the same')} "
              f"({ratings_phrase(comp.get('ratings_source'))}, {count(x.get('ratings'))} of them).")
     return L
@@ -220,31 +222,24 @@ def python_phrase(spec: str | None) -> str:
     return f"{m.group(1)} or newer" if m else md_escape(spec)
 
 
-def build_time_phrase(sections: list[dict]) -> str:
+def build_time_phrase(sections: list[dict], commit: str = "") -> str:
     """This build's section run times as prose, from the executed notebooks' records (the reproducibility
-    page's): the total and each section's; a section reused from an earlier build keeps that build's time."""
+    page's): the total and each section's, with the commit the book was built from; a section reused from an
+    earlier build keeps that build's time. The front page's only build time."""
     timed = [r for r in sections if r.get("duration") is not None]
+    at = f" (commit {commit})" if commit and not commit.startswith(DASH) else (
+        f" (commit {DASH} {commit.lstrip(DASH).strip(' ()')})" if commit else "")
     if not timed:
-        return f"This build's section run times: {missing('not recorded (no executed section notebook)')}."
+        return f"This build's section run times{at}: {missing('not recorded (no executed section notebook)')}."
     total = sum(r["duration"] for r in timed)
     each = ", ".join(f"{r['section'][:2]} {run_time(r['duration'])}" for r in timed)
-    return (f"In this build the sections took {run_time(total)} in all ({each}), as recorded on the "
+    return (f"In this build{at} the sections took {run_time(total)} in all ({each}), as recorded on the "
             "{doc}`sections/reproducibility` page (a section whose inputs did not change keeps the time of the run "
             "that made it).")
 
 
 def _run_box(n: FrontNumbers) -> list[str]:
-    b = n.bench
     url = n.repo_url
-    if "first_s" in b:
-        first, second = b["first_s"], b.get("second_s")
-        where = ", ".join(x for x in (b.get("machine"), b.get("date"), f"commit {b['commit']}" if b.get("commit")
-                                      else None) if x)
-        timing = (f"For comparison, `benchmarks/bench_book.py` measured the first `make book` of a fresh clone at "
-                  f"{first:.0f} s ({first / 60:.1f} min) of wall time, installation included ({where}); a second "
-                  f"run with nothing changed took {fmt(second, 0, 'not measured')} s.")
-    else:
-        timing = f"Time of a fresh `make book` (benchmark): {missing(b.get('reason', 'not measured'))}."
     start = ([f"git clone {url} inkground", "cd inkground"] if url else
              ["cd inkground   # the folder of your copy"])
     where_from = ("" if url else
@@ -257,7 +252,7 @@ def _run_box(n: FrontNumbers) -> list[str]:
             "make book   # creates .venv, installs the pins,", "            # runs every section, builds this book",
             "```", "",
             f"Needs git, make and Python {python_phrase(n.python)}; everything runs offline on CPU. "
-            + build_time_phrase(n.sections) + " " + timing +
+            + "How long this build took is under *At a glance* above." +
             " The paper's own systems need keys or weights ({doc}`sections/03_model_evaluation`).",
             "````", ""]
 
@@ -297,9 +292,106 @@ def _licence_lines(n: FrontNumbers) -> list[str]:
             "purposes only, and names no licence.", ""]
 
 
+HEADLINES = (
+    ("Gemini-3.1-Pro leads the VLMs on fidelity and readability (inkGround)",
+     (("DTW", "gemini_ink_dtw"), ("AR", "gemini_ink_ar")), ("gemini-3.1-pro",)),
+    ("The open models are nearly unreadable", (("AR", "open_ar_min"), ("to", "open_ar_max")),
+     ("qwen3-vl-32b", "molmo-7b-d")),
+    ("Kimi-K3 has the highest Style but the lowest AR; Claude-Opus-4.8 reads well but scores low on Style",
+     (("Kimi Style", "kimi_ink_style"), ("AR", "kimi_ink_ar"), ("Claude Style", "claude_ink_style"),
+      ("AR", "claude_ink_ar")), ("kimi-k3", "claude-opus-4.8")),
+    ("InkSight still beats every VLM on recorded IAM-OnDB trajectories",
+     (("InkSight DTW", "inksight_iam_dtw"), ("Gemini DTW", "gemini_iam_dtw")), ("inksight",)),
+)
+"""The paper's headline claims for the front page: (the claim in words, (label, reported id) of its numbers, the
+registry's systems it needs). The words are the paper's; every number is read from data/paper/reported.csv."""
+
+
+def _ran_and_why(n: FrontNumbers) -> tuple[set, dict]:
+    ran = {row["system"] for r in n.runs for row in r.rows}
+    why: dict[str, str] = {}
+    for r in n.runs:
+        for s_, reason in r.unavailable.items():
+            why.setdefault(s_, reason)
+    return ran, why
+
+
+def _short_reason(reason: str) -> str:
+    m = re.search(r"environment variable (\w+) is not set", reason)
+    return f"needs `{m.group(1)}`" if m else md_escape(reason.split(";")[0])
+
+
+def _system_status(k: str, ran: set, why: dict, any_run: bool) -> str:
+    if k in ran:
+        return "ran"
+    if k in why:
+        return f"not run ({_short_reason(why[k])})"
+    return "not run (no run requested it)" if any_run else "not run (no section-03 run)"
+
+
+def _glance_lines(n: FrontNumbers) -> list[str]:
+    """The first screen: the paper's headline claims with its numbers and whether their systems ran here (and, where
+    not, what each needs); the funnel, the paper's beside ours; what ran here; what this book found; the build."""
+    ran, why = _ran_and_why(n)
+    rep = n.reported
+    L = ["## At a glance", "",
+         "The paper's headline claims {cite}`inkground` with its own numbers, and whether the systems behind them "
+         "could run here:", "", "| the paper claims | its numbers | here |", "|---|---|---|"]
+    for claim, nums, systems in HEADLINES:
+        vals = "".join(("" if i == 0 else " " if label == "to" else ", ") + f"{label} "
+                       f"{fmt(rep.get(pid), reason='not read')}" for i, (label, pid) in enumerate(nums))
+        here = "; ".join(f"{md_escape(n.registry.get(k, {}).get('label', k))}: "
+                         f"{_system_status(k, ran, why, bool(n.runs))}" for k in systems)
+        L.append(f"| {claim} | {vals} | {here} |")
+    x = (n.pseudo or {}).get("numbers", {})
+    comp = (n.pseudo or {}).get("components", {})
+    paper_funnel = " → ".join(count(rep.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
+    if n.pseudo is None:
+        ours = f"not run {missing('no section-02 run')}"
+    else:
+        ours = (" → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages")) +
+                f" pages, with stand-ins: derenderer `{md_escape(comp.get('derenderer', '?'))}`, OCR "
+                f"`{md_escape(comp.get('ocr_engine', '?'))}`, {ratings_phrase(comp.get('ratings_source'))}")
+    L.append(f"| The funnel: candidate pages → OCR filter → raters | {paper_funnel} pages | ours: {ours} |")
+    L.append("")
+    local = sorted(ran - {k for k, v in n.registry.items() if v.get("reported_as")})
+    could_not = sorted(why)
+    engines = sorted({r.ocr_engine for r in n.runs} | ({str(comp.get("ocr_engine"))} if n.pseudo else set()))
+    if not n.runs:
+        ran_text = f"**Ran here:** no system {missing('no section-03 run')}. "
+    else:
+        ran_text = (f"**Ran here:** {len(local)} local system{'s' if len(local) != 1 else ''} "
+                    f"({join_names(md_escape(n.registry.get(k, {}).get('label', k)) for k in local)}), offline on "
+                    f"CPU. **Could not run here:** {len(could_not)} "
+                    f"({'; '.join(f'{md_escape(k)}: {_short_reason(why[k])}' for k in could_not) or 'none'}); the "
+                    f"paper's numbers for them are shown as reported, never as ours. ")
+    ocr = ("DeepSeek-OCR ran. " if "deepseek-ocr" in engines else
+           f"DeepSeek-OCR did not run (it needs a GPU server, `DEEPSEEK_OCR_BASE_URL`): every OCR reading here was "
+           f"made by {join_names(f'`{md_escape(e)}`' for e in engines) if engines else missing('no run')}. ")
+    L.append(ran_text + ocr + _found_short(n))
+    L.append("")
+    L.append(build_time_phrase(n.sections, n.commit))
+    return L + [""]
+
+
+def _found_short(n: FrontNumbers) -> str:
+    """One sentence of what this book found (the long answers follow under "What this book found")."""
+    flips = len(n.flips)
+    parts = [f"the choice of reference reverses {flips} ranking{'s' if flips != 1 else ''} of two systems "
+             f"(intervals apart)" if n.flip_datasets else "no dataset was scored against both references"]
+    for name, label in (("ocr", "OCR filter"), ("raters", "rater filter")):
+        f = (n.filters or {}).get(name)
+        if f and f.get("hi") is not None and f.get("lo") is not None:
+            verdict = "yes" if f["hi"] < 0 else ("the reverse" if f["lo"] > 0 else "no")
+            parts.append(f"did the {label} keep pseudo-labels nearer the truth? {verdict}")
+    return "**Found here:** " + "; ".join(parts) + " (below)."
+
+
 def front_page(n: FrontNumbers) -> str:
-    """The generated front-page fragment (MyST markdown, no title: book/intro.md includes it)."""
+    """The generated front-page fragment (MyST markdown, no title: book/intro.md includes it right after its first
+    paragraph, so that the first screen answers: :func:`_glance_lines`)."""
     L = ["<!-- generated by inkground_lib.report.front (make book); do not edit -->", ""]
+    L += _glance_lines(n)
     L += _found_lines(n)
     L += ["## What this book measured", "",
          "Numbers computed when this book was built, from the run outputs named on the "

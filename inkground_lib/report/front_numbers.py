@@ -27,7 +27,7 @@ from inkground_lib.core.run_files import REFERENCES, facts_json, pages_csv, summ
 from inkground_lib.core.run_loaders import load_eval_run, load_pseudo_summary
 from inkground_lib.evaluation.systems.registry import load_registry
 from inkground_lib.report.format import finite
-from inkground_lib.report.reproducibility import executed_notebooks, section_records
+from inkground_lib.report.reproducibility import executed_notebooks, git_state, section_records
 from inkground_lib.report.reviewers import default_inputs
 
 BENCH_RESULT = "benchmarks/results/make_book.txt"
@@ -77,6 +77,8 @@ class FrontNumbers:
     filters: dict = field(default_factory=dict)  # the filters against the truth (filter_numbers)
     sections: list[dict] = field(default_factory=list)  # this build's section records (run times)
     repo_source: str = ""  # the file that configures repo_url
+    reported: dict = field(default_factory=dict)  # the paper's numbers by id (data/paper/reported.csv)
+    commit: str = ""  # the commit this book was built from (git_state), "" where unknown
 
 
 def _read_json(p: Path):
@@ -326,9 +328,11 @@ def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, 
         code_license = lic.read_text("utf-8").splitlines()[0].strip()
     except (OSError, IndexError):
         code_license = None
-    paper_vlms = None
+    paper_vlms, reported = None, {}
     try:
-        paper_vlms = int(float(paper_numbers(root / PAPER_CSV.relative_to(ROOT)).loc["n_vlms", "value"]))
+        rep = paper_numbers(root / PAPER_CSV.relative_to(ROOT))
+        reported = {str(k): float(v) for k, v in rep["value"].items()}
+        paper_vlms = int(reported["n_vlms"])
     except (OSError, KeyError, ValueError, TypeError):
         pass
     python = None
@@ -343,4 +347,4 @@ def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, 
         citation=citation_numbers(root / "CITATION.cff"), unipen=unipen_numbers(root / UNIPEN_JSON),
         fonts=font_numbers(), code_license=code_license, flips=flips, flip_datasets=flip_datasets,
         filters=filter_numbers(pseudo_dir) if pseudo is not None else {}, sections=build_sections(root, executed),
-        repo_source=repo_source)
+        repo_source=repo_source, reported=reported, commit=git_state(root))

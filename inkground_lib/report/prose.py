@@ -1,8 +1,43 @@
-"""Sentences saying what produced a number."""
+"""Sentences saying what produced a number, computed from the run they describe: which dataset, which derenderer
+made the references, which systems ran and which could not, which baselines are on the page. The notebooks glue
+them (one call per sentence); hand-written Markdown keeps only what no run can change."""
 
 from __future__ import annotations
 
+import pandas as pd
+
+from inkground_lib.analysis.ties import SHOWN_DECIMALS, shown
 from inkground_lib.datasets.statistics import statistics
+
+DERENDERER_TEXT = {
+    "skeleton": "the skeleton derenderer (binarise, skeletonise, trace and order strokes; inkground's offline "
+                "stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
+    "tracer": "inkground's tracer (the skeleton's strokes ordered and directed by a small network trained here on "
+              "recorded UNIPEN words of writers outside this book; an offline stand-in for InkSight Small-p, not a "
+              "port of it)",
+    "inksight-small-p": "InkSight Small-p (the paper's derenderer)",
+}
+"""Derenderer name -> what it is, in words (section 02's provenance and every sentence naming a derenderer)."""
+
+OCR_TEXT = {
+    "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which runs "
+                "on a GPU server (vLLM) that inkground calls when DEEPSEEK_OCR_BASE_URL is set)",
+    "deepseek-ocr": "DeepSeek-OCR (the paper's OCR)",
+    "tesseract": "tesseract (an offline alternative; the paper used DeepSeek-OCR)",
+}
+"""OCR engine name -> what it is, in words."""
+
+AGREEMENT_UNIT = "pairs (a page's photo and its pseudo-labels) rated at least twice"
+"""What rater agreement is counted over, in words: the paper's pairs, which here are pages (one photo and its
+pseudo-labels), those with at least two ratings (:func:`inkground_lib.pseudo.raters.agreement`). Section 02 and
+the front page both say it this way."""
+
+BASELINE_TEXT = {
+    "reference": "the reference ink is a sanity check (it is the reference, so it scores 0 against it)",
+    "font": "the font baseline writes the right word in the right box in a typeface: readable, but in no one's hand",
+    "box": "the box baseline knows where the word is but not what it says",
+}
+"""Baseline system name -> what it shows, in words (sections 03 and 04 name the baselines that ran)."""
 
 
 def recorded_sources(meta: dict) -> str:
@@ -45,3 +80,205 @@ def describe_dataset(ds) -> str:
     if ds.kind == "benchmark":
         return f"benchmark set built by the pseudo-label pipeline from {m.get('candidates', 'a candidate set')}"
     return f"the inkGround pages loaded from {ds.root}"
+
+
+def _registry(registry=None) -> dict:
+    if registry is not None:
+        return registry
+    from inkground_lib.evaluation.systems.registry import load_registry
+
+    try:
+        return load_registry()
+    except Exception:  # a broken user registry must not break a sentence: names stand for themselves
+        return {}
+
+
+def system_label(name: str, registry: dict | None = None) -> str:
+    """A system's label from the registry (its name where the registry has none)."""
+    return str((_registry(registry).get(name) or {}).get("label") or name)
+
+
+def join_names(names) -> str:
+    """Names as prose: "a", "a and b", "a, b and c"; "none" for none.
+
+    >>> join_names([]), join_names(["a"]), join_names(["a", "b", "c"])
+    ('none', 'a', 'a, b and c')
+    """
+    names = [str(n) for n in names]
+    if not names:
+        return "none"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def labels_maker(ds) -> str:
+    """The derenderer that made a benchmark set's pseudo-labels, as its manifest records it (``meta["derenderer"]``,
+    written by section 02); "unknown" where the manifest does not say."""
+    return str((getattr(ds, "meta", None) or {}).get("derenderer") or "unknown")
+
+
+def derenderer_name_text(name: str) -> str:
+    """A derenderer in a few words: "the tracer derenderer", "the skeleton derenderer", "InkSight Small-p"."""
+    return "InkSight Small-p" if str(name).startswith("inksight") else f"the {name} derenderer"
+
+
+def ran_and_not(res) -> tuple[list[str], list[str], bool]:
+    """(the systems that ran, except the reference ink; the systems that could not run; whether the reference
+    ink ran) of a section-03 result (``runs``, ``unavailable``), in the order of the run."""
+    ran = [n for n in res.runs if n != "reference"]
+    return ran, list(res.unavailable), "reference" in res.runs
+
+
+def systems_stand_in_text(bench, ocr_engine: str, registry: dict | None = None) -> str:
+    """Section 03's overview sentence on what ran and what stands in, from the run: how many systems ran (named,
+    besides the reference ink when it ran), how many could not (named), which OCR engine read the renders, and
+    that the rows measured here stand beside the paper's reported rows. Plain text (it is glued).
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = systems_stand_in_text(NS(runs={"reference": 0, "skeleton": 0}, unavailable={"kimi-k3": "no key"}),
+    ...                           "rapidocr", registry={})
+    >>> t.split(";")[0]
+    '1 system ran here besides the reference ink (skeleton)'
+    """
+    reg = _registry(registry)
+    ran, not_run, ref = ran_and_not(bench)
+    n = len(ran)
+    s = (f"{n} system{'s' if n != 1 else ''} ran here{' besides the reference ink' if ref else ''} "
+         f"({join_names(system_label(k, reg) for k in ran)})")
+    m = len(not_run)
+    s += (f"; {m} could not ({join_names(not_run)}: each needs what Table 3.2 names)" if m else
+          "; every system named in `systems` ran")
+    ocr = OCR_TEXT.get(ocr_engine, f"the OCR engine {ocr_engine!r}")
+    s += f". The renders are read by {ocr}."
+    if n:
+        s += " The rows measured here stand beside the paper's reported rows, never in their place."
+    return s
+
+
+def maker_row_text(bench, bench_true, maker: str, registry: dict | None = None) -> str:
+    """Section 03's sentence on the row of the derenderer that made the pseudo-labels (``maker``, from the
+    benchmark's manifest: :func:`labels_maker`): identical by construction when its DTW against its own labels
+    shows as 0, its DTW against the true trajectories beside it; or that it was not among the systems of this run.
+
+    >>> from types import SimpleNamespace as NS
+    >>> s = pd.DataFrame({"system": ["tracer"], "dtw": [0.0]})
+    >>> maker_row_text(NS(summary=s), NS(summary=s.assign(dtw=[0.111])), "tracer", registry={})[:48]
+    'The tracer derenderer made the pseudo-labels, so'
+    >>> maker_row_text(NS(summary=s), None, "skeleton", registry={})[:70]
+    'The skeleton derenderer made the pseudo-labels; it is not among the sy'
+    """
+    def value(res, col="dtw"):
+        if res is None or not len(res.summary):
+            return None
+        row = res.summary[res.summary["system"] == maker]
+        return float(row[col].iloc[0]) if len(row) and pd.notna(row[col].iloc[0]) else None
+
+    who = derenderer_name_text(maker)
+    who = who[0].upper() + who[1:]
+    own, true = value(bench), value(bench_true)
+    if own is None:
+        return (f"{who} made the pseudo-labels; it is not among the systems of this run, so no row of Table 1 "
+                f"repeats the references.")
+    d = SHOWN_DECIMALS
+    if shown(own) == 0:
+        s = (f"{who} made the pseudo-labels, so its row in Table 1 is identical by construction, not a measurement: "
+             f"the same algorithm on the same crops gives DTW {shown(own):.{d}f} against its own labels.")
+    else:
+        s = (f"{who} made the pseudo-labels, yet run again here it lies at DTW {own:.{d}f} from them: "
+             f"its output is not the same on the same crops.")
+    if true is not None:
+        s += f" Against the writers' true trajectories the same predictions score {true:.{d}f} (Table 2a)."
+    return s
+
+
+def baselines_ar_text(bench) -> str:
+    """Section 03's sentence on the font and box baselines' readability (AR, corpus rate), for those that ran
+    (:data:`BASELINE_TEXT` says what each shows); says so when neither ran."""
+    s = bench.summary if len(bench.summary) else pd.DataFrame({"system": []})
+    parts = []
+    for name in ("font", "box"):
+        row = s[s["system"] == name]
+        if len(row) and "ar" in row and pd.notna(row["ar"].iloc[0]):
+            parts.append(f"{BASELINE_TEXT[name]}: AR {float(row['ar'].iloc[0]):.{SHOWN_DECIMALS}f}")
+    if not parts:
+        return "Neither the font nor the box baseline ran in this run."
+    return "Of the baselines, " + "; ".join(parts) + "."
+
+
+def baselines_text(names) -> str:
+    """Section 04's sentence on the baselines among ``names`` (the systems scored), from :data:`BASELINE_TEXT`;
+    says so when none is.
+
+    >>> baselines_text(["skeleton", "box"])
+    "Our baselines are not the paper's systems: the box baseline knows where the word is but not what it says."
+    """
+    parts = [BASELINE_TEXT[n] for n in BASELINE_TEXT if n in set(map(str, names))]
+    if not parts:
+        return "No baseline was scored in these runs."
+    return "Our baselines are not the paper's systems: " + "; ".join(parts) + "."
+
+
+def both_sides_intro(maker: str) -> str:
+    """Section 03's "both sides" sentence naming its two derenderers: A made the benchmark's pseudo-labels (from
+    the benchmark's manifest), B is the skeleton derenderer with other binarisation, retracing and
+    stroke-ordering rules (:data:`inkground_lib.evaluation.both_sides.SECOND`).
+
+    >>> both_sides_intro("tracer").startswith("A, the tracer derenderer that made")
+    True
+    """
+    b = ("a second skeleton derenderer" if maker == "skeleton" else "the skeleton derenderer")
+    return (f"A, {derenderer_name_text(maker)} that made this benchmark's pseudo-labels, and B, {b} with other "
+            f"binarisation, retracing and stroke-ordering rules, run on the same crops")
+
+
+def derenderers_compared_text(names, registry: dict | None = None) -> str:
+    """Section 02's sentence naming the derenderers its comparison ran (``compare_derenderers``), each with what
+    it is (:data:`DERENDERER_TEXT`); the first is the baseline of the ratios."""
+    names = list(names)
+    if not names:
+        return "This run compares no derenderer."
+    each = [DERENDERER_TEXT.get(n, derenderer_name_text(n)) for n in names]
+    return (f"This run compares {len(names)} derenderer{'s' if len(names) != 1 else ''} that run offline: "
+            f"{join_names(each)}; the first is the baseline of the ratios.")
+
+
+def left_out_text(res, registry: dict | None = None) -> str:
+    """Section 03's sentence on the systems its galleries leave out: those whose inks are the references themselves
+    (DTW 0, as shown, on every word: the reference ink, and the derenderer that made the pseudo-labels where it
+    ran), named from the run's scores."""
+    from inkground_lib.report.evaluation import identical_to_reference
+
+    out = [system_label(n, registry) for n in res.runs if identical_to_reference(res.scores, n)]
+    if not out:
+        return "No system's inks are the references themselves, so every system that ran has its row."
+    return (f"Left out, because their inks are the references themselves (DTW 0 on every word, so their rows would "
+            f"repeat the reference): {join_names(out)}.")
+
+
+def style_precision_text(style: dict | None, run_dir=None, reference: str = "reference") -> str:
+    """The writer classifier's numeric precision, as the run records it: the run's style facts
+    (``style["precision"]``) or, failing that, the classifier's own record
+    (``run_dir/style-<reference>/style_model.json``: its ``precision``, or ``params.precision``); says it is not
+    recorded where neither has it. (The hook for a classifier trained in reduced precision: once the training
+    records it, the book shows it without another change.)
+
+    >>> style_precision_text({"precision": "bf16"})
+    'The writer classifier was trained and run in bf16, as its run records.'
+    >>> style_precision_text({})[:57]
+    "This run does not record the writer classifier's numeric "
+    """
+    import json
+    from pathlib import Path
+
+    p = (style or {}).get("precision")
+    if not p and run_dir is not None:
+        from inkground_lib.components.style.storage import META_FILE
+        from inkground_lib.core.run_files import style_dir
+
+        try:
+            meta = json.loads((style_dir(run_dir, reference) / META_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            meta = {}
+        p = meta.get("precision") or (meta.get("params") or {}).get("precision")
+    if not p:
+        return "This run does not record the writer classifier's numeric precision."
+    return f"The writer classifier was trained and run in {p}, as its run records."

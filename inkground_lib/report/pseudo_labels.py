@@ -11,6 +11,8 @@ from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import KEEP_SCORE
 from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
 from inkground_lib.report.format import missing
+from inkground_lib.report.prose import DERENDERER_TEXT as _DERENDERER_TEXT
+from inkground_lib.report.prose import OCR_TEXT as _OCR_TEXT
 
 
 def funnel_parameters(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> dict:
@@ -91,22 +93,6 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
     return pd.DataFrame(rows).rename_axis("stage outcome")
 
 
-_DERENDERER_TEXT = {
-    "skeleton": "the skeleton derenderer (binarise, skeletonise, trace and order strokes; inkground's offline "
-                "stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
-    "tracer": "inkground's tracer (the skeleton's strokes ordered and directed by a small network trained here on "
-              "recorded UNIPEN words of writers outside this book; an offline stand-in for InkSight Small-p, not a "
-              "port of it)",
-    "inksight-small-p": "InkSight Small-p (the paper's derenderer)",
-}
-
-
-_OCR_TEXT = {
-    "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which runs "
-                "on a GPU server (vLLM) that inkground calls when DEEPSEEK_OCR_BASE_URL is set)",
-    "deepseek-ocr": "DeepSeek-OCR (the paper's OCR)",
-    "tesseract": "tesseract (an offline alternative; the paper used DeepSeek-OCR)",
-}
 
 
 def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:

@@ -18,7 +18,7 @@ from inkground_lib.analysis.claims import (
     paper_system_names,
     reported_values,
 )
-from inkground_lib.analysis.origins import COUNTED, ORIGINS, with_origins
+from inkground_lib.analysis.origins import COUNTED, ORIGINS, REPLACED, with_origins
 from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, load_run_infos, unmet_conditions
 from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.files import atomic_write_text
@@ -141,13 +141,21 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
             L.append(f"* **The ranking on our numbers:** {'holds' if r.ours_check.ok else 'FAILS'}: "
                      f"{md_escape(r.ours_check.detail)}")
         measured = [m for m in r.here if m.counts]
-        inputs = [m for m in r.here if not m.counts]
+        replaced = [m for m in r.here if m.origin.kind == REPLACED]
+        inputs = [m for m in r.here if not m.counts and m.origin.kind != REPLACED]
         if measured:
             L.append("* **Measured here:**")
             for m in measured:
                 L.append(f"  * {m.status}: {md_escape(m.text)}")
+        elif replaced:
+            L.append("* **Measured here:** nothing of the claim's own system or data")
         else:
             L.append("* **Measured here:** nothing (no data, system or run for it here)")
+        if replaced:
+            L.append("* **Measured here on something else** (a stand-in system on stand-in data: never counted "
+                     "towards the status):")
+            for m in replaced:
+                L.append(f"  * {md_escape(m.text)}")
         if inputs:
             L.append("* **Set here, not measured** (never counted towards the status):")
             for m in inputs:
@@ -168,10 +176,12 @@ def _anchor(claim_id: str) -> str:
 def _ours_summary(here) -> str:
     """Our numbers for a claim by origin, for the overview: "2 measured; 3 set (setting)" or "none"."""
     n_meas = sum(m.counts for m in here)
-    set_kinds = sorted({m.origin.kind for m in here if not m.counts})
-    n_set = len(here) - n_meas
-    parts = ([f"{n_meas} measured"] if n_meas else []) + ([f"{n_set} set ({', '.join(set_kinds)})"]
-                                                           if n_set else [])
+    n_repl = sum(m.origin.kind == REPLACED for m in here)
+    set_kinds = sorted({m.origin.kind for m in here if not m.counts and m.origin.kind != REPLACED})
+    n_set = len(here) - n_meas - n_repl
+    parts = ([f"{n_meas} measured"] if n_meas else []) + ([f"{n_repl} on a stand-in system and data, not counted"]
+                                                          if n_repl else []) + \
+        ([f"{n_set} set ({', '.join(set_kinds)})"] if n_set else [])
     return "; ".join(parts) or "none"
 
 

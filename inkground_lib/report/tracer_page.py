@@ -1,7 +1,10 @@
 """The book's page on inkground's tracer (the learned derenderer of
-:mod:`inkground_lib.components.derenderers.tracer`): its model card (``data/models/MODEL.md``, copied in as it
-is, so the page names no path of the machine that built it) and its training curves as a figure, drawn from the curves file shipped with the weights
-(``data/models/tracer-curves.csv``, the ``curves.csv`` the training run wrote: one row per epoch).
+:mod:`inkground_lib.components.derenderers.tracer`), generated like every other generated page: what the tracer
+is and is not (:data:`WHAT_IT_IS`, text no run changes), then every number from the record the training run wrote
+into the weights (``tracer.npz``: the data it was trained on, the recipe, the network, the final validation
+figures) and its training curves as a figure, drawn from the curves file shipped with the weights
+(``data/models/tracer-curves.csv``, the ``curves.csv`` the training run wrote: one row per epoch). The page
+names no path of the machine that built it.
 """
 
 from __future__ import annotations
@@ -12,12 +15,28 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from inkground_lib.components.derenderers.tracer.weights import SHIPPED_CURVES, SHIPPED_WEIGHTS
+from inkground_lib.components.derenderers.tracer.weights import SHIPPED_CURVES, SHIPPED_WEIGHTS, read_npz
 from inkground_lib.report.palette import PEN_UP, PREDICTION, REFERENCE
 
 CURVE_COLUMNS = ("epoch", "train_loss", "val_loss", "val_dtw_median", "val_order_differs", "val_direction_differs",
                  "skeleton_val_dtw_median", "skeleton_val_order_differs", "skeleton_val_direction_differs")
 """The columns of a training run's ``curves.csv`` the figure uses."""
+
+WHAT_IT_IS = """**What it is.** inkground's own learned derenderer: a word crop of a page photo (and the word's
+text) in, the pen trajectory in page pixels out, in pen order with direction. It is a *hybrid*: the geometry
+comes from the skeleton derenderer (`inkground_lib/components/derenderers/skeleton.py`: binarise, skeletonise,
+trace); a small transformer (`inkground_lib/components/derenderers/tracer/`) reads the skeleton's strokes and the
+word's characters and gives every stroke a progress score (sorted: the writer's order) and a reverse logit (the
+writer's direction).
+
+**What it is not.** Not InkSight or a port of it, and not a handwriting recogniser: it never changes the
+skeleton's points, only their order, direction and grouping into strokes, so where the skeleton misses ink or
+adds noise, so does the tracer. It was trained on isolated words from digitising tablets drawn on synthetic
+"photographed" pages; it has not seen real photographs.
+
+**How it measures in this book.** Section 02 runs it beside the skeleton on the same words and compares both
+with the writers' true pen paths (its derenderer table); the numbers below are the training run's own."""
+"""The tracer in words: what no training run changes (every number on the page comes from the weights' record)."""
 
 PAGE_LABEL = "tracer-model"
 """The page's MyST label: sections 02 and 03 link to it with {ref}`tracer-model`."""
@@ -39,7 +58,7 @@ def fig_curves(curves: pd.DataFrame):
     """Three panels over epochs: the training and validation losses; the validation writers' median DTW to
     their true pen paths (word heights); the share of their words whose stroke order or direction differs from
     the writer's - the tracer's as solid lines, the skeleton's (which does not learn) dashed."""
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.1))
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.4))  # 900 px at 100 dpi: text at least 9 px full size
     e = curves["epoch"]
     axes[0].plot(e, curves["train_loss"], "o-", color=PREDICTION, label="training")
     axes[0].plot(e, curves["val_loss"], "s--", color=REFERENCE, label="validation writers")
@@ -53,28 +72,81 @@ def fig_curves(curves: pd.DataFrame):
                      label=f"skeleton: {name}")
     axes[2].set(title="share of words that differ", xlabel="epoch", ylim=(0, 1))
     for ax in axes:
-        ax.legend(fontsize=7, frameon=False)
+        ax.legend(fontsize=8.5, frameon=False)
+        ax.title.set_fontsize(9.5)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
 
 
+def _pct(x) -> str:
+    return f"{100 * float(x):.1f}%"
+
+
+def record_text(record: dict, sha256: str = "") -> str:
+    """The model card's numbers, from the weights' record (``read_npz``): the data it was trained on (release,
+    words and writers, the evaluation writers it never saw), the network and the recipe, and the final
+    validation figures beside the skeleton's. Sections missing from the record are said to be missing."""
+    t = record.get("trained_on") or {}
+    r = record.get("recipe") or {}
+    net = record.get("net") or r.get("net") or {}
+    f = record.get("final") or {}
+    L = ["## Training data", ""]
+    if t:
+        L.append(f"{t.get('release', 'the recorded release')}: {t.get('train_words_used', '?'):,} training words of "
+                 f"{t.get('train_writers_used', '?')} writers ({t.get('train_samples', '?'):,} gave a sample) and "
+                 f"{t.get('val_words', '?'):,} words of {t.get('val_writers', '?')} validation writers; the "
+                 f"{t.get('eval_writers_excluded', '?')} writers this book evaluates on were left out "
+                 f"({t.get('eval_words_excluded', '?'):,} words), so the tracer never saw them. Source sha256 "
+                 f"`{str(t.get('source_sha256', '?'))[:16]}…`.")
+    else:
+        L.append("The weights' record does not say what they were trained on.")
+    L += ["", "## Network and recipe", ""]
+    if net or r:
+        L.append(f"{record.get('parameters', '?'):,} parameters (d_model {net.get('d_model', '?')}, "
+                 f"{net.get('layers', '?')} layers, {net.get('heads', '?')} heads); {r.get('epochs', '?')} epochs, "
+                 f"AdamW at {r.get('lr', '?')} with {r.get('warmup_steps', '?')} warm-up steps, batch "
+                 f"{r.get('batch_size', '?')}, weight decay {r.get('weight_decay', '?')}, "
+                 f"{r.get('threads', '?')} torch thread(s), seed {r.get('seed', '?')}."
+                 + (f" Weights sha256 `{sha256[:16]}…`, checked at load." if sha256 else ""))
+    else:
+        L.append("The weights' record does not give the network or the recipe.")
+    L += ["", "## Final validation figures", ""]
+    if f:
+        L += ["Medians over the validation writers' words (DTW in word heights; shares of words whose stroke order "
+              "or direction differs from the writer's), after the last epoch:", "",
+              "| derenderer | DTW | order differs | direction differs |", "| --- | --- | --- | --- |",
+              f"| tracer | {f.get('val_dtw_median', float('nan')):.3f} | {_pct(f.get('val_order_differs', 'nan'))} | "
+              f"{_pct(f.get('val_direction_differs', 'nan'))} |",
+              f"| skeleton | {f.get('skeleton_val_dtw_median', float('nan')):.3f} | "
+              f"{_pct(f.get('skeleton_val_order_differs', 'nan'))} | "
+              f"{_pct(f.get('skeleton_val_direction_differs', 'nan'))} |"]
+    else:
+        L.append("The weights' record holds no validation figures.")
+    return "\n".join(L)
+
+
 def write_tracer_page(sections_dir: str | os.PathLike, curves_path: str | os.PathLike = SHIPPED_CURVES,
-                      card_path: str | os.PathLike | None = None) -> Path:
-    """Write ``sections_dir/tracer.md`` (the model card's text, then the curves figure
-    ``sections_dir/tracer_curves.png``); returns the page's path."""
+                      weights_path: str | os.PathLike | None = None) -> Path:
+    """Write ``sections_dir/tracer.md`` (:data:`WHAT_IT_IS`, then :func:`record_text` of the weights' record, then
+    the curves figure ``sections_dir/tracer_curves.png``); returns the page's path."""
     out = Path(sections_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    card = Path(card_path) if card_path else SHIPPED_WEIGHTS.with_name("MODEL.md")
-    if not card.is_file():
-        raise FileNotFoundError(f"{card}: the tracer's model card is missing")
+    weights = Path(weights_path) if weights_path else SHIPPED_WEIGHTS
+    record, _ = read_npz(weights)  # raises, naming the file, when the weights are missing or unreadable
     curves = read_curves(curves_path)
+    out.mkdir(parents=True, exist_ok=True)
     fig = fig_curves(curves)
-    fig.savefig(out / "tracer_curves.png", dpi=130, metadata={"Software": None})
+    fig.savefig(out / "tracer_curves.png", dpi=100, metadata={"Software": None})
     plt.close(fig)
     last = curves.iloc[-1]
-    text = f"""({PAGE_LABEL})=
-{card.read_text(encoding="utf-8").strip()}
+    text = f"""<!-- generated by inkground_lib.report.tracer_page (make book); do not edit -->
+
+({PAGE_LABEL})=
+# The tracer: inkground's learned derenderer
+
+{WHAT_IT_IS}
+
+{record_text(record, str(record.get("sha256", "")))}
 
 ## Training curves
 

@@ -25,6 +25,7 @@ from inkground_lib.analysis.tradeoffs import (
     other_reference,
     pareto_front,
 )
+from inkground_lib.analysis.ties import TIES_RULE, tied_ranks
 from inkground_lib.core.defaults import BETTER, METRIC_LABELS
 from inkground_lib.report.format import format_interval, is_missing, missing
 from inkground_lib.report.palette import OKABE_ITO
@@ -38,6 +39,14 @@ AR_LABEL = "AR (OCR accurate rate of the rendered strokes, higher is better)"
 DTW_LABEL = "DTW (word heights, lower is better)"
 STYLE_LABEL = "Style (higher is better)"
 LABEL_ITERATIONS = 400  # adjustText iterations (fixed: a time limit would make the figure machine-dependent)
+FIGURE_TEXT_PT = 10
+"""The smallest text of section 04's figures (legends, point labels), in points: at the figures' widths (at most
+about 8.5 in, 850 px at 100 dpi) it stays above 9 CSS px where the page shows them at 1400 px."""
+
+STYLE_COLUMNS = 2
+"""Panels per row of the Style-against-AR figure."""
+
+
 PAPER_CLASS_IDS = {"inkGround": ("style_classes_inkground", "pages"), "IAM-OnDB": ("style_classes_iamondb", "writers")}
 
 METRIC_COLUMNS = {"n_words": "words", "valid_rate": "valid rate", "dtw": "DTW", "chamfer": "Chamfer", "ar": "AR",
@@ -93,7 +102,7 @@ def _merged_labels(x, y, names):
     return [(kx, ky, " = ".join(v)) for (kx, ky), v in out.items()]
 
 
-def _plot_group(ax, g, ym, yb, colour, marker, ours, label, fontsize: float = 8):
+def _plot_group(ax, g, ym, yb, colour, marker, ours, label, fontsize: float = FIGURE_TEXT_PT):
     """Points (ours: filled with page-bootstrap 95% intervals; the paper's: open), the group's Pareto front
     (solid for ours, dashed for the paper's) and the label texts (returned, to be placed later)."""
     x, y = g["ar"].to_numpy(float), g[ym].to_numpy(float)
@@ -155,7 +164,7 @@ def _legend(fig, axes):
     seen = dict(sorted(seen.items(), key=lambda kv: order.get(kv[0][:4], 2)))  # ours, the paper's, chance
     if seen:
         fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=2, frameon=False,
-                   fontsize=8.5)
+                   fontsize=FIGURE_TEXT_PT)
 
 
 def _ar_axis(ax):
@@ -223,23 +232,24 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
     pap = [] if paper is None else [(ds, g[g["ar"].notna() & g["style"].notna()])
                                     for ds, g in paper.groupby("dataset", sort=False)]
     pap = [(ds, g) for ds, g in pap if len(g)]
-    ncols = max(len(ours), len(pap), 1)
-    nrows = 2 if pap else 1
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.4 * nrows + 0.7), layout="constrained",
+    # at most STYLE_COLUMNS panels a row, so the figure keeps its width (and its text its size) however many
+    # classifiers there are: ours first, the paper's on the rows below
+    ncols = STYLE_COLUMNS if max(len(ours), len(pap)) > 1 else 1
+    rows_ours, rows_pap = max(1, -(-len(ours) // ncols)), -(-len(pap) // ncols)
+    nrows = rows_ours + rows_pap
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.5 * nrows + 0.9), layout="constrained",
                              squeeze=False, sharex=True)
     placed = []
-    for row, items, is_ours in ((0, ours, True), (1, pap, False)):
-        for k in range(ncols):
-            if row >= nrows:
-                break
-            ax = axes[row][k]
+    for first_row, n_rows, items, is_ours in ((0, rows_ours, ours, True), (rows_ours, rows_pap, pap, False)):
+        for k in range(n_rows * ncols):
+            ax = axes[first_row + k // ncols][k % ncols]
             if k >= len(items):
                 ax.set_visible(False)
                 continue
             ds, g = items[k]
             c, m = (OURS_STYLE if is_ours else PAPER_STYLE)[k % len(OURS_STYLE if is_ours else PAPER_STYLE)]
             who = "ours (measured)" if is_ours else "paper (reported)"
-            t, x, yy = _plot_group(ax, g, "style", "max", c, m, is_ours, f"{who}: {ds}", fontsize=9)
+            t, x, yy = _plot_group(ax, g, "style", "max", c, m, is_ours, f"{who}: {ds}")
             if is_ours:
                 n = g["n_classes"].dropna()
                 n, unit = (int(n.iloc[0]) if len(n) else None), "writers"
@@ -248,7 +258,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
             if n:
                 ax.axhline(1.0 / n, color="#555555", lw=1, ls=":", zorder=1,
                            label="chance level (1 / writer classes)")
-            ax.set_title(f"{who}: {ds}\n{n if n else 'unknown number of'} {unit} (classes)", fontsize=10)
+            ax.set_title(f"{who}: {ds}\n{n if n else 'unknown number of'} {unit} (classes)", fontsize=FIGURE_TEXT_PT + 1)
             hi = g["style_hi"].to_numpy(float) if is_ours and "style_hi" in g else np.asarray(yy, float)
             top = np.nanmax(np.concatenate([hi, np.asarray(yy, float), [0.05]]))
             # ours: up to the highest interval; the paper's: the whole probability range
@@ -382,8 +392,8 @@ def rank_view(table: pd.DataFrame, variants: list | None, caption: str):
         t[s] = [("—" if v == "n/a" else v) for v in t[s]]
     return table_view(t, caption, columns={"Kendall tau vs default": "Kendall's tau vs default", "p": "p-value"},
                       decimals={"Kendall's tau vs default": 2, "p-value": 3}, fold=False,
-                      notes=["Ranks: 1 = best; ties share the lower rank; — where a system has no value. "
-                             "Kendall's tau compares the variant's ranking with the metric's default; its "
+                      notes=["Ranks: 1 = best; — where a system has no value. " + TIES_RULE + " "
+                             "Kendall's tau (tau-b) compares the variant's ranking with the metric's default; its "
                              "p-value is two-sided (— on the default row itself and where fewer than two "
                              "systems are ranked)."])
 
@@ -441,7 +451,7 @@ def reference_table(a) -> dict[str, pd.DataFrame]:
             ranks = {}
             for name, t in ((ref, own), (oth, other)):
                 v = t.set_index("system")[m].astype(float)
-                ranks[name] = v.rank(ascending=BETTER[m] == "min", method="min")
+                ranks[name] = tied_ranks(v, BETTER[m] == "min")
             for _, r in own.iterrows():
                 o = other[other["system"] == r["system"]]
                 o = o.iloc[0] if len(o) else {}
@@ -461,8 +471,7 @@ def reference_view(t: pd.DataFrame, caption: str):
     return table_view(t, caption, fold=False,
                       notes=["Mean over words (DTW, Chamfer: word heights, lower is better) or true-writer "
                              "probability (Style, higher is better, each reference with its own writer "
-                             "classifier), with 95% page-bootstrap intervals; rank 1 = best, ties share the lower "
-                             "rank. The reference ink and the derenderer that made the pseudo-labels score 0 "
+                             "classifier), with 95% page-bootstrap intervals; rank 1 = best. " + TIES_RULE + " The reference ink and the derenderer that made the pseudo-labels score 0 "
                              "against the pseudo-labels by construction."])
 
 

@@ -143,6 +143,9 @@ class DerenderSystem(BaseSystem):
 
     kind = "specialist"
     hashed_fields = ("grow",)
+    trace_logs: tuple = ()
+    """Paths of more trace stores to read answers from (section 03 passes section 02's: the recorded pages it
+    derendered); the answers are the same, so a system's request key does not depend on them."""
 
     def __init__(self, name, cfg, derenderer, adapter):
         super().__init__(name, cfg)
@@ -171,24 +174,26 @@ class DerenderSystem(BaseSystem):
         crop, cb = crop_word(item.load_image(), _box_of(item, self.name), grow=self.grow)
         crop = np.ascontiguousarray(crop)
         if getattr(self.derenderer, "uses_traces", False):
-            ink = self.derenderer.derender(crop, cb, item.text, traces=item_traces(item))
+            ink = self.derenderer.derender(crop, cb, item.text, traces=item_traces(item, self.trace_logs))
         else:
             ink = self.derenderer.derender(crop, cb, item.text)
         return RawOutput(strokes=as_ink(ink, f"{self.name}: word {item.word_id}"), status="ok")
 
 
-def item_traces(item: Item):
+def item_traces(item: Item, logs=()):
     """Where a derenderer's answers on ``item``'s word crop are looked up (by content key, see
     :mod:`inkground_lib.components.derenderers.traces`) and kept: this process's own store (the skeleton and
     tracer systems share it), then the trace store of the pseudo-label run that made the item's dataset when it
-    is a benchmark set (:func:`benchmark_traces`)."""
+    is a benchmark set (:func:`benchmark_traces`), then the stores at the paths ``logs`` (each file once)."""
     from inkground_lib.components.derenderers.traces import StoreChain, opened_store, process_store
 
-    stores = [process_store()]
+    stores, seen = [process_store()], set()
     path = benchmark_traces(str(Path(item.page_image).parent)) if item.page_image is not None else None
-    run_store = opened_store(path) if path else None
-    if run_store is not None:
-        stores.append(run_store)
+    for p in ([path] if path else []) + list(logs):
+        run_store = opened_store(p)
+        if run_store is not None and id(run_store) not in seen:
+            seen.add(id(run_store))
+            stores.append(run_store)
     return StoreChain(stores)
 
 

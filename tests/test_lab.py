@@ -1,0 +1,95 @@
+"""`make lab` (inkground lab): working copies that keep the committed notebooks as they are, and a JupyterLab that
+answers on loopback (issue 36)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from inkground_lib.cli.lab import RECORD, kernel_spec, server_python, working_copies
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _nb(path: Path, text: str) -> None:
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": text, "metadata": {}, "outputs": [],
+                                           "execution_count": None}], "metadata": {}, "nbformat": 4,
+                                "nbformat_minor": 5}))
+
+
+def test_working_copies_follow_their_sources_unless_edited(tmp_path):
+    src, dst = tmp_path / "notebooks", tmp_path / "lab"
+    src.mkdir()
+    _nb(src / "01_a.ipynb", "x = 1")
+    _nb(src / "02_b.ipynb", "y = 1")
+    assert working_copies(src, dst) == [("01_a.ipynb", "copied"), ("02_b.ipynb", "copied")]
+    assert (dst / "01_a.ipynb").read_bytes() == (src / "01_a.ipynb").read_bytes()
+    assert working_copies(src, dst) == [("01_a.ipynb", "unchanged"), ("02_b.ipynb", "unchanged")]
+    # JupyterLab saves an edit into the copy; the committed source is untouched
+    before = (src / "01_a.ipynb").read_bytes()
+    _nb(dst / "01_a.ipynb", "x = 2  # edited in JupyterLab")
+    assert working_copies(src, dst)[0] == ("01_a.ipynb", "unchanged") and (src / "01_a.ipynb").read_bytes() == before
+    # a git pull changes both sources: the unedited copy follows, the edited one is kept and the command says so
+    _nb(src / "01_a.ipynb", "x = 3")
+    _nb(src / "02_b.ipynb", "y = 3")
+    res = dict(working_copies(src, dst))
+    assert res["02_b.ipynb"] == "updated" and "y = 3" in (dst / "02_b.ipynb").read_text()
+    assert res["01_a.ipynb"].startswith("kept: edited here") and "edited in JupyterLab" in (dst / "01_a.ipynb").read_text()
+    (dst / "01_a.ipynb").unlink()  # deleting the copy gets the new source
+    assert dict(working_copies(src, dst))["01_a.ipynb"] == "copied" and "x = 3" in (dst / "01_a.ipynb").read_text()
+    assert set(json.loads((dst / RECORD).read_text())) == {"01_a.ipynb", "02_b.ipynb"}
+
+
+def test_lab_copies_and_checkpoints_are_ignored_by_git():
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert "/lab/" in ignored and ".ipynb_checkpoints/" in ignored and ".venv-lab/" in ignored
+    # JupyterLab is pinned for its own environment, not in .venv's pin list (it would slow every import of papermill)
+    assert any(line.startswith("jupyterlab==") for line in (ROOT / "requirements-lab.txt").read_text().splitlines())
+    assert not any(line.startswith("jupyterlab") for line in (ROOT / "requirements.txt").read_text().splitlines())
+
+
+def test_the_kernel_is_this_environments_python_whatever_runs_the_server(tmp_path):
+    spec = json.loads(kernel_spec(tmp_path).read_text())
+    assert spec["argv"][:3] == [sys.executable, "-m", "ipykernel_launcher"] and "{connection_file}" in spec["argv"]
+    assert kernel_spec(tmp_path) == tmp_path / "kernels" / "python3" / "kernel.json"  # the notebooks' kernel name
+    with pytest.raises(ValueError, match="make lab"):
+        server_python(str(tmp_path / "no-python"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow  # starts JupyterLab (~5-20 s)
+def test_make_lab_answers_on_loopback_and_stops_with_the_command(tmp_path):
+    port = _free_port()
+    if not (ROOT / ".venv-lab" / ".inkground-installed").is_file():  # the server's environment, as `make lab` makes it
+        subprocess.run(["make", "-s", ".venv-lab/.inkground-installed"], cwd=ROOT, check=True)
+    proc = subprocess.Popen([sys.executable, "-m", "inkground_lib.cli", "lab", "--no-browser", "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")})
+    try:
+        t0, code = time.monotonic(), None
+        while time.monotonic() - t0 < 60 and code != 200:
+            try:
+                code = urllib.request.urlopen(f"http://127.0.0.1:{port}/lab", timeout=5).status
+            except OSError:
+                time.sleep(0.5)
+        assert code == 200, f"no answer within 60 s (exit {proc.poll()})"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=30)[0].decode(errors="replace")
+    with pytest.raises(OSError):  # the server went with the command
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/lab", timeout=5)
+    assert "working copies of notebooks/ in lab/" in out

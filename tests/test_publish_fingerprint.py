@@ -1,0 +1,128 @@
+"""A section's fingerprint covers the library code it may run (its notebook's import closure), not the whole
+library; a section's kernel does not print its log noise (issue 35)."""
+import shutil
+
+import pytest
+
+from inkground_lib.core.layout import ROOT
+from inkground_lib.publish import notebook_runner as nr
+
+
+def _library_copy(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "inkground_lib", root / "inkground_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _code_prints(root):
+    return {s.key: nr.code_fingerprint(nr.section_code_files(s, root), root) for s in nr.sections()}
+
+
+def _edit(path):
+    path.write_text(path.read_text() + "\n# an edit\n")
+
+
+def test_report_change_reruns_no_section_pseudo_change_reruns_what_imports_it(tmp_path):
+    """Sections 03 and 04 also rerun when 02's outputs change (make_book.earlier_outputs_hash, tested in
+    test_runner.py); here only the code part of the fingerprint."""
+    root = _library_copy(tmp_path)
+    before = _code_prints(root)
+    assert set(before) >= {"01", "02", "03", "04"}
+    for page_module in ("front.py", "reviewers.py", "reproducibility.py", "tracer_page.py"):
+        _edit(root / "inkground_lib" / "report" / page_module)  # pages written after the sections
+    _edit(root / "inkground_lib" / "publish" / "make_book.py")
+    assert _code_prints(root) == before
+    _edit(root / "inkground_lib" / "pseudo" / "run.py")  # section 02's pipeline
+    after = _code_prints(root)
+    assert {k for k in before if before[k] != after[k]} == {"02"}
+    _edit(root / "inkground_lib" / "pseudo" / "benchmark.py")  # the benchmark set, which section 03 reads too
+    before, after = after, _code_prints(root)
+    assert {k for k in before if before[k] != after[k]} == {"02", "03"}
+    _edit(root / "inkground_lib" / "core" / "layout.py")
+    assert all(v != after[k] for k, v in _code_prints(root).items())
+
+
+def test_data_files_beside_an_imported_module_count(tmp_path):
+    root = _library_copy(tmp_path)
+    before = _code_prints(root)
+    _edit(root / "inkground_lib" / "evaluation" / "systems" / "systems.yaml")
+    after = _code_prints(root)
+    assert before["03"] != after["03"] and before["01"] == after["01"]
+
+
+def test_import_closure_follows_relative_lazy_and_submodule_imports(tmp_path):
+    lib = tmp_path / "inkground_lib"
+    for rel, text in {
+        "__init__.py": "",
+        "a/__init__.py": "",
+        "a/top.py": "from . import sub\n",  # a submodule named in `from package import name`
+        "a/sub.py": "def f():\n    from ..b.lazy import g\n    return g\n",  # relative, inside a function
+        "b/__init__.py": "",
+        "b/lazy.py": "import numpy\nfrom inkground_lib.c import deep\n",
+        "c/__init__.py": "",
+        "c/deep.py": "X = 1\n",
+        "c/unused.py": "",
+        "d/never.py": "",
+    }.items():
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lib / rel).write_text(text)
+    found = nr.import_closure(["%matplotlib inline\nfrom inkground_lib.a.top import sub"], tmp_path)
+    assert sorted(p.relative_to(lib).as_posix() for p in found) == [
+        "__init__.py", "a/__init__.py", "a/sub.py", "a/top.py", "b/__init__.py", "b/lazy.py", "c/__init__.py",
+        "c/deep.py"]
+
+
+def test_run_section_reuses_after_an_edit_outside_its_closure(tmp_path, monkeypatch):
+    """run_section itself: an edit the section does not import keeps the executed notebook; one it imports
+    executes it again."""
+    import nbformat
+    import papermill
+
+    calls = []
+
+    def execute(src, out, parameters=None, watch=None, **kw):
+        calls.append(src)
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    root = _library_copy(tmp_path)
+    real = nr.section_code_files
+    monkeypatch.setattr(nr, "section_code_files", lambda section, r=ROOT: real(section, root))
+    monkeypatch.setattr(nr, "code_fingerprint", lambda files, r=ROOT, f=nr.code_fingerprint: f(files, root))
+    out = tmp_path / "sections"
+    assert nr.run_section("01", out_dir=out)[1] is True
+    _edit(root / "inkground_lib" / "report" / "front.py")
+    assert nr.run_section("01", out_dir=out)[1] is False
+    _edit(root / "inkground_lib" / "datasets" / "statistics.py")
+    assert nr.run_section("01", out_dir=out)[1] is True
+    assert len(calls) == 2
+
+
+@pytest.mark.slow  # starts two kernels (~3 s each)
+def test_section_kernel_prints_no_log_noise(tmp_path, capfd):
+    """The kernel's "running over TCP without encryption" warning reaches the terminal without
+    KERNEL_ARGUMENTS and not with them (papermill with the runner's engine)."""
+    import nbformat
+    import papermill as pm
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src = tmp_path / "n.ipynb"
+    nbformat.write(nb, src)
+
+    class Watch:
+        def started(self, nb): pass
+        def cell(self, i, c): pass
+        def finished(self, nb): pass
+
+    def run():
+        pm.execute_notebook(str(src), str(tmp_path / "o.ipynb"), engine_name=nr._engine(), progress_bar=False,
+                            kernel_name="python3", watch=Watch())
+        return capfd.readouterr().err
+
+    assert "without encryption" not in run()
+    from unittest import mock
+    with mock.patch.object(nr, "KERNEL_ARGUMENTS", ()):
+        assert "without encryption" in run()  # the check can fail: without the arguments the warning shows

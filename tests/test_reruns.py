@@ -1,0 +1,275 @@
+"""Where a rerun writes (core/reruns.py) and what `inkground run` checks before a notebook starts (issue 36).
+
+papermill is replaced by a stand-in that records the parameters each section would execute with (the rule and
+the checks are what is tested; the notebooks' own execution is tested in test_runner.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from inkground_lib.cli import main
+from inkground_lib.core import layout
+from inkground_lib.core.folders import folder_lock
+from inkground_lib.core.notebook_params import section_defaults
+from inkground_lib.core.reruns import (RERUN_RECORD, RerunError, check_name, check_name_free, plan_run, read_rerun,
+                                       rerun_name, run_folder_parameters)
+
+
+# ------------------------------------------------------------------------------------------ the rule, pure
+
+def test_defaults_are_the_books_run_and_changed_parameters_a_rerun_of_their_own():
+    book = plan_run("02", {"ocr_threshold": 0.85, "seed": 0})  # given, but the defaults: the book's own run
+    assert book.name is None and book.folder is None and book.notebook == layout.SECTIONS_DIR / "02_pseudo_labels.ipynb"
+    assert book.writes == (layout.PSEUDO_RUN,)
+    p = plan_run("02", {"ocr_threshold": 0.9})
+    assert p.name == "02_ocr_threshold-0.9" and p.changed == {"ocr_threshold": 0.9}
+    assert p.params == {"ocr_threshold": 0.9, "run_dir": "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels"}
+    assert p.notebook == layout.ROOT / "data/reruns/02_ocr_threshold-0.9/sections/02_pseudo_labels.ipynb"
+    assert not any(w.startswith("data/runs/") for w in p.writes)  # never the book's folders
+    # --into-book: the changed parameters into the book's runs, as asked
+    into = plan_run("02", {"ocr_threshold": 0.9}, into_book=True)
+    assert into.name is None and into.params == {"ocr_threshold": 0.9} and into.writes == (layout.PSEUDO_RUN,)
+
+
+def test_every_section_writes_only_below_its_rerun_folder():
+    for key in ("01", "02", "03", "04"):
+        defaults = section_defaults(key)
+        p = plan_run(key, {"seed": 5} if "seed" in defaults else {"example_pages": 1})
+        assert p.name and all(w.startswith(f"data/reruns/{p.name}/") for w in p.writes)
+        own = [k for k, w in run_folder_parameters(defaults).items() if w == key]
+        assert all(p.params[k] != defaults[k] for k in own)
+    # the run folders each section writes, read from the parameters cells (a test of the NN_ convention)
+    assert {k: run_folder_parameters(section_defaults(k)) for k in ("02", "03", "04")} == {
+        "02": {"run_dir": "02"}, "03": {"benchmark": "02", "bench_run": "03", "recorded_run": "03"},
+        "04": {"eval_runs": "03"}}
+
+
+def test_an_upstream_folder_is_the_reruns_own_only_when_the_rerun_ran_that_section():
+    alone = plan_run("04", {"n_boot": 200})
+    assert alone.upstream == {"eval_runs": "book"} and "eval_runs" not in alone.params  # reads the book's, says so
+    chained = plan_run("04", {"n_boot": 200}, name="mine", done=("03",))
+    assert chained.upstream == {"eval_runs": "rerun"}
+    assert chained.params["eval_runs"] == ["data/reruns/mine/synth/03_evaluation",
+                                           "data/reruns/mine/recorded/03_evaluation"]
+    given = plan_run("03", {"benchmark": "data/datasets/mine"})
+    assert given.upstream == {"benchmark": "given"} and given.params["benchmark"] == "data/datasets/mine"
+
+
+def test_a_notebook_finds_the_same_folders_as_the_command_line():
+    from inkground_lib.core.reruns import notebook_plan
+
+    values = {**section_defaults("02"), "ocr_threshold": 0.9, "In": [], "Out": {}}  # a kernel's globals()
+    assert notebook_plan("02", values).params["run_dir"] == plan_run("02", {"ocr_threshold": 0.9}).params["run_dir"]
+    assert notebook_plan("02", section_defaults("02")).params["run_dir"] == layout.PSEUDO_RUN  # the book's own
+    cli = plan_run("03", {"n_boot": 50}, name="x", done=("02",))  # what `inkground run` injects: kept as given
+    assert notebook_plan("03", {**section_defaults("03"), **cli.params}).params["bench_run"] == cli.params["bench_run"]
+
+
+def test_names_are_stable_and_safe():
+    assert rerun_name("03", {"n_boot": 200, "seed": 1}) == rerun_name("03", {"seed": 1, "n_boot": 200})
+    long = rerun_name("03", {"systems": ["reference", "skeleton", "tracer", "font", "box", "inksight"]})
+    assert len(long) <= 57 and long.startswith("03_systems-reference,skeleton")
+    path = rerun_name("02", {"ratings": "../x y/ratings.csv"})
+    assert "/" not in path and " " not in path and ".." not in path
+    assert rerun_name("02", {"ratings": "a/b.csv"}) != rerun_name("02", {"ratings": "a-b.csv"})  # lossy: digest
+    for bad in ("", "../up", "a/b", ".hidden", "x" * 101):
+        with pytest.raises(RerunError):
+            check_name(bad)
+
+
+# ------------------------------------------------------------------------------------------ the command
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A stand-in repository root with the default datasets present (empty manifests: the checks look for them)
+    and the book's sections folder; papermill records what each section would execute with."""
+    import nbformat
+    import papermill
+
+    from inkground_lib.publish import notebook_runner
+
+    root = tmp_path / "repo"
+    for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):
+        (root / d).mkdir(parents=True)
+        (root / d / "manifest.json").write_text("{}")
+    monkeypatch.setattr(layout, "ROOT", root)
+    monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
+    monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
+    calls = []
+
+    def execute(src, out, parameters=None, watch=None, **kw):
+        calls.append((Path(src).stem[:2], dict(parameters or {})))
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    return root, calls
+
+
+def _tree(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books_runs(repo, capsys):
+    root, calls = repo
+    assert main(["run", "02", "-p", "ocr_threshold", "0.9"]) == 0
+    out, err = capsys.readouterr()
+    assert calls == [("02", {"ocr_threshold": 0.9,
+                             "run_dir": "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels"})]
+    assert "rerun 02_ocr_threshold-0.9: section 02 writes into data/reruns/02_ocr_threshold-0.9/" in err
+    assert not (root / "book").exists() and not (root / "data" / "runs").exists()  # the book's runs untouched
+    nb = root / "data/reruns/02_ocr_threshold-0.9/sections/02_pseudo_labels.ipynb"
+    assert nb.is_file() and f"executed: {nb}" in out
+    rec = read_rerun("02_ocr_threshold-0.9")
+    entry = rec["sections"]["02"]
+    assert entry["changed"] == {"ocr_threshold": 0.9} and entry["parameters"]["run_dir"].startswith("data/reruns/")
+    assert entry["notebook"] == "data/reruns/02_ocr_threshold-0.9/sections/02_pseudo_labels.ipynb"
+    # the same command again: the same folder, reused
+    assert main(["run", "02", "-p", "ocr_threshold", "0.9"]) == 0
+    assert "unchanged, not re-executed" in capsys.readouterr().out and len(calls) == 1
+
+
+def test_one_command_carries_a_rerun_of_02_through_03_and_04(repo, capsys):
+    root, calls = repo
+    assert main(["run", "02", "-p", "ocr_threshold", "0.9", "-p", "n_boot", "50", "--through", "04"]) == 0
+    name = "02_n_boot-50_ocr_threshold-0.9"
+    assert [k for k, _ in calls] == ["02", "03", "04"]
+    p02, p03, p04 = (p for _, p in calls)
+    assert p02 == {"ocr_threshold": 0.9, "run_dir": f"data/reruns/{name}/synth/02_pseudo_labels"}
+    assert p03["benchmark"] == f"data/reruns/{name}/synth/02_pseudo_labels/benchmark" and p03["n_boot"] == 50
+    assert p03["bench_run"] == f"data/reruns/{name}/synth/03_evaluation"
+    assert p04["eval_runs"] == [f"data/reruns/{name}/synth/03_evaluation", f"data/reruns/{name}/recorded/03_evaluation"]
+    rec = read_rerun(name)
+    assert sorted(rec["sections"]) == ["02", "03", "04"]
+    assert rec["sections"]["03"]["upstream"] == {"benchmark": "rerun"}
+    assert not (root / "book").exists() and not (root / "data" / "runs").exists()
+
+
+def test_a_section_alone_says_it_reads_the_books_upstream_run(repo, capsys):
+    root, calls = repo
+    (root / layout.BENCHMARK).mkdir(parents=True)
+    (root / layout.BENCHMARK / "manifest.json").write_text("{}")
+    assert main(["run", "03", "-p", "n_boot", "50", "-p", "systems", '["skeleton"]']) == 0
+    assert "reads the book's benchmark" in capsys.readouterr().err
+    assert read_rerun("03_n_boot-50_systems-skeleton")["sections"]["03"]["upstream"] == {"benchmark": "book"}
+
+
+def test_defaults_and_into_book_write_the_books_runs(repo, capsys):
+    root, calls = repo
+    assert main(["run", "02"]) == 0
+    assert calls[-1] == ("02", {}) and (root / "book/sections/02_pseudo_labels.ipynb").is_file()
+    assert main(["run", "02", "-p", "ocr_threshold", "0.9", "--into-book"]) == 0
+    err = capsys.readouterr().err
+    assert calls[-1] == ("02", {"ocr_threshold": 0.9}) and "--into-book" in err
+    assert not (root / layout.RERUNS).exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "03", "-p", "systems", '["nope"]'], "unknown system 'nope'; known systems: gemini-3.1-pro, "),
+    (["run", "02", "-p", "raters_per_pair", "[1, 2, 3]"], "[1, 2, 3] is not a whole number >= 1 or a pair"),
+    (["run", "02", "-p", "raters_per_pair", "[3, 2]"], "pair [min, max] with 1 <= min <= max"),
+    (["run", "03", "-p", "ocr_engine", "easyocr"], "unknown OCR engine 'easyocr'; known: deepseek-ocr"),
+    (["run", "02", "-p", "ratings", "no-such.csv"], "parameter ratings: no file"),
+    (["run", "02", "-p", "candidates", "data/datasets/none"], "parameter candidates: data/datasets/none holds no dataset"),
+    (["run", "03", "-p", "n_boot", "50"], "parameter benchmark: data/runs/synth/02_pseudo_labels/benchmark holds no "
+                                          "dataset (no manifest.json under"),
+    (["run", "02", "-p", "nope", "1", "--through", "03"], "sections 02-03 have no parameter 'nope'"),
+    (["run", "03", "--through", "02"], "--through 02: section 02 comes before 03"),
+])
+def test_bad_input_is_one_line_before_any_notebook_or_folder(repo, capsys, argv, message):
+    root, calls = repo
+    before = _tree(root)
+    t0 = time.monotonic()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert calls == [] and _tree(root) == before  # nothing ran, nothing was created
+    assert time.monotonic() - t0 < 20
+
+
+def test_a_missing_recorded_set_says_how_to_skip_it(repo, capsys):
+    root, calls = repo
+    (root / layout.RECORDED_DATASET / "manifest.json").unlink()
+    assert main(["run", "01", "-p", "example_pages", "1"]) == 2
+    assert "-p recorded '\"\"' runs without it" in capsys.readouterr().err
+    assert main(["run", "01", "-p", "example_pages", "1", "-p", "recorded", '""']) == 0
+
+
+def test_a_held_lock_is_one_line_before_the_notebook_starts(repo, capsys):
+    root, calls = repo
+    with folder_lock(root / "data/reruns/02_seed-1/synth/02_pseudo_labels", "a test"):
+        assert main(["run", "02", "-p", "seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "is being written by another inkground command" in err and len(err.strip().splitlines()) == 1
+    assert calls == []
+
+
+def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys, monkeypatch):
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    def fail(src, out, parameters=None, watch=None, **kw):
+        watch.started(__import__("nbformat").read(src, as_version=4))
+        raise PapermillExecutionError(3, 3, "run()", "FolderError", "data/x: another inkground command is writing "
+                                      "this folder", ["Traceback", '  File "a.py", line 1', "FolderError: data/x: "
+                                                      "another inkground command is writing this folder"])
+    monkeypatch.setattr(papermill, "execute_notebook", fail)
+    assert main(["run", "02", "-p", "seed", "2"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("rerun 02_seed-2: ")  # where it writes, then the one error line
+    err = lines[1]
+    assert err.endswith("FolderError: data/x: another inkground command is writing this folder")
+    assert "section 02 failed; the executed copy is kept at" in err
+
+
+def test_a_name_reused_with_other_parameters_is_refused(repo, capsys):
+    root, calls = repo
+    assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0
+    assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0  # the same: resumed / reused
+    capsys.readouterr()
+    assert main(["run", "02", "-p", "seed", "2", "--name", "mine"]) == 2
+    assert 'rerun mine (data/reruns/mine) already holds section 02 run with {"seed": 1}' in capsys.readouterr().err
+    assert json.loads((root / layout.RERUNS / "mine" / RERUN_RECORD).read_text())["sections"]["02"]["changed"] == \
+        {"seed": 1}
+    with pytest.raises(RerunError):
+        check_name_free(plan_run("02", {"seed": 3}, name="mine"))
+
+
+def test_run_help_lists_every_parameter_with_its_default_and_where_runs_write(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    for key in ("01", "02", "03", "04"):
+        for name, default in section_defaults(key).items():
+            assert f"      {name} = " in text, name
+    assert 'ocr_threshold = 0.85' in text and "data/reruns/<name>/" in text and "--into-book" in text
+
+
+def test_every_command_has_a_description_and_every_option_help(capsys):
+    import argparse
+
+    from inkground_lib.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    todo = list(sub.choices.items())
+    while todo:
+        name, p = todo.pop()
+        assert p.description, name
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                todo += list(a.choices.items())
+            elif a.option_strings and a.dest != "help":
+                assert a.help, (name, a.option_strings)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = capsys.readouterr().out
+    assert "``" not in top and ":func:" not in top  # no reST markup
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("inkground 0.")
