@@ -50,7 +50,7 @@ def test_the_flag_reader_reads_cpuinfo(tmp_path):
 
 def test_the_default_is_fp32_on_every_machine(no_bf16, with_bf16):
     """The CPU never chooses: the default is the same whatever the flags say."""
-    assert style.StyleParams().precision == "fp32" and style.StyleParams().channels_last is False
+    assert style.StyleParams().precision == "fp32" and style.StyleParams().channels_last is True
     assert style.StyleParams.paper().precision == "fp32"
     with pytest.raises(style.StyleError, match=r"precision must be one of \['fp32', 'bf16'\], got 'fp16'"):
         style.StyleParams(precision="fp16")
@@ -61,12 +61,12 @@ def test_the_default_is_fp32_on_every_machine(no_bf16, with_bf16):
 def test_precision_is_recorded_in_the_model_json_and_its_cache_key(tmp_path):
     model = style.train_style(ITEMS, TINY, tmp_path, progress=False)
     meta = json.loads((tmp_path / style.META_FILE).read_text())
-    assert meta["params"]["precision"] == "fp32" and meta["params"]["channels_last"] is False
+    assert meta["params"]["precision"] == "fp32" and meta["params"]["channels_last"] is True
     assert style.load_style(tmp_path).params.precision == "fp32"
     h = style.items_hash([k for k, _ in ITEMS], [w for _, w in ITEMS])
     assert model.input_hash == h and _meta_matches(meta, TINY, h)
     assert not _meta_matches(meta, replace(TINY, precision="bf16"), h)
-    assert not _meta_matches(meta, replace(TINY, channels_last=True), h)
+    assert not _meta_matches(meta, replace(TINY, channels_last=False), h)
     # a record from before the precision was recorded does not say how it was made: it is not reused
     old = dict(meta, params={k: v for k, v in meta["params"].items() if k not in ("precision", "channels_last")})
     assert not _meta_matches(old, TINY, h)
@@ -111,8 +111,8 @@ def test_a_model_trained_with_another_precision_is_not_reused(with_bf16, tmp_pat
     assert again.trained and all(torch.equal(a[k], again.model.state_dict()[k]) for k in a)
 
 
-def test_channels_last_is_another_recipe_and_round_trips(tmp_path):
-    cl = replace(TINY, channels_last=True)
+def test_the_contiguous_layout_is_another_recipe_and_round_trips(tmp_path):
+    cl = replace(TINY, channels_last=False)
     model = style.train_style(ITEMS, cl, tmp_path, progress=False)
     assert model.trained and style.saved_style(tmp_path, ITEMS, TINY) is None
     loaded = style.train_style(ITEMS, cl, tmp_path, progress=False)

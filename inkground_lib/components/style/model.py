@@ -62,7 +62,7 @@ def build_resnet18(n_classes: int, seed: int = 0):
 
 def in_layout(t, params: StyleParams):
     """A network (a module) or a batch (n, 1, height, width) in the memory format of ``params``: torch's
-    channels-last with ``params.channels_last``, else as it is (the default, contiguous)."""
+    channels-last with ``params.channels_last`` (the default), else as it is (contiguous)."""
     if not params.channels_last:
         return t
     if isinstance(t, torch.nn.Module):
