@@ -1,16 +1,20 @@
 """The arithmetic the Style classifier trains and predicts in: ``StyleParams.precision``, one recorded choice
 (never the CPU's), and whether this machine can run it at full speed.
 
-``"fp32"`` (the default): float32 throughout, the same weights on every x86-64 CPU with one torch thread.
-``"bf16"``: torch's CPU autocast to bfloat16 for the convolutions and the linear layer (BatchNorm statistics,
-the loss and AdamW's state stay float32), in training, BatchNorm recalibration and inference alike. It measured
-about 2x faster for training and 2.4x for inference on a CPU with native bfloat16 instructions
-(``benchmarks/results/style_train.txt``), but torch emulates bfloat16 on CPUs without them, 10-25x slower than
-float32 (GitHub's hosted x86 runners have no AVX-512: actions/runner#1069). So a bf16 classifier is trained or
-run only where ``/proc/cpuinfo`` lists ``avx512_bf16`` or ``amx_bf16``, and refused elsewhere with a
-:class:`~inkground_lib.components.style.params.StyleError` instead of running silently slowly. A bf16 model's
-weights and Style differ from an fp32 one's; the precision is part of the model's identity (its params in
-``style_model.json``, hence its cache key).
+``"fp32"`` (the default): float32 throughout, at full speed on every x86-64 CPU. (Its weights still depend on
+the instruction set oneDNN picks: AVX-512 and AVX2 kernels sum in other orders, so a book built on a CPU
+without AVX-512 agrees with one built with it on Style within its noise, not bit for bit - measured in
+``benchmarks/results/style_train.txt``.)
+``"bf16"``: torch's CPU autocast to bfloat16 for the ResNet body (its last layer, the BatchNorm statistics,
+the loss and AdamW's state stay float32), in training, BatchNorm recalibration and inference alike. It trains
+about 2x faster than float32 on a CPU with native bfloat16 instructions, but torch emulates bfloat16 on CPUs
+without them: 11x slower training and 25x slower inference than float32 with AVX2 alone (both measured in
+``benchmarks/results/style_train.txt``). GitHub's hosted x86 runners have no AVX-512 (actions/runner#1069,
+2021; still none exposed on their AMD EPYC 7763 and 9V74 VMs in IPNP-BIPN/bwa-mem4#44, 2026-08). So a bf16
+classifier is trained or run only where ``/proc/cpuinfo`` lists ``avx512_bf16`` or ``amx_bf16``, and refused
+elsewhere with a :class:`~inkground_lib.components.style.params.StyleError` instead of running silently
+slowly. A bf16 model's weights and Style differ from an fp32 one's; the precision is part of the model's
+identity (its params in ``style_model.json``, hence its cache key).
 """
 
 from __future__ import annotations
