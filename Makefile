@@ -29,7 +29,7 @@ book: $(STAMP)
 # The server runs from its own environment .venv-lab (requirements-lab.txt); the notebooks' kernel is .venv's Python.
 LAB_VENV  := .venv-lab
 LAB_STAMP := $(LAB_VENV)/.inkground-installed
-$(LAB_STAMP): requirements-lab.txt $(STAMP)
+$(LAB_STAMP): requirements-lab.txt | $(STAMP)
 	@test -x $(LAB_VENV)/bin/python || $(PYTHON) -m venv $(LAB_VENV)
 	@if test -x $(VENV)/bin/uv && $(VENV)/bin/uv pip install -q --python $(LAB_VENV)/bin/python \
 	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements-lab.txt; then :; \
@@ -84,7 +84,12 @@ paper-scale: $(STAMP)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Publishing: the steps of the book's CI (.github/workflows/book.yml), each one a target that runs here too.
-# CI installs torch's CPU-only build (never the CUDA wheels) from PyTorch's CPU index before the other pins:
+# CI installs torch's CPU-only build (never the CUDA wheels) from PyTorch's CPU index before the other pins. The
+# index is the one of PyTorch's install selector (https://pytorch.org/get-started/locally/, "Linux / Pip / CPU"; its
+# source pytorch/pytorch.github.io assets/quick-start-module.js, the stored version read through the search tool
+# 2026-12-02: "pip3 install torch torchvision torchaudio --extra-index-url https://download.pytorch.org/whl/cpu").
+# Here torch alone comes from it with --index-url, so PyPI's CUDA build cannot be picked; its +cpu wheel
+# satisfies torch==2.13.0, and the other pins then leave it in place.
 #   make ci-venv         the installation, torch from $(CPU_TORCH_INDEX)
 #   make ci-keys         cache keys (install=..., runs=...) for $$GITHUB_OUTPUT
 #   make book            the book (sections rerun only when what they read changed), with its downloads:

@@ -225,3 +225,103 @@ def test_executed_notebooks_hold_no_progress_bar(built_book):
                 text = "".join(out.get("text", "")) + json.dumps(out.get("data", {}).get("text/plain", ""))
                 assert not TQDM_TEXT.search(text), (path.name, text[:300])
     assert TQDM_TEXT.search("Style of renders:  45%|####5     | 9/20 [00:01<00:02, 4.5word/s]")
+
+
+# ------------------------------------------------- the book online: downloads, subpath, PDF, page weight (issue 35)
+
+@pytest.fixture(scope="module")
+def published_book(built_book):
+    """The tiny book with what `make book` adds for publishing: the results archive and the whole-book PDF in
+    the HTML folder (then the HTML rebuilt, so every page links them)."""
+    from inkground_lib.publish import pdf, results
+
+    root, _, executed = built_book
+    html = root / "_build" / "html"
+    results.pack(html / results.ARCHIVE_NAME, executed)
+    browser_checks.require_chromium()
+    pdf.make_pdf(html / pdf.PDF_NAME, root)
+    build_book(root)
+    return root, html, executed
+
+
+def test_book_under_a_subpath_has_no_broken_link_or_asset(published_book):
+    """GitHub Pages serves the book under /<repository>/: served under /inkground/ on loopback, every page,
+    link, asset and anchor reachable from the front page resolves, the downloads included."""
+    from inkground_lib.publish.linkcheck import check
+
+    root, html, _ = published_book
+    rep = check(html, "/inkground/")
+    assert rep.broken == [] and rep.pages >= len(toc_pages(root)), rep.broken
+    for page in toc_pages(root):
+        text = page.read_text("utf-8")
+        assert "download-book-pdf-button" in text and "download-results-button" in text, page.name
+
+
+def test_whole_book_pdf_holds_every_chapter_with_numbers_as_text(published_book):
+    """One PDF: a contents page, a bookmark per chapter, every chapter's title, figures, rendered math (no raw
+    TeX left), and section 03's and 04's table numbers as text."""
+    import html as _html
+    import unicodedata
+
+    import pypdf
+
+    root, html, _ = published_book
+    reader = pypdf.PdfReader(html / "inkground.pdf")
+    # NFKC: the PDF's text keeps the typeface's ligatures ("Trade-o\ufb00s")
+    text = unicodedata.normalize("NFKC", " ".join(" ".join((p.extract_text() or "").split()) for p in reader.pages))
+    titles = []
+    for page in toc_pages(root)[1:]:
+        h1 = re.search(r"<h1[^>]*>(.*?)</h1>", page.read_text("utf-8"), re.S).group(1)
+        titles.append(" ".join(_html.unescape(re.sub(r"<[^>]+>", "", h1)).replace("#", "").split()))
+    outline = []
+
+    def walk(items):
+        for it in items:
+            walk(it) if isinstance(it, list) else outline.append(" ".join(it.title.split()))
+    walk(reader.outline)
+    assert "Contents" in text[:3000]
+    for t in titles:
+        assert t.split(" (")[0][:25] in text, t
+    assert len(outline) > len(titles)
+    for name in ("03_model_evaluation", "04_tradeoffs"):
+        page = (html / "book" / "sections" / f"{name}.html").read_text("utf-8")
+        cells = re.findall(r"<td[^>]*>\s*(?:<p>)?\s*(-?\d+\.\d+)\s*(?:</p>)?\s*</td>", page)
+        assert cells, name
+        missing = [c for c in cells[:20] if c not in text]
+        assert not missing, (name, missing)
+    assert "\\frac" not in text and "\\(" not in text and "$$" not in text
+    images = sum(len(p.images) for p in reader.pages)
+    assert images >= 5, images
+
+
+@pytest.mark.browser
+def test_pages_without_math_load_no_mathjax_nor_fontawesome(published_book):
+    """Each page measured in Chromium with everything it loads: a page without math loads no MathJax, no page
+    loads fontawesome.js, and a page without math weighs at most 1.5 MB apart from its own figures (the
+    figures' weight belongs to the sections' report code and is stated beside)."""
+    from inkground_lib.publish.page_weight import PAGE_BUDGET, measure
+
+    root, html, _ = published_book
+    pages = [p.relative_to(html).as_posix() for p in toc_pages(root)]
+    weights = measure(html, pages)
+    problems = []
+    for w in weights:
+        text = (html / w.page).read_text("utf-8")
+        has_math = 'class="math' in text
+        if w.mathjax and not has_math:
+            problems.append(f"{w.page}: loads MathJax without math")
+        if "fontawesome.js" in text:
+            problems.append(f"{w.page}: names fontawesome.js")
+        figures = sum((html / w.page).parent.joinpath(_img).resolve().stat().st_size
+                      for _img in set(re.findall(r'src="([^"]*_images/[^"]+)"', text)))
+        if not has_math and w.bytes - figures > PAGE_BUDGET:
+            problems.append(f"{w.page}: {w.bytes} bytes, {figures} of them figures")
+    assert not problems, "\n".join(problems)
+    assert not (html / "_static" / "scripts" / "fontawesome.js").exists()
+
+
+def test_results_archive_verifies_against_the_book(published_book):
+    from inkground_lib.publish import results
+
+    _, html, executed = published_book
+    assert results.verify(html / results.ARCHIVE_NAME, executed) == []

@@ -157,6 +157,6 @@ def test_section_03_sentences_follow_its_run(tiny, systems):
     assert g["s03_both_sides_intro"].startswith(f"A, the {maker} derenderer that made")
     assert ("box baseline" in g["s03_baselines_ar_text"]) == ("box" in ran_systems)
     assert ("font baseline" in g["s03_baselines_ar_text"]) == ("font" in ran_systems)
-    assert g["s03_summary_text"].startswith(f"{n} systems ran here")
+    assert g["s03_summary_text"].startswith(f"{n} system{'s' if n != 1 else ''} ran here")
     left_out = g["s03_gallery_left_out_text"]
     assert ("Reference ink" in left_out) == ("reference" in systems)

@@ -200,12 +200,11 @@ def test_the_run_box_time_is_this_builds_own(tmp_path, registry):
                                                       "end_time": "2026-11-30T18:44:36+00:00"}}}
         (sections / f"{name}.ipynb").write_text(json.dumps(nb))
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert ("In this build (commit \u2014 not a git checkout) the sections took 552 s (9.2 min) in all "
-            "(02 208 s (3.5 min), 03 344 s (5.7 min))") in text
+    assert "**This build** (commit \u2014 not a git checkout): the sections took 552 s (9.2 min)" in text
     assert text.count("the sections took") == 1  # one build time on the page (issue 34)
     shutil.rmtree(sections)
     text = front_page(front_page_numbers(root, eval_runs=[], pseudo_run=None, registry=registry))
-    assert "This build's section run times (commit \u2014 not a git checkout): \u2014 not recorded" in text
+    assert "**This build** (commit \u2014 not a git checkout): section run times \u2014 not recorded" in text
 
 
 def test_the_real_config_and_code_licence(tmp_path, registry):
@@ -281,17 +280,30 @@ def test_the_first_screen_answers_first(tmp_path, registry):
                            registry=registry)
     text = front_page(n)
     body = text.split("-->", 1)[1].lstrip()
-    assert body.startswith("## At a glance")
-    glance = body.split("## What this book found", 1)[0]
+    assert body.startswith("**The paper claims**")  # book/intro.md includes this right under its title
+    glance = body.split("## ", 1)[0]
     rep = paper_numbers()["value"]
     for pid in ("gemini_ink_dtw", "gemini_ink_ar", "open_ar_min", "open_ar_max", "kimi_ink_style", "inksight_iam_dtw"):
         assert f"{rep[pid]:.3f}" in glance, pid
-    assert "2,984 → 777 → 537 pages" in glance and "ours: 1,234 → 321 → 77 pages, with stand-ins" in glance
-    assert "Gemini-3.1-Pro: not run (needs `GEMINI_API_KEY`)" in glance
-    assert "**Could not run here:** 1 (gemini-3.1-pro: needs `GEMINI_API_KEY`)" in glance
-    assert "**Ran here:** 2 local systems" in glance and "DeepSeek-OCR did not run" in glance
-    assert "**Found here:**" in glance and "the sections took" in glance or "section run times" in glance
-    assert len(glance) < 3500  # a screen, not a chapter
+    assert "537 of 2,984 pages pass its filters" in glance
+    assert "**Ran here, offline:** Font baseline and Skeleton derenderer; the funnel, 1,234 → 321 → 77 pages" in glance
+    assert "**Could not run here:** the 5 VLMs the paper names (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`" in glance
+    assert "InkSight Small-p (needs TensorFlow and InkSight's weights)" in glance and "DeepSeek-OCR (a GPU" in glance
+    assert "**Found here:**" in glance and "**This build**" in glance
+    assert glance.count("the sections took") + glance.count("section run times") == 1
+    # the details follow: the headline table with what each system needs, the funnel beside ours
+    table = body.split("## The paper's headline claims beside this book", 1)[1].split("## ", 1)[0]
+    assert "Gemini-3.1-Pro: not run (needs `GEMINI_API_KEY`)" in table
+    assert "2,984 → 777 → 537 pages | ours: 1,234 → 321 → 77 pages" in table
+    assert len(glance) < 1400  # a screen, not a chapter (measured: it ends above 800 px at 420 px wide)
+    assert "on our recorded pages" not in table  # no recorded run: no stand-in number
+    rec = _eval_run(root / "run03rec")
+    facts = json.loads((rec / "facts-reference.json").read_text())
+    (rec / "facts-reference.json").write_text(json.dumps(facts | {"dataset": "recorded", "dataset_kind": "recorded"}))
+    n2 = front_page_numbers(root, eval_runs=[root / "run03", rec], pseudo_run=root / "run02", registry=registry)
+    glance2 = front_page(n2).split("## What this book found", 1)[0]  # the glance and the headline table
+    assert ("InkSight Small-p: not run (no run requested it); on our recorded pages (a stand-in system on stand-in "
+            "data, not the paper's quantity): Skeleton derenderer (InkSight stand-in) DTW 0.118") in glance2
     # one unit for rater agreement, section 02's, with the paper's value beside ours
     assert f"0.623 of the {AGREEMENT_UNIT} (paper {rep['rater_agreement']:.3f}" in text
     assert "of the pages rated at least twice" not in text

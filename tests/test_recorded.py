@@ -241,7 +241,7 @@ def test_build_from_shipped_unipen(tmp_path):
 
 def test_section_01_shows_the_recorded_set_beside_the_synthetic_one(tmp_path):
     from inkground_lib.datasets.statistics import statistics
-    from inkground_lib.report.prose import describe_dataset, recorded_set_sentence
+    from inkground_lib.report.dataset_prose import describe_dataset, recorded_set_sentence
     from inkground_lib.report.tables import beside_paper
 
     out = build_recorded(tmp_path / "u", unipen=UNIPEN, pages=3, seed=0, progress=False)

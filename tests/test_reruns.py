@@ -221,8 +221,10 @@ def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys,
     monkeypatch.setattr(papermill, "execute_notebook", fail)
     assert main(["run", "02", "-p", "seed", "2"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("rerun 02_seed-2: ")  # where it writes, then the one error line
-    err = lines[1]
+    # where it writes (and the stage's progress line when it takes a while), then the one error line
+    assert lines[0].startswith("rerun 02_seed-2: ") and all(x.startswith("[inkground] ") for x in lines[1:-1])
+    assert not any("Traceback" in x or "File " in x for x in lines)
+    err = lines[-1]
     assert err.endswith("FolderError: data/x: another inkground command is writing this folder")
     assert "section 02 failed; the executed copy is kept at" in err
 

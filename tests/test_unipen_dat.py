@@ -16,6 +16,7 @@ import pytest
 
 from inkground_lib.cli import main
 from inkground_lib.core.dataset import DatasetError, load_dataset
+from inkground_lib.core.repo_paths import portable_path
 from inkground_lib.datasets.recorded import build_recorded
 from inkground_lib.formats.unipen_dat import (
     parse_delineation,
@@ -235,7 +236,7 @@ def test_build_recorded_from_a_release_folder(tmp_path):
         assert {s.writer for s in sources} == {page.writer}  # one writer per page
         assert all(s.text == w.text for s, w in zip(sources, page.words))
     (s,) = ds.meta["sources"]
-    assert s["kind"] == "unipen_dir" and s["path"] == str(REL) and len(s["sha256"]) == 64
+    assert s["kind"] == "unipen_dir" and s["path"] == portable_path(REL) and len(s["sha256"]) == 64
     assert s["selection"] == {"category": "6", "style": None, "quality": "GOOD,OK,?", "level": "WORD"}
     assert s["files_parsed"] == 7 and s["files_failed"] == 3 and s["words"] == 14
     assert ds.meta["params"]["words_per_page"] == [2, 3]

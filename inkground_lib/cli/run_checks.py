@@ -16,7 +16,7 @@ class RunCheckError(ValueError):
     """A section run refused before it starts."""
 
 
-DATASET_PARAMETERS = ("dataset", "candidates", "recorded", "benchmark")
+DATASET_PARAMETERS = ("dataset", "candidates", "benchmark", "recorded")
 """Parameters naming a dataset folder a section reads (``""`` skips an optional one: ``recorded``)."""
 
 RUN_FOLDER_INPUTS = ("eval_runs",)

@@ -30,7 +30,7 @@ PRINT_CSS = """
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; padding: 0 !important; }
 .bd-page-width { max-width: 100% !important; }
 body { font-size: 10.5pt; }
-section.tex2jax_ignore > h1, .bd-article > section > h1 { break-before: page; }
+span[id^="document-"] + section { break-before: page; }
 #ink-pdf-contents { break-after: page; }
 #ink-pdf-contents ol { list-style: none; padding-left: 1.2em; }
 #ink-pdf-contents > ol { padding-left: 0; }
@@ -42,25 +42,41 @@ details.hide.above-input, details.hide.below-input > summary { display: none !im
 
 CONTENTS_JS = """
 () => {
+  // singlehtml marks where each document of the table of contents starts: <span id="document-NAME"></span>
+  // followed by its top section; the root document comes first, without a mark
   const article = document.querySelector('.bd-article') || document.body;
+  const title = (h) => h.textContent.replace(/#\\s*$/, '').trim();
   const box = document.createElement('nav');
   box.id = 'ink-pdf-contents';
   box.innerHTML = '<h1>Contents</h1>';
   const top = document.createElement('ol');
   box.appendChild(top);
-  let current = null, n = 0;
-  for (const h of article.querySelectorAll('h1, h2')) {
-    const sec = h.closest('section');
-    if (!sec || !sec.id) continue;
-    const a = document.createElement('a');
-    a.href = '#' + sec.id;
-    a.textContent = h.textContent.replace(/#\\s*$/, '').trim();
+  let n = 0;
+  for (const mark of article.querySelectorAll('span[id^="document-"]')) {
+    const sec = mark.nextElementSibling;
+    if (!sec || sec.tagName !== 'SECTION') continue;
+    const h = sec.querySelector(':scope > h1, :scope > h2, :scope > h3');
+    if (!h) continue;
     const li = document.createElement('li');
-    li.appendChild(a);
-    if (h.tagName === 'H1') { top.appendChild(li); current = document.createElement('ol'); li.appendChild(current); n++; }
-    else if (current) { current.appendChild(li); }
+    li.innerHTML = '<a></a>';
+    li.firstChild.href = '#' + (sec.id || mark.id);
+    li.firstChild.textContent = title(h);
+    const sub = document.createElement('ol');
+    for (const s of sec.querySelectorAll(':scope > section')) {
+      const hs = s.querySelector(':scope > h2, :scope > h3, :scope > h4');
+      if (!hs || !s.id) continue;
+      const l2 = document.createElement('li');
+      l2.innerHTML = '<a></a>';
+      l2.firstChild.href = '#' + s.id;
+      l2.firstChild.textContent = title(hs);
+      sub.appendChild(l2);
+    }
+    if (sub.children.length) li.appendChild(sub);
+    top.appendChild(li);
+    n++;
   }
-  article.insertBefore(box, article.firstChild);
+  const first = article.querySelector('section');
+  article.insertBefore(box, first ? first.nextSibling : article.firstChild);
   return n;
 }
 """
@@ -79,10 +95,13 @@ def build_singlehtml(root: Path = ROOT) -> Path:
         build_book(root, builder="singlehtml")
     except RunnerError as e:
         raise PdfError(str(e)) from None
+    import yaml
+
     out = Path(root) / "_build" / "singlehtml"
-    found = sorted(p for p in out.rglob("*.html") if p.name != "index.html" and p.parent != out)
-    if not found:
-        raise PdfError(f"the single-page build wrote no page under {out}")
+    toc_root = (yaml.safe_load((Path(root) / "_toc.yml").read_text("utf-8")) or {}).get("root", "index")
+    found = [out / f"{toc_root}.html"]
+    if not found[0].is_file():
+        raise PdfError(f"the single-page build wrote no {found[0]}")
     # Sphinx writes the root document (book/intro) one folder down but its links as from the build's top
     # (_static/, _images/): the page is read from the top, where they resolve
     page = out / "whole-book.html"
@@ -113,6 +132,8 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
             if left:
                 raise PdfError(f"{left} formula(s) of {page} were not typeset by MathJax")
         chapters = pg.evaluate(CONTENTS_JS)
+        if not chapters:
+            raise PdfError(f"{page}: no chapter found for the contents (no singlehtml document marks)")
         pg.emulate_media(media="print")
         data = pg.pdf(format="A4", print_background=True, outline=True, tagged=True, display_header_footer=True,
                       margin={"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
@@ -125,18 +146,34 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     return {"chapters": chapters, "bytes": len(data)}
 
 
+def book_sources_hash(root: Path = ROOT) -> str:
+    """sha256 of everything the PDF is made from: the book's pages and executed sections (book/), its table
+    of contents and configuration, and this module and the book's Sphinx extension (how it is printed)."""
+    root = Path(root)
+    files = [p for p in sorted((root / "book").rglob("*")) if p.is_file() and not p.name.startswith(".")]
+    files += [root / "_toc.yml", root / "_config.yml", Path(__file__),
+              Path(__file__).with_name("sphinx_offline.py")]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(str(p.relative_to(root) if p.is_relative_to(root) else p.name).encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
 def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
-    """The whole book as one PDF at ``out`` (default _build/html/inkground.pdf)."""
+    """The whole book as one PDF at ``out`` (default _build/html/inkground.pdf). Nothing is built when the PDF
+    there was made from the same sources (:func:`book_sources_hash`, kept in ``<out>.sha256``): a rerun of
+    ``make book`` with nothing changed costs no single-page build and no printing."""
     out = Path(out) if out else Path(root) / "_build" / "html" / PDF_NAME
     from inkground_lib.publish.chromium import chromium_path
 
     chromium_path()  # NoChromium before a build that would be for nothing
-    page = build_singlehtml(root)
-    stamp = page.with_suffix(".pdf-source.sha256")
-    source = hashlib.sha256(page.read_bytes()).hexdigest()
+    stamp = Path(root) / "_build" / f"{out.name}.sources.sha256"
+    source = book_sources_hash(root)
     if out.is_file() and stamp.is_file() and stamp.read_text().strip() == source:
-        print(f"[inkground] PDF: {out} unchanged (its single-page source is the same)", flush=True)
+        print(f"[inkground] PDF: {out} unchanged (the book's sources are the same)", flush=True)
         return out
+    page = build_singlehtml(root)
     info = print_pdf(page, out)
     stamp.write_text(source + "\n")
     print(f"[inkground] PDF: {out} ({info['chapters']} chapters, {info['bytes'] / 1e6:.1f} MB, sha256 "

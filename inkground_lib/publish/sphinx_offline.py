@@ -80,7 +80,9 @@ BOOK_DOWNLOADS = (
 )
 """Files of the whole book, written into the HTML folder by ``make book`` (:mod:`inkground_lib.publish.pdf`,
 :mod:`inkground_lib.publish.results`) and linked from every page's download menu: (file, text, icon, tooltip,
-label). Only those the build folder holds are linked (no PDF without Chromium)."""
+label). Only those the build folder holds when the build starts are linked (no PDF without Chromium): the list
+is a config value (``inkground_book_downloads``, rebuild "html"), so a file that appears or goes rewrites every
+page, not only the pages that changed."""
 
 
 def book_downloads(app, pagename, templatename, context, doctree):
@@ -95,7 +97,7 @@ def book_downloads(app, pagename, templatename, context, doctree):
                     b["text"], b["tooltip"] = "this page (.pdf)", "Print this page to PDF"
             group["buttons"] += [{"type": "link", "url": context["pathto"](f, 1), "text": text, "icon": icon,
                                   "tooltip": tip, "label": label} for f, text, icon, tip, label in BOOK_DOWNLOADS
-                                 if (Path(app.outdir) / f).is_file()]
+                                 if f in app.config.inkground_book_downloads]
 
 
 def drop_fontawesome(app, exception):
@@ -112,6 +114,8 @@ def drop_fontawesome(app, exception):
 
 
 def setup(app):
+    present = [f for f, *_ in BOOK_DOWNLOADS if (Path(app.outdir) / f).is_file()]
+    app.add_config_value("inkground_book_downloads", present, "html")
     app.connect("html-page-context", drop_external_scripts, priority=900)
     app.connect("html-page-context", source_notebook_launch, priority=900)
     app.connect("html-page-context", book_downloads, priority=900)

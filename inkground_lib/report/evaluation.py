@@ -18,10 +18,9 @@ from inkground_lib.core.render import crop_box
 from inkground_lib.evaluation.items import make_items
 from inkground_lib.evaluation.prompt import render_request_markdown, request_images
 from inkground_lib.evaluation.systems.registry import load_registry, system_kind
-from inkground_lib.report.format import missing, value_with_interval
+from inkground_lib.report.format import join_names, missing, value_with_interval
 from inkground_lib.report.overlay import plot_comparison
 from inkground_lib.report.palette import PREDICTION, REFERENCE
-from inkground_lib.report.prose import join_names
 from inkground_lib.report.player import PLAY_HINT, PlayerGrid, pen_path_svg, player_figure
 from inkground_lib.report.table_view import table_view
 from inkground_lib.report.tradeoffs import flips_text
@@ -209,11 +208,12 @@ def summary_text(bench, bench_true, rec=None) -> str:
     scored = s[~s["system"].isin(["reference"]) & (shown(s["dtw"].fillna(1.0)) != 0)] if len(s) else s
     parts = []
     ran = [getattr(r, "label", n) for n, r in bench.runs.items() if n != "reference"]
-    parts.append(f"{len(ran)} systems ran here ({', '.join(ran) if ran else 'none'})")
+    parts.append(f"{len(ran)} system{'s' if len(ran) != 1 else ''} ran here ({', '.join(ran) if ran else 'none'})")
     if len(scored):
-        parts.append("among those not identical to the references, " + leader_phrase(scored, "dtw", "lowest mean DTW")
-                     + " on the benchmark set against its pseudo-labels (word heights) and "
-                     + leader_phrase(scored, "ar", "highest AR"))
+        parts.append("among those not identical to the references, "
+                     + leader_phrase(scored, "dtw", "lowest mean DTW on the benchmark set against its pseudo-labels",
+                                     " word heights")
+                     + " and " + leader_phrase(scored, "ar", "highest AR"))
     t = bench_true.summary
     ref = t[t["system"] == "reference"]
     if len(ref) and ref["dtw"].iloc[0] == ref["dtw"].iloc[0]:
@@ -224,13 +224,14 @@ def summary_text(bench, bench_true, rec=None) -> str:
     if rec is not None and len(rec.summary):
         parts.append(f"on the recorded words, {len(rec.summary)} systems were scored against recorded pen paths")
     n_not = len(bench.unavailable)
-    parts.append(f"{n_not} systems could not run on this machine (" + ", ".join(sorted(bench.unavailable)) +
-                 "), so their rows are the paper's numbers as reported, not reproduced here"
+    parts.append(f"{n_not} system{'s' if n_not != 1 else ''} could not run on this machine ("
+                 + ", ".join(sorted(bench.unavailable))
+                 + "), so their rows are the paper's numbers as reported, not reproduced here"
                  if n_not else "every named system ran")
     return "; ".join(parts) + ". " + reference_flips_text(bench, bench_true)
 
 
-def leader_phrase(summary: pd.DataFrame, metric: str, what: str) -> str:
+def leader_phrase(summary: pd.DataFrame, metric: str, what: str, unit: str = "") -> str:
     """Who leads ``summary`` on ``metric``, ties kept (values equal as shown share the lead:
     :func:`inkground_lib.analysis.ties.leaders`): "Font has the highest AR (0.412)" or "Font and Box share the
     highest AR (0.412)".
@@ -244,7 +245,7 @@ def leader_phrase(summary: pd.DataFrame, metric: str, what: str) -> str:
     if not lead:
         return f"no system has a {what.split(' ', 1)[-1]}"
     verb = "has" if len(lead) == 1 else "share"
-    return f"{join_names(lead)} {verb} the {what} ({shown(float(v[lead[0]])):.{SHOWN_DECIMALS}f})"
+    return f"{join_names(lead)} {verb} the {what} ({shown(float(v[lead[0]])):.{SHOWN_DECIMALS}f}{unit})"
 
 
 def reference_flips_text(bench, bench_true) -> str:

@@ -154,3 +154,15 @@ def cell(v, decimals: int, missing_reason: str):
     if isinstance(v, str):
         return v
     return count_or_rounded(v, decimals)
+
+
+def join_names(names) -> str:
+    """Names as prose: "a", "a and b", "a, b and c"; "none" for none.
+
+    >>> join_names([]), join_names(["a"]), join_names(["a", "b", "c"])
+    ('none', 'a', 'a, b and c')
+    """
+    names = [str(n) for n in names]
+    if not names:
+        return "none"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

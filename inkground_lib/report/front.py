@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.report.format import EM_DASH as DASH
-from inkground_lib.report.format import count, fmt, md_escape, missing, pct
+from inkground_lib.report.format import count, finite, fmt, join_names, md_escape, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
-from inkground_lib.report.prose import AGREEMENT_UNIT, join_names
+from inkground_lib.report.prose import AGREEMENT_UNIT
 from inkground_lib.report.reproducibility import run_time
 from inkground_lib.report.tradeoffs import flips_text
 
@@ -222,7 +223,7 @@ def python_phrase(spec: str | None) -> str:
     return f"{m.group(1)} or newer" if m else md_escape(spec)
 
 
-def build_time_phrase(sections: list[dict], commit: str = "") -> str:
+def build_time_phrase(sections: list[dict], commit: str = "", short: bool = False) -> str:
     """This build's section run times as prose, from the executed notebooks' records (the reproducibility
     page's): the total and each section's, with the commit the book was built from; a section reused from an
     earlier build keeps that build's time. The front page's only build time."""
@@ -230,9 +231,12 @@ def build_time_phrase(sections: list[dict], commit: str = "") -> str:
     at = f" (commit {commit})" if commit and not commit.startswith(DASH) else (
         f" (commit {DASH} {commit.lstrip(DASH).strip(' ()')})" if commit else "")
     if not timed:
-        return f"This build's section run times{at}: {missing('not recorded (no executed section notebook)')}."
+        lead = f"**This build**{at}: section run times" if short else f"This build's section run times{at}"
+        return f"{lead} {missing('not recorded (no executed section notebook)')}."
     total = sum(r["duration"] for r in timed)
     each = ", ".join(f"{r['section'][:2]} {run_time(r['duration'])}" for r in timed)
+    if short:
+        return f"**This build**{at}: the sections took {run_time(total)} ({{doc}}`details <sections/reproducibility>`)."
     return (f"In this build{at} the sections took {run_time(total)} in all ({each}), as recorded on the "
             "{doc}`sections/reproducibility` page (a section whose inputs did not change keeps the time of the run "
             "that made it).")
@@ -329,62 +333,122 @@ def _system_status(k: str, ran: set, why: dict, any_run: bool) -> str:
     return "not run (no run requested it)" if any_run else "not run (no section-03 run)"
 
 
+def _stand_in_numbers(n: FrontNumbers, systems) -> str:
+    """For a claim on InkSight on recorded trajectories: the offline stand-ins' DTW on our recorded pages, where a
+    run scored them (a stand-in system on stand-in data: shown beside, never as the paper's quantity)."""
+    stand = [s_ for k in systems for s_ in STAND_IN_SYSTEMS.get(n.registry.get(k, {}).get("reported_as", ""), ())]
+    got = [(row.get("label") or row["system"], row.get("dtw")) for r in n.runs if r.kind == "recorded"
+           for row in r.rows if row.get("system") in stand and finite(row.get("dtw")) is not None]
+    if not got:
+        return ""
+    return ("; on our recorded pages (a stand-in system on stand-in data, not the paper's quantity): "
+            + ", ".join(f"{md_escape(label)} DTW {fmt(v)}" for label, v in got))
+
+
+CLAIMS_SHORT = ("Gemini-3.1-Pro leads the VLMs (DTW {gemini_ink_dtw}, AR {gemini_ink_ar})",
+                "the open models are nearly unreadable (AR {open_ar_min} to {open_ar_max})",
+                "Kimi-K3 has the top Style ({kimi_ink_style}) and the lowest AR ({kimi_ink_ar})",
+                "InkSight beats every VLM on IAM-OnDB (DTW {inksight_iam_dtw} against {gemini_iam_dtw})",
+                "{benchmark_pages:count} of {candidates:count} pages pass its filters")
+"""The paper's headline claims in a few words each, for the first screen; the numbers are read from
+data/paper/reported.csv (placeholders are its ids; ``:count`` writes a count)."""
+
+
+def _needs(k: str, n: FrontNumbers, why: dict) -> str:
+    """What a system that did not run needs: the run's own reason where it recorded one, else the registry's key
+    variable (API and served models) or, for InkSight, TensorFlow and its weights."""
+    if k in why:
+        return _short_reason(why[k])
+    cfg = n.registry.get(k, {})
+    if cfg.get("api_key_env"):
+        return f"needs `{cfg['api_key_env']}`"
+    if cfg.get("adapter") == "inksight":
+        return "needs TensorFlow and InkSight's weights"
+    return "not requested"
+
+
 def _glance_lines(n: FrontNumbers) -> list[str]:
-    """The first screen: the paper's headline claims with its numbers and whether their systems ran here (and, where
-    not, what each needs); the funnel, the paper's beside ours; what ran here; what this book found; the build."""
+    """The first screen, a few short paragraphs: the paper's headline claims with its numbers; what ran here
+    (offline) and the funnel with its stand-ins; what could not run and what each needs; what this book found;
+    the build (one time, with its commit). The details follow under the later headings."""
+    from inkground_lib.report.tradeoffs import short_label
+
     ran, why = _ran_and_why(n)
     rep = n.reported
-    L = ["## At a glance", "",
-         "The paper's headline claims {cite}`inkground` with its own numbers, and whether the systems behind them "
-         "could run here:", "", "| the paper claims | its numbers | here |", "|---|---|---|"]
+
+    def filled(t: str) -> str:
+        return re.sub(r"\{(\w+)(:count)?\}", lambda m: (count(rep.get(m.group(1))) if m.group(2) else
+                                                         fmt(rep.get(m.group(1)), reason="not read")), t)
+
+    funnel = " → ".join(count(rep.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
+    L = ["**The paper claims** {cite}`inkground`: " + "; ".join(filled(t) for t in CLAIMS_SHORT) + ".", ""]
+    local = sorted(ran - {k for k, v in n.registry.items() if v.get("reported_as")})
+    x = (n.pseudo or {}).get("numbers", {})
+    comp = (n.pseudo or {}).get("components", {})
+    if n.runs:
+        here = ("**Ran here, offline:** " + join_names(md_escape(short_label(n.registry.get(k, {}).get("label", k)))
+                                                       for k in local) if local else
+                f"**Ran here:** no local system {missing('none in the runs')}")
+    else:
+        here = f"**Ran here:** no system {missing('no section-03 run')}"
+    if n.pseudo is not None:
+        src = comp.get("ratings_source")
+        here += ("; the funnel, " + " → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages",
+                                                                         "benchmark_pages")) +
+                 f" pages, with derenderer `{md_escape(comp.get('derenderer', '?'))}`, OCR "
+                 f"`{md_escape(comp.get('ocr_engine', '?'))}` and "
+                 f"{'simulated raters' if src == 'simulated' else 'a ratings file'}")
+    L += [here + ".", ""]
+    missing_paper = [k for k, v in n.registry.items() if v.get("reported_as") and k not in ran]
+    vlms = [k for k in missing_paper if n.registry[k].get("adapter") in ("openai", "anthropic")]
+    engines = sorted({r.ocr_engine for r in n.runs} | ({str(comp.get("ocr_engine"))} if n.pseudo else set()))
+    parts = []
+    if vlms:
+        keys = sorted({m.group(1) for k in vlms for m in [re.search(r"`(\w+)`", _needs(k, n, why))] if m})
+        who = f"the {len(vlms)} VLMs the paper names" if len(vlms) > 1 else n.registry[vlms[0]].get("label")
+        parts.append(f"{who} ({join_names(f'`{k}`' for k in keys) or 'not requested'})")
+    parts += [f"{md_escape(n.registry[k].get('label', k))} ({_needs(k, n, why)})" for k in missing_paper
+              if k not in vlms]
+    if "deepseek-ocr" not in engines:
+        parts.append("DeepSeek-OCR (a GPU server, `DEEPSEEK_OCR_BASE_URL`)")
+    others = sorted(k for k in why if k not in n.registry or not n.registry[k].get("reported_as"))
+    parts += [f"{md_escape(k)} ({_short_reason(why[k])})" for k in others]
+    L += [(f"**Could not run here:** {'; '.join(parts)}. For them this book shows the paper's numbers, never its own."
+           if parts else "**Could not run here:** nothing: every system the paper reports ran."), ""]
+    L += [_found_short(n) + " " + build_time_phrase(n.sections, n.commit, short=True), ""]
+    L += ["## The paper's headline claims beside this book", "",
+          "| the paper claims | its numbers | here |", "|---|---|---|"]
     for claim, nums, systems in HEADLINES:
         vals = "".join(("" if i == 0 else " " if label == "to" else ", ") + f"{label} "
                        f"{fmt(rep.get(pid), reason='not read')}" for i, (label, pid) in enumerate(nums))
-        here = "; ".join(f"{md_escape(n.registry.get(k, {}).get('label', k))}: "
+        cell = "; ".join(f"{md_escape(n.registry.get(k, {}).get('label', k))}: "
                          f"{_system_status(k, ran, why, bool(n.runs))}" for k in systems)
-        L.append(f"| {claim} | {vals} | {here} |")
-    x = (n.pseudo or {}).get("numbers", {})
-    comp = (n.pseudo or {}).get("components", {})
-    paper_funnel = " → ".join(count(rep.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
-    if n.pseudo is None:
-        ours = f"not run {missing('no section-02 run')}"
-    else:
-        ours = (" → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages")) +
-                f" pages, with stand-ins: derenderer `{md_escape(comp.get('derenderer', '?'))}`, OCR "
-                f"`{md_escape(comp.get('ocr_engine', '?'))}`, {ratings_phrase(comp.get('ratings_source'))}")
-    L.append(f"| The funnel: candidate pages → OCR filter → raters | {paper_funnel} pages | ours: {ours} |")
-    L.append("")
-    local = sorted(ran - {k for k, v in n.registry.items() if v.get("reported_as")})
-    could_not = sorted(why)
-    engines = sorted({r.ocr_engine for r in n.runs} | ({str(comp.get("ocr_engine"))} if n.pseudo else set()))
-    if not n.runs:
-        ran_text = f"**Ran here:** no system {missing('no section-03 run')}. "
-    else:
-        ran_text = (f"**Ran here:** {len(local)} local system{'s' if len(local) != 1 else ''} "
-                    f"({join_names(md_escape(n.registry.get(k, {}).get('label', k)) for k in local)}), offline on "
-                    f"CPU. **Could not run here:** {len(could_not)} "
-                    f"({'; '.join(f'{md_escape(k)}: {_short_reason(why[k])}' for k in could_not) or 'none'}); the "
-                    f"paper's numbers for them are shown as reported, never as ours. ")
-    ocr = ("DeepSeek-OCR ran. " if "deepseek-ocr" in engines else
-           f"DeepSeek-OCR did not run (it needs a GPU server, `DEEPSEEK_OCR_BASE_URL`): every OCR reading here was "
-           f"made by {join_names(f'`{md_escape(e)}`' for e in engines) if engines else missing('no run')}. ")
-    L.append(ran_text + ocr + _found_short(n))
-    L.append("")
-    L.append(build_time_phrase(n.sections, n.commit))
+        cell += _stand_in_numbers(n, systems)
+        L.append(f"| {claim} | {vals} | {cell} |")
+    ours = ("not run " + missing("no section-02 run") if n.pseudo is None else
+            "ours: " + " → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages")) +
+            " pages, with the stand-ins above")
+    L.append(f"| The funnel: candidate pages → OCR filter → raters | {funnel} pages | {ours} |")
     return L + [""]
 
 
 def _found_short(n: FrontNumbers) -> str:
     """One sentence of what this book found (the long answers follow under "What this book found")."""
     flips = len(n.flips)
-    parts = [f"the choice of reference reverses {flips} ranking{'s' if flips != 1 else ''} of two systems "
-             f"(intervals apart)" if n.flip_datasets else "no dataset was scored against both references"]
+    if not n.flip_datasets:
+        parts = ["whether the choice of reference reorders the systems is not measured (no dataset was scored "
+                 "against both references)"]
+    elif flips:
+        parts = [f"the choice of reference reverses {flips} ranking{'s' if flips != 1 else ''} of two systems "
+                 f"(intervals apart)"]
+    else:
+        parts = ["the choice of reference reverses no ranking of two systems (intervals apart)"]
     for name, label in (("ocr", "OCR filter"), ("raters", "rater filter")):
         f = (n.filters or {}).get(name)
         if f and f.get("hi") is not None and f.get("lo") is not None:
             verdict = "yes" if f["hi"] < 0 else ("the reverse" if f["lo"] > 0 else "no")
             parts.append(f"did the {label} keep pseudo-labels nearer the truth? {verdict}")
-    return "**Found here:** " + "; ".join(parts) + " (below)."
+    return "**Found here:** " + "; ".join(parts) + "."
 
 
 def front_page(n: FrontNumbers) -> str:

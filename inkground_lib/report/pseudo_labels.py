@@ -98,7 +98,7 @@ def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:
 def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
     """Sentences saying which component produced the numbers (for the book's prose): dataset, derenderer,
     ocr, ratings (says plainly when the ratings are simulated, with the model's parameters), truth."""
-    from inkground_lib.report.prose import describe_dataset
+    from inkground_lib.report.dataset_prose import describe_dataset
 
     ds = ds or load_dataset(res.candidates, check_images=False)
     c = res.components

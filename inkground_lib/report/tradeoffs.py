@@ -471,7 +471,8 @@ def reference_view(t: pd.DataFrame, caption: str):
     return table_view(t, caption, fold=False,
                       notes=["Mean over words (DTW, Chamfer: word heights, lower is better) or true-writer "
                              "probability (Style, higher is better, each reference with its own writer "
-                             "classifier), with 95% page-bootstrap intervals; rank 1 = best. " + TIES_RULE + " The reference ink and the derenderer that made the pseudo-labels score 0 "
+                             "classifier), with 95% page-bootstrap intervals; rank 1 = best. " + TIES_RULE +
+                             " The reference ink and the derenderer that made the pseudo-labels score 0 "
                              "against the pseudo-labels by construction."])
 
 
