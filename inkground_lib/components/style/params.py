@@ -34,8 +34,8 @@ class StyleParams:
     tensors in torch's channels-last memory format, the default: oneDNN's fastest convolutions on CPU, 1.3x
     the contiguous layout's training rate with AVX-512 and ~1.6x with AVX2 alone, measured in
     ``benchmarks/results/style_train.txt``; the same maths summed in another order, so other weights than
-    the contiguous layout's, with Style within its bootstrap interval). precision, threads and channels_last are part of the recipe: a model saved with other values is
-    not reused.
+    the contiguous layout's, with held-out Style within its bootstrap interval there). precision, threads
+    and channels_last are part of the recipe: a model saved with other values is not reused.
     """
 
     height: int = 48
