@@ -30,6 +30,7 @@ EXAMPLES = {
     "inkground_lib.components.metrics.order": 10,
     "inkground_lib.components.metrics.readability": 21,
     "inkground_lib.components.metrics.trajectory": 45,
+    "inkground_lib.components.style.inputs": 4,
     "inkground_lib.components.style.metric": 4,
     "inkground_lib.components.targets": 2,
     "inkground_lib.core.bootstrap": 4,

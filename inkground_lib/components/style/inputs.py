@@ -56,14 +56,22 @@ def as_float(x: torch.Tensor) -> torch.Tensor:
 
 
 def random_shifts(x: torch.Tensor, shift: int, gen: torch.Generator) -> torch.Tensor:
-    """Shift each image by an integer offset in [-shift, shift] (rows and cols), filling with paper (0)."""
+    """Shift each image by an integer offset in [-shift, shift] (rows and cols), filling with paper (0): image i
+    becomes the window at (dy_i, dx_i) of itself padded by ``shift``, the offsets drawn from ``gen`` as one
+    (n, 2) tensor of integers in [0, 2 * shift]. The batch is one indexing of a view of all its windows (each
+    pixel copied, never computed: the same values as a loop over the images).
+
+    >>> x = torch.arange(1.0, 5.0).reshape(1, 1, 2, 2)
+    >>> gen = torch.Generator().manual_seed(0)
+    >>> torch.randint(0, 3, (1, 2), generator=torch.Generator().manual_seed(0)).tolist()  # dy, dx
+    [[2, 0]]
+    >>> random_shifts(x, 1, gen)[0, 0].tolist()  # one row up (dy - shift = 1), one column right
+    [[0.0, 3.0], [0.0, 0.0]]
+    """
     if shift <= 0:
         return x
     n, _, H, W = x.shape
     padded = torch.nn.functional.pad(x, (shift, shift, shift, shift))
     off = torch.randint(0, 2 * shift + 1, (n, 2), generator=gen)
-    out = torch.empty_like(x)
-    for i in range(n):
-        dy, dx = int(off[i, 0]), int(off[i, 1])
-        out[i] = padded[i, :, dy:dy + H, dx:dx + W]
-    return out
+    windows = padded.unfold(2, H, 1).unfold(3, W, 1)  # a view (n, channels, 2 shift + 1, 2 shift + 1, H, W)
+    return windows[torch.arange(n), :, off[:, 0], off[:, 1]].contiguous()  # (n, channels, H, W)

@@ -15,6 +15,7 @@ from inkground_lib.components.style.inputs import inks_tensor
 from inkground_lib.core.progress import bar
 from inkground_lib.components.style.metric import softmax_rows
 from inkground_lib.components.style.params import StyleError, StyleParams
+from inkground_lib.components.style.precision import autocast, check_precision
 from inkground_lib.core.ink import InkLike
 
 
@@ -59,6 +60,30 @@ def build_resnet18(n_classes: int, seed: int = 0):
     return model
 
 
+def in_layout(t, params: StyleParams):
+    """A network (a module) or a batch (n, 1, height, width) in the memory format of ``params``: torch's
+    channels-last with ``params.channels_last`` (the default), else as it is (contiguous)."""
+    if not params.channels_last:
+        return t
+    if isinstance(t, torch.nn.Module):
+        return t.to(memory_format=torch.channels_last)
+    return t.contiguous(memory_format=torch.channels_last)
+
+
+def network_logits(model, x: torch.Tensor, params: StyleParams) -> torch.Tensor:
+    """The classifier's raw class scores (n, K) for the float network input ``x`` (n, 1, height, width), in
+    the arithmetic of ``params.precision``: float32 (the network's own forward pass), or the ResNet body
+    under bfloat16 autocast and its last layer (average-pooled features to K scores) in float32, so the
+    scores keep float32's resolution (bfloat16 keeps 8 significant bits: a score near 8 would be rounded to a
+    multiple of 1/16, moving its softmax probability by up to ~3%). The layout is :func:`in_layout`'s."""
+    x = in_layout(x, params)
+    if params.precision == "fp32":
+        return model(pixel_values=x).logits
+    with autocast(params.precision):
+        pooled = model.resnet(pixel_values=x).pooler_output
+    return model.classifier(pooled.float())
+
+
 def expected_param_count(n_classes: int, channels: int = 1) -> int:
     """torchvision resnet18's parameter count for ``channels`` inputs and ``n_classes`` outputs:
     11,689,512 (3 channels, 1000 classes) - 64*3*7*7 + 64*channels*7*7 - (512*1000 + 1000) + 512*K + K."""
@@ -101,12 +126,14 @@ class StyleModel:
         inks = list(inks)
         out = np.zeros((len(inks), self.n_classes))
         bs = int(self.params.eval_batch_size)
+        check_precision(self.params.precision, "Style classifier")
+        self.model = in_layout(self.model, self.params)
         self.model.eval()
         with torch_state(self.params.threads, None), torch.no_grad():
             for b in bar(range(0, len(inks), bs), desc="Style", unit="batch", leave=False,
                          enabled=progress and len(inks) > bs):
                 x = inks_tensor(inks[b:b + bs], self.params, where="ink")
-                out[b:b + len(x)] = self.model(pixel_values=x).logits.double().numpy()
+                out[b:b + len(x)] = network_logits(self.model, x, self.params).double().numpy()
         return out
 
     def proba(self, inks: Sequence[InkLike], progress: bool = False) -> np.ndarray:

@@ -9,6 +9,9 @@ from inkground_lib.core.render import RenderSpec
 FORMAT = "inkground-style/1"
 """Version of a saved classifier's record (in its files and at the start of its input hash)."""
 
+PRECISIONS = ("fp32", "bf16")
+"""The values of ``StyleParams.precision`` (:mod:`~inkground_lib.components.style.precision`)."""
+
 
 class StyleError(ValueError):
     """Bad training items, labels or a model folder that cannot be used."""
@@ -25,7 +28,14 @@ class StyleParams:
     threads (torch CPU threads while training and predicting; 1 by default: on a shared 2-core machine two
     OpenMP threads measured 20x slower than one - spinning threads starve each other - and one thread also
     makes the float summation order, hence the weights, independent of the machine's core count),
-    eval_batch_size (inference batch).
+    eval_batch_size (inference batch), precision (the arithmetic of training and inference: "fp32", the
+    default on every machine, or "bf16", torch's CPU bfloat16 autocast, ~2x faster but only allowed on a CPU
+    with native bfloat16: :mod:`~inkground_lib.components.style.precision`), channels_last (the network's
+    tensors in torch's channels-last memory format, the default: oneDNN's fastest convolutions on CPU, 1.3x
+    the contiguous layout's training rate with AVX-512 and ~1.6x with AVX2 alone, measured in
+    ``benchmarks/results/style_train.txt``; the same maths summed in another order, so other weights than
+    the contiguous layout's, with held-out Style within its bootstrap interval there). precision, threads
+    and channels_last are part of the recipe: a model saved with other values is not reused.
     """
 
     height: int = 48
@@ -39,6 +49,8 @@ class StyleParams:
     shift: int = 4
     threads: int = 1
     eval_batch_size: int = 64
+    precision: str = "fp32"
+    channels_last: bool = True
     render: RenderSpec = field(default_factory=RenderSpec)
 
     def __post_init__(self):
@@ -52,6 +64,10 @@ class StyleParams:
             raise StyleError(f"StyleParams.lr must be positive, got {self.lr}")
         if self.weight_decay < 0 or self.shift < 0:
             raise StyleError("StyleParams.weight_decay and shift must be >= 0")
+        if self.precision not in PRECISIONS:
+            raise StyleError(f"StyleParams.precision must be one of {list(PRECISIONS)}, got {self.precision!r}")
+        if not isinstance(self.channels_last, bool):
+            raise StyleError(f"StyleParams.channels_last must be True or False, got {self.channels_last!r}")
         if isinstance(self.render, dict):
             object.__setattr__(self, "render", RenderSpec(**self.render))
 

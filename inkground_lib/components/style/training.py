@@ -15,20 +15,21 @@ from inkground_lib.components.style.determinism import torch_state
 from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.components.style.inputs import as_float, inks_darkness, random_shifts
 from inkground_lib.components.style.items import check_items, items_hash
-from inkground_lib.components.style.model import StyleModel, build_resnet18
+from inkground_lib.components.style.model import StyleModel, build_resnet18, in_layout, network_logits
 from inkground_lib.components.style.params import StyleError, StyleParams
+from inkground_lib.components.style.precision import check_precision
 from inkground_lib.components.style.storage import save_style, saved_style
 from inkground_lib.core.ink import InkLike
 
 
-def _recalibrate_batchnorm(model, x: torch.Tensor, bs: int) -> None:
+def _recalibrate_batchnorm(model, x: torch.Tensor, bs: int, params: StyleParams) -> None:
     """Replace BatchNorm running statistics by their exact average over the (unaugmented) training images
     ``x`` (uint8 darkness, :func:`~inkground_lib.components.style.inputs.inks_darkness`).
 
     Short CPU trainings take few optimiser steps, too few for the running averages (momentum 0.1) to
     forget their initial values (mean 0, variance 1); eval-mode outputs are then near chance. One pass in
     train mode with cumulative averaging (momentum None) and no gradients fixes the statistics; the weights
-    are not touched.
+    are not touched. The pass runs in ``params``' precision and layout, as inference does.
     """
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     saved = [m.momentum for m in bns]
@@ -40,7 +41,7 @@ def _recalibrate_batchnorm(model, x: torch.Tensor, bs: int) -> None:
         for b in range(0, len(x), bs):
             xb = x[b:b + bs]
             if len(xb) > 1:
-                model(pixel_values=as_float(xb))
+                network_logits(model, as_float(xb), params)
     for m, mom in zip(bns, saved):
         m.momentum = mom
 
@@ -56,6 +57,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
     """
     if not isinstance(params, StyleParams):
         raise StyleError(f"train_style: params must be StyleParams, got {type(params).__name__}")
+    check_precision(params.precision, "Style training")  # before a saved model is looked for: never slow later
     inks, labels = check_items(train_items)
     classes = sorted(set(labels))
     if len(classes) < 2:
@@ -100,12 +102,13 @@ def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams
     classes = sorted(set(labels))
     if len(classes) < 2:
         raise StyleError(f"train_style: need items from at least 2 writers, got {len(classes)}")
+    check_precision(params.precision, "Style training")
     first = 0 if state is None else int(state.epoch)
     last = params.epochs if epochs is None else min(params.epochs, first + int(epochs))
     t0 = time.perf_counter()
     y = torch.tensor([classes.index(lab) for lab in labels], dtype=torch.long)
     x = inks_darkness(inks, params, where="training item")  # uint8; each batch is made float below
-    model = build_resnet18(len(classes), params.seed)
+    model = in_layout(build_resnet18(len(classes), params.seed), params)
     losses: list[float] = [] if state is None else [float(v) for v in state.losses]
     with torch_state(params.threads, params.seed):
         gen = torch.Generator().manual_seed(int(params.seed))
@@ -139,7 +142,7 @@ def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams
                 xb = as_float(x[idx])
                 if params.augment:
                     xb = random_shifts(xb, params.shift, gen)
-                loss = torch.nn.functional.cross_entropy(model(pixel_values=xb).logits, y[idx])
+                loss = torch.nn.functional.cross_entropy(network_logits(model, xb, params), y[idx])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -150,7 +153,7 @@ def train_epochs(train_items: Sequence[tuple[InkLike, str]], params: StyleParams
             losses.append(tot / n)
         bar.close()
         if last == params.epochs:
-            _recalibrate_batchnorm(model, x, int(params.eval_batch_size))
+            _recalibrate_batchnorm(model, x, int(params.eval_batch_size), params)
     return TrainState(epoch=last, model=model.state_dict(), optimizer=opt.state_dict(),
                       scheduler=None if sched is None else sched.state_dict(), generator=gen.get_state(),
                       losses=losses, seconds=(0.0 if state is None else float(state.seconds))
