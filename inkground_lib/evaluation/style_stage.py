@@ -12,6 +12,7 @@ import numpy as np
 from inkground_lib.components.style import (
     StyleError,
     StyleParams,
+    check_precision,
     evaluate_classifier,
     load_checkpoint,
     load_style,
@@ -54,6 +55,7 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     a resumed training continues bit for bit). A bar of the epochs is shown when ``progress`` and
     ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it)."""
     params = StyleParams.from_dict(settings.style) if settings.style else StyleParams()
+    check_precision(params.precision, f"Style ({settings.reference})")  # before anything trains or is written
     refs = list(reference_inks(ds, settings.reference))
     words = [(w, p.writer) for p in ds.pages for w in p.words]
     train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
@@ -65,11 +67,12 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
         ev = evaluate_classifier(model, test) if test else None
         return {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
                 "n_test": len(test), "top1": float(ev.top1) if ev is not None else float("nan"),
-                "trained_now": bool(model.trained)}
+                "trained_now": bool(model.trained), "precision": model.params.precision,
+                "channels_last": bool(model.params.channels_last)}
 
     if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
         facts = {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
-                 "top1": float("nan"), "trained_now": False,
+                 "top1": float("nan"), "trained_now": False, "precision": params.precision,
                  "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
                                  f"{len(writers)}"}
         return lambda: (None, facts)

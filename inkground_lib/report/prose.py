@@ -207,8 +207,8 @@ def style_precision_text(style: dict | None, run_dir=None, reference: str = "ref
     recorded where neither has it. (The hook for a classifier trained in reduced precision: once the training
     records it, the book shows it without another change.)
 
-    >>> style_precision_text({"precision": "bf16"})
-    'The writer classifier was trained and run in bf16, as its run records.'
+    >>> style_precision_text({"precision": "bf16"})[:64]
+    'The writer classifier was trained and run in bf16, as its run re'
     >>> style_precision_text({})[:57]
     "This run does not record the writer classifier's numeric "
     """
@@ -227,4 +227,7 @@ def style_precision_text(style: dict | None, run_dir=None, reference: str = "ref
         p = meta.get("precision") or (meta.get("params") or {}).get("precision")
     if not p:
         return "This run does not record the writer classifier's numeric precision."
-    return f"The writer classifier was trained and run in {p}, as its run records."
+    # fp32 is the recorded default on every machine (bf16 only when asked, and only on CPUs with native bf16):
+    # components.style.params.StyleParams
+    return (f"The writer classifier was trained and run in {p}, as its run records (fp32 is the default on "
+            f"every machine; bf16 is an option for CPUs with native bf16 support).")
