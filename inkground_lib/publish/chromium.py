@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -43,3 +44,17 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+def in_browser(work):
+    """``work(browser)`` run on a thread of its own, its result returned (its exception raised here).
+
+    Playwright's sync API refuses to start in a thread whose asyncio loop is running - which a caller that has
+    executed notebooks or built the book in-process may leave behind (nbclient, Sphinx extensions); a new
+    thread has none."""
+    def run():
+        with browser() as b:
+            return work(b)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="inkground-chromium") as pool:
+        return pool.submit(run).result()

@@ -36,35 +36,37 @@ def book_pages(folder: Path) -> list[str]:
 def measure(folder: Path, pages: list[str] | None = None, settle_ms: int = 1500) -> list[Weight]:
     """Load each page in Chromium (1400 x 900), wait until the network is idle and ``settle_ms`` more, and add up
     the bodies of all responses. Requests to other hosts are aborted (and not counted)."""
-    from inkground_lib.publish.chromium import browser
+    from inkground_lib.publish.chromium import in_browser
     from inkground_lib.publish.linkcheck import serve
 
-    out = []
     pages = pages if pages is not None else book_pages(folder)
-    with serve(folder, "/inkground/") as base, browser() as b:
-        for name in pages:
-            ctx = b.new_context(viewport={"width": 1400, "height": 900}, service_workers="block")
-            page = ctx.new_page()
-            sizes: dict[str, int] = {}
+    with serve(folder, "/inkground/") as base:
+        return in_browser(lambda b: [_weigh(b, base, name, settle_ms) for name in pages])
 
-            def route(r, request):
-                r.continue_() if request.url.startswith(base) else r.abort()
 
-            def done(resp):
-                try:
-                    sizes[resp.url] = len(resp.body())
-                except Exception:  # a redirect or an aborted body has none
-                    sizes.setdefault(resp.url, 0)
+def _weigh(b, base: str, name: str, settle_ms: int) -> Weight:
+    """One page's :class:`Weight` in browser ``b`` (the book served at ``base``)."""
+    ctx = b.new_context(viewport={"width": 1400, "height": 900}, service_workers="block")
+    page = ctx.new_page()
+    sizes: dict[str, int] = {}
 
-            page.route("**/*", route)
-            page.on("response", done)
-            page.goto(base + name, wait_until="networkidle")
-            page.wait_for_timeout(settle_ms)
-            ctx.close()
-            top = sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
-            out.append(Weight(name, sum(sizes.values()), len(sizes), any("mathjax" in u.lower() for u in sizes),
-                              tuple((u[len(base):], n) for u, n in top)))
-    return out
+    def route(r, request):
+        r.continue_() if request.url.startswith(base) else r.abort()
+
+    def done(resp):
+        try:
+            sizes[resp.url] = len(resp.body())
+        except Exception:  # a redirect or an aborted body has none
+            sizes.setdefault(resp.url, 0)
+
+    page.route("**/*", route)
+    page.on("response", done)
+    page.goto(base + name, wait_until="networkidle")
+    page.wait_for_timeout(settle_ms)
+    ctx.close()
+    top = sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    return Weight(name, sum(sizes.values()), len(sizes), any("mathjax" in u.lower() for u in sizes),
+                  tuple((u[len(base):], n) for u, n in top))
 
 
 def table(weights: list[Weight]) -> str:

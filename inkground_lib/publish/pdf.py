@@ -111,9 +111,9 @@ def build_singlehtml(root: Path = ROOT) -> Path:
 
 def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     """Print the single-page book ``page`` to ``out`` with Chromium; returns {"chapters", "bytes"}."""
-    from inkground_lib.publish.chromium import browser
+    from inkground_lib.publish.chromium import in_browser
 
-    with browser() as b:
+    def work(b):
         ctx = b.new_context(viewport={"width": 1100, "height": 1400})
         pg = ctx.new_page()
         pg.route("**/*", lambda r, req: r.continue_() if req.url.startswith(("file:", "data:")) else r.abort())
@@ -142,6 +142,9 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
                       footer_template='<div style="font-size:7pt;width:100%;text-align:center;color:#666">'
                                       '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
         ctx.close()
+        return chapters, data
+
+    chapters, data = in_browser(work)
     atomic_write_bytes(Path(out), data)
     return {"chapters": chapters, "bytes": len(data)}
 
