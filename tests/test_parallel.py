@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import CountingOCR
 
 from inkground_lib.components import style
 from inkground_lib.core.dataset import load_dataset
@@ -101,17 +102,6 @@ def test_a_classifier_trained_in_a_pool_has_the_serial_weights(cand, tmp_path):
     again = style.saved_style(tmp_path / "there", items, params)
     assert again is not None and again.trained is False
     assert style.saved_style(tmp_path / "there", items[::-1], params) is None  # other inputs: retrain
-
-
-class CountingOCR:
-    name = "counting"
-
-    def __init__(self):
-        self.images = 0
-
-    def read(self, images):
-        self.images += len(images)
-        return [f"{im.shape[0]}x{im.shape[1]}:{int(im.sum()) % 997}" for im in images]
 
 
 def test_identical_renders_are_read_once():

@@ -5,7 +5,7 @@ section 02's derender answers read on every set section 03 scores."""
 import inspect
 
 import numpy as np
-from conftest import make_tiny_dataset
+from conftest import CountingOCR, make_tiny_dataset
 from PIL import Image
 
 import inkground_lib.core.dataset as dsmod
@@ -30,17 +30,6 @@ TINY_STYLE = {"height": 32, "width": 128, "epochs": 1, "batch_size": 16, "augmen
 DRAWING = as_ink([[[0, 0], [30, 12], [35, 30]], [[5, 20], [40, 21]]])
 REORDERED = as_ink([[[40, 21], [5, 20]], [[0, 0], [30, 12], [35, 30]]])
 OTHER = as_ink([[[0, 0], [30, 12], [35, 31]], [[5, 20], [40, 21]]])
-
-
-class CountingOCR:
-    name = "counting"
-
-    def __init__(self):
-        self.images = 0
-
-    def read(self, images):
-        self.images += len(images)
-        return [f"{im.shape[0]}x{im.shape[1]}:{int(im.sum()) % 997}" for im in images]
 
 
 class CountingStyle:
