@@ -118,10 +118,8 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
         readings = None
         for spec in derenderers:
             der = make_derenderer(spec)
-            if text_mode(der) == "recognize" and readings is None:
-                readings = read_crops(ds, ocr, cache, progress=progress, workers=workers)
-            inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, traces=traces,
-                                    readings=readings if text_mode(der) == "recognize" else None)
+            inks, readings = derender_set(ds, der, cache, ocr=ocr, readings=readings, progress=progress,
+                                          workers=workers, traces=traces)
             words = truth_metrics(ds, inks)
             if words.empty:
                 break
@@ -157,6 +155,20 @@ def comparison_sets(candidates: Dataset, recorded: str | os.PathLike | None) -> 
     if recorded:
         sets[RECORDED_SET] = load_dataset(recorded)
     return sets
+
+
+def derender_set(ds: Dataset, der, cache: str | os.PathLike, *, ocr="rapidocr", readings=None,
+                 progress: bool = False, workers: int | None = None, traces=None):
+    """``der`` (a derenderer or its spec) on every word of ``ds``, cached in ``cache``; a derenderer that reads
+    the word itself (text mode "recognize") is given the ``ocr`` engine's readings of the crops
+    (:func:`~inkground_lib.pseudo.crop_readings.read_crops`, logged in ``cache``; ``readings`` when already
+    read). Returns (word id -> Ink, the readings or None)."""
+    der = make_derenderer(der) if isinstance(der, str) else der
+    if text_mode(der) == "recognize" and readings is None:
+        readings = read_crops(ds, ocr, cache, progress=progress, workers=workers)
+    inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, traces=traces,
+                            readings=readings if text_mode(der) == "recognize" else None)
+    return inks, readings
 
 
 def section_comparison(candidates: Dataset, recorded: str | os.PathLike | None, derenderers: Sequence[str],

@@ -13,8 +13,7 @@ import pandas as pd
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.render import crop_box
 from inkground_lib.core.run_files import derenderers_dir
-from inkground_lib.pseudo.derender_stage import derender_dataset
-from inkground_lib.pseudo.derenderer_comparison import CANDIDATES_SET, RECORDED_SET
+from inkground_lib.pseudo.derenderer_comparison import CANDIDATES_SET, RECORDED_SET, derender_set
 from inkground_lib.report.derenderer_table import derenderer_label
 from inkground_lib.report.palette import PREDICTION, TRUTH
 
@@ -24,11 +23,12 @@ difference, and where it is highest (so the pictures show its failures as well a
 
 
 def derenderer_examples(ds: Dataset, set_name: str, derenderers: tuple[str, str], run_dir: str | os.PathLike,
-                        cache_dir: str | os.PathLike | None = None) -> list[dict]:
+                        cache_dir: str | os.PathLike | None = None, ocr="rapidocr") -> list[dict]:
     """Three words of ``ds`` chosen by the per-word DTW difference (second minus first derenderer, from the
     comparison's ``words-<name>.csv``; ties by word id): :data:`EXAMPLE_TAGS`. Each a dict: tag, word, word_id,
     dtw (derenderer spec -> DTW, word heights), inks (spec -> Ink, page pixels), truth, box, crop. Empty when
-    the comparison has no per-word table for the set."""
+    the comparison has no per-word table for the set. The inks are the comparison's own, read from its cache
+    (``ocr``: the engine whose crop readings a derenderer that reads the word was given)."""
     a, b = derenderers
     folder = derenderers_dir(run_dir) / set_name
     try:
@@ -42,7 +42,7 @@ def derenderer_examples(ds: Dataset, set_name: str, derenderers: tuple[str, str]
     w["gain"] = w["dtw_b"] - w["dtw_a"]
     w = w.sort_values(["gain", "word_id"], kind="stable").reset_index(drop=True)
     cache = Path(cache_dir) if cache_dir else folder
-    inks = {d: derender_dataset(ds, d, cache, progress=False, workers=1) for d in derenderers}
+    inks = {d: derender_set(ds, d, cache, ocr=ocr, workers=1)[0] for d in derenderers}
     out = []
     for tag, i in zip(EXAMPLE_TAGS, (0, len(w) // 2, len(w) - 1)):
         r = w.iloc[i]
@@ -101,12 +101,12 @@ def derenderer_players(examples: list[dict], width_px: float = 260):
 
 
 def section_examples(candidates: Dataset, recorded: str | os.PathLike | None, derenderers: Sequence[str],
-                     run_dir: str | os.PathLike) -> list[dict]:
+                     run_dir: str | os.PathLike, ocr="rapidocr") -> list[dict]:
     """Section 02's pictures: :func:`derenderer_examples` of the first two ``derenderers`` on the recorded pages
     when section 02 compared them (real handwriting), else on its candidate pages (cached in the run folder)."""
     if len(derenderers) < 2:
         return []
     a, b = derenderers[0], derenderers[1]
     if recorded:
-        return derenderer_examples(load_dataset(recorded), RECORDED_SET, (a, b), run_dir)
-    return derenderer_examples(candidates, CANDIDATES_SET, (a, b), run_dir, cache_dir=run_dir)
+        return derenderer_examples(load_dataset(recorded), RECORDED_SET, (a, b), run_dir, ocr=ocr)
+    return derenderer_examples(candidates, CANDIDATES_SET, (a, b), run_dir, cache_dir=run_dir, ocr=ocr)
