@@ -231,7 +231,9 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
          "share of previous stage": n2 / n1 if n1 else np.nan},
     ])
     dcfg, ecfg = derenderer_config(der), engine_config(eng)
-    components = {"derenderer": dcfg["name"], "derenderer_text": TEXT_SOURCES[text_mode(der)],
+    # what the derenderer was given as each word's text: only for one that reads it (the tracer's text modes)
+    components = {"derenderer": dcfg["name"],
+                  "derenderer_text": TEXT_SOURCES[text_mode(der)] if hasattr(der, "text_mode") else None,
                   "ocr_engine": ecfg["name"], "ratings_source": ratings_source}
     sim = rfile is None
     params = {"candidates": portable_path(cand), "run_dir": portable_path(run), "derenderer": dcfg["name"],

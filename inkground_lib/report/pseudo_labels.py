@@ -119,7 +119,7 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
              "the candidate pages have no true trajectories, so the comparison with the truth is empty here")
     return {"dataset": describe_dataset(ds), "dataset_name": ds.name,
             "derenderer": (_DERENDERER_TEXT.get(c["derenderer"], f"the derenderer {c['derenderer']!r}")
-                           + (f", given {c['derenderer_text']} as the word's text" if c.get("derenderer_text") else "")),
+                           + (f", given {c['derenderer_text']}" if c.get("derenderer_text") else "")),
             "ocr": _OCR_TEXT.get(c["ocr_engine"], f"the OCR engine {c['ocr_engine']!r}"),
             "ratings": ratings, "truth": truth}
 
