@@ -137,3 +137,37 @@ def test_evaluate_tracer_modes_intervals_and_ocr(tmp_path):
     assert (tmp_path / "ev" / "eval_report.json").is_file()
     lines = report_lines(rep)
     assert any(line.startswith("tracer (none)") and "- skeleton" in line for line in lines)
+
+
+def test_a_page_is_one_network_call_with_the_inks_of_word_by_word(ds_root, monkeypatch):
+    """Issue 32: derender_page gives the tracer a page's words at once (one call of its network), and the inks
+    are those it gives word by word; a word it refuses fails alone, as before."""
+    from inkground_lib.components.derenderers.base import crop_word
+    from inkground_lib.core.defaults import CROP_GROW
+    from inkground_lib.pseudo.derender_stage import derender_page
+
+    page = next(p for p in load_dataset(ds_root).pages if len(p.words) >= 3)
+    der = make_derenderer("tracer")
+    calls = []
+    orders = der.orders
+    monkeypatch.setattr(der, "orders", lambda s, t: calls.append(len(s)) or orders(s, t))
+    rec, made = derender_page((page, der, "k"))
+    assert calls == [len(page.words)] and not rec["errors"]
+    photo = page.load_image()
+    alone = [ink_to_lists(der.derender(*crop_word(photo, w.box, grow=CROP_GROW), w.text)) for w in page.words]
+    assert [rec["words"][w.id] for w in page.words] == alone
+    assert {e["kind"] for e in made} == {"strokes", "arrangement"}
+
+    bad = page.words[1]
+    bad_box = tuple(float(v) for v in crop_word(photo, bad.box, grow=CROP_GROW)[1])
+    real = der._page_ink
+
+    def refuse(strokes, box, shape):  # the derenderer refuses one word's output, in a batch or alone
+        if tuple(float(v) for v in box) == bad_box:
+            raise DerenderError("refused")
+        return real(strokes, box, shape)
+
+    monkeypatch.setattr(der, "_page_ink", refuse)
+    rec2, _ = derender_page((page, der, "k"))
+    assert rec2["errors"] == {bad.id: "refused"} and rec2["words"][bad.id] == []
+    assert all(rec2["words"][w.id] == rec["words"][w.id] for w in page.words if w.id != bad.id)

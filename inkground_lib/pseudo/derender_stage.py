@@ -64,13 +64,32 @@ def derender_page(job) -> tuple[dict, list[dict]]:
     t0 = time.perf_counter()
     photo = page.load_image() if page.words else None
     inks, errors = {}, {}
+    cropper = getattr(der, "crop", None)  # a derenderer with its own crop rule (InkSight's notebook)
+    crops = {}
     for w, text in zip(page.words, texts):
         try:
-            cropper = getattr(der, "crop", None)  # a derenderer with its own crop rule (InkSight's notebook)
-            crop, cbox = cropper(photo, w.box) if cropper else crop_word(photo, w.box, grow=CROP_GROW)
-            ink = der.derender(crop, cbox, text) if store is None else der.derender(crop, cbox, text, traces=store)
+            crops[w.id] = (*(cropper(photo, w.box) if cropper else crop_word(photo, w.box, grow=CROP_GROW)), text)
         except DerenderError as e:
-            ink, errors[w.id] = Ink(), str(e)
+            errors[w.id] = str(e)
+    batch = getattr(der, "derender_batch", None)  # the tracer: one network call for the page's words
+    made = None
+    if batch is not None and crops:
+        try:
+            made = dict(zip(crops, batch(list(crops.values()), traces=store)))
+        except DerenderError:
+            made = None  # a word the derenderer refuses: each word alone below, so only that one fails
+    for w in page.words:
+        if w.id in errors:
+            ink = Ink()
+        elif made is not None:
+            ink = made[w.id]
+        else:
+            crop, cbox, text = crops[w.id]
+            try:
+                ink = (der.derender(crop, cbox, text) if store is None
+                       else der.derender(crop, cbox, text, traces=store))
+            except DerenderError as e:
+                ink, errors[w.id] = Ink(), str(e)
         inks[w.id] = ink_to_lists(ink)
     seconds = time.perf_counter() - t0 + (store.reused_seconds if store is not None else 0.0)
     rec = {"schema": DERENDER_SCHEMA, "key": key, "page": page.id, "derenderer": derenderer_config(der)["name"],
