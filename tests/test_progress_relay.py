@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from inkground_lib.core import progress
 from inkground_lib.publish import progress_relay
 from inkground_lib.publish.notebook_runner import cell_summary, interrupts_deferred
 from inkground_lib.publish.progress_relay import LOG_HEARTBEAT, LOG_INTERVAL, ProgressRelay, relayed
-from inkground_lib.publish.stages import Timer, tree_cpu_seconds
+from inkground_lib.publish.stages import Timer, TreeCPU
 
 
 class Clock:
@@ -139,19 +140,33 @@ def test_timer_prints_wall_and_cpu_seconds_and_a_stopped_stage(capsys):
     assert [s.name for s in timer.stages] == ["busy"] and timer.stages[0].cpu_seconds >= 0.25
 
 
-def test_tree_cpu_seconds_counts_children_running_and_ended():
+def test_tree_cpu_counts_children_running_and_ended():
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\ntime.sleep(30)"
-    before = tree_cpu_seconds()
+    meter = TreeCPU(interval=0.05).start()
     child = subprocess.Popen([sys.executable, "-c", burn])
     try:
         deadline = time.monotonic() + 30
-        while tree_cpu_seconds() - before < 0.5 and time.monotonic() < deadline:  # counted while it runs
+        while meter._last.get((child.pid, psutil.Process(child.pid).create_time()), 0) < 0.5 \
+                and time.monotonic() < deadline:  # followed while it runs
             time.sleep(0.1)
-        assert tree_cpu_seconds() - before >= 0.5
     finally:
         child.kill()
         child.wait()
-    assert tree_cpu_seconds() - before >= 0.5  # and still once it has ended and was waited for
+    assert 0.5 <= meter.stop() < 5  # and counted once it has ended and was waited for, once
+
+
+def test_tree_cpu_counts_a_grandchild_its_parent_never_waited_for():
+    """A notebook kernel's pool workers are reaped by a forkserver the kernel never waits for: their CPU time
+    reaches no parent's children times, and only following the processes while they run counts it."""
+    grandchild = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
+    child = (f"import os, subprocess, sys, time\np = subprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
+             "time.sleep(2.5)\nos._exit(0)")  # ends without waiting for the grandchild
+    waited = lambda: sum(psutil.Process().cpu_times()[2:4])  # noqa: E731 (children_user + children_system)
+    before = waited()
+    meter = TreeCPU(interval=0.05).start()
+    subprocess.run([sys.executable, "-c", child], check=True)
+    assert meter.stop() >= 0.9
+    assert waited() - before < 0.9  # the waited-for children's times never saw the grandchild's second
 
 
 def test_ctrl_c_is_held_until_the_block_has_run():

@@ -5,6 +5,7 @@ A pseudo-label run (section 02, ``inkground pseudo``; written by :mod:`inkground
     summary.json  pages.csv  words.csv  funnel.csv  ratings.csv (the ratings the run used, with their source)
     derender-<derenderer>.jsonl  ocr-<OCR engine>.jsonl  benchmark/ (the benchmark set, a dataset folder)
     traces.jsonl (every derenderer answer on a word crop the run made, by content key)
+    truth.jsonl (each ink's distances to its true ink, by content key)
 
 An evaluation run (section 03, ``inkground predict`` / ``inkground eval``; written by
 :mod:`inkground_lib.evaluation`)::
@@ -104,9 +105,10 @@ PSEUDO_RUN_FILES = (_SUMMARY_JSON, _FUNNEL_CSV)
 """Files that mark a pseudo-label run folder written before run marks existed."""
 
 _TRACES_JSONL = "traces.jsonl"
+_TRUTH_JSONL = "truth.jsonl"
 
 PSEUDO_RUN_PATTERNS = (_SUMMARY_JSON, "pages.csv", "words.csv", _FUNNEL_CSV, "ratings.csv", "derender-*.jsonl",
-                       "ocr-*.jsonl", "benchmark", "derenderers", _TRACES_JSONL)
+                       "ocr-*.jsonl", "benchmark", "derenderers", _TRACES_JSONL, _TRUTH_JSONL)
 """Every file (and the benchmark folder) a pseudo-label run writes, as glob patterns relative to the run folder
 (the names of the functions below: a test checks they agree)."""
 
@@ -165,6 +167,16 @@ def traces_jsonl(run_dir: PathLike) -> Path:
     """``run_dir/traces.jsonl``: the run's trace store (records of :data:`TRACES_SCHEMA`: derenderer answers on
     word crops by content key, :mod:`inkground_lib.components.derenderers.traces`)."""
     return Path(run_dir) / _TRACES_JSONL
+
+
+TRUTH_SCHEMA = "inkground-truth"
+"""Schema name of a record of a truth log (``truth.jsonl``: the truth comparisons one call computed)."""
+
+
+def truth_jsonl(run_dir: PathLike) -> Path:
+    """``run_dir/truth.jsonl``: each ink's DTW, Chamfer, stroke order and direction against its true ink, by
+    content key (records of :data:`TRUTH_SCHEMA`, :func:`inkground_lib.pseudo.truth.truth_metrics`)."""
+    return Path(run_dir) / _TRUTH_JSONL
 
 
 def derenderers_dir(run_dir: PathLike) -> Path:

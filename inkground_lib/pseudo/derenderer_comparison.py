@@ -25,7 +25,7 @@ from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.bootstrap import page_bootstrap_counts, weighted_medians
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import N_BOOT
-from inkground_lib.core.run_files import derenderers_dir, safe_name, traces_jsonl
+from inkground_lib.core.run_files import derenderers_dir, safe_name, traces_jsonl, truth_jsonl
 from inkground_lib.pseudo.crop_readings import read_crops
 from inkground_lib.pseudo.derender_stage import derender_dataset, recorded_seconds, text_mode
 from inkground_lib.pseudo.keys import derenderer_config
@@ -120,7 +120,7 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
             der = make_derenderer(spec)
             inks, readings = derender_set(ds, der, cache, ocr=ocr, readings=readings, progress=progress,
                                           workers=workers, traces=traces)
-            words = truth_metrics(ds, inks)
+            words = truth_metrics(ds, inks, workers=workers, log=truth_jsonl(cache))
             if words.empty:
                 break
             label = safe_name(spec) if isinstance(spec, str) else derenderer_config(der)["name"]

@@ -27,6 +27,7 @@ from inkground_lib.core.run_files import (
     pages_csv,
     pseudo_summary_json,
     ratings_csv,
+    truth_jsonl,
     words_csv,
 )
 from inkground_lib.pseudo.benchmark import build_benchmark, write_reference_ocr
@@ -176,7 +177,7 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     timings["ocr"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    truth = truth_metrics(ds, pseudo)
+    truth = truth_metrics(ds, pseudo, workers=workers, executor=executor, log=truth_jsonl(run))
     has_truth = len(truth) > 0
     errors = derender_errors(run, der)
     words = o.words.copy()

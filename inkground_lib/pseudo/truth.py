@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+import functools
+import hashlib
+import os
+from pathlib import Path
+from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
@@ -11,22 +15,92 @@ from inkground_lib.components.metrics.order import stroke_order_check
 from inkground_lib.components.metrics.trajectory import geometry_batch
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.defaults import SPACING
-from inkground_lib.core.ink import Ink
+from inkground_lib.core.files import append_jsonl
+from inkground_lib.core.ink import Ink, ink_digest
+from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.run_files import TRUTH_SCHEMA
+from inkground_lib.pseudo.keys import iter_records
+
+CODE_FILES = ("components/metrics/order.py", "components/metrics/trajectory.py", "core/ink.py",
+              "core/defaults.py", "pseudo/truth.py")
+"""The source files (under inkground_lib/) whose code decides a truth comparison: a logged one is reused only
+while they are unchanged."""
+
+ORDER_CHUNK = 256
+"""Words per job of the stroke-order checks (the part of a comparison that runs in Python, word by word)."""
 
 
-def truth_metrics(ds: Dataset, pseudo: Mapping[str, Ink], spacing: float = SPACING) -> pd.DataFrame:
+@functools.lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """sha256 over :data:`CODE_FILES` (read once per process)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for name in CODE_FILES:
+        h.update(name.encode() + b"\0" + (root / name).read_bytes())
+    return h.hexdigest()
+
+
+def comparison_key(ink: Ink, true: Ink, page_size, spacing: float) -> str:
+    """What decides a word's truth comparison: the ink as drawn and the true ink (:func:`~inkground_lib.core.ink.
+    ink_digest`: stroke order and direction included), the page size (an empty ink is scored as a dot at the
+    page centre) and the resampling step."""
+    return hashlib.sha256(f"{ink_digest(ink)} {ink_digest(true)} {tuple(page_size)} {spacing!r}".encode()).hexdigest()
+
+
+def _order_rows(job) -> list:
+    """Pool job: ([(ink, true ink), ...], spacing) -> [(order differs, direction differs), ...]."""
+    pairs, spacing = job
+    return [stroke_order_check(ink, true, spacing=spacing) for ink, true in pairs]
+
+
+def _read_log(path) -> dict:
+    code = code_sha256()
+    rows: dict = {}
+    for rec in iter_records(Path(path), TRUTH_SCHEMA):
+        if rec["key"] == code and isinstance(rec.get("rows"), dict):
+            rows.update(rec["rows"])
+    return rows
+
+
+def truth_metrics(ds: Dataset, pseudo: Mapping[str, Ink], spacing: float = SPACING, *, workers: Optional[int] = 1,
+                  executor=None, log: str | os.PathLike | None = None) -> pd.DataFrame:
     """Per word with a true ink: page, word_id, dtw, chamfer (pseudo-label vs true ink, units of the true
     word height; an empty pseudo-label is scored as the design's invalid output, a dot at the page centre),
-    order_differs, direction_differs (:func:`stroke_order_check`; NaN where undefined)."""
+    order_differs, direction_differs (:func:`stroke_order_check`; NaN where undefined).
+
+    Each comparison is made once per content (:func:`comparison_key`): words whose inks are equal are compared
+    once, and with ``log`` (a truth log, :func:`~inkground_lib.core.run_files.truth_jsonl`) the comparisons
+    it holds for today's code (:data:`CODE_FILES`) are read, not made, and those made here are appended to it
+    (e.g. section 02's pseudo-labels and the same derenderer's row of its comparison of derenderers). The
+    stroke-order checks run in ``workers`` processes or on ``executor`` (:func:`~inkground_lib.core.parallel.
+    ordered_map`, :data:`ORDER_CHUNK` words a job); DTW and Chamfer in numba's threads. The table is the same
+    whichever of these is used."""
     cols = ["page", "word_id", "dtw", "chamfer", "order_differs", "direction_differs"]
     items = [(p, w) for p in ds.pages for w in p.words if w.true_ink is not None and w.true_ink.n_points]
     if not items:
         return pd.DataFrame(columns=cols)
-    geo = geometry_batch([(pseudo[w.id], w.true_ink, (p.width, p.height)) for p, w in items], spacing=spacing,
-                         progress=False)
+    keys = [comparison_key(pseudo[w.id], w.true_ink, (p.width, p.height), spacing) for p, w in items]
+    known = _read_log(log) if log is not None else {}
+    first: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        if k not in known:
+            first.setdefault(k, i)
+    todo = list(first.values())
+    if todo:
+        geo = geometry_batch([(pseudo[items[i][1].id], items[i][1].true_ink, (items[i][0].width, items[i][0].height))
+                              for i in todo], spacing=spacing, progress=False)
+        pairs = [(pseudo[items[i][1].id], items[i][1].true_ink) for i in todo]
+        jobs = [(pairs[a:a + ORDER_CHUNK], spacing) for a in range(0, len(pairs), ORDER_CHUNK)]
+        verdicts = [v for part in ordered_map(_order_rows, jobs, workers=workers, executor=executor, min_jobs=2)
+                    for v in part]
+        made = {keys[i]: [float(d), float(c), None if o is None else bool(o), None if r is None else bool(r)]
+                for i, (d, c), (o, r) in zip(todo, geo, verdicts)}
+        known = {**known, **made}
+        if log is not None:
+            append_jsonl(log, {"schema": TRUTH_SCHEMA, "key": code_sha256(), "rows": made})
     rows = []
-    for (p, w), (d, c) in zip(items, geo):
-        o, r = stroke_order_check(pseudo[w.id], w.true_ink, spacing=spacing)
+    for (p, w), k in zip(items, keys):
+        d, c, o, r = known[k]
         rows.append({"page": p.id, "word_id": w.id, "dtw": float(d), "chamfer": float(c),
                      "order_differs": np.nan if o is None else float(o),
                      "direction_differs": np.nan if r is None else float(r)})

@@ -4,7 +4,8 @@
     [inkground] section 02: 360.6 s (CPU 650.2 s)
 
 which ``benchmarks/bench_book.py`` reads. CPU time is that of the whole process tree (this process and every
-process under it: a notebook's kernel, its worker processes, jupyter-book), user plus system.
+process under it: a notebook's kernel, its worker processes, jupyter-book), user plus system, followed while
+the stage runs (:class:`TreeCPU`).
 """
 
 from __future__ import annotations
@@ -16,30 +17,81 @@ from dataclasses import dataclass
 from inkground_lib.publish.progress_relay import PREFIX, relayed
 
 
-def tree_cpu_seconds() -> float:
-    """CPU seconds (user + system) used so far by this process and every process under it: its own, those of
-    the children it has waited for (and theirs), and those of the processes still running under it (and of the
-    children they waited for). The difference between two calls is the CPU time of the tree in between, a child
-    that ended in between included; only a process whose parent ended without waiting for it is lost."""
-    import psutil
+POLL_SECONDS = 0.25
+"""How often :class:`TreeCPU` reads the CPU time of every process under this one."""
 
-    me = psutil.Process()
-    t = me.cpu_times()
-    total = t.user + t.system + t.children_user + t.children_system
-    for p in me.children(recursive=True):
+
+class TreeCPU:
+    """The CPU seconds (user + system) of this process and of every process that ran under it - children,
+    grandchildren, ... - between :meth:`start` and :meth:`stop` (:attr:`seconds`), however they ended.
+
+    A thread reads each descendant's own CPU time every :data:`POLL_SECONDS` (by pid and start time, so a
+    reused pid is another process); a process counts with the last value read, so what it used in its last
+    poll interval, or a process that lived less than one, is missed. Children's times (``children_user``)
+    are not used: a process is counted by its own reading, never twice through the parent that waited for it.
+    """
+
+    def __init__(self, interval: float = POLL_SECONDS):
+        import psutil
+
+        self._me = psutil.Process()
+        self._interval = float(interval)
+        self._last: dict[tuple[int, float], float] = {}
+        self._base: dict[tuple[int, float], float] = {}
+        self._own0 = 0.0
+        self._stop = None
+        self._thread = None
+        self.seconds = 0.0
+
+    def _own(self) -> float:
+        t = self._me.cpu_times()
+        return t.user + t.system
+
+    def _poll(self) -> None:
+        import psutil
+
         try:
-            c = p.cpu_times()
-        except psutil.Error:  # ended between the listing and the reading: counted once its parent waits for it
-            continue
-        total += c.user + c.system + c.children_user + c.children_system
-    return total
+            procs = self._me.children(recursive=True)
+        except psutil.Error:
+            return
+        for p in procs:
+            try:
+                with p.oneshot():
+                    key, t = (p.pid, p.create_time()), p.cpu_times()
+            except psutil.Error:  # ended meanwhile: its last reading stands
+                continue
+            self._last[key] = t.user + t.system
+
+    def start(self) -> "TreeCPU":
+        import threading
+
+        self._poll()
+        self._base = dict(self._last)  # what the processes already running had used before
+        self._own0 = self._own()
+        self._stop = threading.Event()
+
+        def loop():
+            while not self._stop.wait(self._interval):
+                self._poll()
+
+        self._thread = threading.Thread(target=loop, name="inkground-tree-cpu", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> float:
+        """Stop following; :attr:`seconds` (returned) is the tree's CPU time since :meth:`start`."""
+        self._stop.set()
+        self._thread.join()
+        self._poll()
+        self.seconds = self._own() - self._own0 + sum(v - self._base.get(k, 0.0) for k, v in self._last.items())
+        return self.seconds
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str
     seconds: float  # wall
-    cpu_seconds: float  # the whole process tree (tree_cpu_seconds)
+    cpu_seconds: float  # the whole process tree (TreeCPU)
 
 
 def stage_line(name: str, seconds: float, cpu_seconds: float) -> str:
@@ -56,7 +108,7 @@ class Timer:
 
     @contextmanager
     def __call__(self, name: str):
-        t, cpu = time.perf_counter(), tree_cpu_seconds()
+        t, cpu = time.perf_counter(), TreeCPU().start()
         finished = False
         try:
             with relayed(name):
@@ -64,8 +116,9 @@ class Timer:
             finished = True
         finally:
             wall = time.perf_counter() - t
+            cpu.stop()
             if finished:
-                self.stages.append(Stage(name, wall, tree_cpu_seconds() - cpu))
+                self.stages.append(Stage(name, wall, cpu.seconds))
                 print(stage_line(name, wall, self.stages[-1].cpu_seconds), flush=True)
             else:
                 print(f"{PREFIX} {name}: stopped after {wall:.1f} s", flush=True)
