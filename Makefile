@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
+BYTECODE := $(VENV)/.inkground-bytecode
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
 .PHONY: book test test-fast venv eval bench clean clean-all lab
@@ -27,7 +28,6 @@ $(STAMP): requirements.txt pyproject.toml
 # took 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores at load 12). compileall writes
 # them whatever that variable says and skips files that are up to date; $(BYTECODE) is the installed packages,
 # once per installation, `own-bytecode` this repository's code (the editable install), before each run.
-BYTECODE := $(VENV)/.inkground-bytecode
 $(BYTECODE): $(STAMP)
 	@echo "compiling the installed packages to bytecode (once)"
 	@$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
