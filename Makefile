@@ -3,11 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.inkground-installed
+BYTECODE := $(VENV)/.inkground-bytecode
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
 .PHONY: book test test-fast venv eval bench clean clean-all lab
 
-venv: $(STAMP)
+venv: $(STAMP) $(BYTECODE)
 
 # uv installs the same pins as pip in ~15 s instead of ~100 s (measured 2026-11-30, 2 cores; uv does not read
 # pip.conf, so the local wheel folder in PIP_FIND_LINKS is passed on); pip does it where uv cannot be had
@@ -21,7 +22,23 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PIP) install --no-deps --no-build-isolation -e .
 	@touch $@
 
-book: $(STAMP)
+# Bytecode, written once: uv installs no .pyc files, and where PYTHONDONTWRITEBYTECODE=1 is set (as on this project's
+# machines) Python never writes them either, so every new process - each notebook kernel, process-pool worker and
+# command a test starts - compiled torch, pandas, transformers, ... from source again: importing the section-03 stack
+# took 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores at load 12). compileall writes
+# them whatever that variable says and skips files that are up to date; $(BYTECODE) is the installed packages,
+# once per installation, `own-bytecode` this repository's code (the editable install), before each run.
+$(BYTECODE): $(STAMP)
+	@echo "compiling the installed packages to bytecode (once)"
+	@$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+	  >/dev/null 2>&1 || true  # a few packages ship files for other Python versions that do not compile: not imported
+	@touch $@
+
+.PHONY: own-bytecode
+own-bytecode: $(BYTECODE)
+	@$(PY) -m compileall -q -j 0 inkground_lib tests benchmarks
+
+book: $(STAMP) own-bytecode
 	$(PY) -m inkground_lib.cli book
 
 # The section notebooks in JupyterLab on http://127.0.0.1:8888/lab, as working copies in lab/ (git-ignored: editing
@@ -40,17 +57,17 @@ lab: $(STAMP) $(LAB_STAMP)
 	$(PY) -m inkground_lib.cli lab --server-python $(LAB_VENV)/bin/python $(if $(PORT),--port $(PORT)) \
 	  $(if $(NO_BROWSER),--no-browser)
 
-test: $(STAMP)
+test: $(STAMP) own-bytecode
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # The contributor's loop (at most 3 minutes on 2 cores): everything but the tests marked slow (the book build,
 # notebooks, process pools, kill -9) or browser. `make test` still runs every test.
-test-fast: $(STAMP)
+test-fast: $(STAMP) own-bytecode
 	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not browser"
 
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
 SYSTEMS ?= reference skeleton font box
-eval: $(STAMP)
+eval: $(STAMP) own-bytecode
 	$(PY) -m inkground_lib.cli eval --systems $(SYSTEMS)
 
 bench: $(STAMP)
@@ -79,7 +96,7 @@ inksight-e2e: $(STAMP)
 # tables; resumable after kill -9): make paper-scale [PAPER_SCALE_OUT=DIR] [SCHEDULER=tcp://host:8786]
 PAPER_SCALE_OUT ?= data/runs/paper_scale
 .PHONY: paper-scale
-paper-scale: $(STAMP)
+paper-scale: $(STAMP) own-bytecode
 	$(PY) -m inkground_lib.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import CountingOCR
+from pool_jobs import square as _square
 
 from inkground_lib.components import style
 from inkground_lib.core.dataset import load_dataset
@@ -22,12 +23,6 @@ from inkground_lib.pseudo.ocr_filter import ocr_filter
 
 TINY_STYLE = {"height": 32, "width": 128, "epochs": 2, "batch_size": 16, "augment": False, "seed": 1,
               "render": {"height": 32, "pen_width": 2.0, "padding": 3}}
-
-
-def _square(x):
-    if x == 3:
-        raise ValueError("job 3 fails")
-    return x * x
 
 
 @pytest.fixture(scope="module")

@@ -251,7 +251,10 @@ def test_section_02_reexecutes_when_a_rating_is_appended(tmp_path):
         log.append(_rating(p, "bob"))
     log.append(_rating(pages[3], "ann"))  # page 4 has 1 of its K = 2 ratings: it awaits ratings
     out, run = tmp_path / "sections", tmp_path / "run"
-    params = {"candidates": str(cand), "run_dir": str(run), "ratings": str(f), "ocr_threshold": 0.0, "recorded": ""}
+    # the skeleton derenderer alone (the default reads each word with the tracer and compares three): the ratings are
+    # what this test follows, and every page passes the OCR filter whichever derenderer drew its labels
+    params = {"candidates": str(cand), "run_dir": str(run), "ratings": str(f), "ocr_threshold": 0.0, "recorded": "",
+              "derenderer": "skeleton", "compare_derenderers": ["skeleton"]}
 
     def numbers():
         return json.loads((run / "summary.json").read_text())["numbers"]
