@@ -53,7 +53,12 @@ BUDGET = {
     "tracer page": 5,
     "reproducibility page": 5,
     "jupyter-book build": 10,
+    # 2026-12-02 (issue 35 added them; issue 32 gives them budget): the whole-book PDF (20 s) and the results
+    # archive (5 s), taken from section 03, which is far over its share anyway (benchmarks/bench_book_floor.py)
+    "results archive": 5,
+    "pdf": 20,
 }
+BUDGET["section 03"] -= BUDGET["results archive"] + BUDGET["pdf"]
 FIRST_TARGET, SECOND_TARGET = 600, 30  # issue 32: a rerun within 30 s
 
 
@@ -119,9 +124,13 @@ def main() -> None:
     first_stages = stages(log1)
     pipeline = first_stages.get("total", (sum(w for w, _ in first_stages.values()), None))[0]
     measured = {"installation and start-up": (first - pipeline, None), **first_stages}
-    print(f"commit {rev}; first make book: {first:.1f} s wall, CPU {first_cpu:.1f} s "
+    stage_cpu = sum(c for n, (_, c) in first_stages.items() if n != "total" and c is not None)
+    print(f"commit {rev}; first make book: {first:.1f} s wall "
           f"({'venv reused' if a.reuse_venv else 'including installation'}); load average {os.getloadavg()[0]:.2f} "
           f"at the end, {os.cpu_count()} cores")
+    print(f"  CPU: {stage_cpu:.1f} s in the stages (every process of the tree, followed while it ran); "
+          f"{first_cpu:.1f} s in the resource usage of make and the processes it waited for, installation "
+          f"included (it misses the pool workers that a kernel's forkserver reaped)")
     print(f"  {'stage':28s} {'budget s':>9s} {'measured s':>11s} {'CPU s':>8s}")
     for name, budget in BUDGET.items():
         wall, cpu = measured.get(name, (None, None))
@@ -130,7 +139,7 @@ def main() -> None:
     for name, (wall, cpu) in measured.items():
         if name not in BUDGET and name != "total":
             print(f"  {name:28s} {'(none)':>9s} {wall:11.1f} {fmt(cpu):>8s}  NOT IN THE BUDGET TABLE")
-    print(f"  {'total':28s} {sum(BUDGET.values()):9.0f} {first:11.1f} {first_cpu:8.1f}")
+    print(f"  {'total':28s} {sum(BUDGET.values()):9.0f} {first:11.1f} {stage_cpu:8.1f}")
     print(f"second make book (nothing changed): {second:.1f} s wall, CPU {second_cpu:.1f} s")
     for name, (wall, cpu) in stages(log2).items():
         print(f"  {name}: {wall:.1f} s" + (f" (CPU {cpu:.1f} s)" if cpu is not None else ""))

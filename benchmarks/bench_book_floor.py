@@ -141,7 +141,8 @@ def main() -> None:
     if not styles:
         sys.exit(f"\n{data / 'runs'}: no saved Style classifier (*/03_evaluation/style-*/{META_FILE}): run `make book` "
                  "there first (section 03's floor is counted from the classifiers it trained)")
-    s03 = [(f"Style training {s[0]} ({s[1]:,} words x {s[2]} epochs)", s[1] * s[2], r_train) for s in styles]
+    s03 = [(f"Style training {str(s[0]).split('/')[0]}/{s[0].name} ({s[1]:,} x {s[2]} epochs)", s[1] * s[2], r_train)
+           for s in styles]
     s03 += [("Style BatchNorm passes", sum(s[1] for s in styles), r_infer),
             ("OCR of renders: skeleton, font, box on the benchmark", 3 * B, r_render),
             ("OCR of renders: 4 systems on the recorded pages", 4 * R, r_render)]

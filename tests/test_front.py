@@ -255,6 +255,25 @@ def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
     assert git_state(tmp_path).startswith("\u2014")  # not a checkout: an em dash with the reason
 
 
+def test_reproducibility_page_is_not_rewritten_when_only_its_build_time_would_change(tmp_path, monkeypatch):
+    """Issue 32: a rerun of make book with nothing changed changes no page (the PDF is printed from the pages
+    and is made again only when they change); a change of what the page says writes it with the new time."""
+    from inkground_lib.report import reproducibility as rep
+
+    page = tmp_path / "r.md"
+    monkeypatch.setattr(rep, "build_time", lambda: "2026-12-02 17:02 UTC")
+    rep.write_reproducibility_page(page, [], {}, commit="`abc1234`", root=tmp_path)
+    first = page.read_text()
+    monkeypatch.setattr(rep, "build_time", lambda: "2026-12-02 17:04 UTC")
+    rep.write_reproducibility_page(page, [], {}, commit="`abc1234`", root=tmp_path)
+    assert page.read_text() == first and "Built 2026-12-02 17:02 UTC from commit `abc1234`." in first
+    rep.write_reproducibility_page(page, [], {"synth": {"kind": "synth", "pages": 3, "words": 9, "hash": "f" * 64}},
+                                   commit="`abc1234`", root=tmp_path)
+    assert "Built 2026-12-02 17:04 UTC" in page.read_text() and "| synth | synth | 3 | 9 |" in page.read_text()
+    rep.write_reproducibility_page(page, [], {}, commit="`def5678`", root=tmp_path)  # another commit: rewritten
+    assert "from commit `def5678`." in page.read_text()
+
+
 def test_book_check_allows_links_but_not_external_resources():
     """tests/test_book.py's EXTERNAL: a link to another site is allowed, anything fetched from one is not."""
     from test_book import EXTERNAL
