@@ -78,3 +78,19 @@ def test_another_run_of_the_book_fails_verification(tmp_path):
 def test_no_executed_section_is_named(tmp_path):
     with pytest.raises(results.ResultsError, match="no executed section"):
         results.pack(tmp_path / "r.zip", [])
+
+
+def test_packing_the_same_files_again_writes_nothing_and_a_changed_file_is_packed(tmp_path, monkeypatch):
+    """Issue 32: a rerun of make book with nothing changed does not compress the archive again."""
+    run, ex = _book(tmp_path)
+    out = tmp_path / "r.zip"
+    results.pack(out, [ex])
+    first = out.read_bytes()
+    writes = []
+    real = results.atomic_write_bytes
+    monkeypatch.setattr(results, "atomic_write_bytes", lambda p, d: writes.append(p) or real(p, d))
+    results.pack(out, [ex])
+    assert writes == [] and out.read_bytes() == first
+    (run / "facts.json").write_text('{"words": 13}')
+    results.pack(out, [ex])
+    assert writes == [out] and out.read_bytes() != first and results.verify(out, [ex]) == []
