@@ -168,6 +168,16 @@ def sha256_json(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
+def sources_sha256(files) -> str:
+    """sha256 (hex) over ``files``, (name, path) pairs in order: each name, a NUL byte and the file's bytes. The
+    digest of the code that decides a cached result (a trace, a training sample, a truth comparison): part of
+    its key, so a result made by other code is made again."""
+    h = hashlib.sha256()
+    for name, path in files:
+        h.update(str(name).encode() + b"\0" + Path(path).read_bytes())
+    return h.hexdigest()
+
+
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -15,7 +15,7 @@ from inkground_lib.components.metrics.order import stroke_order_check
 from inkground_lib.components.metrics.trajectory import geometry_batch
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.defaults import SPACING
-from inkground_lib.core.files import append_jsonl
+from inkground_lib.core.files import append_jsonl, sources_sha256
 from inkground_lib.core.ink import Ink, ink_digest
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.run_files import TRUTH_SCHEMA
@@ -34,10 +34,7 @@ ORDER_CHUNK = 256
 def code_sha256() -> str:
     """sha256 over :data:`CODE_FILES` (read once per process)."""
     root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for name in CODE_FILES:
-        h.update(name.encode() + b"\0" + (root / name).read_bytes())
-    return h.hexdigest()
+    return sources_sha256((name, root / name) for name in CODE_FILES)
 
 
 def comparison_key(ink: Ink, true: Ink, page_size, spacing: float) -> str:

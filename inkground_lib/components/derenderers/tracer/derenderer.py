@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ import numpy as np
 from inkground_lib.components.derenderers.base import Box, DerenderError, as_gray, check_box
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer, SkeletonParams, page_ink
 from inkground_lib.components.derenderers.tracer.features import stroke_features, text_ids
-from inkground_lib.core.files import sha256_json
+from inkground_lib.core.files import sha256_json, sources_sha256
 from inkground_lib.core.ink import Ink
 
 
@@ -45,10 +44,7 @@ def code_sha256() -> str:
     """sha256 over :data:`CODE_FILES`: part of what identifies the tracer's output (a cached pseudo-label or
     prediction is made again when the code that made it changed)."""
     root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for name in CODE_FILES:
-        h.update(name.encode() + b"\0" + (root / name).read_bytes())
-    return h.hexdigest()
+    return sources_sha256((name, root / name) for name in CODE_FILES)
 
 
 def _trace_chunk(job) -> list:

@@ -48,14 +48,11 @@ SAMPLE_CODE = (
 def samples_code_sha256() -> str:
     """sha256 over the source files of :data:`SAMPLE_CODE` (name and bytes of each, in that order): part of the
     key of the training-sample cache, so samples made by older code are made again."""
-    import hashlib
     import importlib
-    from pathlib import Path
 
-    h = hashlib.sha256()
-    for name in SAMPLE_CODE:
-        h.update(name.encode() + b"\0" + Path(importlib.import_module(name).__file__).read_bytes())
-    return h.hexdigest()
+    from inkground_lib.core.files import sources_sha256
+
+    return sources_sha256((name, importlib.import_module(name).__file__) for name in SAMPLE_CODE)
 
 
 @dataclass(frozen=True)
