@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inkground_lib.components import style  # noqa: E402
 from inkground_lib.components.style.inputs import as_float, inks_darkness, random_shifts  # noqa: E402
-from inkground_lib.components.style.model import StyleModel, build_resnet18  # noqa: E402
+from inkground_lib.components.style.model import StyleModel  # noqa: E402
+from inkground_lib.components.style.network import build_resnet18  # noqa: E402
 from inkground_lib.components.style.precision import BF16_CPU_FLAGS, check_precision, cpu_flags  # noqa: E402
 from inkground_lib.core.dataset import load_dataset  # noqa: E402
 from inkground_lib.evaluation.items import reference_inks, target_dataset  # noqa: E402

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow  # process pools, a Dask cluster, kill -9
 
 SMALL = dict(words_min=2, words_max=5, words_mean=3, width=600, height=760)
 TINY_STYLE = {"height": 32, "width": 128, "epochs": 2, "batch_size": 16, "augment": False, "seed": 1,
-              "render": {"height": 32, "pen_width": 2.0, "padding": 3}}
+              "render": {"height": 32, "pen_width": 2.0, "padding": 3}, "start": "random", "fit": "all"}
 KINDS = ("serial", "pool", "dask")
 
 

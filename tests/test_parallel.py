@@ -22,7 +22,7 @@ from inkground_lib.pseudo.derender_stage import derender_dataset
 from inkground_lib.pseudo.ocr_filter import ocr_filter
 
 TINY_STYLE = {"height": 32, "width": 128, "epochs": 2, "batch_size": 16, "augment": False, "seed": 1,
-              "render": {"height": 32, "pen_width": 2.0, "padding": 3}}
+              "render": {"height": 32, "pen_width": 2.0, "padding": 3}, "start": "random", "fit": "all"}
 
 
 @pytest.fixture(scope="module")

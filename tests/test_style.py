@@ -24,7 +24,7 @@ WRITERS = {"lean": (0.6, 1.0), "back": (-0.6, 1.0), "wide": (0.0, 1.8)}
 
 # small and quick: 32 x 128 input from a 32 px render
 FAST = style.StyleParams(height=32, width=128, epochs=6, batch_size=12, augment=False, seed=3,
-                         render=RenderSpec(height=32, pen_width=2.0, padding=3))
+                         render=RenderSpec(height=32, pen_width=2.0, padding=3), start="random", fit="all")
 
 
 def writer_items(n_per_writer=16, seed=0):
@@ -196,7 +196,7 @@ def test_training_on_very_few_words_works(n, epochs):
     from inkground_lib.core.ink import as_ink
 
     items = [(as_ink([[[0, 0], [10, i % 3 + 1]]]), "a" if i % 2 else "b") for i in range(n)]
-    model = train_style(items, StyleParams(epochs=epochs), None, progress=False)
+    model = train_style(items, StyleParams(epochs=epochs, start="random", fit="all"), None, progress=False)
     p = model.proba([it[0] for it in items])
     assert p.shape == (n, 2) and np.allclose(p.sum(axis=1), 1)
 

@@ -20,7 +20,7 @@ from inkground_lib.core.render import RenderSpec
 
 # a classifier of 8 words by 2 writers in 1 epoch: a second or two
 TINY = style.StyleParams(height=32, width=64, epochs=1, batch_size=4, augment=True, shift=2, seed=3,
-                         render=RenderSpec(height=32, pen_width=2.0, padding=3))
+                         render=RenderSpec(height=32, pen_width=2.0, padding=3), start="random", fit="all")
 ITEMS = [(hershey_ink(w, slant, 1.0), name) for name, slant in (("lean", 0.6), ("back", -0.6))
          for w in ("the", "and", "you", "that")]
 CPUINFO_WITH = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n\nprocessor\t: 1\n"

@@ -12,6 +12,7 @@ An evaluation run (section 03, ``inkground predict`` / ``inkground eval``; writt
 
     predictions/<system>.jsonl  scores-<reference>.csv  summary-<reference>.csv  facts-<reference>.json
     style-<reference>/ (a writer classifier)  ocr-renders-<OCR engine>.jsonl  both_sides.json
+    style-features/ (the Style backbone's features of renders, by content key)
 
 where <reference> is one of :data:`REFERENCES` and a component's name is made safe for a file name by
 :func:`safe_name`. Writers and readers take every name from the functions here (this module needs only the
@@ -74,6 +75,14 @@ def style_dir(run_dir: PathLike, reference: str) -> Path:
     return Path(run_dir) / f"style-{reference}"
 
 
+STYLE_FEATURES_DIR = "style-features"
+
+
+def style_features_dir(run_dir: PathLike) -> Path:
+    """``run_dir/style-features``: the Style backbone's features of the run's renders, by content key."""
+    return Path(run_dir) / STYLE_FEATURES_DIR
+
+
 def render_ocr_jsonl(run_dir: PathLike, engine: str) -> Path:
     """``run_dir/ocr-renders-<engine>.jsonl``: the log of the OCR texts of a run's renders."""
     return Path(run_dir) / f"ocr-renders-{safe_name(engine)}.jsonl"
@@ -93,7 +102,8 @@ EVAL_RUN_FILES = (PREDICTIONS_DIR,) + tuple(scores_csv("", r).name for r in REFE
 """Names that mark a prediction / evaluation run folder written before run marks existed."""
 
 EVAL_RUN_PATTERNS = (f"{PREDICTIONS_DIR}/*.jsonl", f"{PREDICTIONS_DIR}/*.lock", "scores-*.csv", "summary-*.csv",
-                     "facts-*.json", "style-*/*", "ocr-renders-*.jsonl", both_sides_json("").name)
+                     "facts-*.json", "style-*/*", "ocr-renders-*.jsonl", both_sides_json("").name,
+                     f"{STYLE_FEATURES_DIR}/*.npz")
 """Every file an evaluation run writes (glob patterns relative to the run folder, from the names above)."""
 
 

@@ -20,7 +20,14 @@ from inkground_lib.core.dataset import Dataset, check_photos, load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.parallel import LazyPool, check_workers
 from inkground_lib.core.repo_paths import portable_path
-from inkground_lib.core.run_files import benchmark_run_dir, facts_json, scores_csv, summary_csv, traces_jsonl
+from inkground_lib.core.run_files import (
+    benchmark_run_dir,
+    facts_json,
+    scores_csv,
+    style_features_dir,
+    summary_csv,
+    traces_jsonl,
+)
 from inkground_lib.core.scores_table import empty_scores
 from inkground_lib.evaluation.items import need_words, target_dataset, target_facts
 from inkground_lib.evaluation.predict import eval_run_folder, run_systems
@@ -106,8 +113,9 @@ def evaluate_dataset(dataset, systems: Sequence[str], run_dir, settings: EvalSet
         memo = {} if memo is None else memo
         ocr = read_all_renders(ds, runs.values(), settings, memo, progress)
         # only now wait for the classifier (trained meanwhile, with a pool), and then use it
-        model, facts = (style or start_style_classifier(ds, run_dir, settings, None, progress))()
-        frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo, executor)
+        model, facts = (style or start_style_classifier(ds, run_dir, settings, executor, progress, memo=memo))()
+        store = style_features_dir(run_dir)
+        frames = [score_run(runs[n], ds, settings, ocr, model, progress, memo, executor, store)
                   for n in systems if n in runs]
         scores = pd.concat(frames, ignore_index=True) if frames else empty_scores()
         res = EvalResult(ds.name, settings.reference, scores, run_summary(scores, runs, settings), runs, unavailable,
@@ -167,12 +175,15 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
         pool = stack.enter_context(nullcontext(executor) if executor is not None
                                    else LazyPool(min(check_workers(workers), 3)))
         # the classifiers train in the pool while this process runs the systems and reads their renders
-        style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress)
-        style_t = start_style_classifier(bench_ds, bench_run, true_settings, pool, progress)
-        style_r = start_style_classifier(rec_ds, recorded_run, settings, pool, progress) if rec_ds else None
+        memo = kw["memo"]
+        style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress, memo=memo)
+        style_t = start_style_classifier(bench_ds, bench_run, true_settings, pool, progress, memo=memo)
+        style_r = (start_style_classifier(rec_ds, recorded_run, settings, pool, progress, memo=memo)
+                   if rec_ds else None)
         bench_runs = predict_systems(bench_ds, systems, bench_run, settings, **kw)
         rec_runs = predict_systems(rec_ds, systems, recorded_run, settings, **kw) if rec_ds else None
-        # the Style of renders on a given executor too (the book's own pool is busy training meanwhile)
+        # the Style features of renders on the pool (a given executor, or the section's own)
+        kw["executor"] = pool
         bench = evaluate_dataset(bench_ds, systems, bench_run, settings, runs=bench_runs, style=style_b, **kw)
         bench_true = evaluate_dataset(bench_ds, systems, bench_run, true_settings, runs=bench.runs, style=style_t,
                                       **kw)

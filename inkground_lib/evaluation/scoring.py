@@ -19,12 +19,13 @@ from inkground_lib.evaluation.style_stage import style_rows
 
 
 def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None, progress: bool = True,
-              memo: dict | None = None, executor=None) -> pd.DataFrame:
+              memo: dict | None = None, executor=None, style_store=None) -> pd.DataFrame:
     """Per-word scores of one system run (see :data:`~inkground_lib.core.scores_table.SCORE_COLUMNS`). Invalid
     outputs are scored by the design's rule: a dot at the page centre for DTW / Chamfer, a blank render for AR,
     CR and Style. ``memo``: OCR texts and classifier rows already computed (see
     :func:`~inkground_lib.evaluation.render_ocr.read_renders`); ``executor``: the Style of the renders is
-    computed there (:func:`~inkground_lib.evaluation.style_stage.style_rows`), the same rows."""
+    computed there (:func:`~inkground_lib.evaluation.style_stage.style_rows`), the same rows; ``style_store``: the
+    run's Style feature store (:mod:`~inkground_lib.evaluation.style_features`)."""
     words = [(p, w) for p in ds.pages for w in p.words]
     refs = list(reference_inks(ds, settings.reference))
     preds = [ink if ink is not None else invalid_prediction((p.width, p.height))
@@ -40,7 +41,7 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
         texts = run.ocr_texts[ocr.name]
     style_any = np.full(len(words), np.nan)
     if style_model is not None and words:  # Style = probability of the true writer
-        rows = style_rows(style_model, blank, memo, executor, progress)
+        rows = style_rows(style_model, blank, memo, executor, progress, style_store)
         cols = [style_model.class_index(p.writer, f"word {w.id}") for p, w in words]
         style_any = true_writer_probability(rows, cols)
     rows = []

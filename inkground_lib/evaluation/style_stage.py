@@ -13,7 +13,6 @@ from inkground_lib.components.style import (
     StyleError,
     StyleParams,
     check_precision,
-    evaluate_classifier,
     load_checkpoint,
     load_style,
     save_checkpoint,
@@ -23,13 +22,15 @@ from inkground_lib.components.style import (
     train_epochs,
     train_style,
 )
+from inkground_lib.components.style.scoring import classifier_figures
 from inkground_lib.core.defaults import STYLE_JOB_BATCHES
 from inkground_lib.core.ink import drawing_digest
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.progress import bar as progress_bar
-from inkground_lib.core.run_files import style_dir
+from inkground_lib.core.run_files import style_dir, style_features_dir
 from inkground_lib.evaluation.items import reference_inks
 from inkground_lib.evaluation.settings import EvalSettings
+from inkground_lib.evaluation.style_features import style_features
 
 
 def _style_epoch_job(job):
@@ -40,22 +41,32 @@ def _style_epoch_job(job):
 
 
 def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True,
-                           bar_position: int | None = None, resumable: bool = False):
+                           bar_position: int | None = None, resumable: bool = False, memo: dict | None = None):
     """Start (or reuse) the writer classifier of :func:`style_classifier`; returns a function of no
     arguments giving (StyleModel or None, facts).
 
-    A model already in ``run_dir/style-<reference>`` for the same training items and settings is loaded at
-    once; otherwise it is trained here when the function is called, or, with ``executor`` (a process
-    pool or a Dask cluster), trained there from now on while the caller does other work (a thread of this
-    process submits the jobs). With ``resumable`` (the paper-scale run: an hour of training), one epoch per
-    job, and this process keeps the training's state after each in the model folder
-    (:func:`~inkground_lib.components.style.save_checkpoint`, ~140 MB), so a run killed during training
-    resumes at the last finished epoch; otherwise (the book's small classifiers) one job trains to the end.
-    This process writes the model folder either way, and the weights are the same (one torch thread, seeded;
-    a resumed training continues bit for bit). A bar of the epochs is shown when ``progress`` and
-    ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it)."""
+    A model already in ``run_dir/style-<reference>`` for the same training items and settings (and backbone) is
+    loaded at once. Otherwise, by the settings' recipe (:class:`~inkground_lib.components.style.params.
+    StyleParams` ``fit``):
+
+    * ``"head"`` (the default): when the function is called, the backbone's features of the training renders
+      (:func:`~inkground_lib.evaluation.style_features.style_features`: from ``memo`` and the run's feature
+      store where they are, else computed once, on ``executor`` when given) and a head fitted on them, in seconds;
+    * a network (``"last_stage"``, ``"all"``): trained here when the function is called, or, with ``executor``
+      (a process pool or a Dask cluster), trained there from now on while the caller does other work (a thread
+      of this process submits the jobs). With ``resumable`` (the paper-scale run), one epoch per job, and this
+      process keeps the training's state after each in the model folder
+      (:func:`~inkground_lib.components.style.save_checkpoint`), so a run killed during training resumes at the
+      last finished epoch; otherwise one job trains to the end. The weights are the same either way (one torch
+      thread, seeded; a resumed training continues bit for bit). A bar of the epochs is shown when ``progress``
+      and ``bar_position`` (its tqdm line) are given (not in notebooks: the page would show it).
+
+    This process writes the model folder. The facts give the recipe, the classes, chance, the held-out top-1
+    and mean true-writer probability (their rows shared with the scoring through ``memo``)."""
     params = StyleParams.from_dict(settings.style) if settings.style else StyleParams()
     check_precision(params.precision, f"Style ({settings.reference})")  # before anything trains or is written
+    memo = {} if memo is None else memo
+    store = style_features_dir(run_dir)
     refs = list(reference_inks(ds, settings.reference))
     words = [(w, p.writer) for p in ds.pages for w in p.words]
     train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
@@ -64,21 +75,38 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     out_dir = style_dir(run_dir, settings.reference)
 
     def facts_of(model):
-        ev = evaluate_classifier(model, test) if test else None
+        ev = {"top1": float("nan"), "mean_true_proba": float("nan")}
+        if test:
+            z = style_rows(model, [k for k, _ in test], memo, executor, store=store)
+            y = [model.class_index(wr, "held-out word") for _, wr in test]
+            ev = classifier_figures(z, y, [wr for _, wr in test], settings.n_boot, settings.seed, settings.ci)
+            ev.pop("n")
         return {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
-                "n_test": len(test), "top1": float(ev.top1) if ev is not None else float("nan"),
-                "trained_now": bool(model.trained), "precision": model.params.precision,
-                "channels_last": bool(model.params.channels_last)}
+                "n_test": len(test), **ev, "trained_now": bool(model.trained), "precision": model.params.precision,
+                "channels_last": bool(model.params.channels_last), "start": model.params.start,
+                "fit": model.params.fit, "head_c": model.params.head_c if model.params.fit == "head" else None,
+                "backbone_sha256": None if model.backbone is None and model.params.start != "backbone"
+                else (model.backbone.sha256 if model.backbone is not None else _shipped_sha()),
+                "fit_seconds": float(model.train_seconds)}
 
     if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
         facts = {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
                  "top1": float("nan"), "trained_now": False, "precision": params.precision,
+                 "start": params.start, "fit": params.fit,
                  "not_computed": f"Style needs training words from at least 2 writers; this dataset has "
                                  f"{len(writers)}"}
         return lambda: (None, facts)
     saved = saved_style(out_dir, train, params)
     if saved is not None:
         return lambda: (saved, facts_of(saved))
+    if params.fit == "head":
+        def fit_here():
+            from inkground_lib.components.style.backbone import load_backbone
+
+            feats = style_features(load_backbone(), params, [k for k, _ in train], memo, executor, progress, store)
+            model = train_style(train, params, out_dir, progress=False, features=feats)
+            return model, facts_of(model)
+        return fit_here
     if executor is None or getattr(executor, "in_process", False):  # trained when asked, in the caller's thread
         def train_here():  # (a 1-worker pool's jobs showed no bar before: nor do they here)
             model = train_style(train, params, out_dir, progress=progress and executor is None)
@@ -118,6 +146,12 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     return collect
 
 
+def _shipped_sha() -> str:
+    from inkground_lib.components.style.backbone import SHIPPED_SHA256
+
+    return SHIPPED_SHA256
+
+
 def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True):
     """Train (or reuse, from ``run_dir/style-<reference>``) the writer classifier on renders of the
     reference inks (or true inks, with reference="true") of each page's train-split words; classes are
@@ -147,9 +181,13 @@ def _style_rows_job(job):
     return model.logits(inks)
 
 
-def style_rows(model, inks, memo: dict | None = None, executor=None, progress: bool = False) -> np.ndarray:
+def style_rows(model, inks, memo: dict | None = None, executor=None, progress: bool = False,
+               store=None) -> np.ndarray:
     """The classifier's logits (n, classes) for each ink (their Style:
-    :func:`~inkground_lib.components.style.metric.true_writer_probability`); inks that draw the same strokes,
+    :func:`~inkground_lib.components.style.metric.true_writer_probability`). For a head on the frozen backbone,
+    the head's scores of the renders' features (:func:`~inkground_lib.evaluation.style_features.style_features`:
+    each drawing's features computed once, kept in ``memo`` and the run's feature store folder ``store``, and
+    shared by every classifier on that backbone). For a network: inks that draw the same strokes,
     in any order and direction (:func:`~inkground_lib.core.ink.drawing_digest`), are classified once, and
     ``memo`` ({(model key, drawing digest): row}) carries rows between calls, systems and sections.
 
@@ -158,6 +196,9 @@ def style_rows(model, inks, memo: dict | None = None, executor=None, progress: b
     (its workers load it from ``model.out_dir``); the rows are those of this process (the same batches, one
     torch thread). A bar with its ETA when ``progress``."""
     memo = {} if memo is None else memo
+    if model.head is not None:
+        feats = style_features(model.backbone, model.params, inks, memo, executor, progress, store)
+        return model.head.logits(feats).reshape(len(inks), model.n_classes)
     mkey = ("style", model.input_hash, repr(model.params), tuple(model.classes))
     keys = [(mkey, drawing_digest(k)) for k in inks]
     todo = {}

@@ -200,23 +200,28 @@ def left_out_text(res, registry: dict | None = None) -> str:
             f"repeat the reference): {join_names(out)}.")
 
 
-def style_precision_text(style: dict | None, run_dir=None, reference: str = "reference") -> str:
-    """The writer classifier's numeric precision, as the run records it: the run's style facts
-    (``style["precision"]``) or, failing that, the classifier's own record
-    (``run_dir/style-<reference>/style_model.json``: its ``precision``, or ``params.precision``); says it is not
-    recorded where neither has it. (The hook for a classifier trained in reduced precision: once the training
-    records it, the book shows it without another change.)
+def style_classifier_text(style: dict | None, run_dir=None, reference: str = "reference") -> str:
+    """What the writer classifier of a run is, as its facts record it (``style``: a section-03 run's style facts;
+    ``run_dir``/``reference``: the classifier's own record, ``style-<reference>/style_model.json``, where the
+    facts lack the recipe): where its weights start (the writer-style backbone, or random weights), what was
+    fitted on this benchmark, its held-out top-1 with its page-bootstrap interval, and its numeric precision.
 
-    >>> style_precision_text({"precision": "bf16"})[:64]
-    'The writer classifier was trained and run in bf16, as its run re'
-    >>> style_precision_text({})[:57]
-    "This run does not record the writer classifier's numeric "
+    >>> f = {"start": "backbone", "fit": "head", "head_c": 0.3, "top1": 0.41, "top1_ci": [0.37, 0.45],
+    ...      "chance": 0.01, "precision": "fp32", "backbone": {"unipen_writers": 320, "synthetic_writers": 400}}
+    >>> print(style_classifier_text(f))  # doctest: +NORMALIZE_WHITESPACE
+    The writer classifier is inkground's writer-style backbone (trained once on 320 UNIPEN and 400 synthetic
+    writers, none of them a writer this book evaluates), frozen, with a logistic-regression head (C = 0.3) fitted
+    on the renders of the training words' reference inks; its top-1 accuracy on the held-out words is 0.410
+    [0.370, 0.450] (chance 0.010). It runs in fp32.
+    >>> style_classifier_text({"start": "random", "fit": "all", "top1": 0.16, "chance": 0.01})[:80]
+    'The writer classifier is a ResNet-18 trained from random weights on the renders '
+    >>> style_classifier_text({})
+    'This run does not record how its writer classifier was made.'
     """
     import json
-    from pathlib import Path
 
-    p = (style or {}).get("precision")
-    if not p and run_dir is not None:
+    f = dict(style or {})
+    if run_dir is not None and not f.get("start"):
         from inkground_lib.components.style.storage import META_FILE
         from inkground_lib.core.run_files import style_dir
 
@@ -224,10 +229,28 @@ def style_precision_text(style: dict | None, run_dir=None, reference: str = "ref
             meta = json.loads((style_dir(run_dir, reference) / META_FILE).read_text("utf-8"))
         except (OSError, ValueError):
             meta = {}
-        p = meta.get("precision") or (meta.get("params") or {}).get("precision")
-    if not p:
-        return "This run does not record the writer classifier's numeric precision."
-    # fp32 is the recorded default on every machine (bf16 only when asked, and only on CPUs with native bf16):
-    # components.style.params.StyleParams
-    return (f"The writer classifier was trained and run in {p}, as its run records (fp32 is the default on "
-            f"every machine; bf16 is an option for CPUs with native bf16 support).")
+        params = meta.get("params") or {}
+        f = {**{k: params[k] for k in ("start", "fit", "head_c", "precision") if k in params}, **f}
+    if not f.get("start"):
+        return "This run does not record how its writer classifier was made."
+    refs = "true inks" if reference == "true" else "reference inks"
+    if f["start"] == "random":
+        what = f"a ResNet-18 trained from random weights on the renders of the training words' {refs}"
+    else:
+        bb = f.get("backbone") or {}
+        origin = (f"trained once on {bb['unipen_writers']} UNIPEN and {bb['synthetic_writers']} synthetic writers, "
+                  f"none of them a writer this book evaluates" if bb.get("unipen_writers")
+                  else "trained once on writers outside every evaluation set")
+        fitted = {"head": f"frozen, with a logistic-regression head (C = {f.get('head_c')}) fitted",
+                  "last_stage": "with its last stage and a new last layer fine-tuned",
+                  "all": "fine-tuned whole"}[f.get("fit", "head")]
+        what = f"inkground's writer-style backbone ({origin}), {fitted} on the renders of the training words' {refs}"
+    acc = ""
+    top1 = f.get("top1")
+    if top1 is not None and top1 == top1:
+        ci = f.get("top1_ci")
+        band = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        acc = (f"; its top-1 accuracy on the held-out words is {top1:.3f}{band} "
+               f"(chance {f.get('chance', float('nan')):.3f})")
+    prec = f" It runs in {f['precision']}." if f.get("precision") else ""
+    return f"The writer classifier is {what}{acc}.{prec}"

@@ -15,7 +15,8 @@ from inkground_lib.components.style.checkpoints import load_checkpoint, save_che
 from inkground_lib.components.style.inputs import ink_darkness, ink_tensor, inks_darkness, inks_tensor
 from inkground_lib.components.style.items import items_hash, split_by_writer
 from inkground_lib.components.style.metric import softmax_rows, true_writer_probability
-from inkground_lib.components.style.model import StyleModel, build_resnet18, expected_param_count
+from inkground_lib.components.style.model import StyleModel
+from inkground_lib.components.style.network import build_resnet18, expected_param_count
 from inkground_lib.components.style.params import FORMAT, PRECISIONS, StyleError, StyleParams
 from inkground_lib.components.style.precision import check_precision, native_bf16
 from inkground_lib.components.style.scoring import ClassifierEval, evaluate_classifier, style_scores

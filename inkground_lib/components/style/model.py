@@ -1,5 +1,5 @@
-"""The writer classifier: a 1-channel ResNet-18 (transformers) and :class:`StyleModel`, the trained network
-with its classes and how it was made."""
+""":class:`StyleModel`: a trained writer classifier (a network, or the backbone and a head) with its classes and
+how it was made."""
 
 from __future__ import annotations
 
@@ -10,89 +10,21 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from inkground_lib.components.style.determinism import TORCH_STATE_LOCK, torch_state
+from inkground_lib.components.style.determinism import torch_state
 from inkground_lib.components.style.inputs import inks_tensor
-from inkground_lib.core.progress import bar
 from inkground_lib.components.style.metric import softmax_rows
+from inkground_lib.components.style.network import in_layout, network_logits
 from inkground_lib.components.style.params import StyleError, StyleParams
-from inkground_lib.components.style.precision import autocast, check_precision
+from inkground_lib.components.style.precision import check_precision
+from inkground_lib.core.progress import bar
 from inkground_lib.core.ink import InkLike
-
-
-def quiet_notebook_progress() -> None:
-    """Import ``tqdm.auto`` once without the warning it prints inside a Jupyter kernel (TqdmWarning "IProgress
-    not found", ipywidgets being absent). transformers imports it through huggingface_hub, whose progress bars
-    are for hub downloads that never happen here; the warning would only put the build machine's path into
-    the executed notebooks. Called by :func:`import_transformers`, the one way this package imports
-    transformers (nothing a pool job returns to the notebook's kernel holds a transformers object: training
-    jobs return a :class:`~inkground_lib.components.style.training.TrainState` of plain tensors)."""
-    import warnings
-
-    from tqdm import TqdmWarning
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=TqdmWarning, message="IProgress not found")
-        import tqdm.auto  # noqa: F401
-
-
-def import_transformers():
-    """``transformers`` (imported here, lazily: it is heavy), after :func:`quiet_notebook_progress`."""
-    quiet_notebook_progress()
-    import transformers
-
-    return transformers
-
-
-def build_resnet18(n_classes: int, seed: int = 0):
-    """A randomly initialised 1-channel ResNet-18 (transformers) with ``n_classes`` outputs, seeded."""
-    with TORCH_STATE_LOCK:  # transformers' lazy module is not safe to resolve from two threads at once
-        transformers = import_transformers()
-        ResNetConfig, ResNetForImageClassification = (transformers.ResNetConfig,
-                                                      transformers.ResNetForImageClassification)
-
-    if int(n_classes) < 2:
-        raise StyleError(f"a writer classifier needs at least 2 writers, got {n_classes}")
-    cfg = ResNetConfig(num_channels=1, embedding_size=64, hidden_sizes=[64, 128, 256, 512], depths=[2, 2, 2, 2],
-                       layer_type="basic", hidden_act="relu", downsample_in_first_stage=False,
-                       num_labels=int(n_classes))
-    with torch_state(None, seed):
-        model = ResNetForImageClassification(cfg)
-    return model
-
-
-def in_layout(t, params: StyleParams):
-    """A network (a module) or a batch (n, 1, height, width) in the memory format of ``params``: torch's
-    channels-last with ``params.channels_last`` (the default), else as it is (contiguous)."""
-    if not params.channels_last:
-        return t
-    if isinstance(t, torch.nn.Module):
-        return t.to(memory_format=torch.channels_last)
-    return t.contiguous(memory_format=torch.channels_last)
-
-
-def network_logits(model, x: torch.Tensor, params: StyleParams) -> torch.Tensor:
-    """The classifier's raw class scores (n, K) for the float network input ``x`` (n, 1, height, width), in
-    the arithmetic of ``params.precision``: float32 (the network's own forward pass), or the ResNet body
-    under bfloat16 autocast and its last layer (average-pooled features to K scores) in float32, so the
-    scores keep float32's resolution (bfloat16 keeps 8 significant bits: a score near 8 would be rounded to a
-    multiple of 1/16, moving its softmax probability by up to ~3%). The layout is :func:`in_layout`'s."""
-    x = in_layout(x, params)
-    if params.precision == "fp32":
-        return model(pixel_values=x).logits
-    with autocast(params.precision):
-        pooled = model.resnet(pixel_values=x).pooler_output
-    return model.classifier(pooled.float())
-
-
-def expected_param_count(n_classes: int, channels: int = 1) -> int:
-    """torchvision resnet18's parameter count for ``channels`` inputs and ``n_classes`` outputs:
-    11,689,512 (3 channels, 1000 classes) - 64*3*7*7 + 64*channels*7*7 - (512*1000 + 1000) + 512*K + K."""
-    return 11_689_512 - 64 * 3 * 7 * 7 + 64 * channels * 7 * 7 - (512 * 1000 + 1000) + 512 * n_classes + n_classes
 
 
 @dataclass
 class StyleModel:
-    """A trained writer classifier: the network, its classes (sorted writer labels) and how it was made.
+    """A trained writer classifier: its classes (sorted writer labels), how it was made, and either a network
+    (``model``: a whole ResNet-18, trained from random weights or fine-tuned from the backbone) or the backbone
+    and a head fitted on its features (``backbone``, ``head``: ``StyleParams.fit == "head"``, ``model`` None).
 
     ``trained`` is True when this object was trained by the call that returned it, False when it was
     loaded from ``out_dir``. ``losses`` = mean training loss per epoch; ``train_seconds`` = time it took.
@@ -106,12 +38,26 @@ class StyleModel:
     losses: list[float] = field(default_factory=list)
     train_seconds: float = 0.0
     out_dir: Path | None = None
+    backbone: object = None
+    head: object = None
+
+    def features(self, inks: Sequence[InkLike]) -> np.ndarray:
+        """The frozen backbone's features (n, 512) of each ink's render (a classifier with a head only)."""
+        from inkground_lib.components.style.inputs import inks_darkness
+
+        if self.head is None:
+            raise StyleError("features: this classifier has no frozen backbone (fit is not 'head')")
+        return self.backbone.features(inks_darkness(list(inks), self.params, where="ink"), self.params)
 
     @property
     def n_classes(self) -> int:
         return len(self.classes)
 
     def n_parameters(self) -> int:
+        """The classifier's parameters (for a head on a frozen backbone: the backbone's and the head's)."""
+        if self.head is not None:
+            return int(sum(p.numel() for p in self.backbone.body.parameters()) + self.head.weight.size
+                       + self.head.bias.size)
         return int(sum(p.numel() for p in self.model.parameters()))
 
     def class_index(self, label: str, where: str = "label") -> int:
@@ -124,6 +70,8 @@ class StyleModel:
     def logits(self, inks: Sequence[InkLike], progress: bool = False) -> np.ndarray:
         """Raw class scores (n, K), float64, in :attr:`classes` order; batched, eval mode, no gradients."""
         inks = list(inks)
+        if self.head is not None:
+            return self.head.logits(self.features(inks)) if inks else np.zeros((0, self.n_classes))
         out = np.zeros((len(inks), self.n_classes))
         bs = int(self.params.eval_batch_size)
         check_precision(self.params.precision, "Style classifier")

@@ -12,6 +12,13 @@ FORMAT = "inkground-style/1"
 PRECISIONS = ("fp32", "bf16")
 """The values of ``StyleParams.precision`` (:mod:`~inkground_lib.components.style.precision`)."""
 
+STARTS = ("backbone", "random")
+"""The values of ``StyleParams.start``: where a classifier's weights start."""
+
+FITS = ("head", "last_stage", "all")
+"""The values of ``StyleParams.fit``: what a benchmark trains (a head on frozen features; the backbone's last
+stage and a new last layer; the whole network)."""
+
 
 class StyleError(ValueError):
     """Bad training items, labels or a model folder that cannot be used."""
@@ -19,8 +26,15 @@ class StyleError(ValueError):
 
 @dataclass(frozen=True)
 class StyleParams:
-    """Settings of the writer classifier (defaults: CPU-friendly; 12 epochs take ~35 s on 165 words of 36
-    writers and reach top-1 0.17 on held-out words (chance 0.028), where 5 epochs reached 0.11).
+    """Settings of the writer classifier.
+
+    start, fit (the recipe): ``start="backbone"`` (the default) starts from inkground's writer-style backbone
+    (:mod:`~inkground_lib.components.style.backbone`, trained once on writers outside every evaluation set), and
+    ``fit`` says what each benchmark trains on its words: ``"head"`` (the default) a multinomial logistic head on
+    the frozen backbone's features (:mod:`~inkground_lib.components.style.head`, regularisation ``head_c``, no
+    epochs), ``"last_stage"`` the backbone's last stage and a new last layer for ``epochs`` epochs, ``"all"``
+    the whole network. ``start="random"`` (with ``fit="all"``) is the earlier recipe: the ResNet-18 from random
+    weights, 12 epochs (held-out top-1 0.14-0.16 on the book's benchmarks, 1,400 CPU-s, 2026-12-06).
 
     height, width: network input in pixels (rows, cols). render: the renderer settings used to draw each ink
     before it is fitted into height x width. epochs, batch_size, lr (AdamW learning rate), weight_decay
@@ -35,7 +49,8 @@ class StyleParams:
     the contiguous layout's training rate with AVX-512 and ~1.6x with AVX2 alone, measured in
     ``benchmarks/results/style_train.txt``; the same maths summed in another order, so other weights than
     the contiguous layout's, with held-out Style within its bootstrap interval there). precision, threads
-    and channels_last are part of the recipe: a model saved with other values is not reused.
+    and channels_last are part of the recipe: a model saved with other values is not reused. epochs,
+    batch_size, lr, weight_decay, augment and shift are not used by ``fit="head"``.
     """
 
     height: int = 48
@@ -51,6 +66,9 @@ class StyleParams:
     eval_batch_size: int = 64
     precision: str = "fp32"
     channels_last: bool = True
+    start: str = "backbone"
+    fit: str = "head"
+    head_c: float = 1.0
     render: RenderSpec = field(default_factory=RenderSpec)
 
     def __post_init__(self):
@@ -68,13 +86,24 @@ class StyleParams:
             raise StyleError(f"StyleParams.precision must be one of {list(PRECISIONS)}, got {self.precision!r}")
         if not isinstance(self.channels_last, bool):
             raise StyleError(f"StyleParams.channels_last must be True or False, got {self.channels_last!r}")
+        if self.start not in STARTS:
+            raise StyleError(f"StyleParams.start must be one of {list(STARTS)}, got {self.start!r}")
+        if self.fit not in FITS:
+            raise StyleError(f"StyleParams.fit must be one of {list(FITS)}, got {self.fit!r}")
+        if self.start == "random" and self.fit != "all":
+            raise StyleError(f"StyleParams: a classifier from random weights trains the whole network (fit='all'), "
+                             f"got fit={self.fit!r}")
+        if not self.head_c > 0:
+            raise StyleError(f"StyleParams.head_c must be positive, got {self.head_c}")
         if isinstance(self.render, dict):
             object.__setattr__(self, "render", RenderSpec(**self.render))
 
     @classmethod
     def paper(cls, **kw) -> "StyleParams":
-        """Heavier setting for paper-scale runs (hundreds of pages): more epochs, taller input."""
+        """The heavier from-random-weights setting once used for paper-scale runs (hundreds of pages): more
+        epochs, taller input (the backbone was trained at the default 48 x 192)."""
         base = dict(height=96, width=384, epochs=30, batch_size=64, lr=1e-3, weight_decay=5e-4, shift=8,
+                    start="random", fit="all",
                     render=RenderSpec(height=96, pen_width=4.0, padding=8, max_width=1536))
         base.update(kw)
         return cls(**base)

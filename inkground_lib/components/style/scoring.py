@@ -55,3 +55,34 @@ def evaluate_classifier(model: StyleModel, items: Sequence[tuple[InkLike, str]],
     return ClassifierEval(top1=float(np.mean(np.argmax(softmax_rows(z), axis=1) == idx)),
                           chance=1.0 / model.n_classes, n=len(inks), n_classes=model.n_classes,
                           mean_true_proba=float(np.mean(true_writer_probability(z, idx))))
+
+
+def writer_interval(values, writers, n_boot: int = 1000, seed: int = 0, ci: float = 0.95) -> tuple[float, float]:
+    """The ``ci`` percentile interval of the mean of ``values`` (n,) over cluster-bootstrap replicates whose
+    clusters are the ``writers`` (n,) labels (each replicate draws writers with replacement and takes all their
+    items; on a benchmark a page is a writer, so this is the book's page bootstrap).
+
+    >>> lo, hi = writer_interval([1, 1, 0, 0], ["a", "a", "b", "b"], n_boot=200)
+    >>> 0.0 <= lo <= 0.5 <= hi <= 1.0
+    True
+    """
+    from inkground_lib.core.bootstrap import page_bootstrap_counts
+
+    ids, inv = np.unique(np.asarray(writers), return_inverse=True)
+    w = page_bootstrap_counts(len(ids), n_boot, seed)[:, inv]  # each item weighted by its writer's draws
+    means = (w * np.asarray(values, float)).sum(axis=1) / w.sum(axis=1)
+    a = (1 - ci) / 2
+    return float(np.quantile(means, a)), float(np.quantile(means, 1 - a))
+
+
+def classifier_figures(logits, true_class, writers, n_boot: int = 1000, seed: int = 0, ci: float = 0.95) -> dict:
+    """Top-1 accuracy and mean true-writer probability of a classifier's ``logits`` (n, K) for items of true
+    class ``true_class`` (n,), each with its writer-bootstrap interval (:func:`writer_interval`), and n."""
+    z = np.asarray(logits, float)
+    y = np.asarray(true_class, int)
+    correct = (np.argmax(z, axis=1) == y).astype(float)
+    proba = true_writer_probability(z, y)
+    return {"top1": float(correct.mean()), "top1_ci": list(writer_interval(correct, writers, n_boot, seed, ci)),
+            "mean_true_proba": float(proba.mean()),
+            "mean_true_proba_ci": list(writer_interval(proba, writers, n_boot, seed, ci)), "n": int(len(y))}
+

@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import safetensors
 import torch
 from safetensors.torch import load_file, save
 
 from inkground_lib.components.style.items import check_items, items_hash
-from inkground_lib.components.style.model import StyleModel, build_resnet18, import_transformers
+from inkground_lib.components.style.model import StyleModel
+from inkground_lib.components.style.network import build_resnet18, import_transformers
 from inkground_lib.components.style.params import FORMAT, StyleError, StyleParams
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
 from inkground_lib.core.ink import InkLike
@@ -26,7 +28,18 @@ CHECKPOINT_FILE = "style_training.pt"
 
 def _meta_matches(meta: dict, params: StyleParams, h: str) -> bool:
     return (meta.get("format") == FORMAT and meta.get("input_hash") == h
-            and meta.get("params") == json.loads(json.dumps(params.to_dict())))
+            and meta.get("params") == json.loads(json.dumps(params.to_dict()))
+            and meta.get("backbone_sha256") == _backbone_sha(params))
+
+
+def _backbone_sha(params: StyleParams) -> str | None:
+    """The sha256 of the backbone a classifier of ``params`` starts from (None: from random weights): a classifier
+    made from another backbone is never reused."""
+    if params.start != "backbone":
+        return None
+    from inkground_lib.components.style.backbone import SHIPPED_SHA256
+
+    return SHIPPED_SHA256
 
 
 def load_style(out_dir: str | Path) -> StyleModel:
@@ -48,16 +61,43 @@ def load_style(out_dir: str | Path) -> StyleModel:
         raise StyleError(f"{wp}: weights do not match the SHA-256 recorded in {mp.name}")
     params = StyleParams.from_dict(meta["params"])
     classes = list(meta["classes"])
-    model = build_resnet18(len(classes), params.seed)
     state = load_file(str(wp))
+    common = dict(classes=classes, params=params, input_hash=meta["input_hash"], trained=False,
+                  losses=list(meta.get("losses", [])), train_seconds=float(meta.get("train_seconds", 0.0)),
+                  out_dir=out_dir)
+    if params.fit == "head":
+        return StyleModel(model=None, backbone=_backbone_of(meta, mp), head=_head_of(state, classes, wp), **common)
+    model = build_resnet18(len(classes), params.seed)
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise StyleError(f"{wp}: weights do not fit the model (missing {list(missing)[:3]}, "
                          f"unexpected {list(unexpected)[:3]})")
     model.eval()
-    return StyleModel(model=model, classes=classes, params=params, input_hash=meta["input_hash"], trained=False,
-                      losses=list(meta.get("losses", [])), train_seconds=float(meta.get("train_seconds", 0.0)),
-                      out_dir=out_dir)
+    return StyleModel(model=model, **common)
+
+
+def _backbone_of(meta: dict, mp: Path):
+    """The shipped backbone, if it is the one the head in ``meta`` was fitted on (StyleError otherwise)."""
+    from inkground_lib.components.style.backbone import load_backbone
+
+    bb = load_backbone()
+    if meta.get("backbone_sha256") != bb.sha256:
+        raise StyleError(f"{mp}: the head was fitted on backbone {str(meta.get('backbone_sha256'))[:12]}, not on "
+                         f"the shipped one ({bb.sha256[:12]})")
+    return bb
+
+
+def _head_of(state: dict, classes: list, wp: Path):
+    """The :class:`~inkground_lib.components.style.head.LinearHead` of a head file's tensors."""
+    from inkground_lib.components.style.head import LinearHead
+
+    try:
+        arrays = {k: state[k].double().numpy() for k in ("mean", "scale", "weight", "bias")}
+    except KeyError as e:
+        raise StyleError(f"{wp}: no head tensor {e}") from None
+    if arrays["weight"].shape[0] != len(classes):
+        raise StyleError(f"{wp}: the head has {arrays['weight'].shape[0]} rows for {len(classes)} classes")
+    return LinearHead(classes=tuple(classes), **arrays)
 
 
 def saved_style(out_dir: str | Path, train_items: Sequence[tuple[InkLike, str]],
@@ -86,12 +126,16 @@ def save_style(sm: StyleModel, out_dir: str | Path, n_items: int) -> None:
     out_dir = Path(out_dir)
     sm.out_dir = out_dir
     transformers = import_transformers()  # for its version
-    state = {k: v.detach().contiguous().clone() for k, v in sm.model.state_dict().items()}
+    if sm.head is not None:  # the head's arrays, in float64 (the backbone is the shipped file, named by its sha256)
+        state = {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float64)) for k, v in sm.head.arrays().items()}
+    else:
+        state = {k: v.detach().contiguous().clone() for k, v in sm.model.state_dict().items()}
     data = save(state, metadata={"format": FORMAT})
     wp = atomic_write_bytes(out_dir / WEIGHTS_FILE, data)
     meta = {"format": FORMAT, "params": sm.params.to_dict(), "classes": sm.classes, "input_hash": sm.input_hash,
             "n_items": n_items, "losses": [float(v) for v in sm.losses], "train_seconds": float(sm.train_seconds),
             "weights_sha256": sha256_file(wp), "n_parameters": sm.n_parameters(),
+            "backbone_sha256": _backbone_sha(sm.params),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                          "safetensors": safetensors.__version__}}
     atomic_write_json(out_dir / META_FILE, meta)

@@ -149,6 +149,11 @@ def _writer(params: SynthParams, i: int) -> tuple[str, WriterStyle]:
     return f"w{w:0{max(4, len(str(nw - 1)))}d}", sample_writer(rng, params.width, params.jitter, params.size)
 
 
+def page_writer(params: SynthParams, i: int) -> tuple[str, WriterStyle]:
+    """(writer id, style) of page ``i`` of the dataset ``params`` describes (without drawing the page)."""
+    return _writer(params, i)
+
+
 def make_page(params: SynthParams, i: int) -> tuple[Page, np.ndarray]:
     """Page ``i`` of the dataset described by ``params``: (Page with words and exact inks, photo RGB uint8).
     The page's image path is ``pages/<id>.jpg`` (relative; :func:`generate` writes it)."""

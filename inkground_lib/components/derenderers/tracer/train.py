@@ -490,16 +490,9 @@ def train_tracer(unipen_dir, out_dir, recipe: Recipe = Recipe(), progress: bool 
 def library_versions() -> dict:
     """The versions of Python and of the libraries that decide the weights (torch, numpy, scipy, OpenCV,
     scikit-image), recorded in the weights record: a run with other versions may give other weights."""
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
+    from inkground_lib.core.versions import library_versions as versions
 
-    out = {"python": platform.python_version()}
-    for dist in ("torch", "numpy", "scipy", "opencv-python-headless", "scikit-image"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            out[dist] = None
-    return out
+    return versions(("torch", "numpy", "scipy", "opencv-python-headless", "scikit-image"))
 
 
 def _finish(out: Path, net, history: list, recipe: Recipe, source: dict, counts: dict, t0: float) -> Path:
