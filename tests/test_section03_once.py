@@ -33,9 +33,10 @@ OTHER = as_ink([[[0, 0], [30, 12], [35, 31]], [[5, 20], [40, 21]]])
 
 
 class CountingStyle:
-    """What :func:`style_rows` needs of a StyleModel, counting the renders it is asked to classify."""
+    """What :func:`style_rows` needs of a StyleModel (a network: no head on a frozen backbone), counting the
+    renders it is asked to classify."""
 
-    input_hash, params, classes, out_dir = "h", StyleParams(), ["a", "b"], None
+    input_hash, params, classes, out_dir, head = "h", StyleParams(start="random", fit="all"), ["a", "b"], None, None
 
     def __init__(self):
         self.inks = 0

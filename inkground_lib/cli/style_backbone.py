@@ -39,17 +39,19 @@ def _eval_lines(ev: dict) -> list[str]:
     out = []
     if "validation" in ev:
         v = ev["validation"]
-        out.append(f"validation writers ({v['writers']}): head_c {v['head_c']} chosen from "
-                   + ", ".join(f"{r['head_c']}: top-1 {r['top1']:.3f}" for r in v["candidates"]))
-    for name in ("cursive", "all"):
+        out.append(f"validation writers ({v['writers']}): head_c {v['head_c']} chosen by the log score from "
+                   + ", ".join(f"{r['head_c']}: log score {r['log_score']:.3f}, top-1 {r['top1']:.3f}"
+                               for r in v["candidates"]))
+    for name in ("pages", "cursive"):
         r = ev.get(f"heldout_{name}")
         if not r:
             continue
         if "not_measured" in r:
-            out.append(f"held-out writers, {name} words: not measured ({r['not_measured']})")
+            out.append(f"held-out writers, {name}: not measured ({r['not_measured']})")
             continue
         b = r["backbone_head"]
-        line = (f"held-out writers, {name} words ({b['writers']} writers, {b['n_test']} test words, chance "
+        what = {"pages": "one page of cursive words a writer", "cursive": "every cursive word"}[name]
+        line = (f"held-out writers, {what} ({b['writers']} writers, {b['n_test']} test words, chance "
                 f"{b['chance']:.3f}): backbone + head top-1 {b['top1']:.3f} [{b['top1_ci'][0]:.3f}, "
                 f"{b['top1_ci'][1]:.3f}]")
         if "from_random" in r:
@@ -63,7 +65,7 @@ def _eval_lines(ev: dict) -> list[str]:
 def _eval(a) -> int:
     from inkground_lib.components.style.backbone_eval import evaluate_backbone
 
-    ev = evaluate_backbone(a.unipen_dir, a.backbone, scratch=not a.no_scratch, progress=not a.quiet)
+    ev = evaluate_backbone(a.unipen_dir, a.backbone, scratch=a.scratch, progress=not a.quiet)
     print("\n".join(_eval_lines(ev)))
     if a.json:
         Path(a.json).write_text(json.dumps(ev, indent=1), encoding="utf-8")
@@ -103,8 +105,9 @@ def add_style_backbone_parser(sub) -> None:
                  "words.")
     ev.add_argument("--unipen-dir", dest="unipen_dir", required=True, help="the root of a whole UNIPEN release")
     ev.add_argument("--backbone", default=None, help="a backbone file (default: the shipped one)")
-    ev.add_argument("--no-scratch", dest="no_scratch", action="store_true",
-                    help="skip the from-random-weights comparison")
+    ev.add_argument("--scratch", nargs="*", default=["pages"], choices=["pages", "cursive"],
+                    help="the held-out sets on which a ResNet-18 is also trained from random weights (default: "
+                         "pages; cursive, every cursive word, takes ~45 CPU-minutes; none: --scratch)")
     ev.add_argument("--json", default=None, help="also write the figures to this JSON file")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
     ev.set_defaults(func=_eval)

@@ -85,8 +85,7 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
                 "n_test": len(test), **ev, "trained_now": bool(model.trained), "precision": model.params.precision,
                 "channels_last": bool(model.params.channels_last), "start": model.params.start,
                 "fit": model.params.fit, "head_c": model.params.head_c if model.params.fit == "head" else None,
-                "backbone_sha256": None if model.backbone is None and model.params.start != "backbone"
-                else (model.backbone.sha256 if model.backbone is not None else _shipped_sha()),
+                "backbone": backbone_facts() if model.params.start == "backbone" else None,
                 "fit_seconds": float(model.train_seconds)}
 
     if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
@@ -146,10 +145,15 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     return collect
 
 
-def _shipped_sha() -> str:
-    from inkground_lib.components.style.backbone import SHIPPED_SHA256
+def backbone_facts() -> dict:
+    """The shipped backbone as a run's facts name it: its sha256 and how many UNIPEN and synthetic writers it was
+    trained on (its record)."""
+    from inkground_lib.components.style.backbone import load_backbone
 
-    return SHIPPED_SHA256
+    bb = load_backbone()
+    t = bb.record.get("trained_on", {})
+    return {"sha256": bb.sha256, "unipen_writers": int(t.get("unipen", {}).get("train_writers_kept", 0)),
+            "synthetic_writers": int(t.get("synthetic", {}).get("train_writers", 0))}
 
 
 def style_classifier(ds, run_dir, settings: EvalSettings, progress: bool = True):

@@ -316,12 +316,15 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         # scoring reloads them from the caches just written (~25 s)
         del runs
         gc.collect()
-        # both classifiers train side by side in the executor (or here, one after the other, without one);
+        # both classifiers: heads on the backbone's features (computed in the executor, kept in the run's feature
+        # store), or networks trained side by side in the executor (or here, one after the other, without one);
         # started after predict, whose page jobs would otherwise queue behind them in a 2-worker pool
         t_style = time.perf_counter()
         # one bar of epochs per classifier, on lines 0 and 1
-        style_b = start_style_classifier(ds, eval_run, settings, ex, progress, bar_position=0, resumable=True)
-        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress, bar_position=1, resumable=True)
+        style_b = start_style_classifier(ds, eval_run, settings, ex, progress, bar_position=0, resumable=True,
+                                         memo=memo)
+        style_t = start_style_classifier(ds, eval_run, true_settings, ex, progress, bar_position=1, resumable=True,
+                                         memo=memo)
         model_b, facts_b = style_b()
         model_t, facts_t = style_t()
         n_train = facts_b["n_train"] + facts_t["n_train"]

@@ -32,7 +32,7 @@ from inkground_lib.core.layout import DATA
 
 SHIPPED_BACKBONE = DATA / "models" / "style-backbone.safetensors"
 """The backbone the repository ships (card: ``data/models/STYLE-BACKBONE.md``)."""
-SHIPPED_SHA256 = "f939b3a6f901cbee040d3cf9e84edbe5a961c4d3974796881da375613db8647e"
+SHIPPED_SHA256 = "67cb426cab8adca660f928e969c4d8c0917c9a2f9aa34e9f6255cfac08c2bad9"
 """sha256 of :data:`SHIPPED_BACKBONE`; every load checks it."""
 FEATURES = 512
 """Length of a render's feature vector (the ResNet-18's last stage width, average-pooled)."""

@@ -8,8 +8,9 @@
   set): the same 75/25 split, the head with the chosen ``head_c``, against the earlier recipe (a ResNet-18 trained
   from random weights on the same 75%, :class:`~inkground_lib.components.style.params.StyleParams` with
   ``start="random"``): top-1, mean true-writer probability, 95% writer-bootstrap intervals (writers are the
-  clusters, 1000 replicates, seed 0) and the paired difference of top-1. Two word sets: the writers' CURSIVE words
-  and all their words (any style, at most ``all_max_words`` a writer, a seeded choice).
+  clusters, 1000 replicates, seed 0) and the paired differences. Two word sets of their CURSIVE words
+  (:func:`heldout_sets`): one recorded page a writer, as the book composes pages (20-50 words: a benchmark's
+  regime), and every cursive word (a few hundred a writer).
 """
 
 from __future__ import annotations
@@ -54,13 +55,16 @@ def summarise(sc: dict) -> dict:
 
 
 def choose_head_c(features, labels, cs=HEAD_CS) -> tuple[float, list[dict]]:
-    """(the regularisation with the best validation top-1 - ties: the higher mean true-writer probability, then
-    the smaller C -, every candidate's figures)."""
+    """(the regularisation whose head gives the validation writers' held-out words the highest mean log
+    probability of their true writer - the log score, the proper scoring rule for the probability Style reports;
+    ties: the higher top-1, then the smaller C -, every candidate's figures: log score, top-1, mean true-writer
+    probability)."""
     rows = []
     for c in cs:
         s = head_scores(features, labels, c)
-        rows.append({"head_c": c, "top1": float(s["correct"].mean()), "mean_true_proba": float(s["proba"].mean())})
-    best = max(rows, key=lambda r: (round(r["top1"], 6), round(r["mean_true_proba"], 6), -r["head_c"]))
+        rows.append({"head_c": c, "log_score": float(np.mean(np.log(np.maximum(s["proba"], 1e-300)))),
+                     "top1": float(s["correct"].mean()), "mean_true_proba": float(s["proba"].mean())})
+    best = max(rows, key=lambda r: (round(r["log_score"], 6), round(r["top1"], 6), -r["head_c"]))
     return best["head_c"], rows
 
 
@@ -84,21 +88,24 @@ def paired_difference(a: dict, b: dict, key: str = "correct") -> dict:
     return {"difference": float(d.mean()), "ci": writer_interval(d, a["writers"], N_BOOT)}
 
 
-def heldout_sets(words, all_max_words: int = 40, seed: int = 0) -> dict:
-    """{"cursive": [(ink, writer)], "all": [(ink, writer)]} of the held-out writers' words (module doc)."""
+def heldout_sets(words, words_per_page: tuple[int, int] = (20, 50), seed: int = 0) -> dict:
+    """{"pages": [(ink, writer)], "cursive": [(ink, writer)]} of the held-out writers' CURSIVE words (module doc):
+    ``pages`` one recorded page per writer as the book composes them (:func:`~inkground_lib.datasets.recorded.
+    plan_pages`: ``words_per_page`` words, a seeded choice; writers with fewer are left out), the regime of a
+    benchmark's classifier (a few tens of words a writer); ``cursive`` every cursive word of every writer (a few
+    hundred words a writer)."""
     from inkground_lib.components.derenderers.tracer.eval_writers import read_eval_writers
-    from inkground_lib.components.style.backbone_corpus import _choose
+    from inkground_lib.datasets.recorded import plan_pages
 
     held = read_eval_writers(group="held-out")
-    mine = [w for w in words if w.writer in held]
-    cursive = [(w.ink, w.writer) for w in mine if w.meta.get("style") == "CURSIVE"]
-    by: dict[str, list] = {}
-    for w in mine:
-        by.setdefault(w.writer, []).append(w)
-    every = [(w.ink, wr) for wr, ws in sorted(by.items()) for w in _choose(ws, all_max_words, f"{seed}:{wr}")]
+    cursive = [w for w in words if w.writer in held and w.meta.get("style") == "CURSIVE"]
+    n_writers = len({w.writer for w in cursive})
+    plan = plan_pages(cursive, n_writers, words_per_page, np.random.default_rng(seed)) if n_writers else []
+    pages = [(w.ink, wr) for wr, ws in plan for w in ws]
+    every = [(w.ink, w.writer) for w in cursive]
     # a writer needs a word on each side of the split
     return {name: [it for it in items if _counts(items)[it[1]] >= 2] for name, items in
-            (("cursive", cursive), ("all", every))}
+            (("pages", pages), ("cursive", every))}
 
 
 def _counts(items) -> dict:
@@ -109,10 +116,11 @@ def _counts(items) -> dict:
 
 
 def evaluate_backbone(unipen_dir: str | os.PathLike, path: str | os.PathLike | None = None, *, corpus=None,
-                      val_renders=None, words=None, recipe=None, scratch: bool = True,
+                      val_renders=None, words=None, recipe=None, scratch=("pages",),
                       progress: bool = True) -> dict:
     """The card's figures for the backbone at ``path`` (module doc). ``corpus``/``val_renders``/``words``/``recipe``:
-    what the training already holds (read again from ``unipen_dir`` when not given)."""
+    what the training already holds (read again from ``unipen_dir`` when not given). ``scratch``: the held-out sets
+    on which the from-random recipe is trained too (every cursive word: ~45 CPU-minutes)."""
     from inkground_lib.components.style.backbone_training import SHIPPED_RECIPE
 
     recipe = recipe or SHIPPED_RECIPE
@@ -143,11 +151,12 @@ def evaluate_backbone(unipen_dir: str | os.PathLike, path: str | os.PathLike | N
         f = bb.features(inks_darkness(inks, params, where=f"held-out {name} word"), params)
         mine = head_scores(f, labels, c)
         res = {"backbone_head": summarise(mine)}
-        if scratch:
+        if name in scratch:
             base = scratch_scores(inks, labels, scratch_params)
             res["from_random"] = summarise(base)
             res["difference_top1"] = paired_difference(mine, base)
             res["difference_mean_true_proba"] = paired_difference(mine, base, "proba")
         out[f"heldout_{name}"] = res
     out["scratch_params"] = asdict(scratch_params) if scratch else None
+    out["scratch_sets"] = list(scratch)
     return out

@@ -229,14 +229,18 @@ def _train_backbone(unipen_dir, out: Path, recipe: BackboneRecipe, progress: boo
     classes = sorted({wr for _, wr in corpus.train})
     y = torch.tensor([classes.index(wr) for _, wr in corpus.train], dtype=torch.long)
     key = hashlib.sha256((renders_key(corpus, recipe) + json.dumps(recipe.as_dict(), sort_keys=True)).encode())
-    net, losses, seconds = train_network(x, y, len(classes), recipe, out, key.hexdigest(), progress)
-    record = {"trained_on": corpus.record, "classes": len(classes), "recipe": recipe.as_dict(),
-              "losses": losses, "train_seconds": round(seconds, 1),
-              "versions": library_versions(("torch", "transformers", "safetensors", "numpy", "opencv-python-headless",
-                                            "scikit-learn")),
-              "torch_threads": recipe.threads}
     path = out / BACKBONE_FILE
-    sha = save_backbone(net.resnet, path, record)
+    done = finished_backbone(path, corpus, recipe)
+    if done is not None:  # trained by an earlier call on the same corpus and recipe: measured again only
+        sha, record = done
+    else:
+        net, losses, seconds = train_network(x, y, len(classes), recipe, out, key.hexdigest(), progress)
+        record = {"trained_on": corpus.record, "classes": len(classes), "recipe": recipe.as_dict(),
+                  "losses": losses, "train_seconds": round(seconds, 1),
+                  "versions": library_versions(("torch", "transformers", "safetensors", "numpy",
+                                                "opencv-python-headless", "scikit-learn")),
+                  "torch_threads": recipe.threads}
+        sha = save_backbone(net.resnet, path, record)
     report = {"sha256": sha, **record}
     if evaluate:
         from inkground_lib.components.style.backbone_eval import evaluate_backbone
@@ -247,6 +251,22 @@ def _train_backbone(unipen_dir, out: Path, recipe: BackboneRecipe, progress: boo
     atomic_write_json(out / REPORT_FILE, report)
     (out / STATE_FILE).unlink(missing_ok=True)
     return path
+
+
+def finished_backbone(path: Path, corpus: Corpus, recipe: BackboneRecipe) -> tuple[str, dict] | None:
+    """(sha256, record) of the backbone at ``path`` when an earlier call finished it on this corpus with this
+    recipe (its record says so), else None."""
+    from inkground_lib.components.style.backbone import load_backbone
+
+    if not path.is_file():
+        return None
+    try:
+        bb = load_backbone(path)
+    except StyleError:
+        return None
+    same = (bb.record.get("recipe") == json.loads(json.dumps(recipe.as_dict()))
+            and bb.record.get("trained_on") == json.loads(json.dumps(corpus.record)))
+    return (bb.sha256, bb.record) if same else None
 
 
 def check_backbone_writers(record: dict, eval_writers: set[str] | None = None) -> None:

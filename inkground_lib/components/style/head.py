@@ -16,6 +16,7 @@ with :math:`W, b` minimising the mean cross-entropy of the training renders' wri
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,9 @@ HEAD_MAX_ITER = 2000
 @dataclass(frozen=True)
 class LinearHead:
     """A fitted head: ``mean`` and ``scale`` (FEATURES,) of the standardisation, ``weight`` (K, FEATURES),
-    ``bias`` (K,), float64; ``classes`` the writer of each row (sorted), ``iterations`` L-BFGS used."""
+    ``bias`` (K,), float64; ``classes`` the writer of each row (sorted), ``iterations`` L-BFGS used and whether
+    it ``converged`` within :data:`HEAD_MAX_ITER` (scikit-learn's ConvergenceWarning is recorded here, not
+    printed)."""
 
     mean: np.ndarray
     scale: np.ndarray
@@ -37,6 +40,7 @@ class LinearHead:
     bias: np.ndarray
     classes: tuple
     iterations: int = 0
+    converged: bool = True
 
     def logits(self, features) -> np.ndarray:
         """Scores (n, K) float64 of features (n, FEATURES).
@@ -63,6 +67,7 @@ def fit_head(features, labels, c: float = 1.0, seed: int = 0) -> LinearHead:
     >>> h.classes, [h.classes[i] for i in h.logits([[3, 3, 3, 3], [-3, -3, -3, -3]]).argmax(axis=1)]
     (('a', 'b'), ['a', 'b'])
     """
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 
@@ -79,11 +84,13 @@ def fit_head(features, labels, c: float = 1.0, seed: int = 0) -> LinearHead:
     scale = f.std(axis=0)
     scale = np.where(scale > 1e-12, scale, 1.0)
     y = np.array([classes.index(v) for v in labels])
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=1), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
         lr = LogisticRegression(C=float(c), max_iter=HEAD_MAX_ITER, tol=1e-6, random_state=int(seed))
         lr.fit((f - mean) / scale, y)
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     W, b = lr.coef_, lr.intercept_
     if len(classes) == 2:  # scikit-learn keeps one row for two classes: the scores (0, z) give the same softmax
         W, b = np.vstack([np.zeros_like(W[0]), W[0]]), np.array([0.0, b[0]])
     return LinearHead(mean=mean, scale=scale, weight=np.asarray(W, np.float64), bias=np.asarray(b, np.float64),
-                      classes=classes, iterations=int(np.max(lr.n_iter_)))
+                      classes=classes, iterations=int(np.max(lr.n_iter_)), converged=converged)
