@@ -68,7 +68,7 @@ class StyleParams:
     channels_last: bool = True
     start: str = "backbone"
     fit: str = "head"
-    head_c: float = 1.0
+    head_c: float = 0.03
     render: RenderSpec = field(default_factory=RenderSpec)
 
     def __post_init__(self):
