@@ -35,6 +35,7 @@ EXAMPLES = {
     "inkground_lib.components.targets": 2,
     "inkground_lib.core.archive": 1,
     "inkground_lib.core.bootstrap": 4,
+    "inkground_lib.core.csv_cells": 2,
     "inkground_lib.core.dataset": 3,
     "inkground_lib.core.files": 1,
     "inkground_lib.core.ink": 5,
@@ -62,12 +63,13 @@ EXAMPLES = {
     "inkground_lib.publish.citation": 1,
     "inkground_lib.publish.notebook_runner": 3,
     "inkground_lib.report.evaluation": 2,
+    "inkground_lib.report.escape": 6,
     "inkground_lib.report.format": 5,
     "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,
     "inkground_lib.report.prose": 11,
     "inkground_lib.report.pseudo_labels": 12,
-    "inkground_lib.report.table_view": 10,
+    "inkground_lib.report.table_view": 8,
     "inkground_lib.report.tables": 3,
 }
 """Module -> number of docstring examples (``>>>`` lines) defined in it."""

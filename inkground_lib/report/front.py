@@ -17,7 +17,8 @@ from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.report.format import EM_DASH as DASH
-from inkground_lib.report.format import count, finite, fmt, join_names, md_escape, missing, pct
+from inkground_lib.report.escape import md_escape
+from inkground_lib.report.format import count, finite, fmt, join_names, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
 from inkground_lib.report.prose import AGREEMENT_UNIT
 from inkground_lib.report.reproducibility import run_time

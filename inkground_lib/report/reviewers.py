@@ -34,7 +34,7 @@ from inkground_lib.core.run_files import REFERENCES, facts_json, pseudo_summary_
 from inkground_lib.core.run_loaders import load_pseudo_summary
 from inkground_lib.datasets.statistics import statistics
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
-from inkground_lib.report.format import md_escape
+from inkground_lib.report.escape import md_escape
 
 
 def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iterable = (), pseudo_run=None,
