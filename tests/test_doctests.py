@@ -63,7 +63,7 @@ EXAMPLES = {
     "inkground_lib.publish.citation": 1,
     "inkground_lib.publish.notebook_runner": 3,
     "inkground_lib.report.evaluation": 2,
-    "inkground_lib.report.escape": 6,
+    "inkground_lib.report.escape": 7,
     "inkground_lib.report.format": 5,
     "inkground_lib.report.front": 2,
     "inkground_lib.report.player": 2,

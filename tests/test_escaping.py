@@ -128,3 +128,34 @@ def test_a_words_formula_is_inert_in_the_scores_csv_and_reads_back_exactly(tmp_p
     run = load_eval_run(tmp_path)
     assert list(run.scores["text"]) == texts and list(run.scores["ocr_text"]) == texts
     assert run.summary["system"].tolist() == ["=cmd|' /C calc'!A0"] and run.summary["dtw"].tolist() == [-1.5]
+
+
+def _myst_html(markdown: str) -> str:
+    """Markdown rendered as MyST does it (markdown-it with raw HTML on, tables)."""
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+
+def test_the_reproducibility_page_shows_hostile_names_and_parameters_as_text(tmp_path):
+    """Issue 44: a dataset's name was written into the page's Markdown table as it is, and a parameter's value
+    holding backticks ended its code span (then its HTML was markup)."""
+    import json
+
+    from inkground_lib.report.reproducibility import write_reproducibility_page
+
+    nb = {"cells": [], "metadata": {"inkground": {"section": "04_tradeoffs", "fingerprint": "ab" * 32},
+                                    "papermill": {"parameters": {"label": f"`{LABEL}`|x"}}}}
+    (tmp_path / "04.ipynb").write_text(json.dumps(nb))
+    page = write_reproducibility_page(tmp_path / "r.md", [tmp_path / "04.ipynb"],
+                                      {DATASET: {"kind": SCRIPT, "pages": 1, "words": 2, "hash": "c" * 64}},
+                                      built_at="2026-12-01 00:00 UTC", commit="`abc1234`", root=tmp_path)
+    html = _myst_html(page.read_text())
+    assert "<svg" not in html and "<img" not in html and "<script" not in html, html
+    assert "&lt;svg onload=alert" in html and "&lt;img src=x" in html
+
+
+def test_md_code_keeps_any_text_inside_its_span():
+    from inkground_lib.report.escape import md_code
+    for text in (f"`{LABEL}`", "``", "a`b``c", "|", " x "):
+        html = _myst_html(f"see {md_code(text)} here")
+        assert html.count("<code>") == 1 and "<img" not in html, html

@@ -4,7 +4,8 @@ and never runs as markup or script (in a reader's browser, or while the PDF is p
 
 * :func:`html_text` / :func:`html_attr`: element content and a quoted attribute value of HTML and SVG (the tables
   of :mod:`~inkground_lib.report.table_view`, the pen-path players of :mod:`~inkground_lib.report.player`);
-* :func:`md_escape`: text shown literally in MyST Markdown (the pages' glued prose and tables);
+* :func:`md_escape` / :func:`md_code`: text shown literally in MyST Markdown (the pages' glued prose and tables),
+  as prose or as inline code;
 * :func:`inline_markdown` / :func:`plain_text`: a caption or note that *is* Markdown (written by the book), with
   any raw HTML in it escaped;
 * :func:`figure_text`: text drawn in a matplotlib figure, shown as it is (no mathtext between ``$`` signs).
@@ -51,6 +52,24 @@ def md_escape(text) -> str:
     '\\\\<img src=x onerror=alert(1)\\\\> \\\\{raw\\\\}\\\\`x\\\\` \\\\$a\\\\$'
     """
     return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def md_code(text, table: bool = False) -> str:
+    """``text`` as an inline code span of Markdown, shown exactly (no escaping shows in it): the span's backtick
+    fence is longer than any run of backticks in the text (CommonMark's rule), so nothing in the text ends it
+    early and becomes markup; a line break is shown as a space. In a table cell (``table``) a ``|`` is escaped,
+    as GitHub-flavoured tables need even inside code.
+
+    >>> md_code("runs/a"), md_code("x`<img src=x onerror=alert(1)>`")
+    ('`runs/a`', '`` x`<img src=x onerror=alert(1)>` ``')
+    """
+    t = str(text).replace("\r", " ").replace("\n", " ")
+    runs = {len(r) for r in re.findall(r"`+", t)}
+    n = next(k for k in range(1, len(runs) + 2) if k not in runs)
+    pad = " " if t.startswith("`") or t.endswith("`") or (t.startswith(" ") and t.endswith(" ") and t.strip()) else ""
+    if table:
+        t = t.replace("|", "\\|")
+    return f"{'`' * n}{pad}{t}{pad}{'`' * n}"
 
 
 def inline_markdown(text) -> str:
