@@ -43,7 +43,7 @@ EXAMPLES = {
     "inkground_lib.core.notebook_params": 2,
     "inkground_lib.core.repo_paths": 4,
     "inkground_lib.core.reruns": 15,
-    "inkground_lib.core.secrets": 13,
+    "inkground_lib.core.secrets": 15,
     "inkground_lib.core.text": 1,
     "inkground_lib.datasets.recorded": 1,
     "inkground_lib.datasets.segmentation": 1,
