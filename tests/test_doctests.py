@@ -36,7 +36,7 @@ EXAMPLES = {
     "inkground_lib.core.archive": 1,
     "inkground_lib.core.bootstrap": 4,
     "inkground_lib.core.csv_cells": 2,
-    "inkground_lib.core.dataset": 3,
+    "inkground_lib.core.dataset": 6,
     "inkground_lib.core.files": 1,
     "inkground_lib.core.ink": 5,
     "inkground_lib.core.manifest_schema": 4,

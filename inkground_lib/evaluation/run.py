@@ -97,9 +97,9 @@ def evaluate_dataset(dataset, systems: Sequence[str], run_dir, settings: EvalSet
     checked and locked as in :func:`~inkground_lib.evaluation.predict.predict_system` (``overwrite``: write
     into a non-empty folder that is not a run folder)."""
     run_dir = Path(run_dir)
+    ds = section_dataset(dataset)  # a dataset validate refuses is refused before the run folder is made
+    need_words(ds, "evaluate")
     with eval_run_folder(run_dir, "eval", overwrite):
-        ds = section_dataset(dataset)
-        need_words(ds, "evaluate")
         runs = dict(runs or {})
         new_runs, unavailable = run_systems(ds, [n for n in systems if n not in runs], run_dir, settings.grid,
                                             progress, registry_extra, traces=traces)
