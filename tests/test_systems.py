@@ -403,15 +403,18 @@ def test_skeleton_system_traces_crop_in_page_pixels():
 
 
 def test_replay(tmp_path):
+    from inkground_lib.evaluation.systems.replay import replay_record
+
     p = tmp_path / "rec.jsonl"
-    lines = [{"word_id": "w1", "raw_text": "<strokes>A</strokes>", "system": "gemini"},
-             {"word_id": "w1", "raw_text": "<strokes>second</strokes>", "system": "gemini"},
-             {"word_id": "w2", "text": "plain", "status": "truncated", "finish_reason": "length"},
-             {"word_id": "w3", "raw_text": None, "status": "error"},
-             {"word_id": "w4", "strokes": [[[1, 2, None], [3, 4, None]]]}]
+    item = lambda wid: Item(wid, "x", (0, 0, 1, 1), "p", (10, 10))  # noqa: E731
+    lines = [replay_record(item("w1"), "<strokes>A</strokes>", system="gemini"),
+             replay_record(item("w1"), "<strokes>second</strokes>", system="gemini"),
+             {**replay_record(item("w2"), status="truncated", finish_reason="length"), "text": "plain"},
+             replay_record(item("w3"), status="error"),
+             replay_record(item("w4"), strokes=as_ink([[[1, 2, np.nan], [3, 4, np.nan]]]))]
     p.write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"word_id": "w5", "raw_te')  # torn tail
     rep = get_system("replay", path=str(p))
-    get = lambda wid: rep.predict(Item(wid, "x", (0, 0, 1, 1), "p", (10, 10)))  # noqa: E731
+    get = lambda wid: rep.predict(item(wid))  # noqa: E731
     assert get("w1").text == "<strokes>A</strokes>" and get("w1").status == "ok"  # first wins
     assert get("w2").text == "plain" and get("w2").status == "truncated"
     for missing in ("w3", "w5", "w9"):
@@ -419,9 +422,41 @@ def test_replay(tmp_path):
         assert o.status == "error" and "no recorded output" in o.error and o.text is None
     assert get("w4").strokes == as_ink([[[1, 2], [3, 4]]])
     only = get_system("replay", path=str(p), source="gemini")
-    assert only.predict(Item("w2", "x", (0, 0, 1, 1), "p", (10, 10))).status == "error"
+    assert only.predict(item("w2")).status == "error"
     with pytest.raises(SystemConfigError, match="INKGROUND_REPLAY"):
         get_system("replay")
+
+
+def test_replay_keys_answers_by_dataset_page_word_and_request(tmp_path):
+    """Issue 44: on ed2f909 a replay file matched answers by word id only, so answers recorded on one dataset
+    were scored valid for the words of another dataset reusing those ids (exit 0)."""
+    from conftest import make_tiny_dataset
+
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.items import make_items
+    from inkground_lib.evaluation.systems.replay import replay_record
+
+    a = load_dataset(make_tiny_dataset(tmp_path / "a", pages=2, words=3))
+    b_dir = make_tiny_dataset(tmp_path / "b", pages=2, words=3)  # the same ids, texts and boxes: other photos
+    from PIL import Image
+    for page in sorted((b_dir / "pages").glob("*.jpg")):
+        Image.new("RGB", (200, 100), (200, 220, 240)).save(page)
+    b = load_dataset(b_dir)
+    p = tmp_path / "answers.jsonl"
+    p.write_text("".join(json.dumps(replay_record(it, "<strokes>recorded on a</strokes>")) + "\n"
+                         for it in make_items(a, with_prompt=False)))
+    rep = get_system("replay", path=str(p))
+    assert all(rep.predict(it).status == "ok" for it in make_items(a, with_prompt=False))
+    outs = [rep.predict(it) for it in make_items(b, with_prompt=False)]
+    assert all(o.status == "error" and "recorded for another word" in o.error for o in outs)
+    # an edited word (its text) of the same dataset is another request
+    it = make_items(a, with_prompt=False)[0]
+    it.text = "edited"
+    assert rep.predict(it).status == "error"
+    # a line without the key is refused, naming the line and how to write it
+    p.write_text(json.dumps({"word_id": "p000-w0", "raw_text": "x"}) + "\n")
+    with pytest.raises(SystemConfigError, match=r"line 1: field word_key: missing.*replay_record"):
+        get_system("replay", path=str(p))
 
 
 def test_replay_of_a_cache_file(tmp_path):
