@@ -80,16 +80,21 @@ def redirect_note(e) -> str | None:
             f"at the final address")
 
 
-def oversize_in(e: BaseException) -> AnswerTooLarge | None:
-    """The :class:`AnswerTooLarge` behind ``e`` (itself, or its ``__cause__`` / ``__context__`` chain, as the
-    SDKs wrap it), or None."""
+def cause_of(e: BaseException, kind: type):
+    """The exception of type ``kind`` behind ``e`` (itself, or its ``__cause__`` / ``__context__`` chain, as the
+    SDKs wrap it; at most 10 deep), or None."""
     seen = 0
     while e is not None and seen < 10:
-        if isinstance(e, AnswerTooLarge):
+        if isinstance(e, kind):
             return e
         e = e.__cause__ or e.__context__
         seen += 1
     return None
+
+
+def oversize_in(e: BaseException) -> AnswerTooLarge | None:
+    """The :class:`AnswerTooLarge` behind ``e``, or None."""
+    return cause_of(e, AnswerTooLarge)
 
 
 # ------------------------------------------------------------------------------------- where the key goes
@@ -126,14 +131,8 @@ def checked_addresses(host: str, port: int, public: bool) -> list[str]:
 
 
 def address_refused_in(e: BaseException) -> AddressRefused | None:
-    """The :class:`AddressRefused` behind ``e`` (itself or its cause / context chain, as the SDKs wrap it)."""
-    seen = 0
-    while e is not None and seen < 10:
-        if isinstance(e, AddressRefused):
-            return e
-        e = e.__cause__ or e.__context__
-        seen += 1
-    return None
+    """The :class:`AddressRefused` behind ``e``, or None."""
+    return cause_of(e, AddressRefused)
 
 
 # ------------------------------------------------------------------------------------------- the deadline
