@@ -57,6 +57,7 @@ def test_names_and_labels_are_text_in_every_table():
         assert "&lt;svg onload=alert" in html or "&lt;img src=x" in html, table
 
 
+@pytest.mark.browser
 def test_no_script_of_a_hostile_name_runs_in_chromium_or_while_printing(tmp_path):
     from browser_checks import browser, scripts_that_ran
 
