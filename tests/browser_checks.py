@@ -12,6 +12,7 @@ and the element, so that a test can ``assert not problems, "\\n".join(problems)`
   ``prefers-reduced-motion: reduce``, shows the final drawing and stands still.
 * :func:`check_player_in_view` - a player far down the page waits until it is scrolled into view, then plays;
   a click on it once finished replays it, and it has a visible replay control.
+* :func:`scripts_that_ran` - a page's hostile values stay text: no dialog opens while it loads or prints.
 * :func:`check_downloads` - downloadable notebooks / sources and the HTML pages carry no path of the build
   machine and no warning.
 
@@ -139,6 +140,27 @@ def _open(browser, html_path: Path, width: int, problems: list[str], where: str,
         problems.extend(_limited(errors))
         problems.extend(_limited([f"{where}: request to {u} (not a local file; aborted)"
                                   for u in dict.fromkeys(external)]))
+
+
+def scripts_that_ran(browser, html_path: Path, where: str) -> list[str]:
+    """Every dialog (``alert``/``confirm``/``prompt``) a page opens while it loads, is looked at for a moment
+    and is printed to PDF, as Chromium prints the book: a hostile value that became markup shows up here
+    (payloads call ``alert``). Returns problems naming the page and the dialog's message."""
+    problems: list[str] = []
+    with _open(browser, html_path, 1280, problems, where) as page:
+        ran: list[str] = []
+
+        def seen(d):
+            ran.append(d.message)
+            d.dismiss()
+
+        page.on("dialog", seen)
+        page.reload(wait_until="load")  # the handler listens from the start of this load
+        page.wait_for_timeout(300)
+        page.pdf()
+        page.wait_for_timeout(100)
+        problems += [f"{where}: a script ran: {m!r}" for m in ran]
+    return problems
 
 
 _TEXT_JS = r"""([article, words]) => {

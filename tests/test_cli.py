@@ -361,3 +361,24 @@ def test_a_dangling_run_link_is_one_clear_line(tmp_path, capsys, cmd):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert f"{link}: is a symbolic link to {tmp_path / 'gone'}, which does not exist" in err
     assert not (tmp_path / "gone").exists()
+
+
+def test_a_dangling_rerun_link_is_named_not_file_exists(tmp_path, monkeypatch, capsys):
+    """Issue 44: a dangling data/reruns/<name> link gave only "File exists"; now the link and its missing target
+    are named, before anything runs (--name), and in any error on a path under it."""
+    from inkground_lib import cli
+    from inkground_lib.core import layout
+
+    monkeypatch.setattr(layout, "ROOT", tmp_path)
+    (tmp_path / layout.RERUNS).mkdir(parents=True)
+    link = tmp_path / layout.RERUNS / "mine"
+    link.symlink_to(tmp_path / "gone")
+    assert cli.main(["run", "04", "-p", "n_boot", "200", "--name", "mine"]) == 2
+    err = capsys.readouterr().err
+    assert f"{layout.RERUNS}/mine is a symbolic link to {tmp_path / 'gone'}, which does not exist" in err
+    assert "rm " in err and "File exists" not in err
+    try:  # what making the rerun's folders under it raises, as the CLI reports it
+        (link / "sections").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        text = cli._os_error(e)
+    assert text.startswith(f"{link} is a symbolic link to {tmp_path / 'gone'}, which does not exist")

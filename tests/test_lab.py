@@ -43,10 +43,45 @@ def test_working_copies_follow_their_sources_unless_edited(tmp_path):
     _nb(src / "02_b.ipynb", "y = 3")
     res = dict(working_copies(src, dst))
     assert res["02_b.ipynb"] == "updated" and "y = 3" in (dst / "02_b.ipynb").read_text()
-    assert res["01_a.ipynb"].startswith("kept: edited here") and "edited in JupyterLab" in (dst / "01_a.ipynb").read_text()
+    assert res["01_a.ipynb"].startswith("kept: its cells were edited here") and "edited in JupyterLab" in (
+        dst / "01_a.ipynb").read_text()
     (dst / "01_a.ipynb").unlink()  # deleting the copy gets the new source
     assert dict(working_copies(src, dst))["01_a.ipynb"] == "copied" and "x = 3" in (dst / "01_a.ipynb").read_text()
     assert set(json.loads((dst / RECORD).read_text())) == {"01_a.ipynb", "02_b.ipynb"}
+
+
+def _autosaved(path: Path) -> None:
+    """Rewrite ``path`` as JupyterLab's saving does without an edit: its own JSON layout, cell ids, kernel and
+    language metadata, outputs and execution counts of cells that ran."""
+    nb = json.loads(path.read_text())
+    for k, c in enumerate(nb["cells"]):
+        c["id"] = f"cell-{k}"
+        c["execution_count"] = k + 1
+        c["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["ran\n"]}]
+        c["source"] = c["source"].splitlines(keepends=True) if isinstance(c["source"], str) else c["source"]
+    nb["metadata"].update({"kernelspec": {"name": "inkground", "display_name": "inkground"},
+                           "language_info": {"name": "python", "version": "3.11.7"}})
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
+def test_a_copy_only_saved_by_jupyterlab_still_follows_its_source(tmp_path):
+    """Issue 44: a working copy JupyterLab had only saved (autosave) was reported as "edited here" and stopped
+    following its source; only an edit of its cells keeps it now."""
+    src, dst = tmp_path / "notebooks", tmp_path / "lab"
+    src.mkdir()
+    _nb(src / "01_a.ipynb", "x = 1\ny = 2")
+    working_copies(src, dst)
+    _autosaved(dst / "01_a.ipynb")
+    assert working_copies(src, dst) == [("01_a.ipynb", "unchanged")]
+    _nb(src / "01_a.ipynb", "x = 1\ny = 3")  # a git pull
+    assert working_copies(src, dst) == [("01_a.ipynb", "updated")] and "y = 3" in (dst / "01_a.ipynb").read_text()
+    _autosaved(dst / "01_a.ipynb")
+    nb = json.loads((dst / "01_a.ipynb").read_text())
+    nb["cells"][0]["source"][0] = "x = 5\n"  # now an edit
+    (dst / "01_a.ipynb").write_text(json.dumps(nb))
+    _nb(src / "01_a.ipynb", "x = 1\ny = 4")
+    (what,) = dict(working_copies(src, dst)).values()
+    assert what.startswith("kept: its cells were edited here") and "x = 5" in (dst / "01_a.ipynb").read_text()
 
 
 def test_lab_copies_and_checkpoints_are_ignored_by_git():

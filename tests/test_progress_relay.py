@@ -157,15 +157,31 @@ def test_tree_cpu_counts_children_running_and_ended():
 
 def test_tree_cpu_counts_a_grandchild_its_parent_never_waited_for():
     """A notebook kernel's pool workers are reaped by a forkserver the kernel never waits for: their CPU time
-    reaches no parent's children times, and only following the processes while they run counts it."""
-    grandchild = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
-    child = (f"import os, subprocess, sys, time\np = subprocess.Popen([sys.executable, '-c', {grandchild!r}])\n"
-             "time.sleep(2.5)\nos._exit(0)")  # ends without waiting for the grandchild
+    reaches no parent's children times, and only following the processes while they run counts it.
+
+    Issue 44: the child used to sleep 2.5 s and hope the grandchild spun its 1.0 CPU-s meanwhile (at load ~6 it
+    had 0.26 CPU-s). Now each step waits for the one before, whatever the load: the grandchild says when it has
+    spun its second (and stays alive), the child then says it is ready, the meter stops (its last reading sees
+    the grandchild), and only then does the child exit without waiting for it."""
+    grandchild = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass\n"
+                  "print('spun', flush=True)\nsys.stdin.read()")  # alive until its parent is gone
+    child = (f"import os, subprocess, sys\np = subprocess.Popen([sys.executable, '-c', {grandchild!r}], "
+             "stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n"
+             "assert p.stdout.readline() == 'spun\\n'\nprint('ready', flush=True)\nsys.stdin.readline()\n"
+             "os._exit(0)")  # ends without waiting for the grandchild
     waited = lambda: sum(psutil.Process().cpu_times()[2:4])  # noqa: E731 (children_user + children_system)
     before = waited()
     meter = TreeCPU(interval=0.05).start()
-    subprocess.run([sys.executable, "-c", child], check=True)
-    assert meter.stop() >= 0.9
+    proc = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        seconds = meter.stop()  # the grandchild has used its second and is still in the tree
+        proc.stdin.write("exit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+    assert seconds >= 0.95
     assert waited() - before < 0.9  # the waited-for children's times never saw the grandchild's second
 
 

@@ -276,3 +276,14 @@ def test_render_request_markdown_shows_text_and_images(tmp_path):
     np.testing.assert_array_equal(decode_png(paths[0].read_bytes()), request_images(req)[0])
     md2 = render_request_markdown(req, image_links=[p.name for p in paths])
     assert "![image 1](r_image1.png)" in md2 and "![image 2](r_image2.png)" in md2
+
+
+def test_a_word_with_backticks_stays_inside_its_fence():
+    """Issue 44: the prompt shown in the book is Markdown; a word's text of backticks and HTML cannot close the
+    fenced block and become markup (the fence is longer than any run of backticks in it)."""
+    from markdown_it import MarkdownIt
+
+    word = "x\n````\n<img src=x onerror=alert(1)>\n"
+    req = build_request(_photo(200, 300, 7), (300, 200), word, _example())
+    html = MarkdownIt("commonmark").render(render_request_markdown(req))
+    assert "<img" not in html and "&lt;img src=x" in html

@@ -734,3 +734,33 @@ def test_a_rating_of_a_page_outside_the_run_is_refused_with_its_line(tmp_path):
     check_rating_pages(rf, ["p1", "elsewhere"])
     with pytest.raises(RatingsError, match=r"r\.csv: line 4: field page: 'elsewhere' is not a page of this run"):
         check_rating_pages(rf, ["p1", "p2"])
+
+
+def test_a_session_cookie_planted_before_login_names_nobody(server):
+    """Issue 44 (session fixation): on ed2f909 the app kept a session cookie the client chose at login, so
+    whoever planted it in a rater's browser could rate under their name. Now every login issues a new id."""
+    planted = "attacker-chosen-session-id-0123456789"
+    victim = Client(server.port)
+    victim.cookies["inkground_session"] = planted
+    st, s = victim.login("vic")
+    assert st == 200 and s["rater"] == "vic"
+    assert victim.cookies["inkground_session"] != planted  # rotated: the app's own id
+    attacker = Client(server.port)
+    attacker.req("GET", "/")
+    attacker.cookies["inkground_session"] = planted
+    st, s = attacker.json("GET", "/api/state")
+    assert st == 200 and s["rater"] is None
+    page = victim.json("GET", "/api/state")[1]["page"]["id"]
+    st, out = attacker.json("POST", "/api/rate", {"page": page, "score": 0})
+    assert st == 401 and "no rater" in out["error"]
+    assert attacker.login("vic")[0] == 409  # the name stays the victim's browser's
+    # the other guarantees hold: the same browser logs in again (rotated again), keeps its name and ratings
+    first = victim.cookies["inkground_session"]
+    assert victim.json("POST", "/api/rate", {"page": page, "score": 7})[0] == 200
+    assert victim.json("POST", "/api/logout", {})[0] == 200
+    st, s = victim.login("vic")
+    assert st == 200 and s["progress"]["done"] == 1 and victim.cookies["inkground_session"] != first
+    old = Client(server.port)
+    old.req("GET", "/")
+    old.cookies["inkground_session"] = first  # the id before the rotation names nobody now
+    assert old.json("GET", "/api/state")[1]["rater"] is None and old.login("vic")[0] == 409

@@ -41,7 +41,7 @@ def test_repeated_reasons_become_one_footnote():
     reason = "— torch.cuda.is_available() is False"
     df = pd.DataFrame({"a": [reason] * 8, "b": [reason] * 8, "c": ["short"] * 8})
     folded, notes = fold_repeated(df)
-    assert notes == ["* torch.cuda.is_available() is False"]
+    assert notes == ["* torch.cuda.is\\_available() is False"]  # Markdown: the cell's text shown literally
     assert (folded[["a", "b"]] == "— *").all().all() and (folded["c"] == "short").all()
     html = table_view(df, "t").to_html()
     assert html.count("torch.cuda.is_available()") == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -402,15 +403,18 @@ def test_skeleton_system_traces_crop_in_page_pixels():
 
 
 def test_replay(tmp_path):
+    from inkground_lib.evaluation.systems.replay import replay_record
+
     p = tmp_path / "rec.jsonl"
-    lines = [{"word_id": "w1", "raw_text": "<strokes>A</strokes>", "system": "gemini"},
-             {"word_id": "w1", "raw_text": "<strokes>second</strokes>", "system": "gemini"},
-             {"word_id": "w2", "text": "plain", "status": "truncated", "finish_reason": "length"},
-             {"word_id": "w3", "raw_text": None, "status": "error"},
-             {"word_id": "w4", "strokes": [[[1, 2, None], [3, 4, None]]]}]
+    item = lambda wid: Item(wid, "x", (0, 0, 1, 1), "p", (10, 10))  # noqa: E731
+    lines = [replay_record(item("w1"), "<strokes>A</strokes>", system="gemini"),
+             replay_record(item("w1"), "<strokes>second</strokes>", system="gemini"),
+             {**replay_record(item("w2"), status="truncated", finish_reason="length"), "text": "plain"},
+             replay_record(item("w3"), status="error"),
+             replay_record(item("w4"), strokes=as_ink([[[1, 2, np.nan], [3, 4, np.nan]]]))]
     p.write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"word_id": "w5", "raw_te')  # torn tail
     rep = get_system("replay", path=str(p))
-    get = lambda wid: rep.predict(Item(wid, "x", (0, 0, 1, 1), "p", (10, 10)))  # noqa: E731
+    get = lambda wid: rep.predict(item(wid))  # noqa: E731
     assert get("w1").text == "<strokes>A</strokes>" and get("w1").status == "ok"  # first wins
     assert get("w2").text == "plain" and get("w2").status == "truncated"
     for missing in ("w3", "w5", "w9"):
@@ -418,9 +422,41 @@ def test_replay(tmp_path):
         assert o.status == "error" and "no recorded output" in o.error and o.text is None
     assert get("w4").strokes == as_ink([[[1, 2], [3, 4]]])
     only = get_system("replay", path=str(p), source="gemini")
-    assert only.predict(Item("w2", "x", (0, 0, 1, 1), "p", (10, 10))).status == "error"
+    assert only.predict(item("w2")).status == "error"
     with pytest.raises(SystemConfigError, match="INKGROUND_REPLAY"):
         get_system("replay")
+
+
+def test_replay_keys_answers_by_dataset_page_word_and_request(tmp_path):
+    """Issue 44: on ed2f909 a replay file matched answers by word id only, so answers recorded on one dataset
+    were scored valid for the words of another dataset reusing those ids (exit 0)."""
+    from conftest import make_tiny_dataset
+
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.evaluation.items import make_items
+    from inkground_lib.evaluation.systems.replay import replay_record
+
+    a = load_dataset(make_tiny_dataset(tmp_path / "a", pages=2, words=3))
+    b_dir = make_tiny_dataset(tmp_path / "b", pages=2, words=3)  # the same ids, texts and boxes: other photos
+    from PIL import Image
+    for page in sorted((b_dir / "pages").glob("*.jpg")):
+        Image.new("RGB", (200, 100), (200, 220, 240)).save(page)
+    b = load_dataset(b_dir)
+    p = tmp_path / "answers.jsonl"
+    p.write_text("".join(json.dumps(replay_record(it, "<strokes>recorded on a</strokes>")) + "\n"
+                         for it in make_items(a, with_prompt=False)))
+    rep = get_system("replay", path=str(p))
+    assert all(rep.predict(it).status == "ok" for it in make_items(a, with_prompt=False))
+    outs = [rep.predict(it) for it in make_items(b, with_prompt=False)]
+    assert all(o.status == "error" and "recorded for another word" in o.error for o in outs)
+    # an edited word (its text) of the same dataset is another request
+    it = make_items(a, with_prompt=False)[0]
+    it.text = "edited"
+    assert rep.predict(it).status == "error"
+    # a line without the key is refused, naming the line and how to write it
+    p.write_text(json.dumps({"word_id": "p000-w0", "raw_text": "x"}) + "\n")
+    with pytest.raises(SystemConfigError, match=r"line 1: field word_key: missing.*replay_record"):
+        get_system("replay", path=str(p))
 
 
 def test_replay_of_a_cache_file(tmp_path):
@@ -493,3 +529,81 @@ def test_private_and_public_provider_urls_stay_possible(tmp_path):
                      ("http://api.moonshot.ai/v1", "not an https"), ("https://localhost/v1", "not a public name")):
         assert why in public_url_problem(url)
     load_registry(use_env=False)  # the packaged entries all pass
+
+
+# ---- issue 44: a host *name* that resolves to a metadata (or, for a provider, a private) address is refused too,
+# ---- every address checked, the connection pinned to a checked one (the resolver is replaced: no DNS here)
+
+def _resolving(monkeypatch, answers):
+    """Make core.http_client.resolve answer ``answers`` (a list of addresses, or a callable of the host)."""
+    from inkground_lib.core import http_client
+
+    asked = []
+
+    def fake(host, port):
+        asked.append(host)
+        got = answers(host) if callable(answers) else answers
+        if isinstance(got, BaseException):
+            raise got
+        return list(got)
+
+    monkeypatch.setattr(http_client, "resolve", fake, raising=False)  # (ed2f909 resolved nothing)
+    return asked
+
+
+@pytest.mark.parametrize("name", ["oa", "an"])
+@pytest.mark.parametrize("answers", [["169.254.169.254"], ["93.184.215.14", "169.254.169.254"], ["fd00:ec2::254"],
+                                     ["::ffff:169.254.169.254"]], ids=["metadata", "one-of-two", "aws-v6", "mapped"])
+def test_a_name_that_resolves_to_a_metadata_address_is_refused_before_any_request(env, monkeypatch, name, answers):
+    """Issue 44: on ed2f909 a host name resolving to 169.254.169.254 passed the checks and was sent the key."""
+    var = "T_OPENAI_URL" if name == "oa" else "T_ANTHROPIC_URL"
+    url = env.openai_url if name == "oa" else env.anthropic_url
+    monkeypatch.setenv(var, url.replace("127.0.0.1", "internal-alias.example"))
+    asked = _resolving(monkeypatch, answers)
+    with pytest.raises(SystemConfigError, match=rf"system {name}: the base URL's host resolves to .* which is a "
+                                                r"(link-local address|cloud metadata)") as e:
+        get_system(name, registry=REG)
+    assert asked == ["internal-alias.example"] and "internal-alias" not in str(e.value) and env.hits() == 0
+
+
+def test_a_provider_url_must_resolve_to_public_addresses_only(monkeypatch, tmp_path):
+    """A registry's default_base_url (a provider's) is checked as it resolves: a private, loopback or shared
+    address refuses it, before any request."""
+    from inkground_lib.evaluation.systems.registry import get_system as get
+
+    monkeypatch.setenv("T_KEY", KEY)
+    reg = {"p": {"adapter": "openai", "model": "m", "api_key_env": "T_KEY", "base_url_env": "T_UNSET_URL",
+                 "default_base_url": "https://api.provider.example/v1"}}
+    monkeypatch.delenv("T_UNSET_URL", raising=False)
+    for addr in ("127.0.0.1", "10.1.2.3", "100.64.0.1", "::1"):
+        _resolving(monkeypatch, [addr])
+        with pytest.raises(SystemConfigError, match=rf"resolves to {re.escape(addr)}, which is not a public address"):
+            get("p", registry=reg)
+    _resolving(monkeypatch, ["93.184.215.14"])
+    assert get("p", registry=reg).name == "p"  # a public address: fine (nothing is sent until it predicts)
+
+
+def test_the_connection_is_pinned_to_the_checked_address(env, monkeypatch):
+    """DNS rebinding: the name resolved (loopback, allowed for a self-hosted server) when the client is made;
+    resolving it to the metadata address afterwards changes nothing: every request goes to the checked one."""
+    monkeypatch.setenv("T_OPENAI_URL", env.openai_url.replace("127.0.0.1", "vllm.lab.test"))
+    _resolving(monkeypatch, ["127.0.0.1"])
+    sysm = get_system("oa", registry=REG, retry=RetryPolicy(1))
+    asked = _resolving(monkeypatch, ["169.254.169.254"])  # the answer changes after the check
+    for i in range(2):
+        assert sysm.predict(make_item("alpha", i)).status == "ok"
+    assert asked == [] and env.hits() == 2
+
+
+def test_a_name_resolved_only_at_the_first_connection_is_checked_then(env, monkeypatch):
+    """No resolver answer when the client is made (no network): checked at the first connection, and a
+    refusal then stops the run naming the address, not retried, nothing sent."""
+    import socket
+
+    monkeypatch.setenv("T_OPENAI_URL", env.openai_url.replace("127.0.0.1", "late.lab.test"))
+    _resolving(monkeypatch, socket.gaierror(-3, "Temporary failure in name resolution"))
+    sysm = get_system("oa", registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
+    asked = _resolving(monkeypatch, ["169.254.169.254"])
+    with pytest.raises(SystemConfigError, match="resolves to 169.254.169.254"):
+        sysm.predict(make_item("alpha", 0))
+    assert asked == ["late.lab.test"] and env.hits() == 0

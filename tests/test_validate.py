@@ -409,3 +409,49 @@ def test_a_word_text_over_the_limit_is_a_schema_fault(copy):
     _edit(copy, lambda m: m["pages"][0]["words"][0].__setitem__("text", "w" * (MAX_WORD_TEXT + 1)))
     (p,) = validate_dataset(copy)
     assert p.field == "text" and p.stage == "schema"
+
+
+# ---- issue 44: every command that reads a dataset refuses what validate refuses (one check, shared)
+
+@pytest.mark.parametrize("command", ["predict", "eval"])
+def test_predict_and_eval_refuse_a_reference_ink_off_its_box(copy, tmp_path, capsys, command):
+    """On ed2f909 predict and eval scored such a word (DTW 54.1 against a median of 0.27), no warning."""
+    from inkground_lib.cli import main
+
+    page, inks_path, wid = _shift_reference(copy, lambda w: 2 * w + 5)
+    run = tmp_path / "run"
+    argv = (["predict", "--system", "box"] if command == "predict" else ["eval", "--systems", "box"]) + [
+        "--dataset", str(copy), "--run", str(run), "--quiet"]
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert f"{inks_path}: page {page['id']} word {wid}: field ink: 0% of its" in err and "validate" in err
+    assert not run.exists() or not any(run.rglob("*.*"))  # nothing scored, nothing written
+
+
+def test_load_dataset_makes_the_check_validate_lists(copy):
+    from inkground_lib.core.dataset import DatasetError, load_dataset
+
+    _shift_reference(copy, lambda w: 2 * w + 5)
+    with pytest.raises(DatasetError) as e:
+        load_dataset(copy)
+    (p,) = validate_dataset(copy)
+    assert str(e.value).startswith(str(p).split(": 0% of")[0])  # the same file, word and field
+    assert load_dataset(copy, check_boxes=False).n_words  # validate's own way in, to list every such word
+
+
+def test_section_02_never_writes_a_benchmark_that_validate_refuses(synth, tmp_path):
+    """On ed2f909 a pseudo-label outside its word's box was written into the benchmark (exit 0) and the
+    benchmark failed validate: now such a word is left out, like an empty pseudo-label, and counted."""
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.pseudo.benchmark import build_benchmark
+
+    ds = load_dataset(synth)
+    page = ds.pages[0]
+    pseudo = {w.id: w.ink for p in ds.pages for w in p.words}
+    far = page.words[1]
+    x0, _, x1, _ = far.box
+    pseudo[far.id] = far.ink.transformed(dx=min(2 * (x1 - x0) + 5, page.width - 1 - far.ink.bbox()[2]))
+    out = build_benchmark(ds, pseudo, [page.id], tmp_path / "bench", meta={"derenderer": "test"})
+    assert validate_dataset(out) == []
+    bench = load_dataset(out)
+    assert far.id not in {w.id for w in bench.pages[0].words} and bench.meta["dropped_off_box_words"] == 1

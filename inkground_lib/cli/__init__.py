@@ -87,22 +87,40 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _dangling_link(path) -> Path | None:
+    """The first of ``path`` and its parents that is a symbolic link to nothing, or None."""
+    p = Path(path)
+    for q in [p, *p.parents]:
+        if q.is_symlink() and not q.exists():
+            return q
+    return None
+
+
 def _folder_problem(value: str) -> str | None:
-    """Why a folder to write into cannot be used, before any work: a file, or a link to nothing."""
+    """Why a folder to write into cannot be used, before any work: a file, or a link to nothing (itself or a
+    folder it lies in)."""
     p = Path(value)
-    if p.is_symlink() and not p.exists():
-        return f"is a symbolic link to {os.readlink(p)}, which does not exist; create that folder or give another"
+    link = _dangling_link(p)
+    if link is not None:
+        where = "" if link == p else f" (the folder {link} it lies in)"
+        return (f"is a symbolic link to {os.readlink(link)}, which does not exist{where}; create that folder, remove "
+                f"the link (rm {link}) or give another")
     if p.exists() and not p.is_dir():
         return "exists and is not a folder"
     return None
 
 
 def _os_error(e: OSError) -> str:
-    """One line for an operating-system error (no traceback): what failed, on which file, what to do."""
+    """One line for an operating-system error (no traceback): what failed, on which file, what to do; a file
+    under a symbolic link to nothing (a "File exists" from making its folder) names the link."""
     where = f" ({e.filename})" if getattr(e, "filename", None) else ""
     if e.errno in (errno.ENOSPC, errno.EDQUOT):
         return (f"no space left on the device{where}; free some space and rerun: finished work is kept (every file "
                 f"is written whole or not at all, append-only logs lose at most their last line)")
+    link = _dangling_link(e.filename) if isinstance(getattr(e, "filename", None), (str, os.PathLike)) else None
+    if link is not None:
+        return (f"{link} is a symbolic link to {os.readlink(link)}, which does not exist, so nothing can be written "
+                f"under it ({e.strerror or e}{where}); create that folder, or remove the link (rm {link})")
     return f"{e.strerror or e}{where}"
 
 
@@ -148,6 +166,13 @@ def _main(args, argv) -> int:
         problem = _folder_problem(value) if isinstance(value, str) else None
         if problem:
             print(f"inkground {args.cmd}: error: --{opt.replace('_', '-')} {value}: {problem}", file=sys.stderr)
+            return 2
+    if args.cmd == "run" and isinstance(getattr(args, "name", None), str):  # the rerun's folder, likewise
+        from inkground_lib.core.layout import RERUNS, ROOT
+
+        problem = _folder_problem(str(ROOT / RERUNS / args.name))
+        if problem:
+            print(f"inkground run: error: --name {args.name}: {RERUNS}/{args.name} {problem}", file=sys.stderr)
             return 2
     try:
         code = args.func(args)

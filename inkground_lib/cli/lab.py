@@ -7,8 +7,11 @@ sources in ``notebooks/``, JupyterLab opens working copies in ``lab/`` (ignored 
 
 * a copy is made when it is missing;
 * when the committed notebook changed (a ``git pull``), a copy nobody edited is replaced by the new source; an
-  edited copy is kept, and the command says so (delete it to get the new source);
-* ``lab/.inkground-lab.json`` records the digest of the source each copy was made from.
+  edited copy is kept, and the command says so (delete it to get the new source). "Edited" means its cells
+  (their kind, text and tags, :func:`cells_digest`) differ from those it was made from: a copy JupyterLab only
+  saved (autosave writes the notebook in its own layout, with cell ids, kernel metadata and outputs) still
+  follows its source;
+* ``lab/.inkground-lab.json`` records the digest of the cells of the source each copy was made from.
 
 The kernel starts in ``lab/``; the notebooks find their data through
 :func:`inkground_lib.core.repo_paths.repo_path` wherever it starts, and a run with changed parameters writes
@@ -43,6 +46,23 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+CELLS = "cells:"
+"""Prefix of a recorded :func:`cells_digest` (a record without it holds a file's sha256, as before issue 44)."""
+
+
+def cells_digest(path: Path) -> str:
+    """What an edit changes in a notebook: each cell's kind, text and tags, in order (sha256, prefixed
+    :data:`CELLS`); not its outputs, execution counts, cell ids, notebook metadata or JSON layout, which
+    JupyterLab's saving changes by itself. A file that is no notebook: its bytes' sha256."""
+    try:
+        nb = json.loads(path.read_text("utf-8"))
+        cells = [[c.get("cell_type"), "".join(c["source"]) if isinstance(c.get("source"), list) else c.get("source"),
+                  sorted((c.get("metadata") or {}).get("tags") or [])] for c in nb["cells"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return _digest(path)
+    return CELLS + hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()
+
+
 def working_copies(src: Path | None = None, dst: Path | None = None) -> list[tuple[str, str]]:
     """Make or refresh the working copies of ``src``'s notebooks (default notebooks/) in ``dst`` (default lab/);
     returns [(notebook name, what happened)]: "copied", "updated", "unchanged", or "kept: ..." for an edited
@@ -56,18 +76,18 @@ def working_copies(src: Path | None = None, dst: Path | None = None) -> list[tup
         record = {}
     out = []
     for nb in sorted(src.glob("*.ipynb")):
-        copy, source = dst / nb.name, _digest(nb)
+        copy, source = dst / nb.name, cells_digest(nb)
         made_from = record.get(nb.name)
+        mine = None if not copy.is_file() else (cells_digest(copy) if str(made_from).startswith(CELLS)
+                                                else _digest(copy))  # compared as the record was made
         if not copy.is_file():
             what = "copied"
-        elif source == made_from:
-            what = "unchanged"
-        elif made_from is not None and _digest(copy) == made_from:
-            what = "updated"  # nobody edited the copy: it follows the source
-        elif _digest(copy) == source:
-            what = "unchanged"
+        elif source == made_from or cells_digest(copy) == source:
+            what = "unchanged"  # the same cells (JupyterLab's own saving aside): nothing to do
+        elif made_from is not None and mine == made_from:
+            what = "updated"  # nobody edited the copy's cells: it follows the source
         else:
-            out.append((nb.name, f"kept: edited here, and notebooks/{nb.name} changed since; delete "
+            out.append((nb.name, f"kept: its cells were edited here, and notebooks/{nb.name} changed since; delete "
                                  f"{LAB_DIR}/{nb.name} to get the new source"))
             continue
         if what != "unchanged":

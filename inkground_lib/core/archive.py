@@ -68,7 +68,6 @@ class Archive:
     zip: zipfile.ZipFile
     files: dict[str, zipfile.ZipInfo]
     problems: list[str]
-    max_bytes: int
 
     def close(self) -> None:
         fp = self.zip.fp
@@ -194,7 +193,7 @@ def open_archive(path: str | os.PathLike, max_bytes: Optional[int] = None) -> Ar
     if total > limit:
         problems.append(f"{path}: its members unpack to {_mib(total)}, over the read limit of {_mib(limit)} "
                         f"(if it is genuine, set {MAX_ARCHIVE_ENV}=<MiB>)")
-    return Archive(path, z, files, problems, limit)
+    return Archive(path, z, files, problems)
 
 
 def chunks(archive: Archive, name: str, limit: int) -> Iterator[bytes]:

@@ -20,6 +20,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from inkground_lib.core import defaults
 from inkground_lib.core.defaults import (
     MAX_INK_FILE_BYTES,
     MAX_INK_FILE_ENV,
@@ -271,6 +272,58 @@ def _manifest_path(root: Path, value: str, where: str, field_name: str) -> Path:
 BOX_TOLERANCE = 1.0
 """How far (page px) a word box may reach past the page's edges (rounding of transformed inks)."""
 
+def box_problem(ink: Ink, box) -> Optional[str]:
+    """Why a word's ink does not lie at its ``box`` (x0, y0, x1, y1), or None: fewer than BOX_MIN_INSIDE (half)
+    of its points in the box grown by BOX_TOLERANCE (10% of its width and height a side, InkSight's crop margin,
+    :mod:`inkground_lib.core.defaults`). Such a word would be scored against ink of another place on the page.
+    The one check of it, shared by :func:`load_dataset` (so every command that reads a dataset refuses such a
+    word), ``validate`` (which lists every one) and section 02's benchmark writer (which leaves such a
+    pseudo-label out). An empty ink has no place: None.
+
+    >>> from inkground_lib.core.ink import as_ink
+    >>> box_problem(as_ink([[[10, 10, 0], [20, 12, 1]]]), (8, 8, 22, 14)) is None
+    True
+    >>> box_problem(as_ink([[[500, 10, 0], [520, 12, 1]]]), (8, 8, 22, 14)).split(" grown")[0]
+    "0% of its 2 points lie in the word's box [8, 8, 22, 14]"
+    """
+    pts = ink.points()
+    if not len(pts):
+        return None
+    x0, y0, x1, y1 = (float(v) for v in box)
+    mx, my = defaults.BOX_TOLERANCE * (x1 - x0), defaults.BOX_TOLERANCE * (y1 - y0)
+    inside = ((pts[:, 0] >= x0 - mx) & (pts[:, 0] <= x1 + mx) & (pts[:, 1] >= y0 - my)
+              & (pts[:, 1] <= y1 + my)).mean()
+    if inside >= defaults.BOX_MIN_INSIDE:
+        return None
+    ix0, iy0, ix1, iy1 = ink.bbox()
+    return (f"{inside:.0%} of its {len(pts)} points lie in the word's box [{x0:g}, {y0:g}, {x1:g}, {y1:g}] grown by "
+            f"{defaults.BOX_TOLERANCE:.0%} a side (at least {defaults.BOX_MIN_INSIDE:.0%} must; the ink spans "
+            f"[{ix0:.6g}, {iy0:.6g}, {ix1:.6g}, {iy1:.6g}])")
+
+
+def off_box_words(ds: "Dataset") -> list[tuple["Page", "Word", str, str]]:
+    """(page, word, field, why) for every word of ``ds`` whose reference ink (field ``ink``) or true ink
+    (``true_ink``) fails :func:`box_problem`, in page and word order."""
+    out = []
+    for page in ds.pages:
+        inks = [(w, name, ink) for w in page.words for name, ink in (("ink", w.ink), ("true_ink", w.true_ink))
+                if ink is not None and ink.n_points]
+        if not inks:
+            continue
+        # the shares inside, for the whole page at once (per word, numpy's per-call cost would dominate: ~1 s
+        # for the book's 5,767 words); box_problem words the few that fail
+        pts = np.concatenate([s for _, _, ink in inks for s in ink.strokes])[:, :2]
+        n = np.array([ink.n_points for _, _, ink in inks])
+        boxes = np.array([w.box for w, _, _ in inks], dtype=float)
+        grow = defaults.BOX_TOLERANCE * (boxes[:, 2:] - boxes[:, :2])
+        lo, hi = np.repeat(boxes[:, :2] - grow, n, axis=0), np.repeat(boxes[:, 2:] + grow, n, axis=0)
+        inside = np.add.reduceat(((pts >= lo) & (pts <= hi)).all(axis=1), np.r_[0, np.cumsum(n)[:-1]]) / n
+        for k in np.flatnonzero(inside < defaults.BOX_MIN_INSIDE):
+            w, name, ink = inks[k]
+            out.append((page, w, name, box_problem(ink, w.box)))
+    return out
+
+
 INK_MARGIN = 0.05
 """How far an ink point may lie past the page's edges, as a share of the page's width (x) and height (y): inks
 are drawn on the page (the generators' and derenderers' lie inside it); a point far outside (1e308) would make
@@ -378,7 +431,8 @@ def manifest_link_problem(mpath: Path) -> Optional[str]:
 
 
 def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_bytes: Optional[int] = None,
-                 max_ink_bytes: Optional[int] = None, decode_images: bool = False) -> Dataset:
+                 max_ink_bytes: Optional[int] = None, decode_images: bool = False,
+                 check_boxes: bool = True) -> Dataset:
     """Load and validate a dataset folder. Raises DatasetError naming file, record and field: first the
     manifest against its JSON Schema (:func:`~inkground_lib.core.manifest_schema.schema_problems`, the first
     fault), then the files and what no schema can say (photos exist at the manifest's size, boxes ordered and
@@ -389,8 +443,10 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
     inks over ``max_ink_bytes`` (default MAX_INK_FILE_BYTES, or $INKGROUND_MAX_INK_FILE_MB); page sides over
     MAX_PAGE_SIDE px are refused, in the manifest and in the photos. ``decode_images``: decode every photo too
     (:func:`check_photos`; ``validate`` does). Page and word ids that differ only in case are refused (they
-    would name the same files on macOS and Windows); so are ink points off the page (:func:`check_ink_bounds`)
-    and a manifest that is a symbolic link.
+    would name the same files on macOS and Windows); so are ink points off the page (:func:`check_ink_bounds`),
+    a word whose reference or true ink does not lie at its box (:func:`box_problem`, what ``validate`` refuses:
+    every command that reads a dataset refuses it too; ``check_boxes=False`` leaves that to the caller, as
+    ``validate`` does to list every such word) and a manifest that is a symbolic link.
     """
     root = Path(root)
     mpath = root / "manifest.json"
@@ -403,7 +459,7 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
     if faults:
         raise DatasetError(str(faults[0]))
     name, kind, reference, meta = m["name"], m["kind"], m["reference"], m.get("meta", {})
-    pages, seen_pages, seen_words, folded_pages, folded_words = [], set(), set(), {}, {}
+    pages, seen_pages, seen_words, folded_pages, folded_words, inks_of = [], set(), set(), {}, {}, {}
     for pr in m["pages"]:
         pid = pr["id"]
         pw = f"{where}: page {pid}"
@@ -424,6 +480,7 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
         if check_images:
             _check_photo_size(image, width, height, pw, decode=decode_images)
         inks = _read_json(inks_path, f"inks of page {pid}", max_ink_bytes)
+        inks_of[pid] = inks_path
         if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
             raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
         words = []
@@ -462,7 +519,12 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
             words.append(Word(wid, wr["text"], tuple(float(v) for v in box), ink, pid, wr.get("split", "train"),
                               true_ink))
         pages.append(Page(pid, image, writer, width, height, words, photo_decoded=check_images and decode_images))
-    return Dataset(root, name, kind, reference, meta, pages)
+    ds = Dataset(root, name, kind, reference, meta, pages)
+    if check_boxes:
+        for page, w, field_name, why in off_box_words(ds)[:1]:
+            raise DatasetError(f"{inks_of[page.id]}: page {page.id} word {w.id}: "
+                               f"field {field_name}: {why} (inkground validate {root} lists every such word)")
+    return ds
 
 
 def dataset_hash(root: str | Path, *, max_manifest_bytes: Optional[int] = None) -> str:

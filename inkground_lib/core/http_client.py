@@ -16,6 +16,14 @@ a total deadline per request, a size limit on answers, no redirects, and base UR
   :func:`redirect_note` names it and where it pointed.
 * **Credentials in URLs.** :func:`~inkground_lib.core.secrets.check_base_url` refuses a base URL with user info
   (``user:KEY@host``: httpx would send it as Basic auth in place of the key).
+* **Where the key goes.** The base URL's host name is resolved when the client is made (:func:`resolve`, the
+  system resolver; again at the first connection if it could not be resolved then) and every address it resolves
+  to is checked (:func:`~inkground_lib.core.secrets.address_problem`): never a cloud metadata service or a
+  link-local address, and for a provider's own URL (a registry's ``default_base_url``) only public addresses (no
+  private, loopback, shared or reserved one). One bad address refuses the host (:class:`AddressRefused`, before
+  any request, so the key is never sent). Every connection to the host then goes to a checked address (pinned:
+  a DNS answer that changes after the check, "DNS rebinding", is never used); TLS still verifies the host name.
+  Through a proxy (below) the proxy connects, so the addresses are checked but cannot be pinned.
 
 Proxies: the environment's (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``NO_PROXY``, read by the standard library's
 ``urllib.request.getproxies``) for the base URL, as the SDKs' own clients take them.
@@ -29,6 +37,8 @@ with the original as ``__cause__``); httpcore2 (``_sync/connection.py``) connect
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import threading
 import time
 import urllib.request
@@ -39,6 +49,7 @@ import httpcore2
 import httpx2
 
 from inkground_lib.core.defaults import MAX_ANSWER_BYTES
+from inkground_lib.core.secrets import CredentialError, address_problem, host_address
 
 OVERSIZE_KEPT_BYTES = 65536
 """How much of an answer over the size limit is kept (its first bytes), for the record."""
@@ -69,16 +80,59 @@ def redirect_note(e) -> str | None:
             f"at the final address")
 
 
-def oversize_in(e: BaseException) -> AnswerTooLarge | None:
-    """The :class:`AnswerTooLarge` behind ``e`` (itself, or its ``__cause__`` / ``__context__`` chain, as the
-    SDKs wrap it), or None."""
+def cause_of(e: BaseException, kind: type):
+    """The exception of type ``kind`` behind ``e`` (itself, or its ``__cause__`` / ``__context__`` chain, as the
+    SDKs wrap it; at most 10 deep), or None."""
     seen = 0
     while e is not None and seen < 10:
-        if isinstance(e, AnswerTooLarge):
+        if isinstance(e, kind):
             return e
         e = e.__cause__ or e.__context__
         seen += 1
     return None
+
+
+def oversize_in(e: BaseException) -> AnswerTooLarge | None:
+    """The :class:`AnswerTooLarge` behind ``e``, or None."""
+    return cause_of(e, AnswerTooLarge)
+
+
+# ------------------------------------------------------------------------------------- where the key goes
+
+class AddressRefused(CredentialError):
+    """A base URL's host resolves to an address no key may be sent to; the message names the address and
+    why (never the URL: it may be private). Not an httpx error: the SDKs wrap it in their connection error, and
+    the API adapters stop the run on it (never retried)."""
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """Every address the system resolver gives ``host`` (TCP), in its order, each once. The one place a base
+    URL's host is resolved (tests replace it to resolve a name to any address without DNS)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def checked_addresses(host: str, port: int, public: bool) -> list[str]:
+    """The addresses ``host`` resolves to (an IP literal: itself), each checked with
+    :func:`~inkground_lib.core.secrets.address_problem` (``public``: a provider's URL, public addresses only);
+    :class:`AddressRefused` when any of them is refused or there is none; the resolver's ``OSError`` (no such
+    name, no network) passes."""
+    literal = host_address(host)
+    addrs = [str(literal)] if literal is not None else resolve(host, port)
+    if not addrs:
+        raise AddressRefused("the base URL's host resolves to no address")
+    for a in addrs:
+        bad = address_problem(ipaddress.ip_address(a.split("%", 1)[0]), public)
+        if bad:
+            what = "is" if literal is not None else f"resolves to {a}, which is"
+            raise AddressRefused(f"the base URL's host {what} {bad}: refused before any request, the key is not "
+                                 f"sent there")
+    return addrs
+
+
+def address_refused_in(e: BaseException) -> AddressRefused | None:
+    """The :class:`AddressRefused` behind ``e``, or None."""
+    return cause_of(e, AddressRefused)
 
 
 # ------------------------------------------------------------------------------------------- the deadline
@@ -122,14 +176,33 @@ class _DeadlineStream(httpcore2.NetworkStream):
 
 
 class _DeadlineBackend(httpcore2.NetworkBackend):
-    """The pool's network backend, its connections bounded by the request's deadline."""
+    """The pool's network backend, its connections bounded by the request's deadline; a connection to the
+    base URL's host goes to its checked addresses only (see :class:`GuardedTransport`)."""
 
-    def __init__(self, inner: httpcore2.NetworkBackend):
+    def __init__(self, inner: httpcore2.NetworkBackend, target: tuple | None = None, public: bool = False):
         self._inner = inner
+        self.target, self.public = target, public  # (host, port) of the base URL, or None
+        self.pinned: list[str] | None = None  # its checked addresses, once resolved
+        self._lock = threading.Lock()
+
+    def pin(self) -> list[str]:
+        """The base URL host's checked addresses (resolved and checked once, then kept)."""
+        with self._lock:
+            if self.pinned is None:
+                self.pinned = checked_addresses(self.target[0], self.target[1], self.public)
+            return self.pinned
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        t = _time_left(timeout, httpcore2.ConnectTimeout, "connecting")
-        return _DeadlineStream(self._inner.connect_tcp(host, port, t, local_address, socket_options))
+        hosts = [host]
+        if self.target is not None and (str(host).strip("[]").lower(), int(port)) == self.target:
+            hosts = self.pin()  # the checked addresses, in the resolver's order: the first that answers
+        for k, h in enumerate(hosts):
+            t = _time_left(timeout, httpcore2.ConnectTimeout, "connecting")
+            try:
+                return _DeadlineStream(self._inner.connect_tcp(h, port, t, local_address, socket_options))
+            except httpcore2.ConnectError:
+                if k == len(hosts) - 1:
+                    raise
 
     def connect_unix_socket(self, path, timeout=None, socket_options=None):
         t = _time_left(timeout, httpcore2.ConnectTimeout, "connecting")
@@ -191,15 +264,18 @@ class _GuardedBody(httpx2.SyncByteStream):
 
 class GuardedTransport(httpx2.HTTPTransport):
     """httpx's transport with a total deadline per request (its timeout), a size limit on the answer
-    (``max_bytes``) and no compressed answers asked for (see the module doc)."""
+    (``max_bytes``), no compressed answers asked for, and connections to the base URL's host (``target``,
+    (host, port)) only to its checked addresses (``public``: public ones only; see the module doc)."""
 
-    def __init__(self, max_bytes: int = MAX_ANSWER_BYTES, proxy: str | None = None):
+    def __init__(self, max_bytes: int = MAX_ANSWER_BYTES, proxy: str | None = None, target: tuple | None = None,
+                 public: bool = False):
         super().__init__(proxy=proxy)
         pool = self._pool  # httpx2 keeps its httpcore2 pool here (pinned httpx2 2.16.2, _transports/default.py)
         if not isinstance(getattr(pool, "_network_backend", None), httpcore2.NetworkBackend):
             raise RuntimeError("httpx2's connection pool has no network backend to bound: this httpx2 release is "
                                "not the pinned one (requirements.txt)")
-        pool._network_backend = _DeadlineBackend(pool._network_backend)
+        self.backend = _DeadlineBackend(pool._network_backend, target, public)
+        pool._network_backend = self.backend
         self.max_bytes = int(max_bytes)
 
     def handle_request(self, request):
@@ -233,8 +309,19 @@ def environment_proxy(base_url: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
-def guarded_http_client(base_url: str, timeout: float, max_bytes: int = MAX_ANSWER_BYTES) -> httpx2.Client:
+def guarded_http_client(base_url: str, timeout: float, max_bytes: int = MAX_ANSWER_BYTES, *,
+                        public: bool = False) -> httpx2.Client:
     """The ``http_client`` to give an openai / anthropic SDK client of ``base_url``: :class:`GuardedTransport`,
-    redirects not followed, ``timeout`` seconds per request (the SDK passes its own per request too)."""
-    return httpx2.Client(transport=GuardedTransport(max_bytes, proxy=environment_proxy(base_url)),
-                         follow_redirects=False, timeout=timeout, trust_env=False)
+    redirects not followed, ``timeout`` seconds per request (the SDK passes its own per request too). The base
+    URL's host is resolved and its addresses checked now (``public``: a provider's URL, public addresses only):
+    :class:`AddressRefused` before any request; a name that cannot be resolved now is resolved and checked at
+    the first connection instead."""
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    transport = GuardedTransport(max_bytes, proxy=environment_proxy(base_url),
+                                 target=(str(parts.hostname).lower(), port), public=public)
+    try:
+        transport.backend.pin()  # AddressRefused: refused before any request
+    except OSError:  # not resolvable now (no network here): resolved and checked when it connects
+        pass
+    return httpx2.Client(transport=transport, follow_redirects=False, timeout=timeout, trust_env=False)

@@ -24,7 +24,8 @@ PLACEHOLDER_KEY = "no-key"
 
 
 def openai_client(base_url: str, api_key: str | None, *, timeout: float, max_retries: int,
-                  max_answer_bytes: int = MAX_ANSWER_BYTES, base_url_env: str = "base_url_env"):
+                  max_answer_bytes: int = MAX_ANSWER_BYTES, base_url_env: str = "base_url_env",
+                  public: bool = False):
     """(client, headers): an ``openai.OpenAI`` client of the OpenAI-compatible server at ``base_url`` and the
     ``extra_headers`` each of its requests must send.
 
@@ -35,7 +36,8 @@ def openai_client(base_url: str, api_key: str | None, *, timeout: float, max_ret
     timeouts, 408 / 409 / 429 / 5xx, with backoff); ``max_answer_bytes``: the answer's size limit. The OpenAI
     organisation / project headers the SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent.
     A base URL with user info is refused (:class:`~inkground_lib.core.secrets.CredentialError` naming
-    ``base_url_env``, the variable that holds it).
+    ``base_url_env``, the variable that holds it), and so is one whose host resolves to an address no key may
+    go to (``public``: a provider's URL, public addresses only; :class:`~inkground_lib.core.http_client.AddressRefused`).
     """
     import openai  # heavy (~0.5 s): only where a client is made
 
@@ -45,5 +47,6 @@ def openai_client(base_url: str, api_key: str | None, *, timeout: float, max_ret
     headers = {} if api_key else {"Authorization": openai.Omit()}
     headers.update({"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()})
     client = openai.OpenAI(api_key=api_key or PLACEHOLDER_KEY, base_url=base_url, max_retries=int(max_retries),
-                           timeout=timeout, http_client=guarded_http_client(base_url, timeout, max_answer_bytes))
+                           timeout=timeout, http_client=guarded_http_client(base_url, timeout, max_answer_bytes,
+                                                                             public=public))
     return client, headers

@@ -15,6 +15,7 @@ from typing import Iterable, Optional
 
 import pandas as pd
 
+from inkground_lib.core.csv_cells import read_csv
 from inkground_lib.core.dataset import Dataset, DatasetError, dataset_hash, load_dataset
 from inkground_lib.core.defaults import PAGE_SETS
 from inkground_lib.core.files import JSONLError, read_jsonl
@@ -91,7 +92,7 @@ def load_eval_run(run_dir: PathLike, reference: str = "reference", *, scores: bo
     fp = _need(facts_json(run_dir, reference))
     table = None
     if sp is not None:
-        raw = pd.read_csv(sp, dtype=SCORE_READ_DTYPES, keep_default_na=True)
+        raw = read_csv(sp, dtype=SCORE_READ_DTYPES, keep_default_na=True)
         # a blank render is read as '' by the OCR; CSV stores it as an empty field: restore '' where the edit
         # counts exist (OCR ran) so "not run" (NA) and "read nothing" ('') stay apart
         if "ocr_text" in raw.columns:
@@ -106,7 +107,7 @@ def load_eval_run(run_dir: PathLike, reference: str = "reference", *, scores: bo
     except ValueError as e:
         raise ValueError(f"{fp}: not valid JSON: {e}") from None
     sm = summary_csv(run_dir, reference)
-    summary = pd.read_csv(sm) if sm.is_file() and sm.stat().st_size > 1 else None
+    summary = read_csv(sm) if sm.is_file() and sm.stat().st_size > 1 else None
     return EvalRun(run_dir, reference, table, facts, summary)
 
 

@@ -168,14 +168,29 @@ def metadata_problem(host: Optional[str]) -> Optional[str]:
     if name in METADATA_HOSTS:
         return f"a cloud metadata service's host name ({name})"
     addr = host_address(host)
-    if addr is None:
-        return None
+    return None if addr is None else address_problem(addr, public=False)
+
+
+def address_problem(addr: ipaddress._BaseAddress, public: bool) -> Optional[str]:
+    """Why a key must never be sent to the address ``addr`` (an IPv4 carried in an IPv6 address checked too),
+    or None: a cloud metadata service or a link-local address, always; with ``public`` (a provider's URL) also
+    any address that is not public (private, loopback, shared, reserved).
+
+    >>> address_problem(ipaddress.ip_address("10.0.0.7"), public=False) is None
+    True
+    >>> address_problem(ipaddress.ip_address("127.0.0.1"), public=True)
+    'not a public address (127.0.0.1)'
+    """
     for a in [addr] + _embedded_v4(addr):
         meta = ", a cloud metadata service" if a in METADATA_ADDRESSES else ""
         if a.is_link_local:
             return f"a link-local address ({a}{meta})"
         if meta:
             return f"a cloud metadata service's address ({a})"
+    if public:
+        for a in [addr] + _embedded_v4(addr):
+            if not a.is_global:
+                return f"not a public address ({a})"
     return None
 
 
@@ -198,9 +213,9 @@ def public_url_problem(url: str) -> Optional[str]:
         return f"its host is {bad}"
     addr = host_address(host)
     if addr is not None:
-        for a in [addr] + _embedded_v4(addr):
-            if not a.is_global:
-                return f"its host is not a public address ({a})"
+        bad = address_problem(addr, public=True)
+        if bad:
+            return f"its host is {bad}"
     elif "." not in host.rstrip(".") or host.rstrip(".").endswith((".internal", ".local", ".localhost")) \
             or host in ("localhost",):
         return f"its host {host!r} is not a public name"

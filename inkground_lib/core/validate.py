@@ -12,8 +12,14 @@ import json
 import re
 from pathlib import Path
 
-from inkground_lib.core.dataset import DatasetError, check_file_size, load_dataset, manifest_link_problem
-from inkground_lib.core.defaults import BOX_MIN_INSIDE, BOX_TOLERANCE, MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV
+from inkground_lib.core.dataset import (
+    DatasetError,
+    check_file_size,
+    load_dataset,
+    manifest_link_problem,
+    off_box_words,
+)
+from inkground_lib.core.defaults import MAX_MANIFEST_BYTES, MAX_MANIFEST_ENV
 from inkground_lib.core.manifest_schema import STAGES, Problem, schema_problems
 
 __all__ = ["Problem", "STAGES", "schema_problems", "problem_from_error", "validate_dataset", "exit_code",
@@ -76,7 +82,7 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
         return problems
     try:
         ds = load_dataset(root, max_manifest_bytes=max_manifest_bytes, max_ink_bytes=max_ink_bytes,
-                          decode_images=True)
+                          decode_images=True, check_boxes=False)  # every word off its box is listed below
     except DatasetError as e:
         return [problem_from_error(e)]
     if not ds.pages:
@@ -88,32 +94,12 @@ def validate_dataset(path: str | Path, *, max_manifest_bytes: int | None = None,
 
 
 def box_problems(ds, manifest: dict, root: Path) -> list[Problem]:
-    """Every word whose reference ink (or true ink) lies outside its box: fewer than BOX_MIN_INSIDE (half) of its
-    points in the box grown by BOX_TOLERANCE (10% of its width and height a side, InkSight's crop margin). Such a
-    word would be scored against ink of another place on the page. Each is a problem naming the page's inks
-    file, the page and word, and the field (``ink`` / ``true_ink``)."""
-    out = []
+    """Every word whose reference ink (or true ink) does not lie at its box
+    (:func:`~inkground_lib.core.dataset.box_problem`, the check every command that loads a dataset makes): each a
+    problem naming the page's inks file, the page and word, and the field (``ink`` / ``true_ink``)."""
     inks_of = {p.get("id"): p.get("inks", "") for p in manifest.get("pages", []) if isinstance(p, dict)}
-    for page in ds.pages:
-        for w in page.words:
-            x0, y0, x1, y1 = (float(v) for v in w.box)
-            mx, my = BOX_TOLERANCE * (x1 - x0), BOX_TOLERANCE * (y1 - y0)
-            for name, ink in (("ink", w.ink), ("true_ink", w.true_ink)):
-                if ink is None:
-                    continue
-                pts = ink.points()
-                if not len(pts):
-                    continue
-                inside = ((pts[:, 0] >= x0 - mx) & (pts[:, 0] <= x1 + mx) & (pts[:, 1] >= y0 - my)
-                          & (pts[:, 1] <= y1 + my)).mean()
-                if inside < BOX_MIN_INSIDE:
-                    ix0, iy0, ix1, iy1 = ink.bbox()
-                    out.append(Problem(str(root / inks_of.get(page.id, "")), f"page {page.id} word {w.id}", name,
-                                       f"{inside:.0%} of its {len(pts)} points lie in the word's box "
-                                       f"[{x0:g}, {y0:g}, {x1:g}, {y1:g}] grown by {BOX_TOLERANCE:.0%} a side (at "
-                                       f"least {BOX_MIN_INSIDE:.0%} must; the ink spans [{ix0:.6g}, {iy0:.6g}, "
-                                       f"{ix1:.6g}, {iy1:.6g}])", "files"))
-    return out
+    return [Problem(str(root / inks_of.get(page.id, "")), f"page {page.id} word {w.id}", name, why, "files")
+            for page, w, name, why in off_box_words(ds)]
 
 
 def exit_code(problems: list[Problem]) -> int:

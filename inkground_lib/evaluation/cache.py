@@ -189,7 +189,7 @@ def make_record(system: System, item: Item, key: str, out: RawOutput,
     scrub = getattr(system, "scrub", lambda s: s)
     return {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
-        "request_hash": key, "word_id": item.word_id, "page_id": item.page_id,
+        "request_hash": key, "word_id": item.word_id, "page_id": item.page_id, "word_key": item.word_key(),
         "system": system.name, "adapter": getattr(system, "adapter", None), "model": getattr(system, "model", None),
         "served_model": _label(out.served_model, scrub),
         "raw_text": out.text,  # already scrubbed of the system's secrets by the API adapter

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -513,11 +514,14 @@ def render_request_markdown(request: PromptRequest, image_links: Optional[Sequen
     """Markdown showing exactly what is sent: the system prompt and each text part verbatim in fenced
     blocks (so tags such as ``<strokes>`` show as text), images as links (``image_links``, e.g. from
     :func:`save_request_images`) or as placeholders with size and digest."""
-    out = ["**System**", "", "````text", request.system, "````", ""]
+    texts = [request.system] + [p for kind, p in request.parts if kind == "text"]
+    # a fence longer than any run of backticks in the texts (a word's text may hold some): nothing closes it early
+    fence = "`" * max([4] + [len(run) + 1 for t in texts for run in re.findall(r"`+", t)])
+    out = ["**System**", "", f"{fence}text", request.system, fence, ""]
     k = 0
     for kind, p in request.parts:
         if kind == "text":
-            out += ["````text", p, "````", ""]
+            out += [f"{fence}text", p, fence, ""]
         else:
             k += 1
             if image_links is not None:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from inkground_lib.core.csv_cells import write_csv
 from inkground_lib.core.dataset import Dataset, check_photos, load_dataset
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.parallel import LazyPool, check_workers
@@ -103,9 +104,9 @@ def evaluate_dataset(dataset, systems: Sequence[str], run_dir, settings: EvalSet
     checked and locked as in :func:`~inkground_lib.evaluation.predict.predict_system` (``overwrite``: write
     into a non-empty folder that is not a run folder)."""
     run_dir = Path(run_dir)
+    ds = section_dataset(dataset)  # a dataset validate refuses is refused before the run folder is made
+    need_words(ds, "evaluate")
     with eval_run_folder(run_dir, "eval", overwrite):
-        ds = section_dataset(dataset)
-        need_words(ds, "evaluate")
         runs = dict(runs or {})
         new_runs, unavailable = run_systems(ds, [n for n in systems if n not in runs], run_dir, settings.grid,
                                             progress, registry_extra, traces=traces)
@@ -126,8 +127,8 @@ def evaluate_dataset(dataset, systems: Sequence[str], run_dir, settings: EvalSet
 
 def _write_result(run_dir: Path, res: EvalResult, dataset_dir, dataset_kind: str, settings: EvalSettings) -> None:
     """The run folder's scores, summary and facts of one reference."""
-    atomic_write_text(scores_csv(run_dir, settings.reference), res.scores.to_csv(index=False))
-    atomic_write_text(summary_csv(run_dir, settings.reference), res.summary.to_csv(index=False))
+    write_csv(scores_csv(run_dir, settings.reference), res.scores)  # texts inert in a spreadsheet
+    write_csv(summary_csv(run_dir, settings.reference), res.summary)
     atomic_write_text(facts_json(run_dir, settings.reference),
                       json.dumps({"dataset": res.dataset, "dataset_dir": portable_path(dataset_dir), "dataset_kind": dataset_kind,
                                   "reference": settings.reference, "style": res.style, "targets": res.targets,

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
+from inkground_lib.core.csv_cells import write_csv
 from inkground_lib.core.defaults import (
     DERENDERER,
     PAPER_CANDIDATE_PAGES,
@@ -271,7 +272,7 @@ def _pseudo(cand: Path, pseudo_run: Path, tables: Path, params: PaperScaleParams
     from inkground_lib.report.pseudo_labels import funnel_table
 
     ft = funnel_table(res)
-    atomic_write_text(tables / "02_funnel.csv", ft.to_csv(index=False))
+    write_csv(tables / "02_funnel.csv", ft)
     atomic_write_text(tables / "02_funnel.md", ft.to_markdown(index=False) + "\n")
     tm = res.timings
     _log_stage(log, "pseudo", rec.finish(
@@ -348,7 +349,7 @@ def _evaluate(bench: Path, eval_run: Path, tables: Path, params: PaperScaleParam
         for ref, res in out.items():
             cols = [c for c in SUMMARY_COLUMNS if c in res.summary.columns]
             tab = res.summary[cols]
-            atomic_write_text(tables / f"03_summary-{ref}.csv", tab.to_csv(index=False))
+            write_csv(tables / f"03_summary-{ref}.csv", tab)
             atomic_write_text(tables / f"03_summary-{ref}.md", tab.to_markdown(index=False, floatfmt=".3f") + "\n")
         n_scored = sum(len(r.scores) for r in out.values())
         _log_stage(log, "score", rec.finish("score", time.perf_counter() - t, n_scored, "word scores"))

@@ -15,6 +15,7 @@ from inkground_lib.core.dataset import (
     Dataset,
     DatasetError,
     Page,
+    box_problem,
     load_dataset,
     write_manifest,
 )
@@ -39,7 +40,9 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
     target, one question: :data:`~inkground_lib.components.targets.TARGET_RULE`): the words whose text occurs
     more than once on their page are left out, their number recorded in meta["non_target_words"] and the rule in
     meta["target_rule"]. Words whose pseudo-label is empty (nothing derendered) are left out too (a reference
-    must have ink); their number (among the targets) is recorded in meta["dropped_empty_words"]. Page photos are hard-linked (copied across file systems). ``meta`` is
+    must have ink); their number (among the targets) is recorded in meta["dropped_empty_words"], and so are those
+    whose pseudo-label does not lie at the word's box (what ``validate`` refuses: :func:`box_problem`), in
+    meta["dropped_off_box_words"]. Page photos are hard-linked (copied across file systems). ``meta`` is
     stored in the manifest (the pipeline records the candidates' name, path and hash, the OCR threshold,
     the derenderer, the OCR engine and the ratings source). The dataset is built in a temporary folder
     and moved into place, so ``out_dir`` always holds a complete dataset. If ``out_dir`` holds a benchmark
@@ -58,6 +61,9 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
     meta["non_target_words"] = sum(m.count(False) for m in targets.values())
     dropped = sum(1 for p in pages_in for w, t in zip(p.words, targets[p.id]) if t and pseudo[w.id].n_points == 0)
     meta["dropped_empty_words"] = dropped
+    off_box = {w.id for p in pages_in for w, t in zip(p.words, targets[p.id])
+               if t and pseudo[w.id].n_points and box_problem(pseudo[w.id], w.box)}
+    meta["dropped_off_box_words"] = len(off_box)
     meta["pages_kept"] = [p.id for p in pages_in]
     meta["pseudo_labels"] = hashlib.sha256(json.dumps(
         [[w.id, ink_to_lists(pseudo[w.id])] for p in pages_in for w in p.words]).encode()).hexdigest()
@@ -87,7 +93,7 @@ def build_benchmark(ds: Dataset, pseudo: Mapping[str, Ink], kept_pages: Iterable
         img = tmp / "pages" / f"{p.id}{Path(p.image).suffix.lower() or '.jpg'}"
         _link_or_copy(Path(p.image), img)
         words = [dataclasses.replace(w, ink=pseudo[w.id]) for w, t in zip(p.words, targets[p.id])
-                 if t and pseudo[w.id].n_points]
+                 if t and pseudo[w.id].n_points and w.id not in off_box]
         pages.append(Page(p.id, img, p.writer, p.width, p.height, words))
     write_manifest(tmp, name or f"{ds.name}-benchmark", "benchmark", f"pseudo-label: {meta['derenderer']}",
                    meta, pages)

@@ -25,7 +25,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from inkground_lib.core.archive import ArchiveError, Archive, Expected, check, open_archive, read_member
+from inkground_lib.core.archive import Archive, ArchiveError, Expected, check, open_archive, read_member
 from inkground_lib.core.files import atomic_write_bytes
 from inkground_lib.core.layout import PAPER_DIR, ROOT, SECTIONS_DIR
 
@@ -210,7 +210,10 @@ def archive_manifest(archive: Archive) -> tuple[dict, dict[str, Expected]]:
         expected[entry["path"]] = Expected(entry["bytes"], entry["sha256"])
     for name in CITATIONS:
         info = archive.files.get(name)
-        if info is not None and name not in expected and info.file_size <= CITATION_MAX_BYTES:
+        if info is not None and name not in expected:
+            if info.file_size > CITATION_MAX_BYTES:
+                raise ResultsError(f"{archive.path}: {name}: {info.file_size:,} bytes, more than a citation's "
+                                   f"{CITATION_MAX_BYTES:,}; not read")
             expected[name] = Expected(info.file_size)  # checked whole (CRC), not against a hash
     return manifest, expected
 

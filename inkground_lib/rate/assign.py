@@ -107,25 +107,29 @@ class Ledger:
             if res and res[0] == page:
                 del self.reservations[rater]
         key = rater.casefold()
-        if row.get("session") and key not in self.owner:
+        if row.get("session"):  # the session that wrote a name's latest row holds it (sessions rotate at login)
             self.owner[key] = row["session"]
         self.spelled.setdefault(key, rater)
         self.last_seen[rater] = row.get("time", "")
         self.events += 1
 
     # ---------------------------------------------------------------- identity
-    def bind(self, name: str, session: str) -> str:
-        """Bind ``name`` to ``session`` (a session hash) if it is free or already this session's; returns the
-        name as first spelled. RateError 409 if another session holds it."""
+    def bind(self, name: str, session: str, previous: Optional[str] = None) -> str:
+        """Bind ``name`` to ``session`` (a session hash) if it is free, already this session's or held by
+        ``previous`` (the session the same browser had before the server issued it ``session`` at login: what
+        ``previous`` held moves to ``session``); returns the name as first spelled. RateError 409 if another
+        session holds it."""
         check_name(name)
         key = name.casefold()
         held = self.owner.get(key)
-        if held is not None and held != session:
+        if held is not None and held not in (session, previous):
             raise RateError(f"rater {name!r}: this name is already in use in another browser session; choose "
                             f"another name (or continue in the browser you first used)", 409)
-        for other, sess in self.owner.items():  # one reservation per browser session
-            if sess == session and other != key:
-                self.release(self.spelled.get(other, other))
+        for other, sess in list(self.owner.items()):
+            if sess in (session, previous) and other != key:
+                self.release(self.spelled.get(other, other))  # one reservation per browser session
+            if previous is not None and sess == previous:
+                self.owner[other] = session  # the browser keeps its names under its new session
         self.owner[key] = session
         return self.spelled.setdefault(key, name)
 

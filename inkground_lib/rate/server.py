@@ -24,6 +24,8 @@ header must name the bound address (a DNS-rebinding page cannot read the photos)
 XSRF token in the ``X-XSRFToken`` header (a header a cross-origin page cannot send without a CORS preflight,
 which this app never grants; the cookie alone is not enough, since any page on the same host, whatever its
 port, can set cookies there), and an ``Origin`` or ``Sec-Fetch-Site`` header naming another origin is refused;
+the session cookie is issued by the app at every login, never taken from the browser (a session id planted in a
+rater's browser before they log in names nobody after it: no session fixation), and rotated there;
 only the run's page photos (by validated page id) and the app's two static files are served; every input
 (page id, score, rater name, JSON body) is validated and answered 4xx when bad, never 500; the request log
 shows paths without their query string. A ratings file moved or deleted while the app runs is an error shown
@@ -242,12 +244,14 @@ class Base(tornado.web.RequestHandler):
             raise tornado.web.HTTPError(403, "cross-origin request refused")
         super().check_xsrf_cookie()
 
-    def session_id(self, create: bool = False) -> Optional[str]:
+    def session_id(self) -> Optional[str]:
+        """The hash of this browser's session cookie (None without one)."""
         tok = self.get_cookie(SESSION_COOKIE)
-        if tok and 20 <= len(tok) <= 100:
-            return session_hash(tok)
-        if not create:
-            return None
+        return session_hash(tok) if tok and 20 <= len(tok) <= 100 else None
+
+    def new_session(self) -> str:
+        """Issue this browser a new session id (a fresh random cookie; whatever cookie it sent is never kept,
+        so a session id planted in a browser before its rater logs in names nobody) and return its hash."""
         tok = secrets.token_urlsafe(32)
         self.set_cookie(SESSION_COOKIE, tok, httponly=True, samesite="Strict", expires_days=365)
         return session_hash(tok)
@@ -377,8 +381,14 @@ class Login(Api):
     def post(self) -> None:
         def go():
             name = check_name(self.body(("name",)).get("name"), "rater name")
-            sid = self.session_id(create=True)
-            name = self.s.ledger.bind(name, sid)
+            old = self.session_id()
+            if old is not None and not any(held == old for held in self.s.ledger.owner.values()):
+                old = None  # a session id that holds no name is nobody's: nothing moves from it
+            sid = self.new_session()  # rotated at every login
+            name = self.s.ledger.bind(name, sid, previous=old)
+            if old is not None:
+                self.s.current.pop(old, None)
+                self.s.sessions_last.pop(old, None)
             self.s.current[sid] = name
             self.reply(self.state(name))
         self.guard(go)
@@ -392,7 +402,7 @@ class Logout(Api):
             if name is not None:
                 self.s.ledger.release(name)
             self.s.sessions_last.pop(sid, None)
-        self.reply({"rater": None})
+        self.reply({"rater": None})  # the cookie stays: logging in again from this browser takes the name back
 
 
 class Rate(Api):

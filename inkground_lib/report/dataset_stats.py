@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from inkground_lib.core.paper import paper_numbers
+from inkground_lib.report.escape import figure_text
 from inkground_lib.report.format import missing
 from inkground_lib.report.tables import MEASURED, RATIO, beside_paper
 
@@ -81,7 +82,7 @@ def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 2):
         for w in page.words:
             x0, y0, x1, y1 = w.box
             ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=OKABE_ITO[1], lw=1.2))
-        ax.set_title(f"page {pid}: {len(page.words)} words, writer {page.writer}", fontsize=10)
+        ax.set_title(figure_text(f"page {pid}: {len(page.words)} words, writer {page.writer}"), fontsize=10)
         ax.set_axis_off()
     for ax in list(axes.flat)[n:]:
         ax.set_axis_off()

@@ -15,6 +15,7 @@ from inkground_lib.core.render import crop_box
 from inkground_lib.core.run_files import derenderers_dir
 from inkground_lib.pseudo.derenderer_comparison import CANDIDATES_SET, RECORDED_SET, derender_set
 from inkground_lib.report.derenderer_table import derenderer_label
+from inkground_lib.report.escape import figure_text
 from inkground_lib.report.palette import PREDICTION, TRUTH
 
 EXAMPLE_TAGS = ("largest gain", "median", "largest loss")
@@ -74,7 +75,7 @@ def fig_derenderer_examples(examples: list[dict]):
             handles = plot_comparison(ax, e["inks"][d], e["truth"], image=e["crop"], extent_box=e["box"],
                                       prediction_label="derendered", reference_label="writer's true pen path",
                                       reference_colour=TRUTH, legend=False) or handles
-            ax.set_title(f"{e['tag']}: '{e['word']}', {derenderer_label(d)}\nDTW {e['dtw'][d]:.3f}", fontsize=9)
+            ax.set_title(figure_text(f"{e['tag']}: '{e['word']}', {derenderer_label(d)}\nDTW {e['dtw'][d]:.3f}"), fontsize=9)
             ax.set_axis_off()
     fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=9, frameon=False)
     return fig

@@ -18,6 +18,7 @@ from inkground_lib.core.render import crop_box
 from inkground_lib.evaluation.items import make_items
 from inkground_lib.evaluation.prompt import render_request_markdown, request_images
 from inkground_lib.evaluation.systems.registry import load_registry, system_kind
+from inkground_lib.report.escape import figure_text
 from inkground_lib.report.format import join_names, missing, value_with_interval
 from inkground_lib.report.overlay import plot_comparison
 from inkground_lib.report.palette import PREDICTION, REFERENCE
@@ -105,7 +106,7 @@ def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "ref
         handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
                                   prediction_label="prediction", reference_label=reference_name(reference),
                                   legend=False) or handles
-        ax.set_title(f"{e.system}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'", fontsize=10)
+        ax.set_title(figure_text(f"{e.system}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'"), fontsize=10)
         ax.set_axis_off()
     if handles:
         fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=10, frameon=False)
@@ -168,7 +169,7 @@ def fig_images(images, titles=None, width: float = 6.0):
         ax.imshow(im)
         ax.set_axis_off()
         if titles:
-            ax.set_title(titles[k], fontsize=10)
+            ax.set_title(figure_text(titles[k]), fontsize=10)
     return fig
 
 

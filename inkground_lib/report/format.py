@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -101,14 +100,6 @@ def count(v, reason: str = "not counted") -> str:
     """
     f = finite(v)
     return f"{int(f):,}" if f is not None else missing(reason)
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$])")
-
-
-def md_escape(text: str) -> str:
-    """Text shown literally in MyST markdown (brackets, braces, stars, pipes, angle brackets escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 def fixed(x: float, d: int) -> str:

@@ -17,7 +17,8 @@ from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.report.format import EM_DASH as DASH
-from inkground_lib.report.format import count, finite, fmt, join_names, md_escape, missing, pct
+from inkground_lib.report.escape import md_code, md_escape
+from inkground_lib.report.format import count, finite, fmt, join_names, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
 from inkground_lib.report.prose import AGREEMENT_UNIT
 from inkground_lib.report.reproducibility import run_time
@@ -87,7 +88,7 @@ def _found_lines(n: FrontNumbers) -> list[str]:
 def _pseudo_lines(n: FrontNumbers) -> list[str]:
     p = n.pseudo
     if p is None:
-        return [f"* **Pseudo-labels (section 02):** not run: there is no `{n.pseudo_dir}/summary.json`, so "
+        return [f"* **Pseudo-labels (section 02):** not run: there is no {md_code(f'{n.pseudo_dir}/summary.json')}, so "
                 f"nothing was measured about the pseudo-labels {missing('no section-02 run')}."]
     x = p.get("numbers", {})
     comp = p.get("components", {})
@@ -95,8 +96,8 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
          f"({count(x.get('words'))} words), {count(x.get('ocr_pass_pages'))} passed the {{term}}`OCR filter` "
          f"(at least {pct(x.get('ocr_threshold'))} of words read alike; {pct(x.get('ocr_pass_rate'))} of "
          f"candidates) and {count(x.get('benchmark_pages'))} the {{term}}`rater filter` "
-         f"({pct(x.get('benchmark_share'))} of candidates), with derenderer `{md_escape(comp.get('derenderer', '?'))}`, "
-         f"OCR `{md_escape(comp.get('ocr_engine', '?'))}` and {ratings_phrase(comp.get('ratings_source'))}."]
+         f"({pct(x.get('benchmark_share'))} of candidates), with derenderer {md_code(comp.get('derenderer', '?'))}, "
+         f"OCR {md_code(comp.get('ocr_engine', '?'))} and {ratings_phrase(comp.get('ratings_source'))}."]
     if "word_dtw_median" in x:
         nw = f"{n.truth_words:,}" if n.truth_words is not None else DASH
         L.append(f"* **How far pseudo-labels are from the truth** (what the paper could not measure: our candidate "
@@ -190,10 +191,10 @@ def _systems_lines(n: FrontNumbers) -> list[str]:
         engines = sorted(set(engines) | {str(n.pseudo.get("components", {}).get("ocr_engine", "?"))})
     dso = "deepseek-ocr" in engines
     L.append(f"* DeepSeek-OCR: {'ran' if dso else 'not run'}; every OCR reading here (the OCR filter, AR and CR) "
-             f"was made by {', '.join(f'`{md_escape(e)}`' for e in engines) or DASH + ' (no run)'}.")
+             f"was made by {', '.join(md_code(e) for e in engines) or DASH + ' (no run)'}.")
     if n.pseudo is not None:
         comp = n.pseudo.get("components", {})
-        L.append(f"* Pseudo-labels: derenderer `{md_escape(comp.get('derenderer', '?'))}`"
+        L.append(f"* Pseudo-labels: derenderer {md_code(comp.get('derenderer', '?'))}"
                  f"{' (InkSight)' if str(comp.get('derenderer', '')).startswith('inksight') else ' (not InkSight)'}"
                  f"; {ratings_phrase(comp.get('ratings_source'))}"
                  f"{' (no human rater took part)' if comp.get('ratings_source') == 'simulated' else ''}.")
@@ -395,8 +396,8 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
         src = comp.get("ratings_source")
         here += ("; the funnel, " + " → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages",
                                                                          "benchmark_pages")) +
-                 f" pages, with derenderer `{md_escape(comp.get('derenderer', '?'))}`, OCR "
-                 f"`{md_escape(comp.get('ocr_engine', '?'))}` and "
+                 f" pages, with derenderer {md_code(comp.get('derenderer', '?'))}, OCR "
+                 f"{md_code(comp.get('ocr_engine', '?'))} and "
                  f"{'simulated raters' if src == 'simulated' else 'a ratings file'}")
     L += [here + ".", ""]
     missing_paper = [k for k, v in n.registry.items() if v.get("reported_as") and k not in ran]

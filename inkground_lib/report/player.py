@@ -30,27 +30,18 @@ Choices (see :func:`pen_path_svg` for the details):
 from __future__ import annotations
 
 import hashlib
-import html as _html
 import itertools
 from typing import Sequence
 
 import numpy as np
 
 from inkground_lib.core.ink import Ink, InkLike, as_ink
+from inkground_lib.report.escape import html_attr, html_text
 
 
 PLAY_HINT = "Each plays when it scrolls into view; click it (or press Space) to pause, click a finished one (or press R) to replay."
 """How a player is used, said once for every caption that shows players."""
 
-
-def escape(text) -> str:
-    """Text for an XML element's content (&, <, > escaped)."""
-    return _html.escape(str(text), quote=False)
-
-
-def quoteattr(text) -> str:
-    """A double-quoted XML attribute value (&, <, >, " and ' escaped)."""
-    return '"' + _html.escape(str(text), quote=True) + '"'
 
 from inkground_lib.report.palette import OKABE_ITO  # noqa: E402  (re-exported: the palette's one home is palette.py)
 
@@ -296,14 +287,14 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
     desc = description or _default_desc(lay)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="{fid}" class="ig-pen-player" role="img" tabindex="0" '
-        f'aria-label={quoteattr(title)} width="{g(width_px)}" height="{g(height_px)}" '
+        f'aria-label={html_attr(title)} width="{g(width_px)}" height="{g(height_px)}" '
         f'viewBox="{g(vx0)} {g(vy0)} {g(vw)} {g(vh)}">',
-        f"<title>{escape(title)}</title>",
-        f"<desc>{escape(desc)}</desc>",
+        f"<title>{html_text(title)}</title>",
+        f"<desc>{html_text(desc)}</desc>",
         f"<style>{style}</style>",
     ]
     if background is not None:
-        out.append(f'<rect x="{g(vx0)}" y="{g(vy0)}" width="{g(vw)}" height="{g(vh)}" fill={quoteattr(background)}/>')
+        out.append(f'<rect x="{g(vx0)}" y="{g(vy0)}" width="{g(vw)}" height="{g(vh)}" fill={html_attr(background)}/>')
 
     # legend: one row per layer (line sample + label), then the controls hint
     ly = vy0 + 4 * k
@@ -311,21 +302,21 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         yy = ly + (i + 0.5) * row_px * k
         da = f' stroke-dasharray="{g(4 * lw)} {g(3 * lw)}"' if dashed else ""
         text = label if len(ink) else f"{label} (no strokes)"
-        out.append(f'<g class="lg"><path d="M{g(vx0 + m)} {g(yy)}h{g(24 * k)}" stroke={quoteattr(colour)} '
+        out.append(f'<g class="lg"><path d="M{g(vx0 + m)} {g(yy)}h{g(24 * k)}" stroke={html_attr(colour)} '
                    f'stroke-width="{g(lw)}" fill="none"{da}/>'
                    f'<text x="{g(vx0 + m + 30 * k)}" y="{g(yy + 4 * k)}" font-size="{g(fs)}" '
-                   f'font-family="sans-serif" fill="#222">{escape(text)}</text></g>')
+                   f'font-family="sans-serif" fill="#222">{html_text(text)}</text></g>')
     if controls:
         yy = ly + (len(lay) + 0.5) * row_px * k
         out.append(f'<text class="hint" x="{g(vx0 + m)}" y="{g(yy + 4 * k)}" font-size="{g(fs * 0.9)}" '
-                   f'font-family="sans-serif" fill="#555">{escape(HINT)}</text>')
+                   f'font-family="sans-serif" fill="#555">{html_text(HINT)}</text>')
         bw, bh = 58 * k, 15 * k  # the replay control: a small framed label at the right end of the hint line
         bx = vx0 + vw - m - bw
         out.append(f'<g class="rp" role="button" aria-label="replay the drawing">'
                    f'<rect x="{g(bx)}" y="{g(yy - bh / 2)}" width="{g(bw)}" height="{g(bh)}" rx="{g(3 * k)}" '
                    f'fill="#fff" stroke="#0072B2" stroke-width="{g(k)}"/>'
                    f'<text x="{g(bx + bw / 2)}" y="{g(yy + 3.5 * k)}" font-size="{g(fs * 0.9)}" text-anchor="middle" '
-                   f'font-family="sans-serif" fill="#0072B2">{escape(REPLAY_LABEL)}</text></g>')
+                   f'font-family="sans-serif" fill="#0072B2">{html_text(REPLAY_LABEL)}</text></g>')
 
     if photo_el is not None:
         out.append(photo_el)
@@ -335,7 +326,7 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         if not len(ink):
             continue
         sched = stroke_schedule(ink, total_ms, timing=timing, pen_up_share=pen_up_share)
-        out.append(f'<g class="ly" data-label={quoteattr(label)} stroke={quoteattr(colour)} '
+        out.append(f'<g class="ly" data-label={html_attr(label)} stroke={html_attr(colour)} '
                    f'stroke-width="{g(lw)}">')
         prev_end, prev_stop = None, 0.0
         for si, (s, (t0, dur)) in enumerate(zip(ink.strokes, sched)):
@@ -359,7 +350,7 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
             else:
                 out.append(f'<path class="s" d="{d}" pathLength="1" data-stroke="{si}" style="{timing_css}"/>')
             out.append(f'<circle class="m" cx="{f(xy[0, 0])}" cy="{f(xy[0, 1])}" r="{g(lw * 1.1)}" '
-                       f'fill={quoteattr(colour)} stroke="none" style="animation-delay:{t0:.0f}ms"/>')
+                       f'fill={html_attr(colour)} stroke="none" style="animation-delay:{t0:.0f}ms"/>')
             prev_end, prev_stop = xy[-1], t0 + dur
         out.append("</g>")
     out.append("</g>")
@@ -394,7 +385,7 @@ PLAYER_GRID_CLASS = "ig-player-grid"
 
 def player_figure(svg: str, caption: str) -> str:
     """One player in a ``<figure>`` with its ``<figcaption>`` (plain text, escaped)."""
-    return f'<figure class="{PLAYER_FIGURE_CLASS}">{svg}<figcaption>{escape(caption)}</figcaption></figure>'
+    return f'<figure class="{PLAYER_FIGURE_CLASS}">{svg}<figcaption>{html_text(caption)}</figcaption></figure>'
 
 
 class PlayerGrid:
@@ -409,7 +400,7 @@ class PlayerGrid:
                  f"gap:.6em;margin:0}}.{PLAYER_GRID_CLASS} figure{{margin:0}}.{PLAYER_GRID_CLASS} svg{{max-width:100%;"
                  f"height:auto}}.{PLAYER_GRID_CLASS} figcaption{{font-size:.8em}}</style>")
         return (f'{style}<figure class="{PLAYER_GRID_CLASS}-outer"><div class="{PLAYER_GRID_CLASS}">'
-                f'{"".join(self.figures)}</div><figcaption>{escape(self.caption)}</figcaption></figure>')
+                f'{"".join(self.figures)}</div><figcaption>{html_text(self.caption)}</figcaption></figure>')
 
 
 def _default_desc(lay) -> str:
@@ -423,17 +414,17 @@ def _empty_svg(fid, lay, width_px, background, title, description, row_px) -> st
     rows = len(lay) + 1
     h = rows * row_px + 8
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="{fid}" class="ig-pen-player" role="img" tabindex="0" '
-           f'aria-label={quoteattr(title)} width="{f(width_px)}" height="{f(h)}" viewBox="0 0 {f(width_px)} {f(h)}">',
-           f"<title>{escape(title)}</title>",
-           f"<desc>{escape(description or 'No strokes to draw.')}</desc>"]
+           f'aria-label={html_attr(title)} width="{f(width_px)}" height="{f(h)}" viewBox="0 0 {f(width_px)} {f(h)}">',
+           f"<title>{html_text(title)}</title>",
+           f"<desc>{html_text(description or 'No strokes to draw.')}</desc>"]
     if background is not None:
-        out.append(f'<rect width="{f(width_px)}" height="{f(h)}" fill={quoteattr(background)}/>')
+        out.append(f'<rect width="{f(width_px)}" height="{f(h)}" fill={html_attr(background)}/>')
     for i, (_, label, colour, dashed) in enumerate(lay):
         yy = 4 + (i + 0.5) * row_px
         da = ' stroke-dasharray="8 6"' if dashed else ""
-        out.append(f'<g class="lg"><path d="M8 {f(yy)}h24" stroke={quoteattr(colour)} stroke-width="2" '
+        out.append(f'<g class="lg"><path d="M8 {f(yy)}h24" stroke={html_attr(colour)} stroke-width="2" '
                    f'fill="none"{da}/><text x="38" y="{f(yy + 4)}" font-size="11" font-family="sans-serif" '
-                   f'fill="#222">{escape(label)} (no strokes)</text></g>')
+                   f'fill="#222">{html_text(label)} (no strokes)</text></g>')
     yy = 4 + (len(lay) + 0.5) * row_px
     out.append(f'<text class="note" x="8" y="{f(yy + 4)}" font-size="11" font-family="sans-serif" '
                f'fill="#555">No strokes to draw.</text></svg>')

@@ -11,6 +11,7 @@ import pandas as pd
 
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.pseudo.run import PipelineResult
+from inkground_lib.report.escape import figure_text
 from inkground_lib.report.palette import OKABE_ITO, PREDICTION, TRUTH
 
 FUNNEL_STAGES = (("candidate pages", "candidates", "candidates"),
@@ -106,7 +107,7 @@ def fig_truth_examples(res: PipelineResult, ds: Optional[Dataset] = None):
         handles = plot_comparison(ax, e["pseudo"], e["truth"], image=e["crop"], extent_box=e["box"],
                                   prediction_label="pseudo-label", reference_label="writer's true pen path",
                                   reference_colour=TRUTH, legend=False) or handles
-        ax.set_title(f"{e['tag']}: '{e['word']}'\nDTW {e['dtw']:.3f}, Chamfer {e['chamfer']:.3f}", fontsize=10)
+        ax.set_title(figure_text(f"{e['tag']}: '{e['word']}'\nDTW {e['dtw']:.3f}, Chamfer {e['chamfer']:.3f}"), fontsize=10)
         ax.set_axis_off()
     fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=10, frameon=False)
     return fig
@@ -181,7 +182,7 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
             img = photos[page.id][cb[1]:cb[3], cb[0]:cb[2]]
             a0, a1 = axes[2 * r, c], axes[2 * r + 1, c]
             a0.imshow(img, extent=(cb[0] - 0.5, cb[2] - 0.5, cb[3] - 0.5, cb[1] - 0.5))
-            a0.set_title(f"{st}\nphoto, OCR read {wr['ocr_original']!r}", fontsize=9)
+            a0.set_title(figure_text(f"{st}\nphoto, OCR read {wr['ocr_original']!r}"), fontsize=9)
             faded = (255 - (255 - img.astype(np.float32)) * 0.35).astype(np.uint8)
             plot_comparison(a1, res.pseudo[word.id], None, image=faded, extent_box=cb, legend=False,
                             prediction_label="pseudo-label")
@@ -191,7 +192,7 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
                                 fontsize=8, zorder=6, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none",
                                                                 alpha=0.8))
             mark = "match" if wr["match"] else "no match"
-            a1.set_title(f"pseudo-label, OCR read {wr['ocr_rendered']!r} ({mark})", fontsize=9)
+            a1.set_title(figure_text(f"pseudo-label, OCR read {wr['ocr_rendered']!r} ({mark})"), fontsize=9)
             for a in (a0, a1):
                 a.set_axis_off()
         for c in range(len(d), n_per_row):

@@ -16,6 +16,7 @@ from pathlib import Path
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.core.run_files import RUN_PATTERNS
+from inkground_lib.report.escape import md_code, md_escape
 
 KEY_PACKAGES = ["numpy", "scipy", "pandas", "matplotlib", "numba", "scikit-image", "opencv-python-headless",
                 "rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers", "safetensors", "papermill",
@@ -198,16 +199,16 @@ def write_reproducibility_page(path: Path, executed: list[Path], datasets: dict[
              "| section | parameters | run time | executed (UTC) | fingerprint |", "|---|---|---|---|---|"]
     records = section_records(executed, root)
     for r in records:
-        params = ", ".join(f"`{k}={v!r}`" for k, v in r["params"].items()) or "defaults"
+        params = ", ".join(md_code(f"{k}={v!r}", table=True) for k, v in r["params"].items()) or "defaults"
         ended = r["ended"] or "\u2014 (not recorded)"
         lines.append(f"| {r['section']} | {params} | {run_time(r['duration'])} | {ended} | "
-                     f"`{r['fingerprint'][:12]}` |")
+                     f"{md_code(str(r['fingerprint'])[:12], table=True)} |")
     lines += ["", "## Run outputs", "",
               "What each section read and wrote, from the parameters it ran with (paths from the repository's "
               "folder; every number in this book comes from these files):", ""]
 
     def io_text(paths, patterns=RUN_PATTERNS):
-        return "; ".join(f"`{p}` ({run_outputs(p, root, patterns)})" for p in paths)
+        return "; ".join(f"{md_code(p)} ({run_outputs(p, root, patterns)})" for p in paths)
 
     for r in records:
         read = io_text(r["reads"], r["read_patterns"]) or "nothing"
@@ -215,8 +216,8 @@ def write_reproducibility_page(path: Path, executed: list[Path], datasets: dict[
         lines.append(f"* **{r['section']}** read {read}; wrote {wrote}.")
     lines += ["", "## Datasets", "", "| dataset | kind | pages | words | sha256 |", "|---|---|---|---|---|"]
     for name, d in datasets.items():
-        lines.append(f"| {name} | {d.get('kind', '')} | {d.get('pages', '')} | {d.get('words', '')} | "
-                     f"`{d.get('hash', '')[:16]}` |")
+        lines.append(f"| {md_escape(name)} | {md_escape(d.get('kind', ''))} | {md_escape(d.get('pages', ''))} | "
+                     f"{md_escape(d.get('words', ''))} | {md_code(str(d.get('hash', ''))[:16], table=True)} |")
     lines += ["", "## Software", "", f"Python {platform.python_version()} on {platform.machine()} "
               f"({platform.system()}).", "", "| package | version |", "|---|---|"]
     for k, v in package_versions().items():

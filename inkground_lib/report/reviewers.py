@@ -34,7 +34,7 @@ from inkground_lib.core.run_files import REFERENCES, facts_json, pseudo_summary_
 from inkground_lib.core.run_loaders import load_pseudo_summary
 from inkground_lib.datasets.statistics import statistics
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
-from inkground_lib.report.format import md_escape
+from inkground_lib.report.escape import md_code, md_escape
 
 
 def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iterable = (), pseudo_run=None,
@@ -97,7 +97,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
             unav = r.facts.get("unavailable") or {}
             cond = ", ".join(f"{k} {v}" for k, v in r.conditions.items()) or "none recorded"
             meets = [ds for ds in PAPER_CONDITIONS if not unmet_conditions(r.conditions, ds)]
-            L.append(f"* section 3 run `{rel(r.run_dir)}` ({md_escape(r.dataset)}, scored against "
+            L.append(f"* section 3 run {md_code(rel(r.run_dir))} ({md_escape(r.dataset)}, scored against "
                      f"{'recorded / true' if r.reference == 'true' else 'reference'} inks): systems {md_escape(systems)}"
                      + (f"; not run here: {md_escape(', '.join(sorted(unav)))}" if unav else "")
                      + f"; conditions: {md_escape(cond)}; "
@@ -108,7 +108,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
         L.append("* no section-3 run outputs were found: no scores are compared")
     if pseudo:
         comp = pseudo.get("components", {})
-        L.append(f"* section 2 pseudo-label run on `{md_escape(pseudo.get('params', {}).get('candidates', '?'))}` with "
+        L.append(f"* section 2 pseudo-label run on {md_code(pseudo.get('params', {}).get('candidates', '?'))} with "
                  f"derenderer {md_escape(comp.get('derenderer', '?'))}, OCR {md_escape(comp.get('ocr_engine', '?'))}, "
                  f"ratings {md_escape(comp.get('ratings_source', '?'))}")
     for name in stats:

@@ -6,12 +6,13 @@ table rendered by pandas' Styler, inside a box that scrolls sideways on a narrow
 overflowing the page (the book's CSS, ``book/_static/inkground.css``, styles the classes named here; on a
 narrow screen ``book/_static/inkground.js`` sets a table that does not fit one block per row). Nothing is
 truncated: every row and column is printed (no "..."), long cells wrap between words. The caption and the
-notes are Markdown (inline: code, emphasis, links), rendered here, so a caption never shows raw backticks.
+notes are Markdown (inline: code, emphasis, links), rendered here, so a caption never shows raw backticks. Every
+cell and column name is text, escaped (:mod:`~inkground_lib.report.escape`): a dataset's name or a system's label
+never becomes markup, and a note made of cells shows them literally.
 """
 
 from __future__ import annotations
 
-import html
 import numbers
 import re
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ from typing import Callable, Optional
 
 import numpy as np
 import pandas as pd
-from markdown_it import MarkdownIt  # myst-nb's Markdown parser (requirements.txt pins myst-nb)
+
+from inkground_lib.report.escape import html_attr, inline_markdown, md_escape, plain_text
 
 FIGURE_CLASS = "ink-table-figure"  # caption, scroll box and notes
 WRAP_CLASS = "ink-table-wrap"  # the scroll box (overflow-x: auto)
@@ -29,27 +31,6 @@ FIRST_PAPER_ROW_CLASS = "ink-first-paper-row"  # the first of them: a rule above
 NOTES_CLASS = "ink-table-notes"
 REPEATED_MIN_CHARS = 24  # a cell text at least this long that repeats becomes a footnote
 MARKS = "*†‡§¶"
-
-
-_MARKDOWN = MarkdownIt("commonmark", {"html": False})  # raw HTML in a caption is shown as text, not markup
-
-
-def inline_markdown(text) -> str:
-    """Inline Markdown (code spans, emphasis, links) as HTML; any HTML in ``text`` is escaped.
-
-    >>> inline_markdown("the systems named in `systems` & <b>why</b>")
-    'the systems named in <code>systems</code> &amp; &lt;b&gt;why&lt;/b&gt;'
-    """
-    return _MARKDOWN.renderInline(str(text))
-
-
-def plain_text(text) -> str:
-    """What inline Markdown reads as, without markup (for an ``aria-label``).
-
-    >>> plain_text("Table 3.1: the systems named in `systems` (*all*)")
-    'Table 3.1: the systems named in systems (all)'
-    """
-    return html.unescape(re.sub(r"<[^>]+>", "", inline_markdown(text)))
 
 
 def merge_identical_rows(df: pd.DataFrame, label: str, start: int = 0) -> tuple[pd.DataFrame, list[str]]:
@@ -81,7 +62,7 @@ def merge_identical_rows(df: pd.DataFrame, label: str, start: int = 0) -> tuple[
             k += 1
             names = [str(labels[i]) for i in members]
             labels[pos] = " / ".join(names) + f" {mark}"
-            listed = ", ".join(names[:-1]) + " and " + names[-1]
+            listed = ", ".join(map(md_escape, names[:-1])) + " and " + md_escape(names[-1])
             notes.append(f"{mark} {listed}: the same in every column, shown once.")
     if not notes:
         return df, []
@@ -119,7 +100,7 @@ def fold_repeated(df: pd.DataFrame, min_chars: int = REPEATED_MIN_CHARS,
         mark = footnote_mark(k)
         dash = text.startswith("— ")
         marks[text] = f"— {mark}" if dash else mark
-        notes.append(f"{mark} {text[2:] if dash else text}")
+        notes.append(f"{mark} {md_escape(text[2:] if dash else text)}")
     out = df.copy()
     for col in out.columns:
         out[col] = [marks.get(v, v) if isinstance(v, str) else v for v in out[col]]
@@ -160,9 +141,11 @@ class TableView:
     def to_html(self) -> str:
         styler = self.data.style
         styler = styler.set_uuid(self.table_id)  # fixed ids: two builds give identical pages
-        styler = styler.format(number_text, na_rep="—")  # every cell: no 1.000000, no 462.3570
+        # every cell: no 1.000000, no 462.3570; text escaped (a value from a dataset or config is never markup)
+        styler = styler.format(number_text, na_rep="—", escape="html")
         if self.formatters:
-            styler = styler.format(self.formatters, na_rep="—")
+            styler = styler.format(self.formatters, na_rep="—", escape="html")
+        styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
         styler = styler.set_table_attributes(f'class="{TABLE_CLASS}" aria-describedby="{self.table_id}-caption"')
         if self.paper_rows:
             classes = pd.DataFrame("", index=self.data.index, columns=self.data.columns)
@@ -177,7 +160,7 @@ class TableView:
         # the caption sits outside the scroll box, so it wraps at the page's width however wide the table is
         return (f'<figure class="{FIGURE_CLASS}"><figcaption id="{self.table_id}-caption">'
                 f'{inline_markdown(self.caption)}</figcaption><div class="{WRAP_CLASS}" tabindex="0" role="region" '
-                f'aria-label="{html.escape(plain_text(self.caption), quote=True)}">{table}</div>{notes}</figure>')
+                f'aria-label={html_attr(plain_text(self.caption))}>{table}</div>{notes}</figure>')
 
     def _repr_html_(self) -> str:
         return self.to_html()

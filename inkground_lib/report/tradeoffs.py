@@ -27,6 +27,7 @@ from inkground_lib.analysis.tradeoffs import (
 )
 from inkground_lib.analysis.ties import TIES_RULE, tied_ranks
 from inkground_lib.core.defaults import BETTER, METRIC_LABELS
+from inkground_lib.report.escape import figure_text
 from inkground_lib.report.format import format_interval, is_missing, missing
 from inkground_lib.report.palette import OKABE_ITO
 from inkground_lib.report.table_view import table_view
@@ -130,7 +131,7 @@ def _plot_group(ax, g, ym, yb, colour, marker, ours, label, fontsize: float = FI
     texts = []
     for xi, yi, t in _merged_labels(x, y, g["system"]):
         # start on the side with room: right of a point in the left part of the AR axis, left of it otherwise
-        texts.append(ax.text(xi, yi, t, fontsize=fontsize, color=colour, ha="left" if xi < 0.6 else "right",
+        texts.append(ax.text(xi, yi, figure_text(t), fontsize=fontsize, color=colour, ha="left" if xi < 0.6 else "right",
                              va="bottom", zorder=4, fontweight="bold" if ours else "normal"))
     return texts, list(x) + line_x, list(y) + line_y
 
@@ -249,7 +250,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
             ds, g = items[k]
             c, m = (OURS_STYLE if is_ours else PAPER_STYLE)[k % len(OURS_STYLE if is_ours else PAPER_STYLE)]
             who = "ours (measured)" if is_ours else "paper (reported)"
-            t, x, yy = _plot_group(ax, g, "style", "max", c, m, is_ours, f"{who}: {ds}")
+            t, x, yy = _plot_group(ax, g, "style", "max", c, m, is_ours, figure_text(f"{who}: {ds}"))
             if is_ours:
                 n = g["n_classes"].dropna()
                 n, unit = (int(n.iloc[0]) if len(n) else None), "writers"
@@ -258,7 +259,8 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
             if n:
                 ax.axhline(1.0 / n, color="#555555", lw=1, ls=":", zorder=1,
                            label="chance level (1 / writer classes)")
-            ax.set_title(f"{who}: {ds}\n{n if n else 'unknown number of'} {unit} (classes)", fontsize=FIGURE_TEXT_PT + 1)
+            ax.set_title(figure_text(f"{who}: {ds}\n{n if n else 'unknown number of'} {unit} (classes)"),
+                         fontsize=FIGURE_TEXT_PT + 1)
             hi = g["style_hi"].to_numpy(float) if is_ours and "style_hi" in g else np.asarray(yy, float)
             top = np.nanmax(np.concatenate([hi, np.asarray(yy, float), [0.05]]))
             # ours: up to the highest interval; the paper's: the whole probability range

@@ -137,9 +137,12 @@ class DeepSeekOCREngine:
         # a bearer token when the key is set, else no Authorization header at all; the OpenAI organisation /
         # project headers the SDK would take from OPENAI_ORG_ID / OPENAI_PROJECT_ID are never sent either; each
         # request has a total deadline of ``timeout`` and an answer size limit, redirects are not followed
-        self._client, self._headers = openai_client(base_url, key, timeout=self.timeout,
-                                                    max_retries=self.max_retries,
-                                                    base_url_env=DEEPSEEK_BASE_URL_ENV)
+        try:  # its host resolving to a metadata or link-local address: refused before any request
+            self._client, self._headers = openai_client(base_url, key, timeout=self.timeout,
+                                                        max_retries=self.max_retries,
+                                                        base_url_env=DEEPSEEK_BASE_URL_ENV)
+        except CredentialError as e:
+            raise OCRUnavailable(f"deepseek-ocr: {e}") from None
 
     def _scrub(self, text: str) -> str:
         return scrub_secrets(text, self._secrets)

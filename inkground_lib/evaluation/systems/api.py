@@ -123,7 +123,12 @@ class ApiSystem(BaseSystem):
         self._secrets = [(self.api_key_env, api_key)] if api_key else []
         if base_url and self.base_url_env and os.environ.get(self.base_url_env):
             self._secrets += url_secrets(self.base_url_env, base_url)
-        self._client = client if client is not None else self._make_client(api_key, base_url)
+        # the registry's default URL is a provider's: only public addresses (an environment's may be self-hosted)
+        self.public_url = not (self.base_url_env and os.environ.get(self.base_url_env))
+        try:
+            self._client = client if client is not None else self._make_client(api_key, base_url)
+        except CredentialError as e:  # its host resolves to an address no key may go to
+            raise SystemConfigError(f"system {name}: {e}") from None
 
     def answer_params(self) -> dict:
         """Settings that change the answer (hashed into the request key). top_p, top_k and the message shape
@@ -371,9 +376,14 @@ class ApiSystem(BaseSystem):
 
     def _oversize(self, e: Exception) -> RawOutput:
         """The output of an answer over the size limit (``max_answer_bytes``): status "too_large", its first
-        bytes kept (scrubbed) as the raw text; any other exception is raised again."""
-        from inkground_lib.core.http_client import oversize_in  # httpx2: loaded with the SDK
+        bytes kept (scrubbed) as the raw text. A base URL refused when it was first resolved (at this first
+        connection) stops the run (SystemConfigError: every request would go there; none was sent); any other
+        exception is raised again."""
+        from inkground_lib.core.http_client import address_refused_in, oversize_in  # httpx2: loaded with the SDK
 
+        refused = address_refused_in(e)
+        if refused is not None:
+            raise SystemConfigError(f"system {self.name}: {self.scrub(str(refused))}") from None
         big = oversize_in(e)
         if big is None:
             raise e
@@ -464,7 +474,7 @@ class OpenAISystem(ApiSystem):
         # fallback OPENAI_API_KEY; retries are this adapter's own (RetryPolicy), not the SDK's
         client, headers = openai_client(base_url, api_key, timeout=self.timeout, max_retries=0,
                                         max_answer_bytes=self.max_answer_bytes,
-                                        base_url_env=self.base_url_env or "base_url_env")
+                                        base_url_env=self.base_url_env or "base_url_env", public=self.public_url)
         self.auth_extra = {"extra_headers": headers} if headers else {}
         return client
 
@@ -530,7 +540,8 @@ class AnthropicSystem(ApiSystem):
         # a total deadline per request, an answer size limit, no redirects (core.http_client)
         return anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=self.timeout,
                                    default_headers=headers,
-                                   http_client=guarded_http_client(base_url, self.timeout, self.max_answer_bytes))
+                                   http_client=guarded_http_client(base_url, self.timeout, self.max_answer_bytes,
+                                                                   public=self.public_url))
 
     def _status_error_types(self):
         import anthropic

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +12,7 @@ from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-from inkground_lib.core.files import sha256_json
+from inkground_lib.core.files import sha256_file, sha256_json
 from inkground_lib.core.ink import Ink
 from inkground_lib.core.secrets import scrub_secrets
 
@@ -97,6 +99,20 @@ class Item:
         return cls.from_word(page, word, request=builder.word(page, word, example,
                                                               functools.partial(read_rgb, str(page.image))))
 
+    def word_key(self) -> str:
+        """Which word of which dataset this item asks about, and what is asked: sha256 over the page photo's
+        content (its file's sha256, or the array's bytes), the page and word ids, the word's text, its box and the
+        page size. Recorded answers are matched to items by it (a replay file, a prediction cache), never by
+        the word id alone: another dataset reusing the ids, or an edited word, has another key."""
+        if self.page_image is not None:
+            photo = file_sha(str(self.page_image))
+        elif self.image is not None:
+            photo = hashlib.sha256(np.ascontiguousarray(self.image).tobytes()).hexdigest()
+        else:
+            photo = None
+        return sha256_json({"photo": photo, "page": self.page_id, "word": self.word_id, "text": self.text,
+                            "box": [round(float(v), 3) for v in self.box], "size": list(self.page_size)})
+
     def load_image(self) -> np.ndarray:
         """The page photo as a uint8 (H, W, 3) RGB array."""
         if self.image is not None:
@@ -129,10 +145,18 @@ def read_rgb(path: str) -> np.ndarray:
     return a
 
 
-@functools.lru_cache(maxsize=256)
 def file_sha(path: str) -> str:
-    from inkground_lib.core.files import sha256_file
+    """sha256 of the file at ``path``, computed once per version of the file (its size and modification time);
+    "missing:<path>" for a file that is not there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"missing:{path}"
+    return _file_sha(path, st.st_size, st.st_mtime_ns)
 
+
+@functools.lru_cache(maxsize=4096)
+def _file_sha(path: str, size: int, mtime_ns: int) -> str:
     return sha256_file(path)
 
 
