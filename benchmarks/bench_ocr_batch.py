@@ -121,8 +121,7 @@ def filter_again(run, ds, widths) -> None:
     used = [p for p in ds.pages if p.id in pages.index]
     eng = RapidOCREngine(progress=False)
     shape = list(eng._ocr.text_rec.rec_image_shape)
-    print(f"
-the OCR filter of {run} again ({len(used)} pages, threshold {threshold:g}): pages whose outcome "
+    print(f"\nthe OCR filter of {run} again ({len(used)} pages, threshold {threshold:g}): pages whose outcome "
           f"flips, words whose match does, CPU-s of the reads")
     try:
         for width in widths:
