@@ -2,9 +2,10 @@
 
 Only model outputs are stored; failures go to a separate log. A request the run's cache does not hold is looked
 up in the same system's cache of the earlier runs (the book's run, then every rerun's, by request hash:
-:class:`EarlierCaches`) and, when found there, copied into the run's cache rather than asked again. The files, their lock, the records (made and
-loaded) are here; asking a system for the words not answered yet is :mod:`~inkground_lib.evaluation.asking`.
-The layout, the record schema and the rules are on the design page of the book.
+:class:`EarlierCaches`) and, when found there, copied into the run's cache rather than asked again. The files,
+their lock, the records (made and loaded) are here; asking a system for the words not answered yet is
+:mod:`~inkground_lib.evaluation.asking`. The layout, the record schema and the rules are on the design page of
+the book.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ class EarlierCaches:
     The files are read once, at the first lookup, and only read (never locked or repaired: another run may be
     writing them); one that cannot be read is skipped with a warning. :meth:`take` appends what a run takes to
     its own cache (:data:`~inkground_lib.core.earlier_runs.ADOPT_BATCH` records a write, the rest at
-    :meth:`flush`), so a run's cache holds every
-    answer its scores come from, and a rerun's answers stay with it whatever becomes of the book's runs."""
+    :meth:`flush`), so a run's cache holds every answer its scores come from, and a rerun's answers stay with it
+    whatever becomes of the book's runs."""
 
     def __init__(self, path: str | os.PathLike, system: str):
         self.path = Path(path)
@@ -120,7 +121,8 @@ class EarlierCaches:
                     continue
                 for k, rec in found.items():
                     had = self._records.get(k)
-                    if had is None or (had["status"] in RETRIED_ON_REQUEST and rec["status"] not in RETRIED_ON_REQUEST):
+                    if had is None or (had["status"] in RETRIED_ON_REQUEST
+                                       and rec["status"] not in RETRIED_ON_REQUEST):
                         self._records[k] = rec
         return self._records
 
