@@ -12,8 +12,12 @@ What is found there is a candidate, never a result: each store keeps its own key
 everything that decides the result: the inputs' contents, the settings, the code) and takes a record only where
 that key equals the one it computes for its request, so a record of another dataset, other settings or older
 code never matches. The earlier runs are only read (never locked, repaired or written: another command may be
-appending to them); what a run takes from them it writes into its own folder, so a run folder always holds
-every record its tables were computed from (each store's module says so).
+appending to them). What a run takes from them it appends to its own store, so a run folder always holds every
+record its tables were computed from: its results archive is whole, its readers (section 04's costs, the
+derender errors, the recorded seconds) see one run, and deleting the book's runs (``make clean``) takes nothing
+from a rerun. One exception: a trace store (:mod:`inkground_lib.components.derenderers.traces`) reads on in the
+earlier runs' stores without copying, since traces are intermediate answers (hundreds of MB at the paper's
+scale) whose inks the run's derender logs already hold.
 """
 
 from __future__ import annotations
