@@ -173,3 +173,24 @@ def test_a_runs_trace_store_reads_on_in_the_earlier_runs_and_never_writes_there(
     assert [json.loads(x)["entries"][0]["key"] for x in mine.read_text().splitlines()] == ["k2"]
     with pytest.raises(DerenderError, match="read-only"):
         store.earlier[0].append([strokes_entry("k3", [np.array([[0.0, 0.0]])], 0.1)], "photo1")
+
+
+def test_both_sides_reads_the_books_second_derenderer(tmp_path, monkeypatch):
+    from inkground_lib.evaluation import both_sides as bs
+
+    root = generate(tmp_path / "bench", SynthParams(pages=2, words_min=2, words_max=3, words_mean=2, seed=5,
+                                                    width=600, height=760), progress=False, workers=1)
+    book = tmp_path / "data" / "runs" / "synth" / "03_evaluation"
+    rerun = tmp_path / "data" / "reruns" / "03_n_boot-10" / "synth" / "03_evaluation"
+    pages = []
+    derender = bs._derender_page
+    monkeypatch.setattr(bs, "_derender_page", lambda job: pages.append(job[0].id) or derender(job))
+    a = bs.both_sides(root, book, n_boot=10, workers=1)
+    assert len(pages) == 2
+    before = _tree(book)
+    b = bs.both_sides(root, rerun, n_boot=10, workers=1)
+    assert len(pages) == 2 and _tree(book) == before  # read from the book's run, which is left as it was
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert (rerun / "both_sides.json").is_file()
+    bs.both_sides(root, rerun, n_boot=10, workers=1, second=bs.SkeletonParams(threshold="otsu"))
+    assert len(pages) == 4  # other settings: another key, derendered
