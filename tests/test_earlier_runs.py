@@ -194,3 +194,24 @@ def test_both_sides_reads_the_books_second_derenderer(tmp_path, monkeypatch):
     assert (rerun / "both_sides.json").is_file()
     bs.both_sides(root, rerun, n_boot=10, workers=1, second=bs.SkeletonParams(threshold="otsu"))
     assert len(pages) == 4  # other settings: another key, derendered
+
+
+def test_an_earlier_log_that_cannot_be_read_is_skipped_with_a_warning(tmp_path):
+    from inkground_lib.core.files import append_jsonl
+    from inkground_lib.pseudo.keys import reused_records
+
+    book = tmp_path / "data" / "runs" / "synth" / "02_pseudo_labels" / "ocr-x.jsonl"
+    other = tmp_path / "data" / "reruns" / "a" / "synth" / "02_pseudo_labels" / "ocr-x.jsonl"
+    mine = tmp_path / "data" / "reruns" / "b" / "synth" / "02_pseudo_labels" / "ocr-x.jsonl"
+    append_jsonl(book, {"schema": "s", "key": "k1", "v": 1})
+    with open(book, "a") as f:
+        f.write("not json\n")
+    append_jsonl(book, {"schema": "s", "key": "k2", "v": 2})
+    append_jsonl(other, {"schema": "s", "key": "k2", "v": 2})
+    before = book.read_bytes()
+    with pytest.warns(UserWarning, match="not read for results to reuse"):
+        got = list(reused_records(mine, "s", {"k1", "k2", "k3"}))
+    assert [r["key"] for r in got] == ["k1", "k2"]  # k1 before the bad line, k2 from the next run; k3 nowhere
+    assert book.read_bytes() == before
+    assert [json.loads(x)["key"] for x in mine.read_text().splitlines()] == ["k1", "k2"]
+    assert [r["key"] for r in reused_records(mine, "s", {"k1", "k2"})] == ["k1", "k2"]  # now its own
