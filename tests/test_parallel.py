@@ -83,6 +83,30 @@ def test_derender_and_ocr_filter_in_a_pool_write_the_serial_files(cand, tmp_path
 
 
 @pytest.mark.slow  # process pool
+def test_section_02_shares_one_pool_and_a_run_with_nothing_to_do_starts_none(cand, tmp_path, monkeypatch):
+    """Issue 42: the pipeline's stages (crop readings, derendering, OCR filter, truth) run in one pool, whose
+    workers load the OCR engine and the derenderer once; a run that finds everything logged starts no pool."""
+    from inkground_lib.core import parallel
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    started = []
+    real = parallel.process_pool
+    monkeypatch.setattr(parallel, "process_pool", lambda workers: started.append(workers) or real(workers))
+    assert parallel.executor_workers(LazyPool(3)) == 3
+    kw = {"derenderer": "tracer-recognize", "progress": False}
+    one = run_pseudo_labels(cand, tmp_path / "one", workers=1, **kw)
+    assert started == []
+    two = run_pseudo_labels(cand, tmp_path / "two", workers=2, **kw)
+    assert started == [2]  # one pool for every stage
+    pd.testing.assert_frame_equal(one.words, two.words)
+    pd.testing.assert_frame_equal(one.pages, two.pages)
+    for name in ("derender-tracer.jsonl", "ocr-crops-rapidocr.jsonl", "ocr-rapidocr.jsonl"):
+        assert _records(tmp_path / "one" / name) == _records(tmp_path / "two" / name), name
+    run_pseudo_labels(cand, tmp_path / "two", workers=2, **kw)
+    assert started == [2]  # everything logged: no pool started
+
+
+@pytest.mark.slow  # process pool
 def test_a_classifier_trained_in_a_pool_has_the_serial_weights(cand, tmp_path):
     ds = load_dataset(cand)
     items = [(w.true_ink, p.writer) for p in ds.pages for w in p.words]

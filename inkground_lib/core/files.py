@@ -63,11 +63,19 @@ def append_jsonl(path: str | os.PathLike, record) -> Path:
     """Append ``record`` as one JSON line (one write: sorted keys, NaN refused), then flush and fsync, so an
     append-only log loses at most the line being written when a run is killed (its readers drop a torn
     last line)."""
-    line = json.dumps(record, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
+    return append_jsonl_many(path, [record])
+
+
+def append_jsonl_many(path: str | os.PathLike, records) -> Path:
+    """Append ``records`` as one JSON line each (as :func:`append_jsonl`), in one write and one fsync (an fsync
+    costs ~9 ms here: a run taking hundreds of records from an earlier run's log appends them together)."""
+    data = "".join(json.dumps(r, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n" for r in records)
     path = Path(path)
+    if not data:
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab") as f:
-        f.write(line.encode("utf-8"))
+        f.write(data.encode("utf-8"))
         f.flush()
         os.fsync(f.fileno())
     return path

@@ -174,10 +174,13 @@ def windowed_map(ex: Executor, fn: Callable[[T], R], jobs: Sequence[T], window: 
 
 
 def executor_workers(ex: Optional[Executor]) -> int:
-    """How many jobs ``ex`` runs at once: a process pool's processes, a Dask cluster's worker threads, 1 for
+    """How many jobs ``ex`` runs at once: a process pool's processes (a :class:`LazyPool`'s too), a Dask
+    cluster's worker threads, 1 for
     None (serial) or an executor that does not say."""
     if ex is None:
         return 1
+    if isinstance(ex, LazyPool):
+        return ex.workers
     n = getattr(ex, "_max_workers", None)  # ProcessPoolExecutor / ThreadPoolExecutor
     if n:
         return int(n)

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 from inkground_lib.core.dataset import DatasetError
 from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.evaluation.cache import (
+    EarlierCaches,
     append_record,
     check_cache_file,
     failures_path,
@@ -91,7 +92,9 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
 
     Items are prepared in order (an API system's request keyed from each page's image, made once:
     :meth:`~inkground_lib.evaluation.systems.api.ApiSystem.prepare`) and asked as soon as they are, so the first
-    request leaves after the first page. Items whose request hash already has a record are not asked again (with
+    request leaves after the first page. Items whose request hash already has a record (in the cache, or in the
+    system's cache of an earlier run, copied into this one: :class:`~inkground_lib.evaluation.cache.
+    EarlierCaches`) are not asked again (with
     ``retry_refusals``, those whose record is a refusal or an empty answer are); items sharing a hash are asked
     once. The rest are asked by a pool of ``concurrency`` threads (default: the system's ``concurrency``), at
     most :data:`AHEAD` per thread waiting; each answer is appended to the cache as soon as it arrives (model
@@ -113,6 +116,7 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
         for p in (run.path, run.fail_path):
             check_cache_file(p)
         cached = load_cache(run.path, system=system.name, repair=True)
+        earlier = EarlierCaches(run.path, system.name)  # the book's run's and earlier reruns' answers
         run.start(cached)
         try:
             for i, it in enumerate(items):
@@ -127,6 +131,10 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
                     run.waiting[k] += 1
                     continue
                 rec = cached.get(k)
+                if rec is None and k not in run.decided:
+                    rec = earlier.take(k)  # copied into this run's cache (at the latest when the run ends)
+                    if rec is not None:
+                        cached[k] = run.results[k] = rec
                 again = retry_refusals and rec is not None and rec["status"] in RETRIED_ON_REQUEST
                 if k in run.decided or (rec is not None and not again):
                     run.bar.update(1)
@@ -144,6 +152,7 @@ def run_predictions(system: System, items: Sequence[Item], cache_path: str | os.
             run.interrupted = True
             raise PredictionInterrupted(run.interrupt(grace), dict(run.counts)) from None
         finally:
+            earlier.flush()
             run.close()
     return run.records(items)
 

@@ -65,7 +65,9 @@ def both_sides(dataset_dir, run_dir, *, second: SkeletonParams = SECOND, n_boot:
                workers: Optional[int] = None) -> BothSides:
     """The measurement of the module doc on the benchmark set in ``dataset_dir`` (its reference inks are
     derenderer A's labels; its words need true inks). Derenderer B's inks are kept in
-    ``run_dir/both_sides.json`` with the dataset hash and B's settings, so a rerun derenders nothing."""
+    ``run_dir/both_sides.json`` with the dataset hash and B's settings, so a rerun derenders nothing; a run
+    without them reads them from the earlier runs of its folder where the key is the same
+    (:func:`~inkground_lib.core.earlier_runs.earlier_files`)."""
 
     from inkground_lib.core.folders import folder_lock
 
@@ -77,6 +79,7 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
                 workers: Optional[int]) -> BothSides:
     from inkground_lib.components.metrics.trajectory import chamfer, dtw
     from inkground_lib.core.dataset import dataset_hash, load_dataset
+    from inkground_lib.core.earlier_runs import earlier_files
     from inkground_lib.core.files import atomic_write_json
     from inkground_lib.core.ink import ink_from_lists
     from inkground_lib.core.parallel import ordered_map
@@ -89,12 +92,16 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
     path = both_sides_json(run_dir)
     key = {"dataset": dataset_hash(dataset_dir), "second": asdict(second), "grow": CROP_GROW}
     b_inks = None
-    if path.is_file():
+    for i, saved_at in enumerate([path] + earlier_files(path)):  # this run's, else an earlier run's same measurement
         try:
-            saved = json.loads(path.read_text("utf-8"))
+            saved = json.loads(saved_at.read_text("utf-8"))
             b_inks = saved["inks"] if saved.get("key") == key else None
-        except (ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError):
             b_inks = None
+        if b_inks is not None:
+            if i:  # taken from an earlier run (the book's, a rerun's): kept in this one too
+                atomic_write_json(path, {"key": key, "inks": b_inks}, indent=None)
+            break
     if b_inks is None:
         jobs = [(p, asdict(second)) for p in ds.pages]
         b_inks = {}

@@ -1,8 +1,11 @@
 """The prediction cache: append-only JSONL, one record per answered request, resumable.
 
-Only model outputs are stored; failures go to a separate log. The files, their lock, the records (made and
-loaded) are here; asking a system for the words not answered yet is :mod:`~inkground_lib.evaluation.asking`.
-The layout, the record schema and the rules are on the design page of the book.
+Only model outputs are stored; failures go to a separate log. A request the run's cache does not hold is looked
+up in the same system's cache of the earlier runs (the book's run, then every rerun's, by request hash:
+:class:`EarlierCaches`) and, when found there, copied into the run's cache rather than asked again. The files,
+their lock, the records (made and loaded) are here; asking a system for the words not answered yet is
+:mod:`~inkground_lib.evaluation.asking`. The layout, the record schema and the rules are on the design page of
+the book.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ import os
 import re
 import stat
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional
 
-from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl
+from inkground_lib.core.earlier_runs import ADOPT_BATCH, earlier_files
+from inkground_lib.core.files import JSONLError, append_jsonl, append_jsonl_many, iter_jsonl
 from inkground_lib.core.ink import ink_to_lists
 from inkground_lib.core.run_files import predictions_jsonl
 from inkground_lib.evaluation.systems.base import (
@@ -83,6 +88,63 @@ def load_cache(path: str | os.PathLike, system: Optional[str] = None, repair: bo
                              f"move the file away, or choose another run folder") from None
         raise CacheError(f"{err} (the cache is corrupt; move the file away to start over)") from None
     return out
+
+
+class EarlierCaches:
+    """One system's answers in the earlier runs of a cache's run folder: the file of the same name
+    (``predictions/<system>.jsonl``) in the book's run, then in every rerun's
+    (:func:`~inkground_lib.core.earlier_runs.earlier_files`). A record is found only by its request hash, the
+    digest of everything the answer depends on (the system's settings, model and prompt version, the word, its
+    page photo's pixels...), so an answer to another dataset, word or setting never matches.
+
+    The files are read once, at the first lookup, and only read (never locked or repaired: another run may be
+    writing them); one that cannot be read is skipped with a warning. :meth:`take` appends what a run takes to
+    its own cache (:data:`~inkground_lib.core.earlier_runs.ADOPT_BATCH` records a write, the rest at
+    :meth:`flush`), so a run's cache holds every answer its scores come from, and a rerun's answers stay with it
+    whatever becomes of the book's runs."""
+
+    def __init__(self, path: str | os.PathLike, system: str):
+        self.path = Path(path)
+        self.system = system
+        self._records: Optional[dict] = None
+        self._pending: list = []
+        self.taken = 0
+
+    def _load(self) -> dict:
+        if self._records is None:
+            self._records = {}
+            for other in earlier_files(self.path):
+                try:
+                    found = load_cache(other, system=self.system)
+                except CacheError as err:
+                    warnings.warn(f"{err}: not read for answers to reuse", stacklevel=3)
+                    continue
+                for k, rec in found.items():
+                    had = self._records.get(k)
+                    if had is None or (had["status"] in RETRIED_ON_REQUEST
+                                       and rec["status"] not in RETRIED_ON_REQUEST):
+                        self._records[k] = rec
+        return self._records
+
+    def get(self, key: str) -> Optional[dict]:
+        """The earlier runs' record of request ``key``, or None (nothing is written)."""
+        return self._load().get(key)
+
+    def take(self, key: str) -> Optional[dict]:
+        """The earlier runs' record of request ``key`` (None when none holds it), queued for this run's cache."""
+        rec = self.get(key)
+        if rec is not None:
+            self._pending.append(rec)
+            self.taken += 1
+            if len(self._pending) >= ADOPT_BATCH:
+                self.flush()
+        return rec
+
+    def flush(self) -> None:
+        """Append the records taken and not written yet to this run's cache (one write)."""
+        if self._pending:
+            append_jsonl_many(self.path, self._pending)
+            self._pending = []
 
 
 def check_cache_file(path: str | os.PathLike) -> None:

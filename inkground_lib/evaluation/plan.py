@@ -106,22 +106,24 @@ def estimate_request(system: System, item: Item) -> RequestEstimate:
 
 def plan_predictions(system: System, items: Sequence[Item], cache_path: str | os.PathLike,
                      retry_refusals: bool = False, progress: bool = False) -> RunPlan:
-    """What :func:`inkground_lib.evaluation.asking.run_predictions` would send (after the cache) for ``items``,
-    and its estimated size and cost. Reads the cache; sends and writes nothing, and encodes no image unless only
-    encoding can tell whether it fits the provider's limits (:meth:`RunPlan.lines` says how many). ``progress``:
-    a bar over the words."""
+    """What :func:`inkground_lib.evaluation.asking.run_predictions` would send (after the cache, and the earlier
+    runs' caches it would copy from) for ``items``, and its estimated size and cost. Reads the caches; sends and
+    writes nothing, and encodes no image unless only encoding can tell whether it fits the provider's limits
+    (:meth:`RunPlan.lines` says how many). ``progress``: a bar over the words."""
     from inkground_lib.core.progress import bar as progress_bar
-    from inkground_lib.evaluation.cache import load_cache
+    from inkground_lib.evaluation.cache import EarlierCaches, load_cache
 
     cached = load_cache(cache_path, system=system.name) if os.path.exists(cache_path) else {}
+    earlier = EarlierCaches(cache_path, system.name)  # what a run would copy from the earlier runs' caches
     is_api = getattr(system, "kind", None) == "api"
     keys, todo, est = [], [], {}
     for it in progress_bar(items, desc=f"plan {system.name}", unit="word", enabled=progress):
         p = prepare(system, it)
         k = p.key
         keys.append(k)
-        again = retry_refusals and k in cached and cached[k]["status"] in RETRIED_ON_REQUEST
-        if (k not in cached or again) and k not in est:
+        rec = cached.get(k) or earlier.get(k)
+        again = retry_refusals and rec is not None and rec["status"] in RETRIED_ON_REQUEST
+        if (rec is None or again) and k not in est:
             todo.append(k)
             est[k] = estimate_prepared(system, p) if is_api else None
     est = est if is_api else {}

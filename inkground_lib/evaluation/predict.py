@@ -16,6 +16,7 @@ from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.run_files import EVAL_RUN_FILES, RUN_PATTERNS
 from inkground_lib.evaluation.asking import ask, run_predictions
 from inkground_lib.evaluation.cache import (
+    EarlierCaches,
     append_record,
     cache_path,
     check_cache_file,
@@ -133,17 +134,24 @@ def _predict_page_job(job):
 
 def predict_pages(system, items, path, executor, progress: bool = True) -> int:
     """Answer, on ``executor``, the items of ``system`` that ``path`` (its prediction cache) does not hold
-    yet, one job per page; this process appends each record (:func:`inkground_lib.evaluation.cache.make_record`)
+    yet, nor an earlier run's cache (:class:`~inkground_lib.evaluation.cache.EarlierCaches`: copied into it),
+    one job per page; this process appends each record (:func:`inkground_lib.evaluation.cache.make_record`)
     in item order, so the cache then holds what :func:`~inkground_lib.evaluation.asking.run_predictions` would
     have written and it asks nothing. Returns the number of records written."""
     for p in (path, failures_path(path)):
         check_cache_file(p)
-    cached = load_cache(path, system=system.name, repair=True)
+    have = set(load_cache(path, system=system.name, repair=True))
+    earlier = EarlierCaches(path, system.name)
     todo: dict[str, object] = {}
     for it in items:
         k = system.request_key(it)
-        if k not in cached and k not in todo:
+        if k in have or k in todo:
+            continue
+        if earlier.take(k) is not None:
+            have.add(k)
+        else:
             todo[k] = it
+    earlier.flush()
     by_page: dict[str, list] = {}
     for k, it in todo.items():
         by_page.setdefault(it.page_id, []).append((k, it))

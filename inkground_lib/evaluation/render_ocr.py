@@ -12,9 +12,9 @@ from inkground_lib.core.progress import bar as progress_bar
 from inkground_lib.core.render import render_ink
 from inkground_lib.evaluation.render_ocr_log import (
     append_render_texts,
-    read_render_texts,
     render_ocr_identity,
     render_ocr_log_path,
+    reused_render_texts,
 )
 from inkground_lib.evaluation.settings import EvalSettings
 from inkground_lib.pseudo.benchmark import reference_ocr_texts
@@ -53,11 +53,17 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
     reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts), with a
     tqdm bar of the renders read when ``progress``. ``log``: a render-OCR log
     (:mod:`inkground_lib.evaluation.render_ocr_log`, by ink digest) whose texts are reused and to which each
-    batch read is appended, in the same batches with or without an executor."""
+    batch read is appended, in the same batches with or without an executor; the texts the same log of an
+    earlier run holds are reused too (:func:`~inkground_lib.evaluation.render_ocr_log.reused_render_texts`), and
+    at the end one more line gives the text of every ink the log still lacks (one found in ``memo``: drawn by
+    another system, or read in section 02), so the log answers a later run that asks for these inks alone."""
     memo = {} if memo is None else memo
     identity = None if log is None else render_ocr_identity(ocr)
+    logged: dict = {}
     if log is not None:
-        seed_texts(memo, ocr.name, inks, read_render_texts(log, ocr))
+        digests = [ink_digest(k) for k in inks]
+        logged = reused_render_texts(log, ocr, set(digests))
+        seed_texts(memo, ocr.name, inks, logged)
     keys = [(ocr.name, drawing_digest(k)) for k in inks]
     todo = {}
     for k, ink in zip(keys, inks):
@@ -78,8 +84,14 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
             batch = [str(t) for t in batch]
             memo.update(zip(ks[i:i + OCR_BATCH_WORDS], batch))
             if log is not None:
-                append_render_texts(log, identity, [ink_digest(k) for k in vs[i:i + OCR_BATCH_WORDS]], batch)
+                read_now = [ink_digest(k) for k in vs[i:i + OCR_BATCH_WORDS]]
+                append_render_texts(log, identity, read_now, batch)
+                logged.update(zip(read_now, batch))
             bar.update(len(batch))
+    if log is not None:
+        rest = {d: memo[k] for d, k in zip(digests, keys) if d not in logged}
+        if rest:
+            append_render_texts(log, identity, list(rest), list(rest.values()))
     return [memo[k] for k in keys]
 
 

@@ -4,12 +4,14 @@ each batch as it is read, so a rerun after ``kill -9`` reads only what was not r
 One JSON line per batch: ``{"schema", "engine": engine config, "render": render config, "texts": {ink digest:
 text}}``. Texts are reused only under the same engine config (:func:`inkground_lib.pseudo.keys.engine_config`:
 name, source and output settings) and render config (:func:`inkground_lib.core.render.render_config`); a torn
-last line is dropped (:func:`inkground_lib.core.files.iter_jsonl`).
+last line is dropped (:func:`inkground_lib.core.files.iter_jsonl`). Texts the log lacks are looked up in the same
+log of the earlier runs (:func:`reused_render_texts`).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -36,18 +38,45 @@ def _valid(rec) -> bool:
             and all(isinstance(k, str) and isinstance(v, str) for k, v in rec["texts"].items()))
 
 
-def read_render_texts(path: str | os.PathLike, ocr) -> dict[str, str]:
+def read_render_texts(path: str | os.PathLike, ocr, repair: bool = True) -> dict[str, str]:
     """{ink digest: text} of the log's lines written with ``ocr``'s config and today's render config (other
-    lines are ignored); a missing file gives {}."""
+    lines are ignored); a missing file gives {}. ``repair``: cut a torn last line off the file."""
     ident = render_ocr_identity(ocr)
     out: dict[str, str] = {}
     try:
-        for _, rec in iter_jsonl(path, _valid, what=f"{RENDER_OCR_SCHEMA} record"):
+        for _, rec in iter_jsonl(path, _valid, repair=repair, what=f"{RENDER_OCR_SCHEMA} record"):
             if rec.get("engine") == ident["engine"] and rec.get("render") == ident["render"]:
                 out.update(rec["texts"])
     except JSONLError as err:
         raise RenderOCRLogError(f"{err}; the log is corrupt (delete it to read the renders again)") from None
     return out
+
+
+def reused_render_texts(path: str | os.PathLike, ocr, digests) -> dict[str, str]:
+    """{ink digest: text}: the texts the log at ``path`` holds (:func:`read_render_texts`), and for those of
+    ``digests`` it lacks, the texts the same log of the earlier runs of its run folder holds
+    (:func:`~inkground_lib.core.earlier_runs.earlier_files`: the book's run, then every rerun's; only read, a
+    corrupt one skipped with a warning; the same engine and render config, and the same drawing by its digest,
+    or never). What came from an earlier run is appended to ``path`` as one line."""
+    from inkground_lib.core.earlier_runs import earlier_files
+
+    out = read_render_texts(path, ocr)
+    missing = {d for d in digests if d not in out}
+    taken: dict[str, str] = {}
+    for other in earlier_files(path) if missing else ():
+        try:
+            texts = read_render_texts(other, ocr, repair=False)
+        except RenderOCRLogError as err:
+            warnings.warn(f"{err}: not read for texts to reuse", stacklevel=2)
+            continue
+        taken.update({d: texts[d] for d in missing if d in texts})
+        missing -= taken.keys()
+        if not missing:
+            break
+    if taken:
+        keys = sorted(taken)
+        append_render_texts(path, render_ocr_identity(ocr), keys, [taken[k] for k in keys])
+    return {**out, **taken}
 
 
 def render_ocr_identity(ocr) -> dict:

@@ -82,7 +82,7 @@ def predict_systems(dataset, systems: Sequence[str], run_dir, settings: EvalSett
     read (:func:`section_traces`)."""
     ds = section_dataset(dataset)
     runs, _ = run_systems(ds, systems, run_dir, settings.grid, progress, registry_extra, executor, traces)
-    read_all_renders(ds, runs.values(), settings, memo, progress, executor)
+    read_all_renders(ds, runs.values(), settings, memo, progress, executor, log_dir=run_dir)
     return runs
 
 
@@ -112,7 +112,7 @@ def evaluate_dataset(dataset, systems: Sequence[str], run_dir, settings: EvalSet
                                             progress, registry_extra, traces=traces)
         runs.update(new_runs)
         memo = {} if memo is None else memo
-        ocr = read_all_renders(ds, runs.values(), settings, memo, progress)
+        ocr = read_all_renders(ds, runs.values(), settings, memo, progress, log_dir=run_dir)
         # only now wait for the classifier (trained meanwhile, with a pool), and then use it
         model, facts = (style or start_style_classifier(ds, run_dir, settings, executor, progress, memo=memo))()
         store = style_features_dir(run_dir)

@@ -7,7 +7,8 @@ Each word is cut as the OCR filter cuts it (:func:`~inkground_lib.components.der
 grown by :data:`~inkground_lib.core.defaults.CROP_GROW`; a box off the photo reads a blank 8 x 8 image). With a
 run folder the readings are logged page by page in ``ocr-crops-<engine>.jsonl`` (:func:`~inkground_lib.core.
 run_files.crop_ocr_jsonl`), keyed by the page (photo digest, word ids, texts and boxes) and the engine's
-configuration, and a page whose key is there is not read again (resumable as every log of inkground).
+configuration, and a page whose key is there, or in the same log of an earlier run
+(:func:`~inkground_lib.pseudo.keys.reused_records`), is not read again (resumable as every log of inkground).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.run_files import CROP_OCR_SCHEMA, crop_ocr_jsonl
-from inkground_lib.pseudo.keys import CROP_GROW, PseudoError, engine_config, iter_records, page_base_key
+from inkground_lib.pseudo.keys import CROP_GROW, PseudoError, engine_config, page_base_key, reused_records
 
 
 def make_engine(spec="rapidocr", progress: bool = False):
@@ -94,8 +95,7 @@ def read_crops(ds: Dataset, engine="rapidocr", run_dir=None, progress: bool = Tr
     path = crop_ocr_jsonl(run_dir, ecfg["name"]) if run_dir is not None else None
     done: dict[str, dict] = {}
     if path is not None:
-        wanted = set(keys.values())
-        done = {r["key"]: r for r in iter_records(path, CROP_OCR_SCHEMA) if r["key"] in wanted}
+        done = {r["key"]: r for r in reused_records(path, CROP_OCR_SCHEMA, keys.values())}
     sendable = engine if isinstance(engine, str) and getattr(eng, "parallel", False) else None
     todo = [p for p in ds.pages if keys[p.id] not in done]
     with progress_bar(total=ds.n_words, desc=f"OCR of the crops ({ecfg['name']})", unit="word",

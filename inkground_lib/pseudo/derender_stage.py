@@ -7,13 +7,20 @@ from concurrent.futures import Executor
 from typing import Optional
 
 from inkground_lib.components.derenderers.factory import make_derenderer
-from inkground_lib.components.derenderers.traces import TraceStore
+from inkground_lib.components.derenderers.traces import TraceStore, run_store
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.files import append_jsonl, sha256_json
 from inkground_lib.core.ink import Ink, ink_from_lists, ink_to_lists
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl, traces_jsonl
-from inkground_lib.pseudo.keys import CROP_GROW, PseudoError, derenderer_config, iter_records, page_base_key
+from inkground_lib.pseudo.keys import (
+    CROP_GROW,
+    PseudoError,
+    derenderer_config,
+    iter_records,
+    page_base_key,
+    reused_records,
+)
 
 
 TEXT_SOURCES = {"recognize": "the OCR reading of the word's crop", "text": "the word's true text",
@@ -56,7 +63,7 @@ def derender_page(job) -> tuple[dict, list[dict]]:
     the time derendering the page took, counting each answer read from the trace store at the seconds it took
     to make (:attr:`~inkground_lib.components.derenderers.traces.TraceStore.reused_seconds`)."""
     from inkground_lib.components.derenderers.base import DerenderError, crop_word
-    from inkground_lib.components.derenderers.traces import TraceStore
+    from inkground_lib.components.derenderers.traces import TraceStore, run_store
 
     page, der, key = job[:3]
     store = TraceStore(entries=job[3] if len(job) > 3 else ()) if getattr(der, "uses_traces", False) else None
@@ -110,7 +117,9 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
     the skeleton derenderer ignores the text); the mode is part of each page's key and written in its record.
     Results go page by page
     to ``run_dir/derender-<name>.jsonl`` (one record per page: key, inks rounded to 0.01 px, per-word
-    errors, seconds); pages whose record (same key, see the module doc) exists are not recomputed. A word
+    errors, seconds); pages whose record (same key, see the module doc) exists there, or in the same log of an
+    earlier run (:func:`~inkground_lib.pseudo.keys.reused_records`: the book's run, a rerun's; appended to this
+    one), are not recomputed. A word
     whose box lies outside the photo gets an empty ink and its error is recorded. Inks are always returned
     as stored (rounded), so a fresh run and a resumed one give identical pseudo-labels. Pages are derendered
     in ``workers`` processes (:mod:`inkground_lib.core.parallel`; None: every core) when the derenderer
@@ -120,7 +129,8 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
 
     A derenderer that keeps its answers in a trace store (``uses_traces``: the skeleton, the tracer;
     :mod:`inkground_lib.components.derenderers.traces`) reads them from ``traces`` (a path or a
-    :class:`~inkground_lib.components.derenderers.traces.TraceStore`; None: ``run_dir/traces.jsonl``) where
+    :class:`~inkground_lib.components.derenderers.traces.TraceStore`; None: ``run_dir/traces.jsonl``; a path
+    reads on in the earlier runs' stores, :func:`~inkground_lib.components.derenderers.traces.run_store`) where
     the store holds their content keys, and the answers it makes are appended there, one line per page (each
     worker is sent the entries made on its page's photo). So a crop the skeleton traced is not traced again
     by the tracer, nor the other way round, and a derender log rebuilt from the store costs no trace.
@@ -147,14 +157,13 @@ def derender_dataset(ds: Dataset, derenderer, run_dir, progress: bool = True,
         done[rec["key"]] = {w.id: ink_from_lists(rec["words"][w.id], f"{path}: page {page.id}: word {w.id}")
                             for w in page.words}
 
-    for r in iter_records(path, DERENDER_SCHEMA):  # one page's record at a time
-        if r["key"] in page_of:
-            keep(r)
+    for r in reused_records(path, DERENDER_SCHEMA, page_of):  # one page's record at a time; earlier runs' too
+        keep(r)
     todo = [page for page in ds.pages if keys[page.id] not in done]
     store = None
     if todo and getattr(der, "uses_traces", False):
-        store = traces if isinstance(traces, TraceStore) else TraceStore(traces_jsonl(run_dir) if traces is None
-                                                                          else traces)
+        store = traces if isinstance(traces, TraceStore) else run_store(traces_jsonl(run_dir) if traces is None
+                                                                         else traces)
     jobs = [(page, der, keys[page.id], store.for_photo(bases[page.id]["image"]) if store is not None else [],
              texts[page.id]) for page in todo]
     if not getattr(der, "parallel", False):  # e.g. a TensorFlow model: loaded once, here

@@ -25,6 +25,7 @@ from inkground_lib.components.derenderers.factory import make_derenderer
 from inkground_lib.core.bootstrap import page_bootstrap_counts, weighted_medians
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import N_BOOT
+from inkground_lib.core.parallel import LazyPool
 from inkground_lib.core.run_files import derenderers_dir, safe_name, traces_jsonl, truth_jsonl
 from inkground_lib.pseudo.crop_readings import read_crops
 from inkground_lib.pseudo.derender_stage import derender_dataset, recorded_seconds, text_mode
@@ -107,6 +108,11 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
     (``tracer-recognize``) is given the ``ocr`` engine's readings of the crops
     (:func:`~inkground_lib.pseudo.crop_readings.read_crops`, logged in the set's cache folder: section 02's
     candidates reuse those its pseudo-label run read)."""
+    with LazyPool(workers) as pool:  # one pool for every set and derenderer, started only when there is work
+        return _comparison(sets, derenderers, run_dir, n_boot, seed, ci, pool, cache_dirs, progress, ocr)
+
+
+def _comparison(sets, derenderers, run_dir, n_boot, seed, ci, pool, cache_dirs, progress, ocr) -> pd.DataFrame:
     q = _levels(ci)
     rows = []
     traces = traces_jsonl(run_dir)  # one trace store for every set and derenderer: nothing is traced twice
@@ -119,8 +125,8 @@ def derenderer_comparison(sets: Mapping[str, Dataset], derenderers: Sequence[str
         for spec in derenderers:
             der = make_derenderer(spec)
             inks, readings = derender_set(ds, der, cache, ocr=ocr, readings=readings, progress=progress,
-                                          workers=workers, traces=traces)
-            words = truth_metrics(ds, inks, workers=workers, log=truth_jsonl(cache))
+                                          executor=pool, traces=traces)
+            words = truth_metrics(ds, inks, executor=pool, log=truth_jsonl(cache))
             if words.empty:
                 break
             label = safe_name(spec) if isinstance(spec, str) else derenderer_config(der)["name"]
@@ -158,15 +164,16 @@ def comparison_sets(candidates: Dataset, recorded: str | os.PathLike | None) -> 
 
 
 def derender_set(ds: Dataset, der, cache: str | os.PathLike, *, ocr="rapidocr", readings=None,
-                 progress: bool = False, workers: int | None = None, traces=None):
+                 progress: bool = False, workers: int | None = None, traces=None, executor=None):
     """``der`` (a derenderer or its spec) on every word of ``ds``, cached in ``cache``; a derenderer that reads
     the word itself (text mode "recognize") is given the ``ocr`` engine's readings of the crops
     (:func:`~inkground_lib.pseudo.crop_readings.read_crops`, logged in ``cache``; ``readings`` when already
-    read). Returns (word id -> Ink, the readings or None)."""
+    read). Pages are derendered and read in ``workers`` processes, or on ``executor`` when given. Returns
+    (word id -> Ink, the readings or None)."""
     der = make_derenderer(der) if isinstance(der, str) else der
     if text_mode(der) == "recognize" and readings is None:
-        readings = read_crops(ds, ocr, cache, progress=progress, workers=workers)
-    inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, traces=traces,
+        readings = read_crops(ds, ocr, cache, progress=progress, workers=workers, executor=executor)
+    inks = derender_dataset(ds, der, cache, progress=progress, workers=workers, executor=executor, traces=traces,
                             readings=readings if text_mode(der) == "recognize" else None)
     return inks, readings
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import warnings
 from pathlib import Path
 from typing import Iterator
 
 from inkground_lib.core.dataset import Page
 from inkground_lib.core.defaults import CROP_GROW
-from inkground_lib.core.files import JSONLError, iter_jsonl, sha256_file
+from inkground_lib.core.files import JSONLError, append_jsonl_many, iter_jsonl, sha256_file
 
 OCR_SCHEMA = "inkground-pseudo-ocr"
 
@@ -72,19 +73,53 @@ def page_base_key(page: Page) -> dict:
             "grow": CROP_GROW}
 
 
-def read_jsonl(path: Path, schema: str) -> list[dict]:
-    """Valid records of an append-only JSONL log (:func:`iter_records` as a list)."""
-    return list(iter_records(path, schema))
-
-
-def iter_records(path: Path, schema: str) -> Iterator[dict]:
+def iter_records(path: Path, schema: str, repair: bool = True) -> Iterator[dict]:
     """Valid records of an append-only JSONL log, parsed one at a time
-    (:func:`inkground_lib.core.files.iter_jsonl`: a torn last line from an interrupted run is dropped and cut
-    off the file; any other invalid line raises PseudoError naming the file and the line)."""
+    (:func:`inkground_lib.core.files.iter_jsonl`: a torn last line from an interrupted run is dropped, and cut
+    off the file with ``repair``; any other invalid line raises PseudoError naming the file and the line)."""
     try:
         for _, rec in iter_jsonl(
                 path, lambda r: isinstance(r, dict) and r.get("schema") == schema and isinstance(r.get("key"), str),
-                what=f"{schema} record"):
+                repair=repair, what=f"{schema} record"):
             yield rec
     except JSONLError as err:
         raise PseudoError(f"{err}; the file is corrupt (delete it to recompute)") from None
+
+
+def reused_records(path: Path, schema: str, wanted) -> Iterator[dict]:
+    """The records of the log at ``path`` whose key is in ``wanted`` (:func:`iter_records`), then, for the keys
+    still missing, those of the same log in the earlier runs of its run folder
+    (:func:`~inkground_lib.core.earlier_runs.earlier_files`: the book's run, then every rerun's), parsed one at
+    a time. A record is taken only under its own key, the digest of everything that decides it, so one made
+    from another dataset, other settings or other code never is. The earlier logs are only read (a corrupt
+    one is skipped with a warning); each record taken from one is appended to ``path``
+    (:data:`~inkground_lib.core.earlier_runs.ADOPT_BATCH` at a time, in the order read), so the run's own log
+    holds every record its tables come from and its readers (errors, recorded seconds) see a whole run."""
+    from inkground_lib.core.earlier_runs import ADOPT_BATCH, earlier_files
+
+    wanted = set(wanted)
+    found: set = set()
+    for rec in iter_records(path, schema):
+        if rec["key"] in wanted:
+            found.add(rec["key"])
+            yield rec
+    if found >= wanted:
+        return
+    batch: list = []
+    try:
+        for other in earlier_files(path):
+            try:
+                for rec in iter_records(other, schema, repair=False):
+                    if rec["key"] in wanted and rec["key"] not in found:
+                        found.add(rec["key"])
+                        batch.append(rec)
+                        if len(batch) >= ADOPT_BATCH:
+                            append_jsonl_many(path, batch)
+                            batch = []
+                        yield rec
+            except PseudoError as err:
+                warnings.warn(f"{err}: not read for results to reuse", stacklevel=2)
+            if found >= wanted:
+                break
+    finally:
+        append_jsonl_many(path, batch)

@@ -24,7 +24,7 @@ from inkground_lib.pseudo.keys import (
     PseudoError,
     engine_config,
     page_base_key,
-    read_jsonl,
+    reused_records,
 )
 
 
@@ -67,7 +67,9 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     """The OCR filter (module doc): per word, OCR of the original crop vs OCR of the render of its
     pseudo-label, equal after normalisation = match; a page passes when matched / words >= ``threshold``;
     a page with no words never passes. With ``run_dir``, the OCR texts are cached per page in
-    ``run_dir/ocr-<engine>-<derenderer key>.jsonl`` (resumable like :func:`derender_dataset`). An engine
+    ``run_dir/ocr-<engine>.jsonl``, keyed by the page, the engine, the render settings and the inks (resumable
+    like :func:`derender_dataset`, and read from an earlier run's log where it holds the key:
+    :func:`~inkground_lib.pseudo.keys.reused_records`). An engine
     given by name whose class says ``parallel = True`` reads pages in ``workers`` processes (None: every core); records are written here in page
     order, so the cache is the same for any number of workers; ``executor`` (a pool or a Dask cluster,
     :func:`inkground_lib.core.parallel.executor`) replaces the pool of ``workers`` when given. ``originals``:
@@ -90,16 +92,16 @@ def ocr_filter(ds: Dataset, pseudo: Mapping[str, Ink], engine="rapidocr", thresh
     missing = [w.id for w in ds.words() if w.id not in pseudo]
     if missing:
         raise PseudoError(f"ocr_filter: no pseudo-label for {len(missing)} word(s), e.g. {missing[:3]}")
-    path = None
-    done: dict[str, dict] = {}
-    if run_dir is not None:
-        path = ocr_jsonl(run_dir, ecfg["name"])
-        done = {r["key"]: r for r in read_jsonl(path, OCR_SCHEMA)}
     keys = {}
     for page in ds.pages:
         inks = [pseudo[w.id] for w in page.words]
         keys[page.id] = sha256_json({"base": page_base_key(page), "engine": ecfg, "render": rcfg,
                                      "inks": hashlib.sha256(json.dumps([ink_to_lists(k) for k in inks]).encode()).hexdigest()})
+    path = None
+    done: dict[str, dict] = {}
+    if run_dir is not None:
+        path = ocr_jsonl(run_dir, ecfg["name"])
+        done = {r["key"]: r for r in reused_records(path, OCR_SCHEMA, keys.values())}
     # an engine given by name that can run one per worker (``parallel``) is rebuilt in each pool worker;
     # an engine object (or a heavy one, e.g. DeepSeek-OCR) reads here
     sendable = engine if isinstance(engine, str) and getattr(eng, "parallel", False) else None

@@ -7,6 +7,7 @@ import math
 import os
 import time
 from concurrent.futures import Executor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -18,6 +19,7 @@ from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import run_folder
+from inkground_lib.core.parallel import LazyPool
 from inkground_lib.core.repo_paths import portable_path
 from inkground_lib.core.run_files import (
     PSEUDO_RUN_FILES,
@@ -136,9 +138,12 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer=DERENDERER, ocr="ra
     """
     rfile = load_ratings(ratings) if ratings is not None else None  # a bad file fails before the run folder is touched
     per_pair_range(raters_per_pair)
-    with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite, writes=RUN_PATTERNS):
+    with run_folder(run_dir, "pseudo", legacy=PSEUDO_RUN_FILES, overwrite=overwrite, writes=RUN_PATTERNS), \
+            (nullcontext(executor) if executor is not None else LazyPool(workers)) as pool:
+        # one pool for every stage: its workers load the OCR engine and the derenderer once, and start only when
+        # a stage has work (a rerun that finds everything in its logs, or an earlier run's, starts none)
         return _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, rfile, n_raters,
-                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers, executor,
+                                  raters_per_pair, rater_model, n_candidates, seed, progress, workers, pool,
                                   bool(allow_partial_ratings))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import warnings
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -19,7 +20,7 @@ from inkground_lib.core.files import append_jsonl, sources_sha256
 from inkground_lib.core.ink import Ink, ink_digest
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.run_files import TRUTH_SCHEMA
-from inkground_lib.pseudo.keys import iter_records
+from inkground_lib.pseudo.keys import PseudoError, iter_records
 
 CODE_FILES = ("components/metrics/order.py", "components/metrics/trajectory.py", "core/ink.py",
               "core/defaults.py", "pseudo/truth.py")
@@ -50,13 +51,39 @@ def _order_rows(job) -> list:
     return [stroke_order_check(ink, true, spacing=spacing) for ink, true in pairs]
 
 
-def _read_log(path) -> dict:
+def _read_log(path, repair: bool = True) -> dict:
     code = code_sha256()
     rows: dict = {}
-    for rec in iter_records(Path(path), TRUTH_SCHEMA):
+    for rec in iter_records(Path(path), TRUTH_SCHEMA, repair=repair):
         if rec["key"] == code and isinstance(rec.get("rows"), dict):
             rows.update(rec["rows"])
     return rows
+
+
+def known_comparisons(log, keys) -> dict:
+    """{comparison key: [dtw, chamfer, order differs, direction differs]} for those of ``keys`` that the truth log
+    ``log`` holds for today's code, or the same log of an earlier run
+    (:func:`~inkground_lib.core.earlier_runs.earlier_files`: the book's run, then every rerun's; only read, a
+    corrupt one skipped with a warning). What came from an earlier run is appended to ``log`` as one record,
+    so the run's own log holds every comparison its tables come from."""
+    from inkground_lib.core.earlier_runs import earlier_files
+
+    wanted = set(keys)
+    own = _read_log(log)
+    known = {k: own[k] for k in wanted if k in own}
+    taken: dict = {}
+    for other in earlier_files(log) if len(known) < len(wanted) else ():
+        try:
+            rows = _read_log(other, repair=False)
+        except PseudoError as err:
+            warnings.warn(f"{err}: not read for results to reuse", stacklevel=2)
+            continue
+        taken.update({k: rows[k] for k in wanted - known.keys() - taken.keys() if k in rows})
+        if len(known) + len(taken) == len(wanted):
+            break
+    if taken:
+        append_jsonl(log, {"schema": TRUTH_SCHEMA, "key": code_sha256(), "rows": taken})
+    return {**known, **taken}
 
 
 def truth_metrics(ds: Dataset, pseudo: Mapping[str, Ink], spacing: float = SPACING, *, workers: Optional[int] = 1,
@@ -67,7 +94,8 @@ def truth_metrics(ds: Dataset, pseudo: Mapping[str, Ink], spacing: float = SPACI
 
     Each comparison is made once per content (:func:`comparison_key`): words whose inks are equal are compared
     once, and with ``log`` (a truth log, :func:`~inkground_lib.core.run_files.truth_jsonl`) the comparisons
-    it holds for today's code (:data:`CODE_FILES`) are read, not made, and those made here are appended to it
+    it holds for today's code (:data:`CODE_FILES`), or an earlier run's log holds (:func:`known_comparisons`),
+    are read, not made, and those made here are appended to it
     (e.g. section 02's pseudo-labels and the same derenderer's row of its comparison of derenderers). The
     stroke-order checks run in ``workers`` processes or on ``executor`` (:func:`~inkground_lib.core.parallel.
     ordered_map`, :data:`ORDER_CHUNK` words a job); DTW and Chamfer in numba's threads. The table is the same
@@ -77,7 +105,7 @@ def truth_metrics(ds: Dataset, pseudo: Mapping[str, Ink], spacing: float = SPACI
     if not items:
         return pd.DataFrame(columns=cols)
     keys = [comparison_key(pseudo[w.id], w.true_ink, (p.width, p.height), spacing) for p, w in items]
-    known = _read_log(log) if log is not None else {}
+    known = known_comparisons(log, keys) if log is not None else {}
     first: dict[str, int] = {}
     for i, k in enumerate(keys):
         if k not in known:

@@ -24,6 +24,11 @@ append-only JSONL log, one line per page derendered (:data:`~inkground_lib.core.
 inkground (a torn last line is dropped). Only the lines' offsets and keys are held in memory; a line is parsed
 again when one of its entries is asked for (the paper-scale store is hundreds of MB). Equal keys anywhere in the
 file are the same answer; the first one is read.
+
+A run's store reads on in the same store of the earlier runs of its folder (:func:`run_store`,
+:func:`~inkground_lib.core.earlier_runs.earlier_files`: the book's run, then every rerun's), only reading them:
+an answer found there is not copied (a store is hundreds of MB at the paper's scale, and the derender logs built
+from it hold their inks already); what the run makes is appended to its own store.
 """
 
 from __future__ import annotations
@@ -99,12 +104,18 @@ class TraceStore:
     counts what was made (:attr:`made`) and keeps the entry in :attr:`new` until :meth:`take_new`.
 
     ``max_entries`` bounds the entries held in memory (the oldest made here are forgotten first; the log's are
-    read from the file). DerenderError names the file and line of a corrupt log."""
+    read from the file). DerenderError names the file and line of a corrupt log.
+
+    ``readonly``: the log is only read (another run's: never repaired, never appended to); ``earlier``: stores
+    whose entries are found too (after this one's) and sent with :meth:`for_photo`, never written
+    (:func:`run_store`)."""
 
     def __init__(self, path: str | os.PathLike | None = None, entries: Iterable[dict] = (),
-                 max_entries: Optional[int] = None):
+                 max_entries: Optional[int] = None, readonly: bool = False, earlier: Sequence["TraceStore"] = ()):
         self.path = Path(path) if path is not None else None
         self.max_entries = max_entries
+        self.readonly = bool(readonly)
+        self.earlier = list(earlier)
         self._mem: collections.OrderedDict[str, dict] = collections.OrderedDict()
         self._offset: dict[str, int] = {}          # key -> offset of its line in the log
         self._photo_lines: dict[str, list[int]] = {}  # photo sha256 -> offsets of its lines
@@ -126,7 +137,8 @@ class TraceStore:
         """One pass over the log: each line's offset, photo and keys (a torn last line, from a run killed while
         writing it, is cut off when it is not a valid record and given its newline when it is)."""
         try:
-            for _, pos, rec in iter_jsonl_at(self.path, _valid_record, what=f"{TRACES_SCHEMA} record"):
+            for _, pos, rec in iter_jsonl_at(self.path, _valid_record, repair=not self.readonly,
+                                             what=f"{TRACES_SCHEMA} record"):
                 self._photo_lines.setdefault(rec["photo"], []).append(pos)
                 for e in rec["entries"]:
                     self._offset.setdefault(e["key"], pos)
@@ -152,13 +164,19 @@ class TraceStore:
             return e
         pos = self._offset.get(key)
         if pos is None:
+            for other in self.earlier:
+                with other._lock:
+                    e = other._find(key)
+                if e is not None:
+                    return e
             return None
         return next(x for x in self._line(pos)["entries"] if x["key"] == key)
 
     def __contains__(self, key: str) -> bool:
-        return key in self._mem or key in self._offset
+        return key in self._mem or key in self._offset or any(key in other for other in self.earlier)
 
     def __len__(self) -> int:
+        """The entries of this store (not of its earlier ones)."""
         return len(set(self._mem) | set(self._offset))
 
     def get(self, key: str) -> Optional[dict]:
@@ -171,8 +189,9 @@ class TraceStore:
             return e
 
     def for_photo(self, photo: str) -> list[dict]:
-        """The entries of the log's lines made on the page photo whose file has sha256 ``photo`` (what a worker
-        derendering that page may need: it still looks each word up by its key)."""
+        """The entries of the log's lines made on the page photo whose file has sha256 ``photo``, then those of
+        the earlier stores (what a worker derendering that page may need: it still looks each word up by its
+        key)."""
         with self._lock:
             out, seen = [], set()
             for pos in self._photo_lines.get(photo, ()):
@@ -180,7 +199,12 @@ class TraceStore:
                     if e["key"] not in seen:
                         seen.add(e["key"])
                         out.append(e)
-            return out
+        for other in self.earlier:
+            for e in other.for_photo(photo):
+                if e["key"] not in seen:
+                    seen.add(e["key"])
+                    out.append(e)
+        return out
 
     # ------------------------------------------------------------------------------------------ writing
     def _remember(self, e: dict) -> None:
@@ -208,7 +232,9 @@ class TraceStore:
     def append(self, entries: Sequence[dict], photo: str) -> None:
         """Write ``entries`` (made on the page photo of file sha256 ``photo``) as one line of the log, and keep
         them findable; entries whose key the store already holds are left out. Nothing written when none is
-        new, or the store has no ``path``."""
+        new, or the store has no ``path``; DerenderError for a read-only store."""
+        if self.readonly:
+            raise DerenderError(f"trace store {self.path}: opened read-only (another run's store), not appended to")
         with self._lock:
             fresh, seen = [], set()
             for e in entries:
@@ -248,7 +274,7 @@ def process_store() -> TraceStore:
 
 
 def opened_store(path: str | os.PathLike) -> Optional[TraceStore]:
-    """The log at ``path`` opened once in this process for reading (None when there is no such file); opened
+    """The log at ``path`` opened once in this process, read-only (None when there is no such file); opened
     again when the file grew since."""
     p = Path(path).resolve()
     try:
@@ -258,8 +284,23 @@ def opened_store(path: str | os.PathLike) -> Optional[TraceStore]:
     with _PROCESS_LOCK:
         st = _PROCESS.get(str(p))
         if st is None or st.opened_size != size:
-            st = _PROCESS[str(p)] = TraceStore(p)
+            st = _PROCESS[str(p)] = TraceStore(p, readonly=True)
         return st
+
+
+def earlier_stores(path: str | os.PathLike) -> list[TraceStore]:
+    """The trace stores at the place of ``path`` in the earlier runs of its run folder
+    (:func:`~inkground_lib.core.earlier_runs.earlier_files`: the book's run, then every rerun's), opened
+    read-only (:func:`opened_store`)."""
+    from inkground_lib.core.earlier_runs import earlier_files
+
+    return [st for st in (opened_store(p) for p in earlier_files(path)) if st is not None]
+
+
+def run_store(path: str | os.PathLike) -> TraceStore:
+    """A run's trace store at ``path`` (appended to), reading on in the earlier runs' stores
+    (:func:`earlier_stores`; see the module doc)."""
+    return TraceStore(path, earlier=earlier_stores(path))
 
 
 class StoreChain:

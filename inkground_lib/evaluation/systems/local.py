@@ -184,16 +184,18 @@ def item_traces(item: Item, logs=()):
     """Where a derenderer's answers on ``item``'s word crop are looked up (by content key, see
     :mod:`inkground_lib.components.derenderers.traces`) and kept: this process's own store (the skeleton and
     tracer systems share it), then the trace store of the pseudo-label run that made the item's dataset when it
-    is a benchmark set (:func:`benchmark_traces`), then the stores at the paths ``logs`` (each file once)."""
-    from inkground_lib.components.derenderers.traces import StoreChain, opened_store, process_store
+    is a benchmark set (:func:`benchmark_traces`), then the stores at the paths ``logs``, each followed by the
+    same store of the earlier runs of its folder (:func:`~inkground_lib.components.derenderers.traces.
+    earlier_stores`: a rerun's benchmark reads the book's section 02 traces); each file once, only read."""
+    from inkground_lib.components.derenderers.traces import StoreChain, earlier_stores, opened_store, process_store
 
     stores, seen = [process_store()], set()
     path = benchmark_traces(str(Path(item.page_image).parent)) if item.page_image is not None else None
     for p in ([path] if path else []) + list(logs):
-        run_store = opened_store(p)
-        if run_store is not None and id(run_store) not in seen:
-            seen.add(id(run_store))
-            stores.append(run_store)
+        for st in [opened_store(p)] + earlier_stores(p):
+            if st is not None and id(st) not in seen:
+                seen.add(id(st))
+                stores.append(st)
     return StoreChain(stores)
 
 
@@ -202,7 +204,8 @@ def benchmark_traces(folder: str):
     """The trace store (:func:`inkground_lib.core.run_files.traces_jsonl`) of the pseudo-label run whose benchmark
     set holds page photos in ``folder``: the dataset is the first of ``folder`` and its three parents holding a
     manifest; a manifest of kind "benchmark" is a benchmark set, made inside its run
-    (:func:`~inkground_lib.core.run_files.benchmark_run_dir`). None when there is none."""
+    (:func:`~inkground_lib.core.run_files.benchmark_run_dir`). None when the dataset is not a benchmark set (the
+    path is given for one whose run has no store: the earlier runs' stores may hold its answers)."""
     from inkground_lib.core.run_files import benchmark_run_dir, traces_jsonl
     from inkground_lib.core.validate import MANIFEST
 
@@ -215,7 +218,7 @@ def benchmark_traces(folder: str):
             except (OSError, ValueError, AttributeError):
                 return None
             path = traces_jsonl(benchmark_run_dir(root))
-            return path if kind == "benchmark" and path.is_file() else None
+            return path if kind == "benchmark" else None
     return None
 
 

@@ -1,0 +1,151 @@
+"""RapidOCR's recogniser on the book's words: CPU per image by batch size, and whether batching reads the same
+texts (issue 42: "batched OCR recognition only where it reads the same texts"). Prints figures; not a test.
+
+    .venv/bin/python benchmarks/bench_ocr_batch.py [--pages 30:50] [--batches 1 4 16 64] [--widths 160 96]
+
+Reads the word crops of some candidate pages of data/datasets/synth (as section 02's OCR filter cuts them) and
+the renders of their true inks (as section 03 renders an ink), with :class:`~inkground_lib.components.ocr.
+rapidocr.RapidOCREngine` on one thread. CPU-seconds of this process per image (process time: a busy machine
+disturbs it less than wall time), and the texts of each batch size against batches of one.
+
+``--widths``: the same reads with the recogniser's minimum input width lowered from RapidOCR's 320 pixels (at
+48 pixels high a word crop of the book is ~90 wide and is padded to 320: most of the network's work is on the
+padding). Not what the engine does: a measured lever, with the share of texts it changes and of words it reads
+right (normalised as the OCR filter compares them), for a decision that would change section 02's and 03's
+numbers. ``--filter-run RUN``: for each width, section 02's OCR filter again on every candidate page of a
+pseudo-label run (its pseudo-labels read from its derender log, only read), with the pages whose outcome flips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", default="30:50", help="candidate pages read, as a Python slice (default 30:50)")
+    ap.add_argument("--batches", type=int, nargs="*", default=[1, 4, 16, 64])
+    ap.add_argument("--widths", type=int, nargs="*", default=[160, 96])
+    ap.add_argument("--filter-run", type=Path, default=None,
+                    help="a pseudo-label run folder: its OCR filter again at each --widths (see the module doc)")
+    a = ap.parse_args()
+
+    import numpy as np
+
+    from inkground_lib.components.derenderers.base import crop_word
+    from inkground_lib.components.metrics.readability import normalise_text
+    from inkground_lib.components.ocr.rapidocr import RapidOCREngine
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.core.defaults import CROP_GROW
+    from inkground_lib.core.render import render_ink
+
+    ds = load_dataset(ROOT / "data" / "datasets" / "synth")
+    lo, hi = (int(x) if x else None for x in a.pages.split(":"))
+    crops, renders, truth = [], [], []
+    for p in ds.pages[lo:hi]:
+        photo = p.load_image()
+        for w in p.words:
+            crops.append(np.ascontiguousarray(crop_word(photo, w.box, grow=CROP_GROW)[0]))
+            renders.append(render_ink(w.true_ink if w.true_ink is not None else w.ink))
+            truth.append(normalise_text(w.text))
+
+    def right(texts):
+        return sum(normalise_text(t) == x for t, x in zip(texts, truth))
+
+    def cpu_read(engine, images):
+        t = time.process_time()
+        texts = engine.read(images)
+        return texts, (time.process_time() - t) / len(images)
+
+    print(f"# bench_ocr_batch: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, pages {a.pages} of "
+          f"{ds.root}: {len(crops)} words")
+    warm = RapidOCREngine(progress=False)
+    warm.read(crops[:3])  # the session's first run sets kernels up
+    for what, images in (("word crops", crops), ("renders of the true inks", renders)):
+        print(f"\n{what}: CPU-ms per image (one thread), texts the same as batches of one, words read right")
+        base = None
+        for b in a.batches:
+            texts, r = cpu_read(RapidOCREngine(batch_size=b, progress=False), images)
+            base = texts if base is None else base
+            same = sum(x == y for x, y in zip(texts, base))
+            print(f"  batch {b:3d}: {r * 1000:6.1f} ms, same {same}/{len(texts)}, right {right(texts)}")
+        eng = RapidOCREngine(progress=False)
+        shape = list(eng._ocr.text_rec.rec_image_shape)
+        try:
+            for width in a.widths:
+                eng._ocr.text_rec.rec_image_shape = [shape[0], shape[1], width]
+                eng._min_ratio = width / float(shape[1])
+                texts, r = cpu_read(eng, images)
+                same = sum(x == y for x, y in zip(texts, base))
+                print(f"  minimum width {width} (not the engine's {shape[2]}): {r * 1000:6.1f} ms, "
+                      f"same {same}/{len(texts)}, right {right(texts)}")
+        finally:
+            eng._ocr.text_rec.rec_image_shape = shape
+            eng._min_ratio = shape[2] / float(shape[1])
+    if a.filter_run is not None:
+        filter_again(a.filter_run, ds, a.widths)
+
+
+def filter_again(run, ds, widths) -> None:
+    """Section 02's OCR filter on every candidate page of pseudo-label run ``run`` with the recogniser's minimum
+    width at each of ``widths``: pages whose outcome differs from the run's (pages.csv), words whose match does."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from inkground_lib.components.metrics.readability import normalise_text
+    from inkground_lib.components.ocr.rapidocr import RapidOCREngine
+    from inkground_lib.core.ink import ink_from_lists
+    from inkground_lib.core.render import render_ink
+    from inkground_lib.core.run_files import DERENDER_SCHEMA, derender_jsonl, pages_csv, pseudo_summary_json
+    from inkground_lib.pseudo.crop_readings import page_crops
+
+    summary = json.loads(pseudo_summary_json(run).read_text())
+    threshold = float(summary["params"]["ocr_threshold"])
+    mode = summary["params"]["derenderer_text_mode"]
+    inks = {}
+    with open(derender_jsonl(run, summary["components"]["derenderer"])) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("schema") == DERENDER_SCHEMA and rec.get("text_mode") == mode:
+                inks.update(rec["words"])
+    pages = pd.read_csv(pages_csv(run), dtype={"page": str}).set_index("page")
+    words = pd.read_csv(run / "words.csv", dtype={"page": str, "word_id": str}).set_index("word_id")
+    used = [p for p in ds.pages if p.id in pages.index]
+    eng = RapidOCREngine(progress=False)
+    shape = list(eng._ocr.text_rec.rec_image_shape)
+    print(f"\nthe OCR filter of {run} again ({len(used)} pages, threshold {threshold:g}): pages whose outcome "
+          f"flips, words whose match does, CPU-s of the reads")
+    try:
+        for width in widths:
+            eng._ocr.text_rec.rec_image_shape = [shape[0], shape[1], width]
+            eng._min_ratio = width / float(shape[1])
+            t = time.process_time()
+            flips, word_flips, n_words, passed = [], 0, 0, 0
+            for p in used:
+                a = eng.read(page_crops(p)) if p.words else []
+                b = eng.read([render_ink(ink_from_lists(inks[w.id])) for w in p.words]) if p.words else []
+                match = [normalise_text(x) == normalise_text(y) for x, y in zip(a, b)]
+                word_flips += sum(m != bool(words.loc[w.id, "match"]) for m, w in zip(match, p.words))
+                n_words += len(match)
+                ok = bool(match) and np.mean(match) >= threshold
+                passed += ok
+                if ok != bool(pages.loc[p.id, "ocr_pass"]):
+                    flips.append(p.id)
+            print(f"  minimum width {width}: {passed} pages pass (the run: {int(pages['ocr_pass'].sum())}), "
+                  f"{len(flips)} flip {flips[:8]}; {word_flips} of {n_words} words change their match; "
+                  f"{time.process_time() - t:.0f} CPU-s")
+    finally:
+        eng._ocr.text_rec.rec_image_shape = shape
+        eng._min_ratio = shape[2] / float(shape[1])
+
+
+if __name__ == "__main__":
+    main()
