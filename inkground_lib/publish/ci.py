@@ -25,6 +25,10 @@ INSTALL_INPUTS = ("requirements.txt", "pyproject.toml", "Makefile")
 RUN_INPUT_DIRS = ("data/unipen_cursive", "data/models")
 """Shipped data the sections read, besides the paper's numbers (data/paper/) and the notebooks."""
 
+DATASET_BUILDERS = ("inkground_lib.datasets.synth.generate", "inkground_lib.datasets.recorded")
+"""The modules that make the book's datasets (``make_book.ensure_datasets``): the code they may run is part of
+the run folders' key, as its digest is part of each dataset's meta (``code_sha256``)."""
+
 
 def _hash_files(h, files) -> None:
     for p in sorted(files):
@@ -41,12 +45,13 @@ def install_key() -> str:
 
 def runs_key() -> str:
     """sha256 of what the sections' runs are made from: the notebooks, the library code each may run
-    (:func:`notebook_runner.section_code_files`), the paper's numbers and the shipped data. A cache saved under
+    (:func:`notebook_runner.section_code_files`), the code of the dataset builders (:data:`DATASET_BUILDERS`),
+    the paper's numbers and the shipped data. A cache saved under
     another key is still restored (by prefix) and the runner's own fingerprints decide which sections rerun;
     this key only says when a new cache is worth saving."""
-    from inkground_lib.publish.notebook_runner import section_code_files, sections
+    from inkground_lib.publish.notebook_runner import import_closure, section_code_files, sections
 
-    files: set[Path] = set()
+    files: set[Path] = set(import_closure([f"import {m}" for m in DATASET_BUILDERS]))
     for s in sections():
         files.add(s.source)
         files.update(section_code_files(s))
