@@ -64,18 +64,6 @@ def test_failed_section_keeps_previous_and_reports(tmp_path):
     assert (tmp_path / "01_dataset_statistics.failed.ipynb").exists()
 
 
-def test_requirements_and_environment_agree():
-    import yaml
-
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    deps = env["dependencies"]
-    assert "python=3.11" in deps
-    pip = next(d["pip"] for d in deps if isinstance(d, dict))
-    assert "-r requirements.txt" in pip and "-e ." in pip
-    # nothing else pins packages in environment.yml: it defers to requirements.txt
-    assert [d for d in deps if isinstance(d, str) and d not in ("python=3.11", "pip")] == []
-
-
 def test_console_script_declared():
     import importlib
     import tomllib

