@@ -145,9 +145,41 @@ paper-scale: $(STAMP) own-bytecode
 #   make pdf / results   those two alone, from the sections already executed
 #   make linkcheck       _build/html served under /inkground/ on loopback: every link and asset followed
 #   make lint-workflows  actionlint over .github/workflows
+#   make runs-digest     digest=<sha256 of the cached run folders>: CI saves them only when it changed
+#   make linkcheck-external   every link to another site, followed (Sphinx's linkcheck builder; weekly in CI)
+#   make lock-check      the lock against pyproject.toml, no CUDA package in it
+# Publishing (.github/workflows/publish.yml; inkground_lib/publish/pages_site.py, standard library only):
+#   make site SITE=_site HTML=built/html [PREVIEW=N]   main's book, or pull request N's, into the site branch
+#   make site SITE=_site PREVIEW=N DROP=1               a closed pull request's preview out of it
+#   make pr-number-file NUMBER=N / preview-number ARTIFACT=DIR SHA=.. REPO=..   / announce-preview ...
 SITE_PREFIX ?= /inkground/
-.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation
+.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation runs-digest linkcheck-external lock-check \
+  site pr-number-file preview-number announce-preview
 ci-venv: venv
+
+runs-digest:
+	@$(PYTHON) -m inkground_lib.publish.ci runs-digest
+
+linkcheck-external: $(STAMP)
+	$(PY) -m inkground_lib.publish.ci linkcheck-external
+
+lock-check: $(STAMP)
+	$(PY) -m inkground_lib.publish.lock check
+
+PAGES_SITE := $(PYTHON) -m inkground_lib.publish.pages_site
+site:
+	$(PAGES_SITE) $(if $(DROP),drop,place) --site $(SITE) $(if $(DROP),,--html $(HTML)) --preview "$(PREVIEW)"
+
+pr-number-file:
+	@mkdir -p _build && printf '%s\n' "$(NUMBER)" > _build/pr.txt
+
+preview-number:
+	@$(PAGES_SITE) pr-number --artifact $(ARTIFACT) --sha $(SHA) --repo $(REPO)
+
+announce-preview:
+	$(PAGES_SITE) announce --repo $(REPO) --pr $(PREVIEW) --sha $(SHA) \
+	  --url "$$($(PYTHON) -c 'import sys; from inkground_lib.publish.pages_site import preview_url; \
+	  print(preview_url(sys.argv[1], sys.argv[2]))' "$(PAGE_URL)" "$(PREVIEW)")"
 
 ci-keys:
 	@$(PYTHON) -m inkground_lib.publish.ci keys

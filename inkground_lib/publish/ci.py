@@ -4,6 +4,8 @@ or cache, and actionlint over the workflows. Every CI step is a ``make`` target,
     python -m inkground_lib.publish.ci keys            # install=<sha256> and runs=<sha256>, for $GITHUB_OUTPUT
     python -m inkground_lib.publish.ci paths           # every path a workflow uploads or caches, one a line
     python -m inkground_lib.publish.ci lint            # actionlint over .github/workflows/*.yml
+    python -m inkground_lib.publish.ci runs-digest     # digest=<sha256 of the cached run folders>
+    python -m inkground_lib.publish.ci linkcheck-external   # Sphinx's linkcheck builder over the book
 """
 
 from __future__ import annotations
@@ -98,12 +100,39 @@ def lint(files: list[Path] | None = None) -> tuple[str, list[str]]:
     return f"actionlint {version} ({exe})", [line for line in proc.stdout.splitlines() if line.strip()]
 
 
+RUN_FOLDERS = ("data/datasets", "data/runs", "book/sections")
+"""The folders CI's run cache keeps (book.yml); :func:`runs_digest` says whether a build changed them."""
+
+
+def runs_digest(root: Path = ROOT) -> str:
+    """sha256 over every file of :data:`RUN_FOLDERS` (path and bytes, sorted), "" when none exists: equal before
+    and after a build when the build changed nothing, so CI saves no new cache then."""
+    files = [p for d in RUN_FOLDERS for p in (root / d).rglob("*") if p.is_file()] if root.is_dir() else []
+    if not files:
+        return ""
+    h = hashlib.sha256()
+    for p in sorted(files):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        with open(p, "rb") as f:
+            h.update(hashlib.file_digest(f, "sha256").digest())
+    return h.hexdigest()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     what = argv[0] if argv else ""
     if what == "keys":
         print(f"install={install_key()}")
         print(f"runs={runs_key()}")
+        return 0
+    if what == "runs-digest":
+        print(f"digest={runs_digest()}")
+        return 0
+    if what == "linkcheck-external":  # the executed notebooks as make book left them; the network is needed
+        from inkground_lib.publish.notebook_runner import build_book
+
+        build_book(ROOT, builder="linkcheck")
+        print(f"external links: {ROOT / '_build' / 'linkcheck' / 'output.txt'}")
         return 0
     if what == "paths":
         print("\n".join(workflow_paths()))
