@@ -44,6 +44,7 @@ EXAMPLES = {
     "inkground_lib.core.secrets": 13,
     "inkground_lib.core.text": 1,
     "inkground_lib.datasets.recorded": 1,
+    "inkground_lib.datasets.remade": 2,
     "inkground_lib.datasets.segmentation": 1,
     "inkground_lib.evaluation.cost": 15,
     "inkground_lib.evaluation.image_fit": 5,
