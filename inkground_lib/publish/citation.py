@@ -25,9 +25,12 @@ from inkground_lib.core.layout import ROOT
 
 CFF = "CITATION.cff"
 BINDERHUB_URL = "https://mybinder.org"
-COLAB_URL = "https://colab.research.google.com"
-"""Where the launch buttons send a reader once the repository has an address (Jupyter Book 1.x
-``launch_buttons.binderhub_url`` / ``colab_url``); nothing is fetched from them while the book is read."""
+"""Where the launch button sends a reader once the repository has an address (Jupyter Book 1.x
+``launch_buttons.binderhub_url``); nothing is fetched from it while the book is read. Binder builds the
+repository with repo2docker from ``binder/`` (the lock, this package, then ``inkground restore --published``: the
+book's runs from its published results archive), so the section it opens is ready to rerun. Colab's button stays
+off: Colab opens a notebook alone, without the repository's environment or the book's runs, and the section
+notebooks hold no setup cell to fetch them."""
 
 
 class CitationError(ValueError):
@@ -56,6 +59,23 @@ def _names(people) -> list[str]:
             if name:
                 out.append(str(name).strip())
     return out
+
+
+def pages_address(repository_url: str | None) -> str | None:
+    """Where GitHub Pages serves a GitHub repository's site (``https://github.com/OWNER/NAME`` ->
+    ``https://owner.github.io/NAME/``; a repository named ``OWNER.github.io`` is served at the root), None for
+    another host or no address (GitHub's "About GitHub Pages": project sites at
+    ``http(s)://<owner>.github.io/<repositoryname>``, read 2026-12-06).
+
+    >>> pages_address("https://github.com/Some-One/inkground")
+    'https://some-one.github.io/inkground/'
+    """
+    m = re.fullmatch(r"https://github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?", repository_url or "")
+    if m is None:
+        return None
+    owner, name = m.group(1).lower(), m.group(2)
+    return f"https://{owner}.github.io/" if name.lower() == f"{owner}.github.io" else \
+        f"https://{owner}.github.io/{name}/"
 
 
 def read_citation(root: Path = ROOT) -> Citation:
@@ -162,7 +182,7 @@ def _config_values(url: str | None) -> dict:
     return {"repository.url": url, "repository.branch": "main" if on else None,
             "html.use_repository_button": on, "html.use_issues_button": on,
             "launch_buttons.binderhub_url": BINDERHUB_URL if on else "",
-            "launch_buttons.colab_url": COLAB_URL if on else ""}
+            "launch_buttons.colab_url": ""}
 
 
 def _get(d: dict, dotted: str):
