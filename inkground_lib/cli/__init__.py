@@ -14,6 +14,7 @@
     inkground rate --run DIR --ratings FILE [...]          people rate a run's pages in a browser (section 02)
     inkground tracer train --unipen-dir PATH --out DIR      train inkground's learned derenderer (resumable)
     inkground tracer eval --unipen-dir PATH --out DIR       the tracer and the skeleton against writers it never saw
+    inkground restore FILE|URL|--published                  the book's runs from its results archive (sha256-checked)
 
 Errors are printed as one clear line (what and where) with exit status 2 (a full disk and a folder that is a
 link to nothing too); nothing half-written is left. Ctrl-C and SIGTERM stop the command the same way, with a
@@ -30,14 +31,14 @@ import sys
 import threading
 from pathlib import Path
 
-from inkground_lib.cli import data, evaluate, lab, pseudo, rate, scale, sections, tracer
+from inkground_lib.cli import data, evaluate, lab, pseudo, rate, restore, scale, sections, tracer
 from inkground_lib.core.files import PathError
 from inkground_lib.publish.notebook_runner import RunnerError
 
 COMMANDS = (sections.add_book_parser, sections.add_run_parser, lab.add_lab_parser, data.add_synth_parser, data.add_recorded_parser,
             data.add_validate_parser, pseudo.add_pseudo_parser, rate.add_rate_parser, evaluate.add_predict_parser,
             evaluate.add_eval_parser, evaluate.add_check_parser, tracer.add_tracer_parser,
-            scale.add_paper_scale_parser)
+            scale.add_paper_scale_parser, restore.add_restore_parser)
 """Each command's parser, registered by its family's module, in the order ``inkground --help`` lists them."""
 
 
