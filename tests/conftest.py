@@ -50,3 +50,22 @@ class CountingOCR:
     def read(self, images):
         self.images += len(images)
         return [f"{im.shape[0]}x{im.shape[1]}:{int(im.sum()) % 997}" for im in images]
+
+
+@pytest.fixture
+def no_kernel(monkeypatch):
+    """papermill's execute_notebook replaced by one that runs no kernel: run_section decides and saves as it
+    would, and the list this fixture returns records each notebook it would have executed."""
+    import nbformat
+    import papermill
+
+    calls = []
+
+    def execute(src, out, parameters=None, watch=None, **kw):
+        calls.append(src)
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    return calls
