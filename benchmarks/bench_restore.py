@@ -67,8 +67,10 @@ def main() -> int:
     else:
         took, _ = _timed(["make", "venv"], clone)
         rows.append(("make venv (fresh clone)", f"{took:.0f} s"))
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
-    handler.log_message = lambda *x, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+    handler = functools.partial(Quiet, directory=str(html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

@@ -58,7 +58,7 @@ def test_restore_puts_the_notebooks_and_run_files_back(built, tmp_path):
     want = {"book/sections/04_tradeoffs.ipynb", f"{RUN}/summary-reference.csv", f"{RUN}/facts-reference.json",
             f"{RUN}/predictions/skeleton.jsonl"}
     assert set(r.written) == want and r.unchanged == [] and r.sections == ["04_tradeoffs"]
-    assert "data/paper/reported.csv" in r.skipped  # the checkout's own
+    assert any(m.endswith("data/paper/reported.csv") for m in r.skipped)  # the checkout's own
     got = _files(here)
     assert set(got) == want and all(got[m] == (root / m).read_bytes() for m in want)
     again = rs.restore(str(archive), here, datasets=False)  # the same archive again: nothing to write
@@ -112,8 +112,10 @@ def test_a_file_here_that_differs_is_kept_unless_forced(built, tmp_path):
 
 @contextmanager
 def _served(folder):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+    handler = functools.partial(Quiet, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

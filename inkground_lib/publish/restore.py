@@ -36,14 +36,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from inkground_lib.core.layout import ROOT
+from inkground_lib.publish.results import ARCHIVE_CAP
 
-ARCHIVE_CAP = 100 * 2**20
-"""The stated cap of the results archive (100 MiB): ``pack`` refuses to write a bigger one and ``restore``
-downloads and reads no more (the book's archive is ~15-30 MB: the run files and executed notebooks, no images)."""
-
-RESTORED = ("book/sections/", "data/runs/", "data/datasets/")
-"""Where members of the archive are restored to (its other members - the paper's numbers, the citation, folders
-outside the repository - are the checkout's own, or not the book's runs)."""
+RESTORED = ("book/sections/", "data/runs/")
+"""Where members of the archive are restored to. Its other members are not: the paper's numbers and the citation
+are the checkout's own, the datasets' manifests and inks are made again here with their page images by the
+builders (whose code digest is in their meta), folders outside the repository are no book's runs."""
 
 DOWNLOAD_TIMEOUT = 60.0
 """Seconds a download may stall before it is given up."""
@@ -89,7 +87,7 @@ def fetch(source: str, into: Path, *, allow_http_loopback: bool = False, max_byt
                 raise RestoreError(f"{source}: redirected to {resp.geturl()}, not an https address")
             length = resp.headers.get("Content-Length")
             if length and length.isdigit() and int(length) > max_bytes:
-                raise RestoreError(f"{source}: {int(length):,} bytes, more than the {max_bytes:,} allowed; "
+                raise RestoreError(f"{source}: {int(length):,} bytes, more than the {max_bytes:,} bytes allowed; "
                                    "not downloaded")
             n = 0
             with open(out, "wb") as f:
@@ -115,8 +113,9 @@ def published_url(root: Path = ROOT) -> str:
     url = repository(root)
     site = pages_address(url)
     if site is None:
-        raise RestoreError(f"CITATION.cff names {'no repository-code' if url is None else url + ', not a GitHub '
-                           'repository'}: no published book to restore from; give the archive's file or address")
+        named = "no repository-code" if url is None else f"{url}, not a GitHub repository"
+        raise RestoreError(f"CITATION.cff names {named}: no published book to restore from; give the archive's "
+                           "file or address")
     return site + ARCHIVE_NAME
 
 
