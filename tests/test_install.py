@@ -82,3 +82,28 @@ def test_environment_yml_installs_the_lock_with_cpu_torch():
     pip = next(d["pip"] for d in deps if isinstance(d, dict))
     assert pip == ["--extra-index-url https://download.pytorch.org/whl/cpu", "-r requirements.txt"]
     assert "pip install --no-deps -e ." in (ROOT / "environment.yml").read_text()
+
+
+def test_binder_installs_the_lock_this_package_and_restores_the_books_runs():
+    """What Binder (repo2docker) reads from binder/: Python 3.11 (runtime.txt), the lock with PyTorch's CPU index
+    (requirements.txt; its `-r` makes repo2docker copy the repository first), then postBuild: the package, and the
+    book's runs from its published archive, so the section a launch button opens reruns at once. Checked here as
+    far as it can be without Binder's servers: the files, their references, the script's syntax and commands."""
+    binder = ROOT / "binder"
+    assert (binder / "runtime.txt").read_text().strip() == "python-3.11"
+    lines = [ln.strip() for ln in (binder / "requirements.txt").read_text().splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    assert lines == ["--extra-index-url https://download.pytorch.org/whl/cpu", "-r ../requirements.txt"]
+    assert (binder / "../requirements.txt").resolve() == lock.LOCK
+    post = binder / "postBuild"
+    assert post.stat().st_mode & 0o111, "postBuild must be executable"
+    text = post.read_text()
+    assert text.startswith("#!/bin/bash\n") and "set -euo pipefail" in text
+    subprocess.run(["bash", "-n", str(post)], check=True)
+    commands = [ln for ln in text.splitlines() if ln and not ln.startswith(("#", "set "))]
+    assert commands == ["pip install --no-cache-dir --no-deps --no-build-isolation -e .",
+                        "python -m inkground_lib.cli restore --published"]
+    from inkground_lib.cli import build_parser
+
+    args = build_parser().parse_args(["restore", "--published"])  # the command exists with that option
+    assert args.published is True and args.source is None
