@@ -107,3 +107,35 @@ def test_binder_installs_the_lock_this_package_and_restores_the_books_runs():
 
     args = build_parser().parse_args(["restore", "--published"])  # the command exists with that option
     assert args.published is True and args.source is None
+
+
+def test_the_launch_button_opens_the_section_notebook_in_the_repository_on_binder(tmp_path):
+    """sphinx-book-theme's own launch-button code (the installed theme's add_launch_buttons, on a page context as
+    Sphinx gives it) with the launch settings `make citation` writes, then the book's rewrite
+    (publish.sphinx_offline.source_notebook_launch): one Binder button, whose address opens the section's source
+    notebook under notebooks/, a file of the repository; no Colab button."""
+    from types import SimpleNamespace
+
+    import yaml
+    from sphinx_book_theme.header_buttons.launch import add_launch_buttons
+
+    from inkground_lib.publish import citation
+    from inkground_lib.publish.sphinx_offline import source_notebook_launch
+
+    url = "https://github.com/someone/inkground"
+    settings = {k.split(".", 1)[1]: v for k, v in citation._config_values(url).items() if k.startswith("launch_")}
+    launch = {**yaml.safe_load((ROOT / "_config.yml").read_text())["launch_buttons"], **settings}
+    page = "book/sections/04_tradeoffs"
+    app = SimpleNamespace(env=SimpleNamespace(doc2path=lambda name: str(tmp_path / f"{name}.ipynb"),
+                                              metadata={page: {"kernelspec": {"name": "python3"}}}),
+                          config={"html_theme_options": {"launch_buttons": launch, "repository_branch": "main"}},
+                          outdir=str(tmp_path / "_build" / "html"))
+    context = {"pagename": page, "header_buttons": [], "sourcename": f"{page}.ipynb", "page_source_suffix": ".ipynb",
+               "github_url": "https://github.com", "github_user": "someone", "github_repo": "inkground"}
+    add_launch_buttons(app, page, "page.html", context, None)
+    source_notebook_launch(app, page, "page.html", context, None)
+    buttons = [b for group in context["header_buttons"] for b in group["buttons"]]
+    assert [b["text"] for b in buttons] == ["Binder"]
+    assert buttons[0]["url"] == ("https://mybinder.org/v2/gh/someone/inkground/main?urlpath=tree/notebooks/"
+                                 "04_tradeoffs.ipynb")
+    assert (ROOT / "notebooks" / "04_tradeoffs.ipynb").is_file()
