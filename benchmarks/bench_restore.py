@@ -12,15 +12,12 @@ repository's .venv into the clone instead of installing (the installation is mea
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
-import http.server
 import json
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -67,19 +64,13 @@ def main() -> int:
     else:
         took, _ = _timed(["make", "venv"], clone)
         rows.append(("make venv (fresh clone)", f"{took:.0f} s"))
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-    handler = functools.partial(Quiet, directory=str(html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/inkground-results.zip"
-        took, out = _timed([".venv/bin/inkground", "restore", url, "--allow-http-loopback"], clone)
+    from inkground_lib.publish.linkcheck import serve
+
+    with serve(html) as base:
+        took, out = _timed([".venv/bin/inkground", "restore", f"{base}inkground-results.zip", "--allow-http-loopback"],
+                           clone)
         rows.append(("inkground restore URL", f"{took:.1f} s"))
         print(out.strip())
-    finally:
-        server.shutdown()
     before = _digests(clone)
     took, out = _timed(["make", "book"], clone)
     executed = [line for line in out.splitlines() if "executed:" in line or "executing" in line]

@@ -53,16 +53,17 @@ class CountingOCR:
 
 
 @pytest.fixture
-def no_kernel(monkeypatch):
-    """papermill's execute_notebook replaced by one that runs no kernel: run_section decides and saves as it
-    would, and the list this fixture returns records each notebook it would have executed."""
+def fake_papermill(monkeypatch):
+    """papermill's execute_notebook replaced by the source notebook, reported to the runner as executed, with no
+    kernel: the runner's fingerprint logic is what such a test checks. The list it returns records the
+    parameters of each execution."""
     import nbformat
     import papermill
 
     calls = []
 
     def execute(src, out, parameters=None, watch=None, **kw):
-        calls.append(src)
+        calls.append(dict(parameters or {}))
         nb = nbformat.read(src, as_version=4)
         watch.started(nb)
         watch.finished(nb)

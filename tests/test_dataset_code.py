@@ -72,7 +72,7 @@ def _pages(ds):
 
 
 @pytest.mark.slow  # three generator processes (numpy, OpenCV), each a few seconds
-def test_an_edited_generator_remakes_its_pages_and_the_sections_after_them(tmp_path, no_kernel):
+def test_an_edited_generator_remakes_its_pages_and_the_sections_after_them(tmp_path, fake_papermill):
     copy = tmp_path / "repo"
     shutil.copytree(ROOT / "inkground_lib", copy / "inkground_lib", ignore=shutil.ignore_patterns("__pycache__"))
     ds = tmp_path / "synth"
@@ -80,7 +80,7 @@ def test_an_edited_generator_remakes_its_pages_and_the_sections_after_them(tmp_p
     h0, pages0 = dataset_hash(ds), _pages(ds)
     assert meta0["code_sha256"] == synth.code_sha256()  # the copy is this code, digested the same way
 
-    executed = no_kernel  # what run_section would execute, without a kernel
+    executed = fake_papermill  # what run_section would execute, without a kernel
     sections = tmp_path / "sections"
 
     def run_all():  # every section, with the dataset's hash among its inputs as make book gives it

@@ -2,18 +2,15 @@
 its manifest before anything is written; a tampered archive refused naming the file, a re-zipped one restored the
 same, a file here that differs kept unless --force, https or a local file only (loopback http where a test asks)."""
 
-import functools
-import http.server
 import json
-import threading
 import zipfile
-from contextlib import contextmanager
 
 import pytest
 
 from inkground_lib.cli import main as cli_main
 from inkground_lib.publish import restore as rs
 from inkground_lib.publish import results
+from inkground_lib.publish.linkcheck import serve
 
 RUN = "data/runs/synth/03_evaluation"
 
@@ -110,34 +107,18 @@ def test_a_file_here_that_differs_is_kept_unless_forced(built, tmp_path):
     assert f"{RUN}/summary-reference.csv" in r.written and mine.read_text().startswith("system,dtw")
 
 
-@contextmanager
-def _served(folder):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-    handler = functools.partial(Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_an_address_is_read_over_https_or_from_loopback_where_a_test_asks(built, tmp_path):
     root, archive = built
     here = tmp_path / "here"
     here.mkdir()
-    with _served(archive.parent) as base:
-        url = f"{base}/{results.ARCHIVE_NAME}"
+    with serve(archive.parent) as base:
+        url = f"{base}{results.ARCHIVE_NAME}"
         with pytest.raises(rs.RestoreError, match="only an https address"):
             rs.restore(url, here, datasets=False)
         r = rs.restore(url, here, datasets=False, allow_http_loopback=True)
         assert "book/sections/04_tradeoffs.ipynb" in r.written
         with pytest.raises(rs.RestoreError, match="HTTP 404"):
-            rs.restore(f"{base}/missing.zip", here, datasets=False, allow_http_loopback=True)
+            rs.restore(f"{base}missing.zip", here, datasets=False, allow_http_loopback=True)
         with pytest.raises(rs.RestoreError, match="more than the 100 bytes allowed"):
             rs.restore(url, here, datasets=False, allow_http_loopback=True, max_bytes=100)
     with pytest.raises(rs.RestoreError, match="only an https address"):

@@ -148,26 +148,6 @@ def _rating(page, rater, score=10, action="rate"):
     return {"page": page, "rater": rater, "score": score, "action": action, "session": rater, "raters_per_page": 2}
 
 
-@pytest.fixture
-def fake_papermill(monkeypatch):
-    """papermill's execute_notebook replaced by the source notebook, reported to the runner as executed (the
-    runner's fingerprint logic is what is tested here; the real execution is in
-    test_section_02_reexecutes_when_a_rating_is_appended)."""
-    import nbformat
-    import papermill
-
-    calls = []
-
-    def execute(src, out, parameters=None, watch=None, **kw):
-        calls.append(dict(parameters or {}))
-        nb = nbformat.read(src, as_version=4)
-        watch.started(nb)
-        watch.finished(nb)
-        return nb
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
-    return calls
-
-
 def test_appending_a_rating_re_executes_section_02(tmp_path, fake_papermill):
     import hashlib
 
