@@ -23,7 +23,8 @@ def _book(root):
     (run / "facts-reference.json").write_text('{"words": 12}')
     (run / "predictions" / "skeleton.jsonl").write_text('{"request": "a", "raw": "<strokes/>"}\n')
     (run / "predictions" / "skeleton.lock").write_text("")  # a lock: never a result
-    (run / ".inkground-run.json").write_text("{}")  # the run folder's own marker: not a result
+    (run / ".inkground-run.json").write_text('{"inkground": "run folder"}')  # the run folder's mark: restored
+    (run / ".hidden.json").write_text("{}")  # another hidden file: not in the archive
     nb = {"cells": [], "nbformat": 4, "nbformat_minor": 5,
           "metadata": {"inkground": {"section": "04_tradeoffs", "fingerprint": "f" * 64, "parameters": {}},
                        "papermill": {"parameters": {"eval_runs": [RUN], "n_boot": 10}}}}
@@ -53,7 +54,7 @@ def test_restore_puts_the_notebooks_and_run_files_back(built, tmp_path):
     here.mkdir()
     r = rs.restore(str(archive), here, datasets=False)
     want = {"book/sections/04_tradeoffs.ipynb", f"{RUN}/summary-reference.csv", f"{RUN}/facts-reference.json",
-            f"{RUN}/predictions/skeleton.jsonl"}
+            f"{RUN}/predictions/skeleton.jsonl", f"{RUN}/.inkground-run.json"}
     assert set(r.written) == want and r.unchanged == [] and r.sections == ["04_tradeoffs"]
     assert any(m.endswith("data/paper/reported.csv") for m in r.skipped)  # the checkout's own
     got = _files(here)
@@ -148,7 +149,7 @@ def test_the_command_takes_one_source_and_says_what_it_did(built, tmp_path, caps
     monkeypatch.setattr(rs, "restore", lambda src, **kw: real(src, here, **{**kw, "datasets": False}))
     assert cli_main(["restore", str(archive)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("restored 4 files (0 already equal) of 1 sections")
+    assert out.startswith("restored 5 files (0 already equal) of 1 sections")
     assert cli_main(["restore", str(tmp_path / "nothing.zip")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("inkground restore: error: ") and "nothing.zip: no such file" in err

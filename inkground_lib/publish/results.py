@@ -29,6 +29,7 @@ from pathlib import Path
 
 from inkground_lib.core.archive import ArchiveError, Archive, Expected, check, open_archive, read_member
 from inkground_lib.core.files import atomic_write_bytes
+from inkground_lib.core.folders import RUN_MARK
 from inkground_lib.core.layout import PAPER_DIR, ROOT, SECTIONS_DIR
 
 ARCHIVE_NAME = "inkground-results.zip"
@@ -36,8 +37,10 @@ MANIFEST = "MANIFEST.json"
 SUFFIXES = (".csv", ".json", ".jsonl")
 """The run files an archive holds: tables, summaries, manifests and inks, and the append-only logs (each system's
 predictions, the derenderers' and OCR's records, traces, truth comparisons), so a section reruns from them without
-asking a model or an OCR engine again. Not held: page images (the datasets are made again by their builders),
-model weights, locks and hidden files."""
+asking a model or an OCR engine again; and each run folder's mark (core.folders.RUN_MARK: the folder is a run
+folder, so a section may write into it again, and make book's hash of the earlier sections' outputs holds it).
+Not held: page images (the datasets are made again by their builders), model weights, locks and other hidden
+files."""
 ARCHIVE_CAP = 100 * 2**20
 """The stated cap of the results archive (100 MiB): :func:`pack` refuses to write a bigger one, and ``inkground
 restore`` downloads and reads no more."""
@@ -131,8 +134,8 @@ def collect(executed: list[Path], root: Path = ROOT) -> tuple[dict[str, Path], d
         made_by[arc] = [{"section": name, "parameter": None, "what": "the executed notebook"}]
         for param, folder in named_folders(params, root):
             for f in sorted(folder.rglob("*")):
-                if f.is_file() and f.suffix in SUFFIXES and not any(part.startswith(".")
-                                                                    for part in f.relative_to(folder).parts):
+                if f.is_file() and f.suffix in SUFFIXES and (f.name == RUN_MARK or not any(
+                        part.startswith(".") for part in f.relative_to(folder).parts)):
                     arc = _arcname(f, root)
                     files[arc] = f
                     made_by.setdefault(arc, [])
