@@ -25,7 +25,6 @@ import hashlib
 import ipaddress
 import json
 import os
-import shutil
 import socket
 import sys
 import tempfile
