@@ -142,7 +142,8 @@ def _sha256(path: Path) -> str:
 def restore(source: str, root: Path = ROOT, *, force: bool = False, allow_http_loopback: bool = False,
             datasets: bool = True, max_bytes: int = ARCHIVE_CAP) -> Restored:
     """Restore the book's runs from the results archive ``source`` (a path or an https address) into the
-    repository at ``root``; see the module doc. Raises RestoreError (one line) when the archive cannot be had,
+    repository at ``root``; see the module doc. ``datasets``: make the datasets again, link the benchmark photos
+    and say what make book would execute (in this repository only: ``root`` is ROOT). Raises RestoreError (one line) when the archive cannot be had,
     a member does not check (nothing is written then), or files here differ from the archive's and not
     ``force``."""
     from inkground_lib.core.archive import ArchiveError, extract, open_archive
@@ -182,7 +183,7 @@ def restore(source: str, root: Path = ROOT, *, force: bool = False, allow_http_l
             os.replace(staging / m, target)
             out.written.append(m)
     out.sections = [s["section"] for s in manifest.get("sections", [])]
-    if datasets:
+    if datasets and root.resolve() == ROOT.resolve():  # the builders and make book work in this repository
         made = _datasets()
         out.linked = link_benchmark_photos(root)
         out.reruns = would_execute(made)
