@@ -2,25 +2,61 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.inkground-installed
-BYTECODE := $(VENV)/.inkground-bytecode
 PIP    := $(PY) -m pip --disable-pip-version-check -q
+UV     := $(VENV)/bin/uv
 
-.PHONY: book test test-fast venv eval bench clean clean-all lab
+.PHONY: book test test-fast venv eval bench clean clean-all lab lock
+
+# ---------------------------------------------------------------------------------------------------- installation
+# pyproject.toml declares the dependencies; requirements.txt is the lock made from them (`make lock`: every package
+# with its exact version and sha256 hashes, for Linux x86-64 and CPython 3.11); `make venv` installs exactly the
+# lock with uv (`uv pip sync`: packages not in it are removed, a file whose hash differs is refused), then this
+# repository (editable). Other platforms (macOS, Windows, Linux on ARM) are not tested: there `make venv` installs
+# the declared ranges instead (`uv pip install -e .[test]`), torch from PyTorch's CPU index too.
+# torch is PyTorch's CPU build wherever the project installs it: the lock pins torch==2.13.0+cpu, a release only
+# PyTorch's CPU index has (PyPI's Linux wheel of 2.13.0 brings ~20 CUDA packages), and uv fetches it from there
+# (--torch-backend cpu: uv's guide "Using uv with PyTorch", docs.astral.sh/uv/guides/integration/pytorch, read
+# 2026-12-06, and `uv pip sync --help` of the pinned uv). Where a local wheel folder in PIP_FIND_LINKS holds that
+# very wheel (this project's machines, which reach PyPI but not PyTorch's index), uv takes it from there; the
+# lock's sha256 of it is the one PyTorch publishes (download.pytorch.org/whl/cpu/torch-2.13.0%2Bcpu-cp311-cp311-
+# manylinux_2_28_x86_64.whl#sha256=6746dbcb..., as pinned in public Dockerfiles, read through the search tool
+# 2026-12-06), so either source installs the same bytes.
+# The stamp is named by a digest of the lock and pyproject.toml, not by file times: a fresh checkout or a restored
+# CI cache with the same files reinstalls nothing.
+LOCK      := requirements.txt
+LOCK_OUT  ?= $(LOCK)
+UV_VERSION = $(shell sed -n 's/^uv==\([^ ]*\).*/\1/p' $(LOCK))
+TORCH_PIN  = $(shell sed -n 's/^torch==\([^ ]*\).*/\1/p' $(LOCK))
+TORCH_SOURCE ?= $(if $(wildcard $(PIP_FIND_LINKS)/torch-$(TORCH_PIN)-*.whl),--find-links $(PIP_FIND_LINKS),--torch-backend cpu)
+LOCK_PLATFORM := --python-version 3.11.5 --python-platform x86_64-manylinux_2_28
+INSTALL_KEY := $(shell cat $(LOCK) pyproject.toml 2>/dev/null | $(PYTHON) -c \
+  'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')
+STAMP  := $(VENV)/.inkground-installed-$(INSTALL_KEY)
+BYTECODE := $(VENV)/.inkground-bytecode
 
 venv: $(STAMP) $(BYTECODE)
 
-# uv installs the same pins as pip in ~15 s instead of ~100 s (measured 2026-11-30, 2 cores; uv does not read
-# pip.conf, so the local wheel folder in PIP_FIND_LINKS is passed on); pip does it where uv cannot be had
-UV_VERSION := 0.13.9
-$(STAMP): requirements.txt pyproject.toml
+# uv itself, at the lock's version, into the venv (pip's only job here)
+$(UV):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(if $(TORCH_INDEX),$(PIP) install --index-url $(TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
-	@if $(PIP) install uv==$(UV_VERSION) && $(VENV)/bin/uv pip install -q --python $(PY) \
-	    $${PIP_FIND_LINKS:+--find-links $$PIP_FIND_LINKS} -r requirements.txt; then :; \
-	  else echo "uv unavailable or failed: installing with pip"; $(PIP) install -r requirements.txt; fi
-	$(PIP) install --no-deps --no-build-isolation -e .
+	$(PIP) install uv==$(UV_VERSION)
+
+$(STAMP): | $(UV)
+	@rm -f $(VENV)/.inkground-installed*
+	@if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+	  $(UV) pip sync -q --python $(PY) --require-hashes $(TORCH_SOURCE) $(LOCK); \
+	else echo "make venv: $$(uname -sm) is not the locked platform (Linux x86_64): installing the declared ranges"; \
+	  $(UV) pip install -q --python $(PY) $(TORCH_SOURCE) -e '.[test]'; fi
+	$(UV) pip install -q --python $(PY) --no-deps --no-build-isolation -e .
 	@touch $@
+
+# The lock from pyproject.toml (its dependencies and the test extra), for Linux x86-64 and CPython 3.11.5+ (the
+# oldest 3.11 the locked soupsieve accepts): the versions already in $(LOCK_OUT) are kept where they still satisfy
+# pyproject.toml (uv's preferences), so `make lock` after adding a dependency changes only what it must;
+# `make lock UPGRADE=1` takes the newest versions. tests/test_install.py checks that this gives the lock as it is.
+lock: | $(UV)
+	$(UV) pip compile -q pyproject.toml --extra test $(LOCK_PLATFORM) --generate-hashes $(TORCH_SOURCE) \
+	  --custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -o $(LOCK_OUT)
 
 # Bytecode, written once: uv installs no .pyc files, and where PYTHONDONTWRITEBYTECODE=1 is set (as on this project's
 # machines) Python never writes them either, so every new process - each notebook kernel, process-pool worker and
@@ -101,13 +137,7 @@ paper-scale: $(STAMP) own-bytecode
 
 # ---------------------------------------------------------------------------------------------------------------
 # Publishing: the steps of the book's CI (.github/workflows/book.yml), each one a target that runs here too.
-# CI installs torch's CPU-only build (never the CUDA wheels) from PyTorch's CPU index before the other pins. The
-# index is the one of PyTorch's install selector (https://pytorch.org/get-started/locally/, "Linux / Pip / CPU"; its
-# source pytorch/pytorch.github.io assets/quick-start-module.js, the stored version read through the search tool
-# 2026-12-02: "pip3 install torch torchvision torchaudio --extra-index-url https://download.pytorch.org/whl/cpu").
-# Here torch alone comes from it with --index-url, so PyPI's CUDA build cannot be picked; its +cpu wheel
-# satisfies torch==2.13.0, and the other pins then leave it in place.
-#   make ci-venv         the installation, torch from $(CPU_TORCH_INDEX)
+#   make venv            the installation (torch's CPU build, as everywhere)
 #   make ci-keys         cache keys (install=..., runs=...) for $$GITHUB_OUTPUT
 #   make book            the book (sections rerun only when what they read changed), with its downloads:
 #                        _build/html/inkground.pdf (one PDF of the whole book, Debian's Chromium, headless),
@@ -115,11 +145,41 @@ paper-scale: $(STAMP) own-bytecode
 #   make pdf / results   those two alone, from the sections already executed
 #   make linkcheck       _build/html served under /inkground/ on loopback: every link and asset followed
 #   make lint-workflows  actionlint over .github/workflows
-CPU_TORCH_INDEX := https://download.pytorch.org/whl/cpu
+#   make runs-digest     digest=<sha256 of the cached run folders>: CI saves them only when it changed
+#   make linkcheck-external   every link to another site, followed (Sphinx's linkcheck builder; weekly in CI)
+#   make lock-check      the lock against pyproject.toml, no CUDA package in it
+# Publishing (.github/workflows/publish.yml; inkground_lib/publish/pages_site.py, standard library only):
+#   make site SITE=_site HTML=built/html [PREVIEW=N]   main's book, or pull request N's, into the site branch
+#   make site SITE=_site PREVIEW=N DROP=1               a closed pull request's preview out of it
+#   make pr-number-file NUMBER=N / preview-number ARTIFACT=DIR SHA=.. REPO=..   / announce-preview ...
 SITE_PREFIX ?= /inkground/
-.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation
-ci-venv:
-	$(MAKE) venv TORCH_INDEX=$(CPU_TORCH_INDEX)
+.PHONY: ci-venv ci-keys pdf results linkcheck lint-workflows citation runs-digest linkcheck-external lock-check \
+  site pr-number-file preview-number announce-preview
+ci-venv: venv
+
+runs-digest:
+	@$(PYTHON) -m inkground_lib.publish.ci runs-digest
+
+linkcheck-external: $(STAMP)
+	$(PY) -m inkground_lib.publish.ci linkcheck-external
+
+lock-check: $(STAMP)
+	$(PY) -m inkground_lib.publish.lock check
+
+PAGES_SITE := $(PYTHON) -m inkground_lib.publish.pages_site
+site:
+	$(PAGES_SITE) $(if $(DROP),drop,place) --site $(SITE) $(if $(DROP),,--html $(HTML)) --preview "$(PREVIEW)"
+
+pr-number-file:
+	@mkdir -p _build && printf '%s\n' "$(NUMBER)" > _build/pr.txt
+
+preview-number:
+	@$(PAGES_SITE) pr-number --artifact $(ARTIFACT) --sha $(SHA) --repo $(REPO)
+
+announce-preview:
+	$(PAGES_SITE) announce --repo $(REPO) --pr $(PREVIEW) --sha $(SHA) \
+	  --url "$$($(PYTHON) -c 'import sys; from inkground_lib.publish.pages_site import preview_url; \
+	  print(preview_url(sys.argv[1], sys.argv[2]))' "$(PAGE_URL)" "$(PREVIEW)")"
 
 ci-keys:
 	@$(PYTHON) -m inkground_lib.publish.ci keys

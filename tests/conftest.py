@@ -50,3 +50,23 @@ class CountingOCR:
     def read(self, images):
         self.images += len(images)
         return [f"{im.shape[0]}x{im.shape[1]}:{int(im.sum()) % 997}" for im in images]
+
+
+@pytest.fixture
+def fake_papermill(monkeypatch):
+    """papermill's execute_notebook replaced by the source notebook, reported to the runner as executed, with no
+    kernel: the runner's fingerprint logic is what such a test checks. The list it returns records the
+    parameters of each execution."""
+    import nbformat
+    import papermill
+
+    calls = []
+
+    def execute(src, out, parameters=None, watch=None, **kw):
+        calls.append(dict(parameters or {}))
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    return calls

@@ -36,7 +36,7 @@ def test_every_workflow_step_is_a_make_target():
     for name, run in _run_steps():
         for line in run.strip().splitlines():
             line = line.strip()
-            if line.startswith(("apt-get ", ".venv/bin/python -m pip install -r requirements-ci.txt")):
+            if line.startswith("apt-get "):
                 continue
             assert line.startswith("make "), (name, line)
             named = [w for w in line.split()[1:] if not w.startswith("-") and "=" not in w and not w.startswith(">")
@@ -45,30 +45,103 @@ def test_every_workflow_step_is_a_make_target():
 
 
 def test_cached_and_uploaded_paths_are_what_the_targets_write():
-    """The run folders the cache keeps are those `make book` writes (core.layout), the uploaded site is the
-    folder jupyter-book writes and `make pdf` / `make results` write into; the installation is .venv, which
-    exists here once `make venv` ran (the tests run in it)."""
+    """The run folders the cache keeps are those `make book` writes (core.layout); the uploaded site is the folder
+    jupyter-book writes and `make pdf` / `make results` write into; a failed section's notebook is the file
+    run_section keeps; pr.txt is what `make pr-number-file` writes, _site what `make site` fills; the installation
+    is .venv, which exists here once `make venv` ran (the tests run in it)."""
     paths = ci.workflow_paths()
     rel = {p.relative_to(ROOT).as_posix() for p in (DATASETS_DIR, RUNS_DIR, SECTIONS_DIR)}
-    assert set(paths) == rel | {".venv", "_build/html"}, paths
+    assert rel == set(ci.RUN_FOLDERS)
+    failed = f"{SECTIONS_DIR.relative_to(ROOT).as_posix()}/*.failed.ipynb"
+    assert set(paths) == rel | {".venv", "_build/html", "_build/pr.txt", failed, "_site"}, paths
     assert (ROOT / ".venv" / "bin" / "python").exists()
     makefile = (ROOT / "Makefile").read_text()
     assert "_build/html/inkground.pdf" in makefile and "_build/html/inkground-results.zip" in makefile
-    from inkground_lib.publish.notebook_runner import build_book
+    assert "> _build/pr.txt" in makefile
+    from inkground_lib.publish.notebook_runner import build_book, run_section
     import inspect
     assert '"_build" / "html"' in inspect.getsource(build_book)
+    assert 'f"{target.stem}.failed.ipynb"' in inspect.getsource(run_section)
+
+
+def _workflow(name):
+    return yaml.safe_load((ci.WORKFLOWS / name).read_text())
+
+
+def test_the_installation_is_cpu_torch_from_the_lock_and_a_cache_hit_reinstalls_nothing(tmp_path):
+    """`make venv` syncs the lock with hashes, torch from PyTorch's CPU index (uv's --torch-backend cpu), or from a
+    local wheel folder that holds the locked wheel; the install step is skipped on a cache hit, and the stamp is
+    named by the lock's digest, so a checkout's new file times reinstall nothing."""
+    import os
+
+    def dry(**env):
+        e = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"} | env
+        return subprocess.run(["make", "-n", "-B", "--no-print-directory", "venv"], cwd=ROOT, capture_output=True,
+                              text=True, check=True, env=e).stdout
+
+    sync = next(line for line in dry().splitlines() if " pip sync " in line)
+    assert "--require-hashes --torch-backend cpu requirements.txt" in sync
+    (tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    sync = next(line for line in dry(PIP_FIND_LINKS=str(tmp_path)).splitlines() if " pip sync " in line)
+    assert f"--require-hashes --find-links {tmp_path} requirements.txt" in sync
+    build = _workflow("book.yml")["jobs"]["build"]["steps"]
+    install = next(s for s in build if s.get("run") == "make venv")
+    assert install["if"] == "steps.venv.outputs.cache-hit != 'true'"
+    stamp = subprocess.run(["make", "-s", "--no-print-directory", "-p", "-n", "venv"], cwd=ROOT, capture_output=True,
+                           text=True).stdout
+    name = next(line.split(":=", 1)[1].strip() for line in stamp.splitlines() if line.startswith("STAMP :="))
+    assert (ROOT / name).is_file()
+    lock = ROOT / "requirements.txt"
+    st = lock.stat()
+    try:
+        os.utime(lock, (st.st_atime + 3600, st.st_mtime + 3600))  # as a fresh checkout leaves it: newer than .venv
+        assert subprocess.run(["make", "-q", "venv"], cwd=ROOT).returncode == 0
+    finally:
+        os.utime(lock, (st.st_atime, st.st_mtime))
+
+
+def test_deploys_are_never_cancelled_and_pull_requests_get_a_preview_link():
+    book, publish = _workflow("book.yml"), _workflow("publish.yml")
+    assert book["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+    assert publish["concurrency"] == {"group": "pages", "cancel-in-progress": False}
+    on = publish[True] if True in publish else publish["on"]  # YAML 1.1 reads the key `on` as True
+    assert on["workflow_run"] == {"workflows": ["book"], "types": ["completed"]}
+    job = publish["jobs"]["publish"]
+    assert job["permissions"]["pages"] == "write" and job["environment"]["name"] == "github-pages"
+    runs = [s.get("run", "") for s in job["steps"]]
+    assert any("make announce-preview" in r for r in runs) and any("make site" in r for r in runs)
+    # the pull request's code never runs with the write token: publish.yml checks out the default branch only
+    assert all("ref" not in (s.get("with") or {}) for s in job["steps"] if str(s.get("uses", "")).startswith(
+        "actions/checkout"))
+    # the book workflow itself has no write permission and no secret (forks build the same way)
+    assert book["permissions"] == {"contents": "read"} and "secrets." not in (ci.WORKFLOWS / "book.yml").read_text()
+
+
+def test_weekly_build_with_external_links_and_actions_kept_current():
+    book = _workflow("book.yml")
+    on = book[True] if True in book else book["on"]
+    assert on["schedule"][0]["cron"].split()[-1] == "1"  # weekly
+    step = next(s for s in book["jobs"]["build"]["steps"] if s.get("run") == "make linkcheck-external")
+    assert "schedule" in step["if"]
+    dependabot = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    assert {"package-ecosystem": "github-actions", "directory": "/"}.items() <= dependabot["updates"][0].items()
+    assert dependabot["updates"][0]["schedule"]["interval"] == "weekly"
+
+
+def test_runs_digest_changes_only_with_the_run_folders(tmp_path):
+    assert ci.runs_digest(tmp_path) == ""
+    (tmp_path / "data" / "runs" / "synth").mkdir(parents=True)
+    (tmp_path / "data" / "runs" / "synth" / "a.csv").write_text("1")
+    d = ci.runs_digest(tmp_path)
+    assert d and ci.runs_digest(tmp_path) == d
+    (tmp_path / "elsewhere.txt").write_text("x")
+    assert ci.runs_digest(tmp_path) == d
+    (tmp_path / "data" / "runs" / "synth" / "a.csv").write_text("2")
+    assert ci.runs_digest(tmp_path) != d
 
 
 def test_cheap_targets_run_here():
-    """`make ci-keys` prints the two cache keys as $GITHUB_OUTPUT lines; `make -n ci-venv` installs torch from
-    PyTorch's CPU index before the other pins."""
+    """`make ci-keys` prints the two cache keys as $GITHUB_OUTPUT lines, with the system Python."""
     out = subprocess.run(["make", "--no-print-directory", "-s", "ci-keys"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert re.fullmatch(r"install=[0-9a-f]{64}\nruns=[0-9a-f]{64}\n", out), out
-    index = "https://download.pytorch.org/whl/cpu"
-    dry = subprocess.run(["make", "-n", "-B", "--no-print-directory", "venv", f"TORCH_INDEX={index}"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
-    torch_line = next(i for i, line in enumerate(dry) if f"--index-url {index}" in line)
-    pins_line = next(i for i, line in enumerate(dry) if "-r requirements.txt" in line)
-    assert "grep '^torch==' requirements.txt" in dry[torch_line] and torch_line < pins_line
-    assert f"CPU_TORCH_INDEX := {index}" in (ROOT / "Makefile").read_text()

@@ -75,21 +75,10 @@ def test_import_closure_follows_relative_lazy_and_submodule_imports(tmp_path):
         "c/deep.py"]
 
 
-def test_run_section_reuses_after_an_edit_outside_its_closure(tmp_path, monkeypatch):
+def test_run_section_reuses_after_an_edit_outside_its_closure(tmp_path, monkeypatch, fake_papermill):
     """run_section itself: an edit the section does not import keeps the executed notebook; one it imports
     executes it again."""
-    import nbformat
-    import papermill
-
-    calls = []
-
-    def execute(src, out, parameters=None, watch=None, **kw):
-        calls.append(src)
-        nb = nbformat.read(src, as_version=4)
-        watch.started(nb)
-        watch.finished(nb)
-        return nb
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    calls = fake_papermill
     root = _library_copy(tmp_path)
     real = nr.section_code_files
     monkeypatch.setattr(nr, "section_code_files", lambda section, r=ROOT: real(section, root))

@@ -14,7 +14,8 @@ def _book(tmp_path):
     (run / "summary-reference.csv").write_text("system,dtw\nskeleton,0.123\nfont,0.456\n")
     (run / "facts.json").write_text('{"words": 12}')
     (run / "style" / "model.json").write_text("{}")
-    (run / ".inkground-run.json").write_text("{}")  # the run folder's own marker: not a result
+    (run / ".inkground-run.json").write_text("{}")  # the run folder's mark: kept (restore needs it)
+    (run / ".hidden.json").write_text("{}")  # any other hidden file: not a result
     (run / "preds.npz").write_bytes(b"\0")  # not CSV/JSON
     nb = {"cells": [], "nbformat": 4, "nbformat_minor": 5,
           "metadata": {"inkground": {"section": "04_tradeoffs", "fingerprint": "f" * 64, "parameters": {}},
@@ -30,8 +31,9 @@ def test_pack_lists_every_result_with_its_hash_and_maker(tmp_path):
     out = tmp_path / "r.zip"
     m = results.pack(out, [ex])
     paths = {f["path"] for f in m["files"]}
-    mine = {p for p in paths if p.startswith("external/")}
-    assert {p.rsplit("/run03/", 1)[1] for p in mine} == {"summary-reference.csv", "facts.json", "style/model.json"}
+    mine = {p for p in paths if p.startswith("external/") and "/run03/" in p}
+    assert {p.rsplit("/run03/", 1)[1] for p in mine} == {"summary-reference.csv", "facts.json", "style/model.json",
+                                                         ".inkground-run.json"}
     assert "data/paper/reported.csv" in paths  # the paper's numbers the book compares with
     entry = next(f for f in m["files"] if f["path"].endswith("summary-reference.csv"))
     assert entry["made_by"] == [{"section": "04_tradeoffs", "parameter": "eval_runs"}]

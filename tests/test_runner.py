@@ -64,18 +64,6 @@ def test_failed_section_keeps_previous_and_reports(tmp_path):
     assert (tmp_path / "01_dataset_statistics.failed.ipynb").exists()
 
 
-def test_requirements_and_environment_agree():
-    import yaml
-
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    deps = env["dependencies"]
-    assert "python=3.11" in deps
-    pip = next(d["pip"] for d in deps if isinstance(d, dict))
-    assert "-r requirements.txt" in pip and "-e ." in pip
-    # nothing else pins packages in environment.yml: it defers to requirements.txt
-    assert [d for d in deps if isinstance(d, str) and d not in ("python=3.11", "pip")] == []
-
-
 def test_console_script_declared():
     import importlib
     import tomllib
@@ -158,26 +146,6 @@ def test_parameter_line_says_not_set_instead_of_none():
 
 def _rating(page, rater, score=10, action="rate"):
     return {"page": page, "rater": rater, "score": score, "action": action, "session": rater, "raters_per_page": 2}
-
-
-@pytest.fixture
-def fake_papermill(monkeypatch):
-    """papermill's execute_notebook replaced by the source notebook, reported to the runner as executed (the
-    runner's fingerprint logic is what is tested here; the real execution is in
-    test_section_02_reexecutes_when_a_rating_is_appended)."""
-    import nbformat
-    import papermill
-
-    calls = []
-
-    def execute(src, out, parameters=None, watch=None, **kw):
-        calls.append(dict(parameters or {}))
-        nb = nbformat.read(src, as_version=4)
-        watch.started(nb)
-        watch.finished(nb)
-        return nb
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
-    return calls
 
 
 def test_appending_a_rating_re_executes_section_02(tmp_path, fake_papermill):

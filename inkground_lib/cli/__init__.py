@@ -16,6 +16,7 @@
     inkground tracer eval --unipen-dir PATH --out DIR       the tracer and the skeleton against writers it never saw
     inkground style-backbone train --unipen-dir PATH --out DIR   train the writer-style backbone (resumable)
     inkground style-backbone eval --unipen-dir PATH          the backbone against a classifier from random weights
+    inkground restore FILE|URL|--published                  the book's runs from its results archive (sha256-checked)
 
 Errors are printed as one clear line (what and where) with exit status 2 (a full disk and a folder that is a
 link to nothing too); nothing half-written is left. Ctrl-C and SIGTERM stop the command the same way, with a
@@ -32,14 +33,14 @@ import sys
 import threading
 from pathlib import Path
 
-from inkground_lib.cli import data, evaluate, lab, pseudo, rate, scale, sections, style_backbone, tracer
+from inkground_lib.cli import data, evaluate, lab, pseudo, rate, restore, scale, sections, style_backbone, tracer
 from inkground_lib.core.files import PathError
 from inkground_lib.publish.notebook_runner import RunnerError
 
 COMMANDS = (sections.add_book_parser, sections.add_run_parser, lab.add_lab_parser, data.add_synth_parser, data.add_recorded_parser,
             data.add_validate_parser, pseudo.add_pseudo_parser, rate.add_rate_parser, evaluate.add_predict_parser,
             evaluate.add_eval_parser, evaluate.add_check_parser, tracer.add_tracer_parser,
-            style_backbone.add_style_backbone_parser, scale.add_paper_scale_parser)
+            style_backbone.add_style_backbone_parser, scale.add_paper_scale_parser, restore.add_restore_parser)
 """Each command's parser, registered by its family's module, in the order ``inkground --help`` lists them."""
 
 

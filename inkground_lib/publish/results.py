@@ -1,7 +1,9 @@
-"""The results a reviewer checks, in one archive: every CSV and JSON file of the run and dataset folders the
-book's executed sections read or wrote (the folders their parameters name), the paper's reported numbers
-(data/paper/), and a manifest saying of each file its sha256, its size and which section made or read it with
-which parameters; with the companion's citation (CITATION.cff and BibTeX).
+"""The results a reviewer checks, in one archive: the book's executed notebooks, every CSV, JSON and JSONL file of
+the run and dataset folders its sections read or wrote (the folders their parameters name: tables, inks, each
+system's predictions), the paper's reported numbers (data/paper/), and a manifest saying of each file its sha256,
+its size and which section made or read it with which parameters; with the companion's citation (CITATION.cff and
+BibTeX). At most ARCHIVE_CAP (100 MiB); ``inkground restore`` turns it back into the book's runs
+(:mod:`inkground_lib.publish.restore`).
 
     python -m inkground_lib.publish.results pack _build/html/inkground-results.zip
     python -m inkground_lib.publish.results verify _build/html/inkground-results.zip
@@ -27,11 +29,21 @@ from pathlib import Path
 
 from inkground_lib.core.archive import Archive, ArchiveError, Expected, check, open_archive, read_member
 from inkground_lib.core.files import atomic_write_bytes
+from inkground_lib.core.folders import RUN_MARK
 from inkground_lib.core.layout import PAPER_DIR, ROOT, SECTIONS_DIR
 
 ARCHIVE_NAME = "inkground-results.zip"
 MANIFEST = "MANIFEST.json"
-SUFFIXES = (".csv", ".json")
+SUFFIXES = (".csv", ".json", ".jsonl")
+"""The run files an archive holds: tables, summaries, manifests and inks, and the append-only logs (each system's
+predictions, the derenderers' and OCR's records, traces, truth comparisons), so a section reruns from them without
+asking a model or an OCR engine again; and each run folder's mark (core.folders.RUN_MARK: the folder is a run
+folder, so a section may write into it again, and make book's hash of the earlier sections' outputs holds it).
+Not held: page images (the datasets are made again by their builders), model weights, locks and other hidden
+files."""
+ARCHIVE_CAP = 100 * 2**20
+"""The stated cap of the results archive (100 MiB): :func:`pack` refuses to write a bigger one, and ``inkground
+restore`` downloads and reads no more."""
 CITATIONS = ("CITATION.cff", "citation.bib")
 """The companion's citation, beside the manifest in every archive (not listed in it: read with a size cap)."""
 MANIFEST_MAX_BYTES = 16 * 2**20
@@ -117,10 +129,13 @@ def collect(executed: list[Path], root: Path = ROOT) -> tuple[dict[str, Path], d
         name = record.get("section") or Path(nb_path).stem
         sections.append({"section": name, "parameters": params, "fingerprint": record.get("fingerprint"),
                          "inputs": record.get("inputs", {})})
+        arc = _arcname(Path(nb_path), root)  # the executed notebook: the section's page, with its fingerprint
+        files[arc] = Path(nb_path)
+        made_by[arc] = [{"section": name, "parameter": None, "what": "the executed notebook"}]
         for param, folder in named_folders(params, root):
             for f in sorted(folder.rglob("*")):
-                if f.is_file() and f.suffix in SUFFIXES and not any(part.startswith(".")
-                                                                    for part in f.relative_to(folder).parts):
+                if f.is_file() and f.suffix in SUFFIXES and (f.name == RUN_MARK or not any(
+                        part.startswith(".") for part in f.relative_to(folder).parts)):
                     arc = _arcname(f, root)
                     files[arc] = f
                     made_by.setdefault(arc, [])
@@ -165,6 +180,11 @@ def pack(out: Path, executed: list[Path] | None = None, root: Path = ROOT) -> di
         add("citation.bib", bibtex(ROOT).encode())
         for arc in sorted(files):
             add(arc, files[arc].read_bytes())
+    if buf.tell() > ARCHIVE_CAP:
+        biggest = ", ".join(f"{e['path']} ({e['bytes']:,} bytes)"
+                            for e in sorted(manifest["files"], key=lambda e: -e["bytes"])[:3])
+        raise ResultsError(f"{out}: the archive would be {buf.tell():,} bytes, more than its cap of {ARCHIVE_CAP:,} "
+                           f"(the largest files: {biggest}); not written")
     atomic_write_bytes(Path(out), buf.getvalue())
     return manifest
 

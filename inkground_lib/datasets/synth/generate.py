@@ -20,7 +20,7 @@ from inkground_lib.core.dataset import (
     write_page_inks,
 )
 from inkground_lib.core.defaults import MAX_PAGE_SIDE
-from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
+from inkground_lib.core.files import atomic_write_bytes, atomic_write_json, modules_sha256
 from inkground_lib.core.folders import (
     check_claims,
     check_output_folder,
@@ -30,6 +30,7 @@ from inkground_lib.core.folders import (
 )
 from inkground_lib.core.ink import Ink
 from inkground_lib.core.parallel import ordered_map
+from inkground_lib.datasets.remade import say_remade
 from inkground_lib.datasets.synth.page_layout import clean_page, layout_page
 from inkground_lib.datasets.synth.photo import (
     PhotoEffects,
@@ -45,6 +46,39 @@ from inkground_lib.datasets.synth.texts import (
 from inkground_lib.datasets.synth.writers import WriterStyle, sample_writer
 
 GENERATOR_VERSION = "synth-1"
+"""The name of the generator's file layout (``meta["generator"]``). What identifies the code that drew the pages
+is :func:`code_sha256`, never this name: nobody has to remember to bump it."""
+
+GENERATOR_CODE = (
+    "inkground_lib",
+    "inkground_lib.core",
+    "inkground_lib.core.dataset",
+    "inkground_lib.core.defaults",
+    "inkground_lib.core.files",
+    "inkground_lib.core.folders",
+    "inkground_lib.core.ink",
+    "inkground_lib.core.manifest_schema",
+    "inkground_lib.core.parallel",
+    "inkground_lib.core.progress",
+    "inkground_lib.core.render",
+    "inkground_lib.datasets",
+    "inkground_lib.datasets.remade",
+    "inkground_lib.datasets.synth",
+    "inkground_lib.datasets.synth.generate",
+    "inkground_lib.datasets.synth.glyphs",
+    "inkground_lib.datasets.synth.page_layout",
+    "inkground_lib.datasets.synth.photo",
+    "inkground_lib.datasets.synth.texts",
+    "inkground_lib.datasets.synth.writers",
+)
+"""Every library module the generator may run (its static import closure; a test keeps the two equal): their
+code digest is part of the dataset's meta, so pages drawn by other code are drawn again."""
+
+
+def code_sha256() -> str:
+    """sha256 over the source files of :data:`GENERATOR_CODE`
+    (:func:`~inkground_lib.core.files.modules_sha256`)."""
+    return modules_sha256(GENERATOR_CODE)
 
 
 @dataclass(frozen=True)
@@ -232,7 +266,7 @@ def _is_synth_manifest(mpath: Path) -> bool:
 
 
 def _meta(params: SynthParams) -> dict:
-    return {"generator": GENERATOR_VERSION, "params": params.as_dict()}
+    return {"generator": GENERATOR_VERSION, "code_sha256": code_sha256(), "params": params.as_dict()}
 
 
 def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), progress: bool = True,
@@ -241,9 +275,12 @@ def generate(out_dir: str | os.PathLike, params: SynthParams = SynthParams(), pr
     """Write the synthetic dataset ``params`` describes into ``out_dir`` and return the folder.
 
     Files: ``pages/<id>.jpg`` (photo), ``inks/<id>.json`` (true = reference inks), ``manifest.json`` (kind
-    "synth", reference "true ink", meta = {"generator": version, "params": params}), written last.
+    "synth", reference "true ink", meta = {"generator": layout name, "code_sha256": :func:`code_sha256`, "params":
+    params}), written last.
     * If a synth manifest with identical meta exists and every file it names is present, the folder is
-      returned untouched at once (files are not re-validated: :func:`load_dataset` does that).
+      returned untouched at once (files are not re-validated: :func:`load_dataset` does that). A folder made
+      with other parameters or by other code (another :func:`code_sha256`) is made again, and a line on
+      standard error says why (:func:`~inkground_lib.datasets.remade.remade_because`).
     * Otherwise ``generator.json`` records the meta first; pages already complete under the same meta (an
       interrupted run) are reused, all others are (re)written, and page files of ours (``p<digits>``) not in
       the new dataset are removed.
@@ -280,15 +317,19 @@ def _generate(root: Path, params: SynthParams, progress: bool, workers: Optional
               name: str, executor: Optional[Executor] = None) -> Path:
     meta = _meta(params)
     mpath = root / "manifest.json"
+    old_meta = None
     if mpath.is_file():
         try:
             m = json.loads(mpath.read_text("utf-8"))
+            old_meta = m.get("meta") if m.get("kind") == "synth" else None
             if (m.get("meta") == json.loads(json.dumps(meta)) and m.get("kind") == "synth"
                     and all((root / pr[k]).is_file() for pr in m["pages"] for k in ("image", "inks"))):
                 return root
-        except (json.JSONDecodeError, OSError, KeyError, TypeError):
+        except (json.JSONDecodeError, OSError, KeyError, TypeError, AttributeError):
             pass
     gpath = root / "generator.json"
+    if isinstance(old_meta, dict):
+        say_remade(root, "synthetic", old_meta, json.loads(json.dumps(meta)))
     claim_files(root, _names(params), _is_own(root))  # --overwrite: none of the user's files is replaced
     own = may_delete_own_files(root, _is_own(root))  # else an --overwrite of someone's folder: delete nothing
     same = False

@@ -48,11 +48,9 @@ SAMPLE_CODE = (
 def samples_code_sha256() -> str:
     """sha256 over the source files of :data:`SAMPLE_CODE` (name and bytes of each, in that order): part of the
     key of the training-sample cache, so samples made by older code are made again."""
-    import importlib
+    from inkground_lib.core.files import modules_sha256
 
-    from inkground_lib.core.files import sources_sha256
-
-    return sources_sha256((name, importlib.import_module(name).__file__) for name in SAMPLE_CODE)
+    return modules_sha256(SAMPLE_CODE)
 
 
 @dataclass(frozen=True)
