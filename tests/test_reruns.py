@@ -99,6 +99,11 @@ def repo(tmp_path, monkeypatch):
     monkeypatch.setattr(layout, "ROOT", root)
     monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
     monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
+    from inkground_lib.publish import make_book  # the book's runs: the stand-in datasets' "hashes"
+
+    monkeypatch.setattr(make_book, "ROOT", root)
+    monkeypatch.setattr(make_book, "DATA", root / "data")
+    monkeypatch.setattr(make_book, "datasets_info", lambda ds: {k: {"hash": f"stand-in {k}"} for k in ds})
     calls = []
 
     def execute(src, out, parameters=None, watch=None, **kw):
@@ -173,7 +178,7 @@ def test_defaults_and_into_book_write_the_books_runs(repo, capsys):
     (["run", "03", "-p", "systems", '["nope"]'], "unknown system 'nope'; known systems: gemini-3.1-pro, "),
     (["run", "02", "-p", "raters_per_pair", "[1, 2, 3]"], "[1, 2, 3] is not a whole number >= 1 or a pair"),
     (["run", "02", "-p", "raters_per_pair", "[3, 2]"], "pair [min, max] with 1 <= min <= max"),
-    (["run", "03", "-p", "ocr_engine", "easyocr"], "unknown OCR engine 'easyocr'; known: deepseek-ocr"),
+    (["run", "03", "-p", "ocr_engine", "easyocr"], "unknown OCR engine 'easyocr'; known OCR engines: deepseek-ocr"),
     (["run", "02", "-p", "ratings", "no-such.csv"], "parameter ratings: no file"),
     (["run", "02", "-p", "candidates", "data/datasets/none"], "parameter candidates: data/datasets/none holds no dataset"),
     (["run", "03", "-p", "n_boot", "50"], "parameter benchmark: data/runs/synth/02_pseudo_labels/benchmark holds no "
