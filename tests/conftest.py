@@ -12,6 +12,41 @@ def unipen_path():
     return UNIPEN
 
 
+@pytest.fixture
+def rerun_repo(tmp_path, monkeypatch):
+    """A stand-in repository root (layout.ROOT) with the default datasets present (empty manifests: the checks
+    look for them; their "hashes" stand-ins) and the book's sections folder; papermill records what each
+    section would execute with. Returns (root, [(section, parameters executed)])."""
+    import nbformat
+    import papermill
+
+    from inkground_lib.core import layout
+    from inkground_lib.publish import notebook_runner
+
+    root = tmp_path / "repo"
+    for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):
+        (root / d).mkdir(parents=True)
+        (root / d / "manifest.json").write_text("{}")
+    monkeypatch.setattr(layout, "ROOT", root)
+    monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
+    monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
+    from inkground_lib.publish import make_book  # the book's runs: the stand-in datasets' "hashes"
+
+    monkeypatch.setattr(make_book, "ROOT", root)
+    monkeypatch.setattr(make_book, "DATA", root / "data")
+    monkeypatch.setattr(make_book, "datasets_info", lambda ds: {k: {"hash": f"stand-in {k}"} for k in ds})
+    calls = []
+
+    def execute(src, out, parameters=None, watch=None, **kw):
+        calls.append((Path(src).stem[:2], dict(parameters or {})))
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    return root, calls
+
+
 def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3, unique_texts: bool = False) -> Path:
     """A hand-made dataset: blank photos, straight-line inks. For data-model tests only. Word texts are
     w0, w1, ... on every page (``unique_texts``: p0w0, ..., so every word is a different request)."""

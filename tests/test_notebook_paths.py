@@ -1,6 +1,6 @@
 """The section notebooks find their folders wherever the kernel starts, and a papermill or JupyterLab run with
-changed parameters writes under data/reruns/ (issue 36): ``notebook_plan`` + ``RunPlan.paths`` in the cell after
-each parameters cell; records store portable paths."""
+changed parameters writes under data/reruns/ (issues 36, 46): ``start_run`` + ``RunPlan.paths`` in the cell after
+each parameters cell, whose paths never overwrite a parameter; records store portable paths."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_a_run_its_command_planned_keeps_the_injected_folders(monkeypatch):
     """inkground run / make book inject the folders they chose: the notebook must not move them a second time."""
     monkeypatch.delenv(PLANNED_ENV, raising=False)
     with planned_by_command():
-        assert os.environ[PLANNED_ENV] == "1"
+        assert os.environ[PLANNED_ENV] == "inkground run"
         # --into-book (or make book keeping a user's parameters): changed values, the book's folder
         into_book = notebook_plan("02", _kernel_globals("02", ocr_threshold=0.9))
         assert into_book.params["run_dir"] == layout.PSEUDO_RUN and into_book.name is None
@@ -55,15 +55,6 @@ def test_a_run_its_command_planned_keeps_the_injected_folders(monkeypatch):
     # the same values from papermill or JupyterLab: a rerun of its own
     assert notebook_plan("02", _kernel_globals("02", ocr_threshold=0.9)).params["run_dir"] == \
         "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels"
-
-
-def test_a_papermill_rerun_says_where_it_writes(monkeypatch, capsys):
-    monkeypatch.delenv(PLANNED_ENV, raising=False)
-    notebook_plan("02", _kernel_globals("02"))
-    assert capsys.readouterr().out == ""  # the book's run: nothing to say
-    notebook_plan("02", _kernel_globals("02", ocr_threshold=0.9))
-    out = capsys.readouterr().out
-    assert "rerun 02_ocr_threshold-0.9" in out and "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels" in out
 
 
 # --------------------------------------------------------------------------------------------- the records
@@ -127,10 +118,10 @@ def _head_notebook(section: str, tmp_path: Path) -> Path:
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     params, paths = code[0], code[1]
     assert "parameters" in nb.cells[params].metadata.get("tags", [])
-    assert "notebook_plan(" in nb.cells[paths].source and ".paths(" in nb.cells[paths].source
+    assert "start_run(" in nb.cells[paths].source and ".paths(" in nb.cells[paths].source
     nb.cells = nb.cells[:paths + 1] + [nbformat.v4.new_code_cell(
         "import json, os\nprint(json.dumps({'cwd': os.getcwd(), 'plan': plan.name, "
-        "'values': {k: globals()[k] for k in plan.params if isinstance(globals()[k], (str, list, type(None)))}}))")]
+        "'values': {k: plan.paths(k) for k in plan.params}}))")]
     path = tmp_path / f"head_{section}.ipynb"
     nbformat.write(nb, path)
     return path

@@ -83,45 +83,12 @@ def test_names_are_stable_and_safe():
 
 # ------------------------------------------------------------------------------------------ the command
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    """A stand-in repository root with the default datasets present (empty manifests: the checks look for them)
-    and the book's sections folder; papermill records what each section would execute with."""
-    import nbformat
-    import papermill
-
-    from inkground_lib.publish import notebook_runner
-
-    root = tmp_path / "repo"
-    for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):
-        (root / d).mkdir(parents=True)
-        (root / d / "manifest.json").write_text("{}")
-    monkeypatch.setattr(layout, "ROOT", root)
-    monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
-    monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
-    from inkground_lib.publish import make_book  # the book's runs: the stand-in datasets' "hashes"
-
-    monkeypatch.setattr(make_book, "ROOT", root)
-    monkeypatch.setattr(make_book, "DATA", root / "data")
-    monkeypatch.setattr(make_book, "datasets_info", lambda ds: {k: {"hash": f"stand-in {k}"} for k in ds})
-    calls = []
-
-    def execute(src, out, parameters=None, watch=None, **kw):
-        calls.append((Path(src).stem[:2], dict(parameters or {})))
-        nb = nbformat.read(src, as_version=4)
-        watch.started(nb)
-        watch.finished(nb)
-        return nb
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
-    return root, calls
-
-
 def _tree(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
-def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books_runs(repo, capsys):
-    root, calls = repo
+def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books_runs(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02", "-p", "ocr_threshold", "0.9"]) == 0
     out, err = capsys.readouterr()
     assert calls == [("02", {"ocr_threshold": 0.9,
@@ -139,8 +106,8 @@ def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books
     assert "unchanged, not re-executed" in capsys.readouterr().out and len(calls) == 1
 
 
-def test_one_command_carries_a_rerun_of_02_through_03_and_04(repo, capsys):
-    root, calls = repo
+def test_one_command_carries_a_rerun_of_02_through_03_and_04(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02", "-p", "ocr_threshold", "0.9", "-p", "n_boot", "50", "--through", "04"]) == 0
     name = "02_n_boot-50_ocr_threshold-0.9"
     assert [k for k, _ in calls] == ["02", "03", "04"]
@@ -155,8 +122,8 @@ def test_one_command_carries_a_rerun_of_02_through_03_and_04(repo, capsys):
     assert not (root / "book").exists() and not (root / "data" / "runs").exists()
 
 
-def test_a_section_alone_says_it_reads_the_books_upstream_run(repo, capsys):
-    root, calls = repo
+def test_a_section_alone_says_it_reads_the_books_upstream_run(rerun_repo, capsys):
+    root, calls = rerun_repo
     (root / layout.BENCHMARK).mkdir(parents=True)
     (root / layout.BENCHMARK / "manifest.json").write_text("{}")
     assert main(["run", "03", "-p", "n_boot", "50", "-p", "systems", '["skeleton"]']) == 0
@@ -164,14 +131,72 @@ def test_a_section_alone_says_it_reads_the_books_upstream_run(repo, capsys):
     assert read_rerun("03_n_boot-50_systems-skeleton")["sections"]["03"]["upstream"] == {"benchmark": "book"}
 
 
-def test_defaults_and_into_book_write_the_books_runs(repo, capsys):
-    root, calls = repo
+def test_defaults_and_into_book_write_the_books_runs(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02"]) == 0
     assert calls[-1] == ("02", {}) and (root / "book/sections/02_pseudo_labels.ipynb").is_file()
     assert main(["run", "02", "-p", "ocr_threshold", "0.9", "--into-book"]) == 0
     err = capsys.readouterr().err
     assert calls[-1] == ("02", {"ocr_threshold": 0.9}) and "--into-book" in err
     assert not (root / layout.RERUNS).exists()
+
+
+def test_make_book_after_into_book_executes_nothing(rerun_repo, capsys):
+    """Issue 44: `inkground run ... --into-book` recorded another fingerprint than the one `make book` computes,
+    so the next `make book` executed the section again (section 02: ~409 s twice)."""
+    from inkground_lib.publish import make_book, notebook_runner
+
+    root, calls = rerun_repo
+    for run in layout.EVAL_RUNS:
+        (root / run).mkdir(parents=True)
+    assert main(["run", "04", "-p", "n_boot", "200", "--into-book"]) == 0
+    assert main(["run", "01"]) == 0
+    assert [k for k, _ in calls] == ["04", "01"]
+    capsys.readouterr()
+    datasets = make_book.present_datasets()
+    info = make_book.datasets_info(datasets)
+    for key in ("01", "04"):  # what make_book.make_book does for each section
+        s = notebook_runner.find_section(key)
+        path, executed = make_book.run_book_section(s, make_book.section_parameters(s, defaults=False), datasets, info)
+        assert not executed, key
+    assert len(calls) == 2
+    # and what it executes again when an input changed: the datasets' hashes
+    s = notebook_runner.find_section("04")
+    changed = {k: {**v, "hash": "another"} for k, v in info.items()}
+    assert make_book.run_book_section(s, make_book.section_parameters(s, False), datasets, changed)[1] is True
+
+
+def test_a_run_that_reproduces_the_same_results_keeps_the_next_section_current(rerun_repo, capsys):
+    """Issue 46: a default Run All of section 02 rewrote its stage timings into summary.json, which made the next
+    `make book` execute sections 03 and 04 again. Here 03 with its defaults (the book's run, as make book runs
+    it) and as a rerun reading the book's 02."""
+    from inkground_lib.publish.make_book import earlier_outputs_hash
+
+    root, calls = rerun_repo
+    run02 = root / layout.PSEUDO_RUN
+    (run02 / "benchmark").mkdir(parents=True)
+    (run02 / "benchmark" / "manifest.json").write_text('{"pages": []}')
+    (run02 / ".inkground-run.json").write_text('{"created_by": "pseudo"}')
+
+    def summary(timings, pages=3):
+        (run02 / "summary.json").write_text(json.dumps({"numbers": {"pages": pages}, "timings": timings,
+                                                        "pages": [{"id": "p1", "seconds": timings["ocr"]}]}))
+    summary({"ocr": 1.5})
+    h = earlier_outputs_hash("03")
+    for argv in (["run", "03"], ["run", "03", "-p", "n_boot", "50"]):
+        assert main(argv) == 0
+    summary({"ocr": 9.25})  # the same results at another speed
+    (run02 / ".inkground-run.json").write_text('{"created_by": "run"}')  # bookkeeping, not a result
+    assert earlier_outputs_hash("03") == h
+    capsys.readouterr()
+    for argv in (["run", "03"], ["run", "03", "-p", "n_boot", "50"]):
+        assert main(argv) == 0
+    assert len(calls) == 2 and capsys.readouterr().out.count("unchanged, not re-executed") == 2
+    summary({"ocr": 9.25}, pages=4)  # other results: the book's 03 is executed again
+    assert earlier_outputs_hash("03") != h
+    assert main(["run", "03"]) == 0 and len(calls) == 3
+    (run02 / "benchmark" / "manifest.json").write_text('{"pages": [], "x": 1}')  # what the rerun reads changed
+    assert main(["run", "03", "-p", "n_boot", "50"]) == 0 and len(calls) == 4
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -185,9 +210,19 @@ def test_defaults_and_into_book_write_the_books_runs(repo, capsys):
                                           "dataset (no manifest.json under"),
     (["run", "02", "-p", "nope", "1", "--through", "03"], "sections 02-03 have no parameter 'nope'"),
     (["run", "03", "--through", "02"], "--through 02: section 02 comes before 03"),
+    # issue 44: an unknown derenderer was refused only inside the notebook, after its folder was made
+    (["run", "02", "-p", "derenderer", "pencil"], "section 02: parameter derenderer: unknown derenderer 'pencil'; "
+                                                  "known derenderers: skeleton, tracer[:<weights .npz>], "
+                                                  "tracer-recognize[:<weights .npz>], tracer-no-text[:<weights .npz>], "
+                                                  "inksight-small-p:<model folder>, inksight:<model folder>"),
+    (["run", "02", "-p", "compare_derenderers", '["skeleton", "inksight-small-p"]'],
+     "parameter compare_derenderers: unknown derenderer 'inksight-small-p'; known derenderers: skeleton"),
+    # issue 46: a rerun never writes the book's runs, whatever the spelling of its run folder
+    (["run", "02", "-p", "seed", "1", "-p", "run_dir", "data/runs/synth"],
+     "would write into data/runs/synth, which is the book's run data/runs/synth/02_pseudo_labels"),
 ])
-def test_bad_input_is_one_line_before_any_notebook_or_folder(repo, capsys, argv, message):
-    root, calls = repo
+def test_bad_input_is_one_line_before_any_notebook_or_folder(rerun_repo, capsys, argv, message):
+    root, calls = rerun_repo
     before = _tree(root)
     t0 = time.monotonic()
     assert main(argv) == 2
@@ -197,16 +232,16 @@ def test_bad_input_is_one_line_before_any_notebook_or_folder(repo, capsys, argv,
     assert time.monotonic() - t0 < 20
 
 
-def test_a_missing_recorded_set_says_how_to_skip_it(repo, capsys):
-    root, calls = repo
+def test_a_missing_recorded_set_says_how_to_skip_it(rerun_repo, capsys):
+    root, calls = rerun_repo
     (root / layout.RECORDED_DATASET / "manifest.json").unlink()
     assert main(["run", "01", "-p", "example_pages", "1"]) == 2
     assert "-p recorded '\"\"' runs without it" in capsys.readouterr().err
     assert main(["run", "01", "-p", "example_pages", "1", "-p", "recorded", '""']) == 0
 
 
-def test_a_held_lock_is_one_line_before_the_notebook_starts(repo, capsys):
-    root, calls = repo
+def test_a_held_lock_is_one_line_before_the_notebook_starts(rerun_repo, capsys):
+    root, calls = rerun_repo
     with folder_lock(root / "data/reruns/02_seed-1/synth/02_pseudo_labels", "a test"):
         assert main(["run", "02", "-p", "seed", "1"]) == 2
     err = capsys.readouterr().err
@@ -214,7 +249,7 @@ def test_a_held_lock_is_one_line_before_the_notebook_starts(repo, capsys):
     assert calls == []
 
 
-def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys, monkeypatch):
+def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(rerun_repo, capsys, monkeypatch):
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -234,8 +269,8 @@ def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys,
     assert "section 02 failed; the executed copy is kept at" in err
 
 
-def test_a_name_reused_with_other_parameters_is_refused(repo, capsys):
-    root, calls = repo
+def test_a_name_reused_with_other_parameters_is_refused(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0
     assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0  # the same: resumed / reused
     capsys.readouterr()

@@ -100,7 +100,7 @@ def _run(a) -> None:
                 path, executed = nr.run_section(s.key, plan.params, force=a.force, log_output=a.verbose,
                                                 inputs=_upstream_outputs(plan, defaults[s.key]),
                                                 out_dir=plan.notebook.parent, source="inkground run")
-        record_run(plan, executed, source="inkground run", started=started)
+        record_run(plan, executed, source="inkground run", notebook=path, started=started)
         files = nr.input_file_hashes(plan.params)
         read = "; ".join(f"{k.removesuffix('_sha256')} {plan.params[k.removesuffix('_sha256')]} (sha256 {v[:12]})"
                          for k, v in files.items())

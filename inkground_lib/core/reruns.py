@@ -451,15 +451,15 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: str | Path | None = None,
+def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: str | Path | None,
                started: str | None = None, finished: bool = True) -> Path | None:
     """Write the section's entry into its rerun's record (None for the book's run: the executed notebook's own
     metadata records its parameters). Returns the record's path.
 
     The entry holds every parameter the run used (``parameters``: the notebook's defaults with the given
     values), the changed ones (``changed``) and their defaults (``defaults``), ``source`` (``inkground run``,
-    ``papermill``, ``JupyterLab``), the notebook (``notebook``, default the plan's; repository-relative where
-    inside it), the upstream folders it read, the folders it writes, when it started (``started``: given, else
+    ``papermill``, ``JupyterLab``), the executed notebook (``notebook``: repository-relative where inside it;
+    None where the kernel cannot know it, under papermill), the upstream folders it read, the folders it writes, when it started (``started``: given, else
     that of the entry a notebook wrote at its start) and when it finished (None while it runs: ``finished``
     False); ``executed_now``: False when ``inkground run`` reused an unchanged run. Written atomically, one
     writer at a time."""
@@ -467,7 +467,6 @@ def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: s
         return None
     folder = plan.folder
     defaults = section_defaults(plan.section)
-    nb = notebook if notebook is not None else plan.notebook
     params = canonical({**defaults, **plan.params})
     with _record_lock(folder):
         record = read_rerun(folder)
@@ -478,7 +477,7 @@ def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: s
             started = earlier.get("started")
         entry = {"changed": canonical(plan.changed),
                  "defaults": canonical({k: defaults[k] for k in plan.changed if k in defaults}),
-                 "parameters": params, "source": source, "notebook": None if nb is None else portable_path(nb),
+                 "parameters": params, "source": source, "notebook": None if notebook is None else portable_path(notebook),
                  "upstream": plan.upstream, "writes": list(plan.writes),
                  "started": started if finished else (started or now_utc()),
                  "finished": now_utc() if finished else None}

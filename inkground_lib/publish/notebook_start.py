@@ -73,9 +73,9 @@ def start_run(section: str, namespace: dict) -> RunPlan:
                   f"folders `make book` shows")
         return plan
     record = record_run(plan, None, source=run_source(), notebook=_notebook(), finished=False)
-    writes = f" ({', '.join(plan.writes)})" if plan.writes else ""
-    print(f"rerun {plan.name}: changed parameters {json.dumps(canonical(plan.changed))}; this run writes into "
-          f"{layout.RERUNS}/{plan.name}/{writes}, not into the book's runs; its record: "
+    where = (f"this run writes into {layout.RERUNS}/{plan.name}/ ({', '.join(plan.writes)}), not into the book's runs"
+             if plan.writes else "this section writes no run folder")
+    print(f"rerun {plan.name}: changed parameters {json.dumps(canonical(plan.changed))}; {where}; its record: "
           f"{record.relative_to(layout.ROOT).as_posix()}")
     return plan
 
