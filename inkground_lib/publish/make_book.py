@@ -95,6 +95,7 @@ def present_datasets() -> dict[str, Path]:
 def datasets_info(datasets: dict[str, Path]) -> dict[str, dict]:
     """{name: kind, pages, words, content hash} of each dataset: the hashes take part in every section's
     fingerprint, the rest is shown on the reproducibility page."""
+    info = {}
     for name, path in datasets.items():
         ds = load_dataset(path, check_images=False)
         info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words, "hash": dataset_hash(path)}
