@@ -5,14 +5,19 @@ notebooks' kernel is this environment's Python (:func:`kernel_spec`), which has 
 what is open in it (autosave, every two minutes). So that editing a parameter there never changes the committed
 sources in ``notebooks/``, JupyterLab opens working copies in ``lab/`` (ignored by git):
 
-* a copy is made when it is missing;
+* a copy is made when it is missing: the notebook with a first cell (:func:`lab_note`) saying what it is and
+  what of the book's markup (``{glue:text}`` placeholders, ``{term}``, ``{cite}``, admonitions) JupyterLab
+  shows as written;
 * when the committed notebook changed (a ``git pull``), a copy nobody edited is replaced by the new source; an
-  edited copy is kept, and the command says so (delete it to get the new source);
-* ``lab/.inkground-lab.json`` records the digest of the source each copy was made from.
+  edited copy (a cell's source changed: :func:`content_digest`; saving or running it is no edit) is kept, and
+  the command says so (delete it to get the new source);
+* ``lab/.inkground-lab.json`` records, per copy, the digest of the source it was made from and of its cells.
 
-The kernel starts in ``lab/``; the notebooks find their data through
-:func:`inkground_lib.core.repo_paths.repo_path` wherever it starts, and a run with changed parameters writes
-where :mod:`inkground_lib.core.reruns` says (``data/reruns/<name>/``), never into the book's runs.
+The kernel starts in ``lab/``; the notebooks' first cell after the parameters
+(:mod:`inkground_lib.publish.notebook_start`) checks the parameters as ``inkground run`` does, finds the data
+from the repository root wherever the kernel starts, and a run with changed parameters writes where
+:mod:`inkground_lib.core.reruns` says (``data/reruns/<name>/``, recorded in its ``rerun.json`` with the source
+``JupyterLab``), never into the book's runs.
 """
 
 from __future__ import annotations
@@ -39,14 +44,49 @@ HOST = "127.0.0.1"
 PORT = 8888
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+NOTE_ID = "inkground-lab-note"
+
+
+def lab_note(name: str) -> str:
+    """The first cell of a working copy: what it is, and what of the book's markup JupyterLab shows as written."""
+    return (f"**A working copy for JupyterLab** (`make lab`) of `notebooks/{name}`: edit and run it here, the "
+            f"committed notebook stays as it is. The prose is written for the book: `` {{glue:text}}`name` `` stands "
+            f"for a number or a sentence that a cell below computes and the book fills in, `` {{term}}`...` `` and "
+            f"`` {{cite}}`...` `` link the glossary and the bibliography, and ```` ```{{admonition}} ```` fences are "
+            f"boxes; JupyterLab shows them as written. Run all cells to compute the values; the book "
+            f"(`make book`, then `_build/html/`) shows them in place. Change a parameter in the first code cell "
+            f"and run all: the next cell checks every value as `inkground run` does, and a run with changed "
+            f"parameters writes into `{layout.RERUNS}/<name>/` with its record `rerun.json`, never into the book's "
+            f"runs.")
+
+
+def working_copy(source: Path) -> bytes:
+    """The working copy of notebook ``source``: its cells after :func:`lab_note`'s."""
+    nb = json.loads(source.read_text("utf-8"))
+    note = {"cell_type": "markdown", "id": NOTE_ID, "metadata": {"tags": ["remove-cell"]},
+            "source": lab_note(source.name)}
+    nb["cells"] = [note] + [c for c in nb.get("cells", []) if c.get("id") != NOTE_ID]
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def content_digest(data: bytes) -> str | None:
+    """sha256 of what a person edits in a notebook: each cell's type and source, in order (not the outputs,
+    execution counts, metadata or the file's layout, which JupyterLab rewrites on every save); None for a file
+    that is not a notebook."""
+    try:
+        cells = json.loads(data.decode("utf-8")).get("cells", [])
+        text = json.dumps([(c.get("cell_type"), "".join(c["source"]) if isinstance(c.get("source"), list)
+                            else c.get("source", "")) for c in cells])
+    except (ValueError, AttributeError, TypeError, UnicodeDecodeError):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def working_copies(src: Path | None = None, dst: Path | None = None) -> list[tuple[str, str]]:
     """Make or refresh the working copies of ``src``'s notebooks (default notebooks/) in ``dst`` (default lab/);
     returns [(notebook name, what happened)]: "copied", "updated", "unchanged", or "kept: ..." for an edited
-    copy whose source changed."""
+    copy whose source changed. A copy counts as edited when a cell's source differs from what was copied
+    (:func:`content_digest`): a copy JupyterLab only saved, or ran and saved, still follows its source."""
     src = Path(src or layout.NOTEBOOKS)
     dst = Path(dst or layout.ROOT / LAB_DIR)
     dst.mkdir(parents=True, exist_ok=True)
@@ -56,23 +96,29 @@ def working_copies(src: Path | None = None, dst: Path | None = None) -> list[tup
         record = {}
     out = []
     for nb in sorted(src.glob("*.ipynb")):
-        copy, source = dst / nb.name, _digest(nb)
-        made_from = record.get(nb.name)
+        copy, source = dst / nb.name, hashlib.sha256(nb.read_bytes()).hexdigest()
+        made = record.get(nb.name)
+        if isinstance(made, str):  # written by an earlier inkground: the copy was the source, byte for byte
+            made = {"source": made, "copy": content_digest(nb.read_bytes()) if made == source else None,
+                    "bytes": made}
+        made = made if isinstance(made, dict) else {}
+        want = working_copy(nb)
+        now = content_digest(copy.read_bytes()) if copy.is_file() else None
         if not copy.is_file():
             what = "copied"
-        elif source == made_from:
+        elif made.get("source") == source:
             what = "unchanged"
-        elif made_from is not None and _digest(copy) == made_from:
+        elif now is not None and (now == made.get("copy") or now == content_digest(want) or
+                                  hashlib.sha256(copy.read_bytes()).hexdigest() == made.get("bytes")):
             what = "updated"  # nobody edited the copy: it follows the source
-        elif _digest(copy) == source:
-            what = "unchanged"
         else:
             out.append((nb.name, f"kept: edited here, and notebooks/{nb.name} changed since; delete "
                                  f"{LAB_DIR}/{nb.name} to get the new source"))
             continue
         if what != "unchanged":
-            atomic_write_bytes(copy, nb.read_bytes())
-        record[nb.name] = source
+            atomic_write_bytes(copy, want)
+            made = {"source": source, "copy": content_digest(want)}
+        record[nb.name] = made
         out.append((nb.name, what))
     atomic_write_json(dst / RECORD, record)
     return out
