@@ -19,19 +19,23 @@ writes into its own folder ``data/reruns/<name>/``:
   --through 04`` carries the rerun of 02 on through 03 and 04). Otherwise the rerun reads the book's folder and
   its record says so (``upstream``: ``"book"``). A run-folder parameter the user sets is kept as set;
 * the executed notebook goes to ``data/reruns/<name>/sections/<NN_name>.ipynb``;
-* ``data/reruns/<name>/rerun.json`` (:data:`RERUN_RECORD`) records, per section, the parameters changed, every
-  parameter executed, what each upstream folder was (``rerun``, ``book`` or ``given``), the folders written and
-  the notebook: what a page needs to label the run it shows, and what :func:`read_rerun` returns.
+* ``data/reruns/<name>/rerun.json`` (:data:`RERUN_RECORD`) records, per section, every parameter it ran with,
+  the changed ones and their defaults, how it was started (``inkground run``, papermill, JupyterLab), what each
+  upstream folder was (``rerun``, ``book`` or ``given``), the folders written, the notebook and when it started
+  and finished: what a page needs to label the run it shows, and what :func:`read_rerun` returns. It is written
+  atomically by one writer at a time; a record that cannot be read is an error naming it, never "no record".
 
-``inkground run --into-book`` is the one way to write changed parameters into the book's runs.
+``inkground run --into-book`` is the one way to write changed parameters into the book's runs; a rerun whose run
+folder, however spelled, would be one of the book's (:func:`book_run_folders`) is refused.
 
-A notebook run by papermill or JupyterLab applies the same rule to its own values (:func:`notebook_plan`), in
-the cell after its parameters cell, and opens its paths from the repository root wherever its kernel starts
-(:meth:`RunPlan.paths`)::
+A notebook run by papermill or JupyterLab applies the same rule to its own values, in the cell after its
+parameters cell (:func:`inkground_lib.publish.notebook_start.start_run`, which checks the values first and
+records the rerun), and opens its paths from the repository root wherever its kernel starts
+(:meth:`RunPlan.paths`), under names of its own, so that running a cell again never takes a resolved path for
+a parameter::
 
-    from inkground_lib.core.reruns import notebook_plan
-    plan = notebook_plan("02", globals())   # the book's folders with defaults, else data/reruns/<name>/...
-    candidates, run_dir, recorded, ratings = plan.paths("candidates", "run_dir", "recorded", "ratings")
+    plan = start_run("02", globals())   # the book's folders with defaults, else data/reruns/<name>/...
+    candidates_dir, run_folder = plan.paths("candidates", "run_dir")
 
 When ``inkground run`` or ``make book`` executes the notebook, the command has planned the run already (its
 parameters carry the moved folders, or ``--into-book`` keeps the book's): it says so in the kernel's environment
@@ -56,11 +60,14 @@ from inkground_lib.core.notebook_params import section_defaults, section_noteboo
 from inkground_lib.core.repo_paths import portable_path, repo_path
 
 PLANNED_ENV = "INKGROUND_RUN_PLANNED"
-"""Set to ``"1"`` in a kernel's environment by the command that planned its run (:func:`planned_by_command`):
+"""Set in a kernel's environment to the command that planned its run (:data:`COMMANDS`, :func:`planned_by_command`):
 :func:`notebook_plan` then takes the notebook's parameters as they are."""
 
 RERUN_RECORD = "rerun.json"
 """The record in each rerun folder (see the module doc)."""
+
+RERUN_LABEL = "rerunning-a-section"
+"""The label of the book's instructions for rerunning a section (book/intro.md), which the pages link."""
 
 RUNS_PREFIX = "data/runs/"
 """Run-folder parameters are those whose default lies under this folder (relative to the repository root)."""

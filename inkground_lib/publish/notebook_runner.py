@@ -19,7 +19,7 @@ from inkground_lib.core.files import atomic_write_bytes
 from inkground_lib.core.notebook_params import notebook_parameters as cell_parameters
 from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT, SECTIONS_DIR
 from inkground_lib.core.repo_paths import portable_path
-from inkground_lib.core.reruns import COMMANDS, changed_parameters, planned_by_command
+from inkground_lib.core.reruns import COMMANDS, RERUN_LABEL, changed_parameters, planned_by_command
 from inkground_lib.publish.progress_relay import current, relayed
 from inkground_lib.publish.run_checks import RunCheckError, check_values
 
@@ -536,10 +536,6 @@ def _forget_build_paths(nb, section: Section, target: Path) -> None:
                 pm_meta[key] = Path(path).resolve().relative_to(ROOT).as_posix()
             except ValueError:  # outside the repository (a test's temporary book): the file name only
                 pm_meta[key] = Path(path).name
-
-
-RERUN_LABEL = "rerunning-a-section"
-"""The label of the book's instructions for rerunning a section (book/intro.md), which each section page links."""
 
 
 def rerun_instructions(section: Section) -> str:
