@@ -147,22 +147,31 @@ def server_python(given: str | None) -> str:
                      f"{LAB_VENV}/ (requirements-lab.txt)")
 
 
+def server_command(python: str, folder: Path, host: str = HOST, port: int = PORT, *,
+                   browser: bool = True) -> tuple[list[str], dict]:
+    """The JupyterLab server's command line and environment: serving ``folder`` (the working copies) on
+    ``host``:``port``, its notebooks' kernel this environment's Python (:func:`kernel_spec`, written into
+    ``folder/.jupyter``)."""
+    kernels = Path(folder) / ".jupyter"
+    kernel_spec(kernels)
+    env = dict(os.environ)
+    env["JUPYTER_PATH"] = os.pathsep.join([str(kernels)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep)
+                                                            if p])
+    cmd = [python, "-m", "jupyterlab", f"--ServerApp.root_dir={folder}", f"--ip={host}", f"--port={port}",
+           "--ServerApp.port_retries=0"]
+    if not browser:
+        cmd.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # a container's root: JupyterLab refuses to start otherwise
+        cmd.append("--allow-root")
+    return cmd, env
+
+
 def _lab(a) -> int:
     python = server_python(a.server_python)
     for name, what in working_copies():
         if what != "unchanged":
             print(f"{LAB_DIR}/{name}: {what}", file=sys.stderr)
-    kernels = layout.ROOT / LAB_DIR / ".jupyter"
-    kernel_spec(kernels)
-    env = dict(os.environ)
-    env["JUPYTER_PATH"] = os.pathsep.join([str(kernels)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep)
-                                                            if p])
-    cmd = [python, "-m", "jupyterlab", f"--ServerApp.root_dir={layout.ROOT / LAB_DIR}", f"--ip={a.host}",
-           f"--port={a.port}", "--ServerApp.port_retries=0"]
-    if a.no_browser:
-        cmd.append("--no-browser")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # a container's root: JupyterLab refuses to start otherwise
-        cmd.append("--allow-root")
+    cmd, env = server_command(python, layout.ROOT / LAB_DIR, a.host, a.port, browser=not a.no_browser)
     print(f"JupyterLab on http://{a.host}:{a.port}/lab (the address with its token follows); working copies of "
           f"notebooks/ in {LAB_DIR}/; reruns with changed parameters write into {layout.RERUNS}/<name>/. Ctrl-C "
           f"stops it.", file=sys.stderr, flush=True)
