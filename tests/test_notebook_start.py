@@ -6,6 +6,7 @@ a namespace as a kernel would (the whole notebooks in kernels: test_notebook_pat
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -85,7 +86,7 @@ def test_running_the_paths_cell_again_plans_the_same_run(kernel, section):
                                       "deepseek-ocr, rapidocr, tesseract"),
     ("04", {"ocr_engines": "['tesseract']"}, "parameter ocr_engines: the value \"['tesseract']\" has type str, "
                                              "expected list (the default is [\"tesseract\", \"deepseek-ocr\"]); "
-                                             "papermill's -p passes a list as text: give it with -y ocr_engines"),
+                                             "papermill's -p passes a list as text: give it in YAML with -y \"ocr_engines: ['tesseract']\""),
     ("04", {"reference": "truth"}, "parameter reference: unknown reference 'truth'; known references: reference, true"),
     ("02", {"candidates": "data/datasets/none"}, "parameter candidates: data/datasets/none holds no dataset"),
 ])
@@ -205,3 +206,31 @@ def test_one_writer_of_a_record_at_a_time(rerun_repo):
     for t in threads:
         t.join()
     assert sorted(read_rerun("both")["sections"]) == ["01", "02"]
+
+
+@pytest.mark.slow  # one papermill process and kernel each (~5-10 s)
+@pytest.mark.parametrize("notebook, args, message", [
+    ("04_tradeoffs", ["-r", "n_boot", "200"], "parameter n_boot: the value '200' has type str, expected int"),
+    ("04_tradeoffs", ["-p", "ocr_engines", "['tesseract']"],
+     "parameter ocr_engines: the value \"['tesseract']\" has type str, expected list"),
+    ("03_model_evaluation", ["-y", "systems: [reference, nope]"], "parameter systems: unknown system 'nope'"),
+    ("02_pseudo_labels", ["-p", "derenderer", "pencil"], "parameter derenderer: unknown derenderer 'pencil'; known "
+                                                         "derenderers: skeleton, tracer[:<weights .npz>]"),
+    ("03_model_evaluation", ["-p", "ocr_engine", "easyocr"], "parameter ocr_engine: unknown OCR engine 'easyocr'"),
+])
+def test_papermill_stops_a_wrong_value_in_the_cell_after_the_parameters(tmp_path, notebook, args, message):
+    """Issue 46: papermill checked nothing: a text n_boot failed after 3 s with a TypeError naming no parameter,
+    a list given with -p failed after 45 s, an unknown derenderer left an empty rerun folder."""
+    reruns = layout.ROOT / layout.RERUNS
+    before = sorted(reruns.iterdir()) if reruns.is_dir() else None
+    env = {k: v for k, v in os.environ.items() if k not in (PLANNED_ENV, JUPYTER_SESSION_ENV)}
+    out = tmp_path / "out.ipynb"
+    proc = subprocess.run([str(Path(sys.executable).with_name("papermill")), str(section_notebooks()[notebook[:2]]),
+                           str(out), *args, "--cwd", str(tmp_path)], capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    code = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
+    failed = [c for c in code if any(o.get("output_type") == "error" for o in c["outputs"])]
+    assert len(failed) == 1 and "start_run(" in "".join(failed[0]["source"])  # the cell after the parameters
+    error = next(o for o in failed[0]["outputs"] if o.get("output_type") == "error")
+    assert error["ename"] == "RunCheckError" and message in error["evalue"], error["evalue"]
+    assert (sorted(reruns.iterdir()) if reruns.is_dir() else None) == before  # no folder written

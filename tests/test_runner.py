@@ -176,7 +176,7 @@ def test_a_page_run_with_other_parameters_says_so_at_its_top_and_how_to_rerun_it
     assert top.index("```{important}") < top.index("The paper reads")
     how = next(c.source for c in nb.cells if c.metadata.get("tags") == ["inkground-parameters"])
     for text in (".venv/bin/inkground run 04 -p NAME VALUE", ".venv/bin/papermill notebooks/04_tradeoffs.ipynb "
-                 "out.ipynb -p NAME VALUE", "-y NAME '[...]'", "`make lab`", "data/reruns/<name>/", "rerun.json",
+                 "out.ipynb -p NAME VALUE", "-y 'NAME: [...]'", "`make lab`", "data/reruns/<name>/", "rerun.json",
                  "{ref}`rerunning-a-section`"):
         assert text in how, text
     assert sum("Rerun this section" in c.source for c in nb.cells) == 1

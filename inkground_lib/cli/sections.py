@@ -180,7 +180,7 @@ def sections_help(width: int = 100) -> str:
               "  inkground run 02 -p ocr_threshold 0.9                 # -> data/reruns/02_ocr_threshold-0.9/",
               "  inkground run 02 -p ocr_threshold 0.9 --through 04    # and sections 03, 04 on that rerun's output",
               "  inkground run 03 -p systems '[\"skeleton\", \"font\"]' -p n_boot 200",
-              "", "the same from papermill (-p NAME VALUE, a list with -y NAME '[...]') or JupyterLab (make lab): each",
+              "", "the same from papermill (-p NAME VALUE, a list with -y 'NAME: [...]') or JupyterLab (make lab): each",
               "notebook checks its values first, as run does, and a rerun records itself in rerun.json",
               "", "how long: with the book's data, section 02 takes about 7 minutes (409 s) and 03 about 17 (1,020 s) on",
               "2 cores (measured 2026-12-02, README.md); 01 and 04 under a minute; a run whose inputs did not change is",

@@ -543,7 +543,7 @@ def rerun_instructions(section: Section) -> str:
     nb = section.source.name
     return (f"**Rerun this section** with other values (from a clone, after `make book`; see {{ref}}`{RERUN_LABEL}`): "
             f"`.venv/bin/inkground run {section.key} -p NAME VALUE`; or "
-            f"`.venv/bin/papermill notebooks/{nb} out.ipynb -p NAME VALUE` (a list with `-y NAME '[...]'`); or "
+            f"`.venv/bin/papermill notebooks/{nb} out.ipynb -p NAME VALUE` (a list in YAML: `-y 'NAME: [...]'`); or "
             f"`make lab` and `{nb}` in JupyterLab (`http://127.0.0.1:8888/lab/tree/{nb}`). Each way checks the "
             f"values before the section starts and writes a run with changed values into `data/reruns/<name>/` "
             f"with its record `rerun.json`, never into this book's runs (`inkground run --into-book` shows it here).")

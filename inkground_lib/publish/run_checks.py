@@ -148,7 +148,7 @@ def accepts(kinds: set[str], value) -> bool:
 
 HOW = ("cli", "notebook")
 """The ways a section's values are given: ``inkground run -p NAME VALUE`` (YAML), or a notebook (its
-parameters cell in JupyterLab, papermill's ``-p NAME VALUE`` / ``-y NAME YAML``)."""
+parameters cell in JupyterLab, papermill's ``-p NAME VALUE`` / ``-y 'NAME: YAML'``)."""
 
 
 def _looks_like_list(text: str) -> bool:
@@ -163,8 +163,9 @@ def _type_hint(name: str, value, kinds: set[str], how: str) -> str:
                     f"-p {name} '\"{value}\"'")
         return ""
     if "list" in kinds and isinstance(value, str) and _looks_like_list(value):
-        return (f"; papermill's -p passes a list as text: give it with -y {name} '{value}' (in JupyterLab, write "
-                f"the list without quotes in the parameters cell)")
+        q = '"' if "'" in value else "'"
+        return (f"; papermill's -p passes a list as text: give it in YAML with -y {q}{name}: {value}{q} (in "
+                f"JupyterLab, write the list without quotes in the parameters cell)")
     if isinstance(value, str) and kinds & {"int", "float"}:
         return f"; write the number without quotes ({name} = {value}; papermill: -p {name} {value})"
     return ""
