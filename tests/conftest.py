@@ -14,27 +14,23 @@ def unipen_path():
 
 @pytest.fixture
 def rerun_repo(tmp_path, monkeypatch):
-    """A stand-in repository root (layout.ROOT) with the default datasets present (empty manifests: the checks
-    look for them; their "hashes" stand-ins) and the book's sections folder; papermill records what each
-    section would execute with. Returns (root, [(section, parameters executed)])."""
+    """A stand-in repository root (layout.ROOT) with tiny default datasets (:func:`make_tiny_dataset`) and the
+    book's sections folder; papermill records what each section would execute with. Returns (root, [(section,
+    parameters executed)])."""
     import nbformat
     import papermill
 
     from inkground_lib.core import layout
-    from inkground_lib.publish import notebook_runner
+    from inkground_lib.publish import make_book, notebook_runner
 
     root = tmp_path / "repo"
     for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):
-        (root / d).mkdir(parents=True)
-        (root / d / "manifest.json").write_text("{}")
+        make_tiny_dataset(root / d)
     monkeypatch.setattr(layout, "ROOT", root)
     monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
     monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
-    from inkground_lib.publish import make_book  # the book's runs: the stand-in datasets' "hashes"
-
-    monkeypatch.setattr(make_book, "ROOT", root)
+    monkeypatch.setattr(make_book, "ROOT", root)  # the book's runs, as make book runs them
     monkeypatch.setattr(make_book, "DATA", root / "data")
-    monkeypatch.setattr(make_book, "datasets_info", lambda ds: {k: {"hash": f"stand-in {k}"} for k in ds})
     calls = []
 
     def execute(src, out, parameters=None, watch=None, **kw):

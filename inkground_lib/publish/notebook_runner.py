@@ -184,9 +184,24 @@ def import_closure(sources: list[str], root: Path = ROOT) -> list[Path]:
             if path is None:
                 continue
             seen[name] = path
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-            todo.extend(_imported_names(tree, name, path.name == "__init__.py"))
+            todo.extend(_module_imports(path, name))
     return sorted(set(seen.values()))
+
+
+_IMPORTS: dict[tuple, frozenset] = {}
+"""{(file, its mtime and size, module name): the names it imports}: each library file parsed once per process
+while it is unchanged (a build computes four fingerprints, each over a hundred files)."""
+
+
+def _module_imports(path: Path, name: str) -> frozenset:
+    import ast
+
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size, name)
+    if key not in _IMPORTS:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        _IMPORTS[key] = frozenset(_imported_names(tree, name, path.name == "__init__.py"))
+    return _IMPORTS[key]
 
 
 def notebook_code(path: Path) -> list[str]:
