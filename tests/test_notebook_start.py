@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from inkground_lib.core import layout
 from inkground_lib.core.notebook_params import section_defaults, section_notebooks
-from inkground_lib.core.reruns import PLANNED_ENV, RERUN_RECORD, RerunError, plan_run, read_rerun, record_run
+from inkground_lib.core.reruns import PLANNED_ENV, read_rerun
 from inkground_lib.publish.notebook_start import JUPYTER_SESSION_ENV, finish_run, start_run
 from inkground_lib.publish.run_checks import RunCheckError
 
@@ -168,44 +167,6 @@ def test_under_a_command_the_cell_checks_but_records_nothing(kernel, monkeypatch
     ns["n_boot"] = 0
     with pytest.raises(RunCheckError, match="n_boot must be >= 1"):
         exec(paths, ns)
-
-
-def test_a_torn_record_is_named_never_read_as_no_record(rerun_repo, capsys):
-    """Issue 44: a torn rerun.json was read as no record, so a reused --name with other parameters ran and the
-    earlier record was lost."""
-    from inkground_lib.cli import main
-
-    root, calls = rerun_repo
-    assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0
-    record = root / layout.RERUNS / "mine" / RERUN_RECORD
-    torn = record.read_bytes()[: len(record.read_bytes()) // 2]
-    record.write_bytes(torn)
-    capsys.readouterr()
-    for seed in ("2", "1"):  # other parameters, and the same ones: the record is needed to tell
-        assert main(["run", "02", "-p", "seed", seed, "--name", "mine"]) == 2
-        err = capsys.readouterr().err
-        assert f"{record}: the rerun's record is damaged: not valid JSON" in err and len(err.strip().splitlines()) == 1
-    assert record.read_bytes() == torn and len(calls) == 1  # kept as it was; nothing ran
-    with pytest.raises(RerunError, match="is not read as no record"):
-        read_rerun("mine")
-    record.write_text('["a list"]')
-    with pytest.raises(RerunError, match="not a JSON object"):
-        read_rerun("mine")
-
-
-def test_one_writer_of_a_record_at_a_time(rerun_repo):
-    """Sections finished by two processes at once (a command and a notebook) both stay in the record."""
-    plans = [plan_run(k, {"seed": 5} if k != "01" else {"example_pages": 1}, name="both") for k in ("01", "02")]
-
-    def write(plan):
-        for _ in range(15):
-            record_run(plan, True, source="inkground run", notebook=plan.notebook)
-    threads = [threading.Thread(target=write, args=(p,)) for p in plans]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(read_rerun("both")["sections"]) == ["01", "02"]
 
 
 @pytest.mark.slow  # one papermill process and kernel each (~5-10 s)

@@ -6,6 +6,7 @@ the checks are what is tested; the notebooks' own execution is tested in test_ru
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from inkground_lib.core import layout
 from inkground_lib.core.folders import folder_lock
 from inkground_lib.core.notebook_params import section_defaults
 from inkground_lib.core.reruns import (RERUN_RECORD, RerunError, check_name, check_name_free, plan_run, read_rerun,
-                                       rerun_name, run_folder_parameters)
+                                       record_run, rerun_name, run_folder_parameters)
 
 
 # ------------------------------------------------------------------------------------------ the rule, pure
@@ -331,3 +332,39 @@ def test_every_command_has_a_description_and_every_option_help(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])
     assert e.value.code == 0 and capsys.readouterr().out.startswith("inkground 0.")
+
+
+def test_a_torn_record_is_named_never_read_as_no_record(rerun_repo, capsys):
+    """Issue 44: a torn rerun.json was read as no record, so a reused --name with other parameters ran and the
+    earlier record was lost."""
+    root, calls = rerun_repo
+    assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0
+    record = root / layout.RERUNS / "mine" / RERUN_RECORD
+    torn = record.read_bytes()[: len(record.read_bytes()) // 2]
+    record.write_bytes(torn)
+    capsys.readouterr()
+    for seed in ("2", "1"):  # other parameters, and the same ones: the record is needed to tell
+        assert main(["run", "02", "-p", "seed", seed, "--name", "mine"]) == 2
+        err = capsys.readouterr().err
+        assert f"{record}: the rerun's record is damaged: not valid JSON" in err and len(err.strip().splitlines()) == 1
+    assert record.read_bytes() == torn and len(calls) == 1  # kept as it was; nothing ran
+    with pytest.raises(RerunError, match="is not read as no record"):
+        read_rerun("mine")
+    record.write_text('["a list"]')
+    with pytest.raises(RerunError, match="not a JSON object"):
+        read_rerun("mine")
+
+
+def test_one_writer_of_a_record_at_a_time(rerun_repo):
+    """Sections finished by two processes at once (a command and a notebook) both stay in the record."""
+    plans = [plan_run(k, {"seed": 5} if k != "01" else {"example_pages": 1}, name="both") for k in ("01", "02")]
+
+    def write(plan):
+        for _ in range(15):
+            record_run(plan, True, source="inkground run", notebook=plan.notebook)
+    threads = [threading.Thread(target=write, args=(p,)) for p in plans]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(read_rerun("both")["sections"]) == ["01", "02"]
