@@ -85,7 +85,8 @@ def test_running_the_paths_cell_again_plans_the_same_run(kernel, section):
                                       "deepseek-ocr, rapidocr, tesseract"),
     ("04", {"ocr_engines": "['tesseract']"}, "parameter ocr_engines: the value \"['tesseract']\" has type str, "
                                              "expected list (the default is [\"tesseract\", \"deepseek-ocr\"]); "
-                                             "papermill's -p passes a list as text: give it in YAML with -y \"ocr_engines: ['tesseract']\""),
+                                             "papermill's -p passes a list as text: give it in YAML with "
+                                             "-y \"ocr_engines: ['tesseract']\""),
     ("04", {"reference": "truth"}, "parameter reference: unknown reference 'truth'; known references: reference, true"),
     ("02", {"candidates": "data/datasets/none"}, "parameter candidates: data/datasets/none holds no dataset"),
 ])
@@ -127,7 +128,8 @@ def test_a_notebook_rerun_records_every_parameter_and_where_it_came_from(kernel,
     plan = ns["plan"]
     assert plan.name == "04_n_boot-200"
     out = capsys.readouterr().out
-    assert "rerun 04_n_boot-200: changed parameters {\"n_boot\": 200}" in out and "data/reruns/04_n_boot-200/rerun.json" in out
+    assert "rerun 04_n_boot-200: changed parameters {\"n_boot\": 200}" in out
+    assert "data/reruns/04_n_boot-200/rerun.json" in out
     entry = read_rerun(plan.name)["sections"]["04"]
     assert entry["parameters"] == {**section_defaults("04"), "n_boot": 200}  # every parameter, not only the given
     assert entry["changed"] == {"n_boot": 200} and entry["defaults"] == {"n_boot": 1000}

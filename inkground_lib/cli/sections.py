@@ -4,8 +4,8 @@ Where ``run`` writes follows :mod:`inkground_lib.core.reruns`: the defaults go t
 parameters to ``data/reruns/<name>/`` (``--into-book`` to write them into the book's runs). Everything a run
 needs is checked before its first notebook starts and before any folder is made, by the check each notebook
 makes in its first cell too (:mod:`inkground_lib.publish.run_checks`). A section run into the book's runs (the
-defaults, or ``--into-book``) is run as ``make book`` runs it (:func:`~inkground_lib.publish.make_book.run_book_section`),
-so the next ``make book`` finds it current."""
+defaults, or ``--into-book``) is run as ``make book`` runs it
+(:func:`~inkground_lib.publish.make_book.run_book_section`), so the next ``make book`` finds it current."""
 
 from __future__ import annotations
 
@@ -180,11 +180,11 @@ def sections_help(width: int = 100) -> str:
               "  inkground run 02 -p ocr_threshold 0.9                 # -> data/reruns/02_ocr_threshold-0.9/",
               "  inkground run 02 -p ocr_threshold 0.9 --through 04    # and sections 03, 04 on that rerun's output",
               "  inkground run 03 -p systems '[\"skeleton\", \"font\"]' -p n_boot 200",
-              "", "the same from papermill (-p NAME VALUE, a list with -y 'NAME: [...]') or JupyterLab (make lab): each",
-              "notebook checks its values first, as run does, and a rerun records itself in rerun.json",
-              "", "how long: with the book's data, section 02 takes about 7 minutes (409 s) and 03 about 17 (1,020 s) on",
-              "2 cores (measured 2026-12-02, README.md); 01 and 04 under a minute; a run whose inputs did not change is",
-              "reused in seconds"]
+              "", "the same from papermill (-p NAME VALUE, a list with -y 'NAME: [...]') or JupyterLab (make",
+              "lab): each notebook checks its values first, as run does, and a rerun records itself in rerun.json",
+              "", "how long: with the book's data, section 02 takes about 7 minutes (409 s) and 03 about 17",
+              "(1,020 s) on 2 cores (measured 2026-12-02, README.md); 01 and 04 under a minute; a run whose inputs",
+              "did not change is reused in seconds"]
     return "\n".join(lines)
 
 
@@ -220,8 +220,8 @@ def add_book_parser(sub) -> None:
     describe(b, "The whole companion: the default datasets (built or reused), each section notebook executed "
                 "(or reused when nothing it depends on changed), the generated pages, and the HTML book in "
                 "_build/html/ (about 27 minutes on 2 cores the first time, under 30 s when nothing changed; "
-                "README.md has the measurements). `make book` runs this. Reruns with changed parameters (data/reruns/) are "
-                "not shown.")
+                "README.md has the measurements). `make book` runs this. Reruns with changed parameters "
+                "(data/reruns/) are not shown.")
     b.add_argument("--force", action="store_true", help="re-execute every section")
     b.add_argument("--defaults", action="store_true",
                    help="run every section with its default parameters (forget earlier `inkground run --into-book` "

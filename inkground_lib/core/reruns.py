@@ -466,10 +466,10 @@ def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: s
     The entry holds every parameter the run used (``parameters``: the notebook's defaults with the given
     values), the changed ones (``changed``) and their defaults (``defaults``), ``source`` (``inkground run``,
     ``papermill``, ``JupyterLab``), the executed notebook (``notebook``: repository-relative where inside it;
-    None where the kernel cannot know it, under papermill), the upstream folders it read, the folders it writes, when it started (``started``: given, else
-    that of the entry a notebook wrote at its start) and when it finished (None while it runs: ``finished``
-    False); ``executed_now``: False when ``inkground run`` reused an unchanged run. Written atomically, one
-    writer at a time."""
+    None where the kernel cannot know it, under papermill), the upstream folders it read, the folders it
+    writes, when it started (``started``: given, else that of the entry a notebook wrote at its start) and when
+    it finished (None while it runs: ``finished`` False); ``executed_now``: False when ``inkground run`` reused
+    an unchanged run. Written atomically, one writer at a time."""
     if plan.name is None:
         return None
     folder = plan.folder
@@ -484,7 +484,8 @@ def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: s
             started = earlier.get("started")
         entry = {"changed": canonical(plan.changed),
                  "defaults": canonical({k: defaults[k] for k in plan.changed if k in defaults}),
-                 "parameters": params, "source": source, "notebook": None if notebook is None else portable_path(notebook),
+                 "parameters": params, "source": source,
+                 "notebook": None if notebook is None else portable_path(notebook),
                  "upstream": plan.upstream, "writes": list(plan.writes),
                  "started": started if finished else (started or now_utc()),
                  "finished": now_utc() if finished else None}
