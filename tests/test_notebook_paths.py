@@ -15,7 +15,7 @@ import pytest
 
 from inkground_lib.core import layout
 from inkground_lib.core.notebook_params import section_defaults, section_notebooks
-from inkground_lib.core.reruns import PLANNED_ENV, notebook_plan, plan_run, planned_by_command
+from inkground_lib.core.reruns import PLANNED_ENV, notebook_plan, plan_run, planned_by_command, run_folder_parameters
 
 
 def _kernel_globals(section: str, **changed) -> dict:
@@ -136,23 +136,49 @@ def _execute(nb: Path, cwd: Path, parameters: dict | None = None) -> dict:
     return json.loads(text.strip().splitlines()[-1])
 
 
+@pytest.fixture
+def reruns_cleaned():
+    """The names of the reruns a test writes under this checkout's data/reruns/, removed after it."""
+    names: list[str] = []
+    folder = layout.ROOT / layout.RERUNS
+    existed = folder.exists()
+    yield names
+    for n in names:
+        shutil.rmtree(folder / n, ignore_errors=True)
+    if not existed and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+
+
 @pytest.mark.slow  # starts 6 kernels (~3 s each)
-def test_each_notebooks_paths_cell_resolves_from_notebooks_and_from_lab(tmp_path, monkeypatch):
+def test_each_notebooks_paths_cell_resolves_from_notebooks_and_from_lab(tmp_path, monkeypatch, reruns_cleaned):
+    """Relative paths are read from the repository root whatever the kernel's folder (here notebooks/; the
+    inputs are tiny datasets named relative to the root, as a user names a folder of the checkout)."""
+    from conftest import make_tiny_dataset
+
     monkeypatch.delenv(PLANNED_ENV, raising=False)
+    ds = make_tiny_dataset(tmp_path / "ds")
+    runs = [tmp_path / "runs" / "a", tmp_path / "runs" / "b"]
+    for r in runs:
+        r.mkdir(parents=True)
+    rel = lambda p: os.path.relpath(p, layout.ROOT)  # noqa: E731
+    given = {"01": {"dataset": rel(ds), "recorded": ""}, "02": {"candidates": rel(ds), "recorded": ""},
+             "03": {"benchmark": rel(ds), "recorded": ""}, "04": {"eval_runs": [rel(r) for r in runs]}}
     cwd = layout.ROOT / "notebooks"
-    for section in ("01", "02", "03", "04"):
-        got = _execute(_head_notebook(section, tmp_path), cwd)
-        assert got["cwd"] == str(cwd) and got["plan"] is None  # the book's run, read from notebooks/
-        for name, default in section_defaults(section).items():
-            if isinstance(default, str) and default.startswith("data/"):
-                assert got["values"][name] == str(layout.ROOT / default), (section, name)
-    # papermill with a changed parameter, kernel in a folder outside the checkout: its own rerun folder
-    got = _execute(_head_notebook("02", tmp_path), tmp_path, {"ocr_threshold": 0.9})
-    assert got["plan"] == "02_ocr_threshold-0.9"
-    assert got["values"]["run_dir"] == str(layout.ROOT / "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels")
+    for section, params in given.items():
+        plan = plan_run(section, params)
+        reruns_cleaned.append(plan.name)
+        got = _execute(_head_notebook(section, tmp_path), cwd, params)
+        assert got["cwd"] == str(cwd) and got["plan"] == plan.name
+        for name, value in params.items():
+            want = [str(layout.ROOT / v) for v in value] if isinstance(value, list) else \
+                (str(layout.ROOT / value) if value else "")
+            assert got["values"][name] == want, (section, name)
+        own = [k for k, w in run_folder_parameters(section_defaults(section)).items() if w == section]
+        for name in own:  # the folders it writes: under data/reruns/<name>/
+            assert got["values"][name] == str(layout.ROOT / plan.params[name]), (section, name)
     # the kernel of a command that planned the run (--into-book here) keeps the injected folder
     with planned_by_command():
-        got = _execute(_head_notebook("02", tmp_path), tmp_path, {"ocr_threshold": 0.9})
+        got = _execute(_head_notebook("02", tmp_path), tmp_path, {**given["02"], "ocr_threshold": 0.9})
     assert got["values"]["run_dir"] == str(layout.ROOT / layout.PSEUDO_RUN)
 
 

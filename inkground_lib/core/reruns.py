@@ -63,6 +63,9 @@ PLANNED_ENV = "INKGROUND_RUN_PLANNED"
 """Set in a kernel's environment to the command that planned its run (:data:`COMMANDS`, :func:`planned_by_command`):
 :func:`notebook_plan` then takes the notebook's parameters as they are."""
 
+COMMANDS = ("inkground run", "make book")
+"""The commands that plan a run before its notebook starts (:data:`PLANNED_ENV`'s values)."""
+
 RERUN_RECORD = "rerun.json"
 """The record in each rerun folder (see the module doc)."""
 
@@ -365,10 +368,6 @@ def notebook_plan(section: str, namespace: dict) -> RunPlan:
     return plan_run(section, params, defaults=defaults)
 
 
-COMMANDS = ("inkground run", "make book")
-"""The commands that plan a run before its notebook starts (:data:`PLANNED_ENV`'s values)."""
-
-
 def planned_by() -> str | None:
     """The command that planned this process's run (:data:`PLANNED_ENV`), None in a kernel started otherwise."""
     value = os.environ.get(PLANNED_ENV)
@@ -447,10 +446,6 @@ def _record_lock(folder: Path):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def now_utc() -> str:

@@ -248,12 +248,13 @@ def fingerprint(section: Section, params: dict, inputs: dict[str, str] | None = 
     return h.hexdigest()
 
 
-RUN_FACTS = re.compile(r"^(timings|seconds|[a-z_]+_seconds)$")
+_FACT = r"timings|seconds|[a-z_]+_seconds"
+RUN_FACTS = re.compile(rf"^({_FACT})$")
 """Keys of a run's JSON records that say how the run went, not what it found: section 02's stage ``timings``,
 a page's derendering or reading ``seconds``, a Style classifier's ``train_seconds``. They are left out of
 :func:`run_outputs_hash`."""
 
-_FACT_BYTES = re.compile(rb'"(timings|seconds|[a-z_]+_seconds)"\s*:')
+_FACT_BYTES = re.compile(rf'"({_FACT})"\s*:'.encode())  # a JSON file that may hold one (then parsed)
 
 
 def _without_facts(value):
