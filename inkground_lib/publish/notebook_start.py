@@ -37,6 +37,7 @@ import json
 import os
 
 from inkground_lib.core import layout
+from inkground_lib.core.notebook_params import section_defaults
 from inkground_lib.core.reruns import RunPlan, canonical, notebook_plan, planned_by, record_run
 from inkground_lib.publish.run_checks import check_locks, check_section
 
@@ -58,8 +59,6 @@ def _notebook() -> str | None:
 def start_run(section: str, namespace: dict) -> RunPlan:
     """Check, plan and record the run of section ``section`` (see the module doc); ``namespace`` is the
     notebook's ``globals()`` after its parameters cell. Returns the plan (``plan.paths(...)``)."""
-    from inkground_lib.core.notebook_params import section_defaults
-
     defaults = section_defaults(section)
     given = {k: namespace[k] for k in defaults if k in namespace}
     check_section(section, given, defaults, how="notebook")
