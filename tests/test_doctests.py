@@ -33,6 +33,7 @@ EXAMPLES = {
     "inkground_lib.components.style.inputs": 4,
     "inkground_lib.components.style.metric": 4,
     "inkground_lib.components.targets": 2,
+    "inkground_lib.core.archive": 1,
     "inkground_lib.core.bootstrap": 4,
     "inkground_lib.core.dataset": 3,
     "inkground_lib.core.files": 1,

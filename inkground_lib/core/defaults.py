@@ -200,6 +200,21 @@ MAX_MANIFEST_ENV (MiB) or load_dataset's ``max_manifest_bytes`` keyword (bytes).
 MAX_MANIFEST_ENV = "INKGROUND_MAX_MANIFEST_MB"
 """Environment variable that replaces MAX_MANIFEST_BYTES: a positive number of MiB (2**20 bytes)."""
 
+MAX_ARCHIVE_BYTES = 2 * 2**30
+"""Most bytes a zip archive may hold unpacked, in bytes (2 GiB = 2,147,483,648), and the largest archive file
+read (core.archive; the book's results archive, ``verify`` and ``restore``): the results archive holds the CSV and
+JSON of the book's runs and datasets, ~29 MB at the book's scale (data/ measured 2026-11 at ed2f909), so ~550 MB
+at the paper's 2,984 candidate pages (x 2984 / 158 pages); 2 GiB is four times that. Checking streams every member
+(bounded memory), ~2 GiB of sha256 and inflate in well under a minute. Raise it with MAX_ARCHIVE_ENV (MiB) or the
+reader's ``max_bytes`` keyword (bytes)."""
+
+MAX_ARCHIVE_ENV = "INKGROUND_MAX_ARCHIVE_MB"
+"""Environment variable that replaces MAX_ARCHIVE_BYTES: a positive number of MiB (2**20 bytes)."""
+
+MAX_ARCHIVE_MEMBERS = 100_000
+"""Most members a zip archive may list (core.archive refuses more before its directory is parsed: each costs
+Python ~0.5 kB): the results archive of the book holds ~220 files, ~3,100 at the paper's scale."""
+
 MAX_PAGE_SIDE = 12000
 """Largest page side in px (a 12,000 x 12,000 photo is ~430 MB as RGB; phone photos are ~4,000-8,000 px): the
 synthetic generator's bound on the pages it writes, and load_dataset's on a manifest's width / height."""

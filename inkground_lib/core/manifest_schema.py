@@ -56,6 +56,9 @@ def id_pattern() -> str:
     return rf"^(?:{ID_RULE.pattern})(?![\s\S])"
 
 
+RELATIVE_PATTERN = "^[^/]"
+"""A path in a manifest is relative to the dataset folder (the schema's pattern: no leading ``/``)."""
+
 TEXT_PATTERN = r"\S"
 """A word's text holds at least one character that is not white space (the schema's pattern)."""
 
@@ -93,7 +96,7 @@ def manifest_schema() -> dict:
         "$defs": {
             "id": {"description": id_rule, "type": "string", "pattern": id_pattern()},
             "path": {"description": "a path relative to the dataset folder, '/'-separated, inside the folder",
-                     "type": "string", "pattern": "^[^/]"},
+                     "type": "string", "pattern": RELATIVE_PATTERN},
             "page": {
                 "description": "one page photo and its words",
                 "type": "object",
@@ -157,13 +160,37 @@ def manifest_validator():
     """A draft 2020-12 validator of :func:`manifest_schema` with JSON's types as ``load_dataset`` reads them:
     an integer is written without a decimal point (``1.0`` is not an integer) and a number is finite (Python's
     json module reads ``NaN`` / ``Infinity``, which are not JSON). Built once per process."""
-    from jsonschema import Draft202012Validator, validators  # ~0.1 s: only when a manifest is checked
+    schema = manifest_schema()
+    return json_validator(_inline_refs(schema, schema["$defs"]))
+
+
+def json_validator(schema: dict):
+    """A draft 2020-12 validator of ``schema`` (itself checked) with JSON's types as our readers read them: an
+    integer is written without a decimal point and a number is finite. Shared by every JSON file checked
+    against a schema (a dataset manifest here, the results archive's manifest in publish.results)."""
+    from jsonschema import Draft202012Validator, validators  # ~0.1 s: only when a file is checked
 
     checker = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
     cls = validators.extend(Draft202012Validator, type_checker=checker)
-    schema = manifest_schema()
     cls.check_schema(schema)
-    return cls(_inline_refs(schema, schema["$defs"]))
+    return cls(schema)
+
+
+def sorted_faults(validator, doc) -> list:
+    """The jsonschema errors of ``doc``, sorted by place (object keys alphabetically, array items by index)."""
+    def order(e):
+        return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path]
+
+    return sorted(validator.iter_errors(doc), key=order)
+
+
+def fault_text(error) -> str:
+    """One line for a jsonschema ``error``: the field at fault as a path (``files[3].sha256``) and what is wrong
+    with it, e.g. ``field files[3].sha256: missing``."""
+    message, missing = _message(error)
+    path = list(error.absolute_path) + ([missing] if missing is not None else [])
+    field = _field([str(p) if i == 0 else p for i, p in enumerate(path)])
+    return f"field {field}: {message}" if field else message
 
 
 def _inline_refs(node, defs: dict):
@@ -284,8 +311,10 @@ def _message(error) -> tuple[str, str | None]:
         return f"{_quote(inst)} is not a valid id: {schema['description']}", None
     if kw == "pattern" and value == TEXT_PATTERN:
         return f"{_quote(inst)}: a word's text may not be empty or only white space", None
-    if kw == "pattern":
+    if kw == "pattern" and value == RELATIVE_PATTERN:
         return f"{_quote(inst)} is absolute: paths are relative to the dataset folder (no leading '/')", None
+    if kw == "pattern":
+        return f"{_quote(inst)} is not {schema.get('description') or 'of the pattern ' + value}", None
     if kw == "const" and list(error.absolute_path) == ["schema_version"] and _is_integer(None, inst):
         return f"{inst} is not supported (this library reads {value})", None
     if kw == "const":
@@ -314,13 +343,8 @@ def schema_problems(manifest, file: str | Path, pointers: bool = True) -> list[P
     m.json: field pages: missing
     m.json: field schema_version: 2 is not supported (this library reads 1)
     """
-    validator = manifest_validator()
-
-    def order(e):
-        return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path]
-
     out = []
-    for error in sorted(validator.iter_errors(manifest), key=order):
+    for error in sorted_faults(manifest_validator(), manifest):
         path = list(error.absolute_path)
         record, rest = _record(manifest, path, pointers)
         message, missing = _message(error)

@@ -8,7 +8,11 @@ which parameters; with the companion's citation (CITATION.cff and BibTeX).
 
 ``verify`` recomputes each file's sha256 from the archive and compares it with the manifest, and the
 manifest's record of each section (parameters, fingerprint) with the executed notebooks of the book, so an
-edited value, a missing or an added file, or an archive of another build fails.
+edited value or parameter, a missing or an added file, or an archive of another build fails. It reads the archive
+as it would be unpacked (:mod:`inkground_lib.core.archive`): a name that would leave its folder, a link, a
+duplicated name, a size the manifest does not state are refused before anything is read, and each member is
+streamed (bounded memory). :func:`archive_manifest` gives a command that unpacks the archive (``restore``) the
+same checks: ``with open_archive(p) as a: extract(a, archive_manifest(a)[1], dest)``.
 """
 
 from __future__ import annotations
@@ -21,12 +25,38 @@ import sys
 import zipfile
 from pathlib import Path
 
+from inkground_lib.core.archive import ArchiveError, Archive, Expected, check, open_archive, read_member
 from inkground_lib.core.files import atomic_write_bytes
 from inkground_lib.core.layout import PAPER_DIR, ROOT, SECTIONS_DIR
 
 ARCHIVE_NAME = "inkground-results.zip"
 MANIFEST = "MANIFEST.json"
 SUFFIXES = (".csv", ".json")
+CITATIONS = ("CITATION.cff", "citation.bib")
+"""The companion's citation, beside the manifest in every archive (not listed in it: read with a size cap)."""
+MANIFEST_MAX_BYTES = 16 * 2**20
+"""Largest MANIFEST.json read (16 MiB): ~250 bytes a file, so ~0.1 MB for the book's ~220 files and ~0.8 MB at the
+paper's scale (~3,100 files)."""
+CITATION_MAX_BYTES = 2**20
+"""Largest citation file read (1 MiB; the companion's are ~2 kB)."""
+
+MANIFEST_SCHEMA = {
+    "type": "object", "required": ["files", "sections"],
+    "properties": {
+        "files": {"type": "array", "items": {
+            "type": "object", "required": ["path", "sha256", "bytes"],
+            "properties": {"path": {"type": "string", "minLength": 1},
+                           "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$",
+                                      "description": "a sha256: 64 lowercase hex digits"},
+                           "bytes": {"type": "integer", "minimum": 0},
+                           "made_by": {"type": "array"}}}},
+        "sections": {"type": "array", "items": {
+            "type": "object", "required": ["section", "parameters", "fingerprint"],
+            "properties": {"section": {"type": "string", "minLength": 1}, "parameters": {"type": "object"},
+                           "fingerprint": {"type": ["string", "null"]}}}},
+    },
+}
+"""What verify (and restore) read of a MANIFEST.json: the JSON Schema (draft 2020-12) of the fields they use."""
 
 
 class ResultsError(ValueError):
@@ -151,28 +181,55 @@ def _same_archive(out: Path, listing: bytes, bib: bytes) -> bool:
         return False
 
 
-def verify(archive: Path, executed: list[Path] | None = None) -> list[str]:
-    """What does not hold in ``archive`` ([] when it verifies): each file's sha256 against the manifest, no file
-    missing or unlisted, and each section's parameters and fingerprint against the executed notebooks
-    (``executed``, default the book's; [] skips that part)."""
+def archive_manifest(archive: Archive) -> tuple[dict, dict[str, Expected]]:
+    """The manifest of an opened results archive and what it states of each member ({name: Expected}: every
+    listed file's size and sha256, the manifest's own bytes, the citation files' sizes under
+    CITATION_MAX_BYTES). Raises ResultsError, one line naming the archive and what is wrong, when there is no
+    manifest or it is too big, not JSON, or not of :data:`MANIFEST_SCHEMA` (a missing field, a wrong type, a
+    file listed twice)."""
+    from inkground_lib.core.manifest_schema import fault_text, json_validator, sorted_faults
+
+    where = f"{archive.path}: {MANIFEST}"
+    if MANIFEST not in archive.files:
+        raise ResultsError(f"{archive.path}: no {MANIFEST}")
+    try:
+        raw = read_member(archive, MANIFEST, MANIFEST_MAX_BYTES)
+        manifest = json.loads(raw)
+    except ArchiveError as e:
+        raise ResultsError(str(e)) from None
+    except ValueError as e:  # UnicodeDecodeError too
+        raise ResultsError(f"{where}: not JSON ({str(e).splitlines()[0][:120]})") from None
+    errors = sorted_faults(json_validator(MANIFEST_SCHEMA), manifest)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ResultsError(f"{where}: {fault_text(errors[0])}{more}")
+    expected = {MANIFEST: Expected(len(raw), hashlib.sha256(raw).hexdigest())}
+    for i, entry in enumerate(manifest["files"]):
+        if entry["path"] in expected:
+            raise ResultsError(f"{where}: field files[{i}].path: {entry['path']!r} is listed twice")
+        expected[entry["path"]] = Expected(entry["bytes"], entry["sha256"])
+    for name in CITATIONS:
+        info = archive.files.get(name)
+        if info is not None and name not in expected and info.file_size <= CITATION_MAX_BYTES:
+            expected[name] = Expected(info.file_size)  # checked whole (CRC), not against a hash
+    return manifest, expected
+
+
+def _comparable(params: dict) -> dict:
+    """Parameters as the manifest holds them (through JSON, other types as text), to compare."""
+    return json.loads(json.dumps(params, sort_keys=True, default=str))
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def section_problems(manifest: dict, executed: list[Path]) -> list[str]:
+    """Each section of the book (``executed``: its executed notebooks) missing from the manifest, recorded there
+    with another fingerprint, or with another value of any parameter (as :func:`section_parameters` reads
+    them: the notebook's defaults with papermill's values), one line each."""
     problems = []
-    with zipfile.ZipFile(archive) as z:
-        names = set(z.namelist())
-        try:
-            manifest = json.loads(z.read(MANIFEST))
-        except KeyError:
-            return [f"{archive}: no {MANIFEST}"]
-        listed = {e["path"] for e in manifest["files"]}
-        for e in manifest["files"]:
-            if e["path"] not in names:
-                problems.append(f"{e['path']}: listed in the manifest, not in the archive")
-                continue
-            digest = hashlib.sha256(z.read(e["path"])).hexdigest()
-            if digest != e["sha256"]:
-                problems.append(f"{e['path']}: sha256 {digest[:12]}, the manifest says {e['sha256'][:12]}")
-        for extra in sorted(names - listed - {MANIFEST, "CITATION.cff", "citation.bib"}):
-            problems.append(f"{extra}: in the archive, not in the manifest")
-    executed = sorted(SECTIONS_DIR.glob("[0-9][0-9]_*.ipynb")) if executed is None else executed
     recorded = {s["section"]: s for s in manifest.get("sections", [])}
     for nb_path in executed:
         if nb_path.name.endswith(".failed.ipynb"):
@@ -182,9 +239,39 @@ def verify(archive: Path, executed: list[Path] | None = None) -> list[str]:
         got = recorded.get(name)
         if got is None:
             problems.append(f"section {name}: in the book, not in the archive")
-        elif got.get("fingerprint") != record.get("fingerprint"):
+            continue
+        if got.get("fingerprint") != record.get("fingerprint"):
             problems.append(f"section {name}: the archive is of another run (fingerprint differs)")
+        book, archived = _comparable(section_parameters(nb_path)), got.get("parameters") or {}
+        for key in sorted(set(book) | set(archived)):
+            if key not in archived:
+                problems.append(f"section {name}: parameter {key}: {_shown(book[key])} in the book, not in the "
+                                "archive")
+            elif key not in book:
+                problems.append(f"section {name}: parameter {key}: {_shown(archived[key])} in the archive, not "
+                                "in the book")
+            elif book[key] != archived[key]:
+                problems.append(f"section {name}: parameter {key}: {_shown(archived[key])} in the archive, "
+                                f"{_shown(book[key])} in the book")
     return problems
+
+
+def verify(archive: Path, executed: list[Path] | None = None, max_bytes: int | None = None) -> list[str]:
+    """What does not hold in ``archive`` ([] when it verifies), one line each: a member unsafe to unpack (then
+    nothing else is read), each file's size and sha256 against the manifest (streamed), no file missing or
+    unlisted, and each section's parameters and fingerprint against the executed notebooks (``executed``,
+    default the book's; [] skips that part). Raises ResultsError (one line) when the archive cannot be read,
+    is over its read limit (``max_bytes``, see core.archive), or its manifest is missing or malformed."""
+    try:
+        with open_archive(archive, max_bytes) as a:
+            if a.problems:
+                return list(a.problems)
+            manifest, expected = archive_manifest(a)
+            problems = check(a, expected)
+    except ArchiveError as e:
+        raise ResultsError(str(e)) from None
+    executed = sorted(SECTIONS_DIR.glob("[0-9][0-9]_*.ipynb")) if executed is None else executed
+    return problems + section_problems(manifest, executed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{size / 1e6:.1f} MB)")
             return 0
         problems = verify(path)
-    except (ResultsError, OSError, zipfile.BadZipFile) as e:
+    except (ResultsError, OSError, ValueError) as e:
         print(f"results: {e}", file=sys.stderr)
         return 1
     for p in problems:
