@@ -12,6 +12,37 @@ def unipen_path():
     return UNIPEN
 
 
+@pytest.fixture
+def rerun_repo(tmp_path, monkeypatch):
+    """A stand-in repository root (layout.ROOT) with tiny default datasets (:func:`make_tiny_dataset`) and the
+    book's sections folder; papermill records what each section would execute with. Returns (root, [(section,
+    parameters executed)])."""
+    import nbformat
+    import papermill
+
+    from inkground_lib.core import layout
+    from inkground_lib.publish import make_book, notebook_runner
+
+    root = tmp_path / "repo"
+    for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):
+        make_tiny_dataset(root / d)
+    monkeypatch.setattr(layout, "ROOT", root)
+    monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
+    monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
+    monkeypatch.setattr(make_book, "ROOT", root)  # the book's runs, as make book runs them
+    monkeypatch.setattr(make_book, "DATA", root / "data")
+    calls = []
+
+    def execute(src, out, parameters=None, watch=None, **kw):
+        calls.append((Path(src).stem[:2], dict(parameters or {})))
+        nb = nbformat.read(src, as_version=4)
+        watch.started(nb)
+        watch.finished(nb)
+        return nb
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    return root, calls
+
+
 def make_tiny_dataset(root: Path, pages: int = 2, words: int = 3, unique_texts: bool = False) -> Path:
     """A hand-made dataset: blank photos, straight-line inks. For data-model tests only. Word texts are
     w0, w1, ... on every page (``unique_texts``: p0w0, ..., so every word is a different request)."""

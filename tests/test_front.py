@@ -241,9 +241,10 @@ def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
                                       built_at="2026-11-30 20:00 UTC", commit="`abc1234`",
                                       root=tmp_path).read_text()
     assert "Built 2026-11-30 20:00 UTC from commit `abc1234`." in text
-    assert "| 02_pseudo_labels | `ocr_threshold=0.9` | 208 s (3.5 min) | 2026-11-30 18:44 |" in text
+    assert "| 02_pseudo_labels | `ocr_threshold=0.9` (default `0.85`) | 208 s (3.5 min) | 2026-11-30 18:44 |" in text
     assert "| 01 | defaults | \u2014 (not recorded) | \u2014 (not recorded) |" in text
-    assert ".venv/bin/inkground run 01" in text and "\ninkground run" not in text
+    assert ".venv/bin/inkground run 04 -p n_boot 200 " in text and "\ninkground run" not in text
+    assert "--into-book" in text and "data/reruns/" in text and "{ref}`rerunning-a-section`" in text
     # the run outputs each section read and wrote, from the values it ran with (its parameters cell + papermill's)
     # (a run folder's own files only: notes.txt is not one; the papermill-injected run_dir wins over the default)
     assert "## Run outputs" in text

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from inkground_lib.cli.lab import RECORD, kernel_spec, server_python, working_copies
+from inkground_lib.cli.lab import RECORD, kernel_spec, lab_note, server_python, working_copies
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,27 +26,39 @@ def _nb(path: Path, text: str) -> None:
                                 "nbformat_minor": 5}))
 
 
+def _sources(path: Path) -> list[str]:
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in json.loads(path.read_text())["cells"]]
+
+
 def test_working_copies_follow_their_sources_unless_edited(tmp_path):
     src, dst = tmp_path / "notebooks", tmp_path / "lab"
     src.mkdir()
     _nb(src / "01_a.ipynb", "x = 1")
     _nb(src / "02_b.ipynb", "y = 1")
     assert working_copies(src, dst) == [("01_a.ipynb", "copied"), ("02_b.ipynb", "copied")]
-    assert (dst / "01_a.ipynb").read_bytes() == (src / "01_a.ipynb").read_bytes()
+    assert _sources(dst / "01_a.ipynb") == [lab_note("01_a.ipynb"), "x = 1"]  # the source after the note
     assert working_copies(src, dst) == [("01_a.ipynb", "unchanged"), ("02_b.ipynb", "unchanged")]
     # JupyterLab saves an edit into the copy; the committed source is untouched
     before = (src / "01_a.ipynb").read_bytes()
-    _nb(dst / "01_a.ipynb", "x = 2  # edited in JupyterLab")
+    nb = json.loads((dst / "01_a.ipynb").read_text())
+    nb["cells"][1]["source"] = "x = 2  # edited in JupyterLab"
+    (dst / "01_a.ipynb").write_text(json.dumps(nb))
     assert working_copies(src, dst)[0] == ("01_a.ipynb", "unchanged") and (src / "01_a.ipynb").read_bytes() == before
+    # a copy JupyterLab only saved (autosave: its own layout, metadata, outputs, execution counts) is no edit
+    nb = json.loads((dst / "02_b.ipynb").read_text())
+    nb["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3 (inkground)"}
+    nb["cells"][1].update(execution_count=4, outputs=[{"output_type": "stream", "name": "stdout", "text": "1\n"}])
+    nb["cells"][1]["source"] = ["y = 1"]
+    (dst / "02_b.ipynb").write_text(json.dumps(nb, indent=2))
     # a git pull changes both sources: the unedited copy follows, the edited one is kept and the command says so
     _nb(src / "01_a.ipynb", "x = 3")
     _nb(src / "02_b.ipynb", "y = 3")
     res = dict(working_copies(src, dst))
-    assert res["02_b.ipynb"] == "updated" and "y = 3" in (dst / "02_b.ipynb").read_text()
-    assert res["01_a.ipynb"].startswith("kept: its cells were edited here") and "edited in JupyterLab" in (
-        dst / "01_a.ipynb").read_text()
+    assert res["02_b.ipynb"] == "updated" and _sources(dst / "02_b.ipynb")[1] == "y = 3"
+    assert res["01_a.ipynb"].startswith("kept: edited here") and "edited in JupyterLab" in (dst / "01_a.ipynb").read_text()
     (dst / "01_a.ipynb").unlink()  # deleting the copy gets the new source
-    assert dict(working_copies(src, dst))["01_a.ipynb"] == "copied" and "x = 3" in (dst / "01_a.ipynb").read_text()
+    assert dict(working_copies(src, dst))["01_a.ipynb"] == "copied" and _sources(dst / "01_a.ipynb")[1] == "x = 3"
     assert set(json.loads((dst / RECORD).read_text())) == {"01_a.ipynb", "02_b.ipynb"}
 
 
@@ -81,7 +93,36 @@ def test_a_copy_only_saved_by_jupyterlab_still_follows_its_source(tmp_path):
     (dst / "01_a.ipynb").write_text(json.dumps(nb))
     _nb(src / "01_a.ipynb", "x = 1\ny = 4")
     (what,) = dict(working_copies(src, dst)).values()
-    assert what.startswith("kept: its cells were edited here") and "x = 5" in (dst / "01_a.ipynb").read_text()
+    assert what.startswith("kept: edited here") and "x = 5" in (dst / "01_a.ipynb").read_text()
+
+
+def test_a_copy_made_by_an_earlier_inkground_follows_its_source_unless_edited(tmp_path):
+    """lab/.inkground-lab.json of an earlier version recorded the source's digest; its copies were the source."""
+    import hashlib
+
+    src, dst = tmp_path / "notebooks", tmp_path / "lab"
+    src.mkdir()
+    dst.mkdir()
+    for name, text in (("01_a.ipynb", "x = 1"), ("02_b.ipynb", "y = 1")):
+        _nb(src / name, text)
+        (dst / name).write_bytes((src / name).read_bytes())
+    (dst / RECORD).write_text(json.dumps({n: hashlib.sha256((src / n).read_bytes()).hexdigest()
+                                          for n in ("01_a.ipynb", "02_b.ipynb")}))
+    _nb(dst / "01_a.ipynb", "x = 2  # edited")
+    _nb(src / "01_a.ipynb", "x = 3")
+    _nb(src / "02_b.ipynb", "y = 3")
+    res = dict(working_copies(src, dst))
+    assert res["02_b.ipynb"] == "updated" and res["01_a.ipynb"].startswith("kept: edited here")
+
+
+def test_the_section_notebooks_working_copies_explain_the_books_markup(tmp_path):
+    """Issue 46: JupyterLab showed {glue:text} placeholders with no word about them."""
+    working_copies(ROOT / "notebooks", tmp_path)
+    for nb in sorted(tmp_path.glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        assert cells[0]["cell_type"] == "markdown" and "{glue:text}" in cells[0]["source"]
+        assert f"notebooks/{nb.name}" in cells[0]["source"] and "data/reruns/<name>/" in cells[0]["source"]
+        assert cells[1:] == json.loads((ROOT / "notebooks" / nb.name).read_text())["cells"]
 
 
 def test_lab_copies_and_checkpoints_are_ignored_by_git():

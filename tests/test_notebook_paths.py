@@ -1,6 +1,6 @@
 """The section notebooks find their folders wherever the kernel starts, and a papermill or JupyterLab run with
-changed parameters writes under data/reruns/ (issue 36): ``notebook_plan`` + ``RunPlan.paths`` in the cell after
-each parameters cell; records store portable paths."""
+changed parameters writes under data/reruns/ (issues 36, 46): ``start_run`` + ``RunPlan.paths`` in the cell after
+each parameters cell, whose paths never overwrite a parameter; records store portable paths."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from inkground_lib.core import layout
 from inkground_lib.core.notebook_params import section_defaults, section_notebooks
-from inkground_lib.core.reruns import PLANNED_ENV, notebook_plan, plan_run, planned_by_command
+from inkground_lib.core.reruns import PLANNED_ENV, notebook_plan, plan_run, planned_by_command, run_folder_parameters
 
 
 def _kernel_globals(section: str, **changed) -> dict:
@@ -42,7 +42,7 @@ def test_a_run_its_command_planned_keeps_the_injected_folders(monkeypatch):
     """inkground run / make book inject the folders they chose: the notebook must not move them a second time."""
     monkeypatch.delenv(PLANNED_ENV, raising=False)
     with planned_by_command():
-        assert os.environ[PLANNED_ENV] == "1"
+        assert os.environ[PLANNED_ENV] == "inkground run"
         # --into-book (or make book keeping a user's parameters): changed values, the book's folder
         into_book = notebook_plan("02", _kernel_globals("02", ocr_threshold=0.9))
         assert into_book.params["run_dir"] == layout.PSEUDO_RUN and into_book.name is None
@@ -55,15 +55,6 @@ def test_a_run_its_command_planned_keeps_the_injected_folders(monkeypatch):
     # the same values from papermill or JupyterLab: a rerun of its own
     assert notebook_plan("02", _kernel_globals("02", ocr_threshold=0.9)).params["run_dir"] == \
         "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels"
-
-
-def test_a_papermill_rerun_says_where_it_writes(monkeypatch, capsys):
-    monkeypatch.delenv(PLANNED_ENV, raising=False)
-    notebook_plan("02", _kernel_globals("02"))
-    assert capsys.readouterr().out == ""  # the book's run: nothing to say
-    notebook_plan("02", _kernel_globals("02", ocr_threshold=0.9))
-    out = capsys.readouterr().out
-    assert "rerun 02_ocr_threshold-0.9" in out and "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels" in out
 
 
 # --------------------------------------------------------------------------------------------- the records
@@ -127,10 +118,10 @@ def _head_notebook(section: str, tmp_path: Path) -> Path:
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     params, paths = code[0], code[1]
     assert "parameters" in nb.cells[params].metadata.get("tags", [])
-    assert "notebook_plan(" in nb.cells[paths].source and ".paths(" in nb.cells[paths].source
+    assert "start_run(" in nb.cells[paths].source and ".paths(" in nb.cells[paths].source
     nb.cells = nb.cells[:paths + 1] + [nbformat.v4.new_code_cell(
         "import json, os\nprint(json.dumps({'cwd': os.getcwd(), 'plan': plan.name, "
-        "'values': {k: globals()[k] for k in plan.params if isinstance(globals()[k], (str, list, type(None)))}}))")]
+        "'values': {k: plan.paths(k) for k in plan.params}}))")]
     path = tmp_path / f"head_{section}.ipynb"
     nbformat.write(nb, path)
     return path
@@ -145,23 +136,49 @@ def _execute(nb: Path, cwd: Path, parameters: dict | None = None) -> dict:
     return json.loads(text.strip().splitlines()[-1])
 
 
+@pytest.fixture
+def reruns_cleaned():
+    """The names of the reruns a test writes under this checkout's data/reruns/, removed after it."""
+    names: list[str] = []
+    folder = layout.ROOT / layout.RERUNS
+    existed = folder.exists()
+    yield names
+    for n in names:
+        shutil.rmtree(folder / n, ignore_errors=True)
+    if not existed and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+
+
 @pytest.mark.slow  # starts 6 kernels (~3 s each)
-def test_each_notebooks_paths_cell_resolves_from_notebooks_and_from_lab(tmp_path, monkeypatch):
+def test_each_notebooks_paths_cell_resolves_from_notebooks_and_from_lab(tmp_path, monkeypatch, reruns_cleaned):
+    """Relative paths are read from the repository root whatever the kernel's folder (here notebooks/; the
+    inputs are tiny datasets named relative to the root, as a user names a folder of the checkout)."""
+    from conftest import make_tiny_dataset
+
     monkeypatch.delenv(PLANNED_ENV, raising=False)
+    ds = make_tiny_dataset(tmp_path / "ds")
+    runs = [tmp_path / "runs" / "a", tmp_path / "runs" / "b"]
+    for r in runs:
+        r.mkdir(parents=True)
+    rel = lambda p: os.path.relpath(p, layout.ROOT)  # noqa: E731
+    given = {"01": {"dataset": rel(ds), "recorded": ""}, "02": {"candidates": rel(ds), "recorded": ""},
+             "03": {"benchmark": rel(ds), "recorded": ""}, "04": {"eval_runs": [rel(r) for r in runs]}}
     cwd = layout.ROOT / "notebooks"
-    for section in ("01", "02", "03", "04"):
-        got = _execute(_head_notebook(section, tmp_path), cwd)
-        assert got["cwd"] == str(cwd) and got["plan"] is None  # the book's run, read from notebooks/
-        for name, default in section_defaults(section).items():
-            if isinstance(default, str) and default.startswith("data/"):
-                assert got["values"][name] == str(layout.ROOT / default), (section, name)
-    # papermill with a changed parameter, kernel in a folder outside the checkout: its own rerun folder
-    got = _execute(_head_notebook("02", tmp_path), tmp_path, {"ocr_threshold": 0.9})
-    assert got["plan"] == "02_ocr_threshold-0.9"
-    assert got["values"]["run_dir"] == str(layout.ROOT / "data/reruns/02_ocr_threshold-0.9/synth/02_pseudo_labels")
+    for section, params in given.items():
+        plan = plan_run(section, params)
+        reruns_cleaned.append(plan.name)
+        got = _execute(_head_notebook(section, tmp_path), cwd, params)
+        assert got["cwd"] == str(cwd) and got["plan"] == plan.name
+        for name, value in params.items():
+            want = [str(layout.ROOT / v) for v in value] if isinstance(value, list) else \
+                (str(layout.ROOT / value) if value else "")
+            assert got["values"][name] == want, (section, name)
+        own = [k for k, w in run_folder_parameters(section_defaults(section)).items() if w == section]
+        for name in own:  # the folders it writes: under data/reruns/<name>/
+            assert got["values"][name] == str(layout.ROOT / plan.params[name]), (section, name)
     # the kernel of a command that planned the run (--into-book here) keeps the injected folder
     with planned_by_command():
-        got = _execute(_head_notebook("02", tmp_path), tmp_path, {"ocr_threshold": 0.9})
+        got = _execute(_head_notebook("02", tmp_path), tmp_path, {**given["02"], "ocr_threshold": 0.9})
     assert got["values"]["run_dir"] == str(layout.ROOT / layout.PSEUDO_RUN)
 
 

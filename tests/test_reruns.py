@@ -6,6 +6,7 @@ the checks are what is tested; the notebooks' own execution is tested in test_ru
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from inkground_lib.core import layout
 from inkground_lib.core.folders import folder_lock
 from inkground_lib.core.notebook_params import section_defaults
 from inkground_lib.core.reruns import (RERUN_RECORD, RerunError, check_name, check_name_free, plan_run, read_rerun,
-                                       rerun_name, run_folder_parameters)
+                                       record_run, rerun_name, run_folder_parameters)
 
 
 # ------------------------------------------------------------------------------------------ the rule, pure
@@ -83,40 +84,12 @@ def test_names_are_stable_and_safe():
 
 # ------------------------------------------------------------------------------------------ the command
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    """A stand-in repository root with the default datasets present (empty manifests: the checks look for them)
-    and the book's sections folder; papermill records what each section would execute with."""
-    import nbformat
-    import papermill
-
-    from inkground_lib.publish import notebook_runner
-
-    root = tmp_path / "repo"
-    for d in (layout.SYNTH_DATASET, layout.RECORDED_DATASET):
-        (root / d).mkdir(parents=True)
-        (root / d / "manifest.json").write_text("{}")
-    monkeypatch.setattr(layout, "ROOT", root)
-    monkeypatch.setattr(layout, "SECTIONS_DIR", root / "book" / "sections")
-    monkeypatch.setattr(notebook_runner, "SECTIONS_DIR", root / "book" / "sections")
-    calls = []
-
-    def execute(src, out, parameters=None, watch=None, **kw):
-        calls.append((Path(src).stem[:2], dict(parameters or {})))
-        nb = nbformat.read(src, as_version=4)
-        watch.started(nb)
-        watch.finished(nb)
-        return nb
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
-    return root, calls
-
-
 def _tree(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
-def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books_runs(repo, capsys):
-    root, calls = repo
+def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books_runs(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02", "-p", "ocr_threshold", "0.9"]) == 0
     out, err = capsys.readouterr()
     assert calls == [("02", {"ocr_threshold": 0.9,
@@ -134,8 +107,8 @@ def test_run_with_a_changed_parameter_writes_its_own_folder_and_leaves_the_books
     assert "unchanged, not re-executed" in capsys.readouterr().out and len(calls) == 1
 
 
-def test_one_command_carries_a_rerun_of_02_through_03_and_04(repo, capsys):
-    root, calls = repo
+def test_one_command_carries_a_rerun_of_02_through_03_and_04(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02", "-p", "ocr_threshold", "0.9", "-p", "n_boot", "50", "--through", "04"]) == 0
     name = "02_n_boot-50_ocr_threshold-0.9"
     assert [k for k, _ in calls] == ["02", "03", "04"]
@@ -150,8 +123,8 @@ def test_one_command_carries_a_rerun_of_02_through_03_and_04(repo, capsys):
     assert not (root / "book").exists() and not (root / "data" / "runs").exists()
 
 
-def test_a_section_alone_says_it_reads_the_books_upstream_run(repo, capsys):
-    root, calls = repo
+def test_a_section_alone_says_it_reads_the_books_upstream_run(rerun_repo, capsys):
+    root, calls = rerun_repo
     (root / layout.BENCHMARK).mkdir(parents=True)
     (root / layout.BENCHMARK / "manifest.json").write_text("{}")
     assert main(["run", "03", "-p", "n_boot", "50", "-p", "systems", '["skeleton"]']) == 0
@@ -159,8 +132,8 @@ def test_a_section_alone_says_it_reads_the_books_upstream_run(repo, capsys):
     assert read_rerun("03_n_boot-50_systems-skeleton")["sections"]["03"]["upstream"] == {"benchmark": "book"}
 
 
-def test_defaults_and_into_book_write_the_books_runs(repo, capsys):
-    root, calls = repo
+def test_defaults_and_into_book_write_the_books_runs(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02"]) == 0
     assert calls[-1] == ("02", {}) and (root / "book/sections/02_pseudo_labels.ipynb").is_file()
     assert main(["run", "02", "-p", "ocr_threshold", "0.9", "--into-book"]) == 0
@@ -169,20 +142,104 @@ def test_defaults_and_into_book_write_the_books_runs(repo, capsys):
     assert not (root / layout.RERUNS).exists()
 
 
+@pytest.fixture
+def page_writers():
+    """The modules of the pages make_book writes after the sections, imported before the stand-in root is set
+    (they read the repository's files when imported)."""
+    from inkground_lib.report import front, reproducibility, reviewers, tracer_page
+
+    return front, reproducibility, reviewers, tracer_page
+
+
+def test_make_book_after_into_book_executes_nothing(page_writers, rerun_repo, capsys, monkeypatch):
+    """Issue 44: `inkground run ... --into-book` recorded another fingerprint than the one `make book` computes,
+    so the next `make book` executed the section again (section 02: ~409 s twice). make_book itself, its
+    datasets those of the stand-in repository, its pages and HTML left out."""
+    from inkground_lib.publish import make_book, notebook_runner
+
+    front, reproducibility, reviewers, tracer_page = page_writers
+    root, calls = rerun_repo
+    for run in layout.EVAL_RUNS:
+        (root / run).mkdir(parents=True)
+    (root / layout.BENCHMARK).mkdir(parents=True)
+    (root / layout.BENCHMARK / "manifest.json").write_text("{}")
+    monkeypatch.setattr(make_book, "ensure_datasets", lambda progress=True: {
+        "synth": root / layout.SYNTH_DATASET, "recorded": root / layout.RECORDED_DATASET})
+    for module, name in ((front, "write_default_front_page"), (reproducibility, "write_reproducibility_page"),
+                         (reviewers, "write_default_reviewers_page"), (tracer_page, "write_tracer_page"),
+                         (make_book, "write_downloads"), (make_book, "write_pdf"), (notebook_runner, "build_book"),
+                         (make_book, "check_benchmark_size")):
+        monkeypatch.setattr(module, name, lambda *a, **k: None)
+    assert main(["run", "04", "-p", "n_boot", "200", "--into-book"]) == 0
+    assert main(["run", "01"]) == 0
+    assert main(["run", "02", "-p", "seed", "2", "--into-book"]) == 0
+    assert [k for k, _ in calls] == ["04", "01", "02"]
+    make_book.make_book(progress=False)
+    assert [k for k, _ in calls] == ["04", "01", "02", "03"]  # only the section no command had run
+    assert calls[-1][1] == {}
+    make_book.make_book(progress=False)  # and the next one executes nothing
+    assert len(calls) == 4
+    nb = json.loads((root / "book/sections/04_tradeoffs.ipynb").read_text())
+    assert nb["metadata"]["inkground"]["parameters"] == {"n_boot": 200}  # the book keeps the user's parameters
+
+
+def test_a_run_that_reproduces_the_same_results_keeps_the_next_section_current(rerun_repo, capsys):
+    """Issue 46: a default Run All of section 02 rewrote its stage timings into summary.json, which made the next
+    `make book` execute sections 03 and 04 again. Here 03 with its defaults (the book's run, as make book runs
+    it) and as a rerun reading the book's 02."""
+    from inkground_lib.publish.make_book import earlier_outputs_hash
+
+    root, calls = rerun_repo
+    run02 = root / layout.PSEUDO_RUN
+    (run02 / "benchmark").mkdir(parents=True)
+    (run02 / "benchmark" / "manifest.json").write_text('{"pages": []}')
+    (run02 / ".inkground-run.json").write_text('{"created_by": "pseudo"}')
+
+    def summary(timings, pages=3):
+        (run02 / "summary.json").write_text(json.dumps({"numbers": {"pages": pages}, "timings": timings,
+                                                        "pages": [{"id": "p1", "seconds": timings["ocr"]}]}))
+    summary({"ocr": 1.5})
+    h = earlier_outputs_hash("03")
+    for argv in (["run", "03"], ["run", "03", "-p", "n_boot", "50"]):
+        assert main(argv) == 0
+    summary({"ocr": 9.25})  # the same results at another speed
+    (run02 / ".inkground-run.json").write_text('{"created_by": "run"}')  # bookkeeping, not a result
+    assert earlier_outputs_hash("03") == h
+    capsys.readouterr()
+    for argv in (["run", "03"], ["run", "03", "-p", "n_boot", "50"]):
+        assert main(argv) == 0
+    assert len(calls) == 2 and capsys.readouterr().out.count("unchanged, not re-executed") == 2
+    summary({"ocr": 9.25}, pages=4)  # other results: the book's 03 is executed again
+    assert earlier_outputs_hash("03") != h
+    assert main(["run", "03"]) == 0 and len(calls) == 3
+    (run02 / "benchmark" / "manifest.json").write_text('{"pages": [], "x": 1}')  # what the rerun reads changed
+    assert main(["run", "03", "-p", "n_boot", "50"]) == 0 and len(calls) == 4
+
+
 @pytest.mark.parametrize("argv, message", [
     (["run", "03", "-p", "systems", '["nope"]'], "unknown system 'nope'; known systems: gemini-3.1-pro, "),
     (["run", "02", "-p", "raters_per_pair", "[1, 2, 3]"], "[1, 2, 3] is not a whole number >= 1 or a pair"),
     (["run", "02", "-p", "raters_per_pair", "[3, 2]"], "pair [min, max] with 1 <= min <= max"),
-    (["run", "03", "-p", "ocr_engine", "easyocr"], "unknown OCR engine 'easyocr'; known: deepseek-ocr"),
+    (["run", "03", "-p", "ocr_engine", "easyocr"], "unknown OCR engine 'easyocr'; known OCR engines: deepseek-ocr"),
     (["run", "02", "-p", "ratings", "no-such.csv"], "parameter ratings: no file"),
     (["run", "02", "-p", "candidates", "data/datasets/none"], "parameter candidates: data/datasets/none holds no dataset"),
     (["run", "03", "-p", "n_boot", "50"], "parameter benchmark: data/runs/synth/02_pseudo_labels/benchmark holds no "
                                           "dataset (no manifest.json under"),
     (["run", "02", "-p", "nope", "1", "--through", "03"], "sections 02-03 have no parameter 'nope'"),
     (["run", "03", "--through", "02"], "--through 02: section 02 comes before 03"),
+    # issue 44: an unknown derenderer was refused only inside the notebook, after its folder was made
+    (["run", "02", "-p", "derenderer", "pencil"], "section 02: parameter derenderer: unknown derenderer 'pencil'; "
+                                                  "known derenderers: skeleton, tracer[:<weights .npz>], "
+                                                  "tracer-recognize[:<weights .npz>], tracer-no-text[:<weights .npz>], "
+                                                  "inksight-small-p:<model folder>, inksight:<model folder>"),
+    (["run", "02", "-p", "compare_derenderers", '["skeleton", "inksight-small-p"]'],
+     "parameter compare_derenderers: unknown derenderer 'inksight-small-p'; known derenderers: skeleton"),
+    # issue 46: a rerun never writes the book's runs, whatever the spelling of its run folder
+    (["run", "02", "-p", "seed", "1", "-p", "run_dir", "data/runs/synth"],
+     "would write into data/runs/synth, which is the book's run data/runs/synth/02_pseudo_labels"),
 ])
-def test_bad_input_is_one_line_before_any_notebook_or_folder(repo, capsys, argv, message):
-    root, calls = repo
+def test_bad_input_is_one_line_before_any_notebook_or_folder(rerun_repo, capsys, argv, message):
+    root, calls = rerun_repo
     before = _tree(root)
     t0 = time.monotonic()
     assert main(argv) == 2
@@ -192,16 +249,16 @@ def test_bad_input_is_one_line_before_any_notebook_or_folder(repo, capsys, argv,
     assert time.monotonic() - t0 < 20
 
 
-def test_a_missing_recorded_set_says_how_to_skip_it(repo, capsys):
-    root, calls = repo
+def test_a_missing_recorded_set_says_how_to_skip_it(rerun_repo, capsys):
+    root, calls = rerun_repo
     (root / layout.RECORDED_DATASET / "manifest.json").unlink()
     assert main(["run", "01", "-p", "example_pages", "1"]) == 2
     assert "-p recorded '\"\"' runs without it" in capsys.readouterr().err
     assert main(["run", "01", "-p", "example_pages", "1", "-p", "recorded", '""']) == 0
 
 
-def test_a_held_lock_is_one_line_before_the_notebook_starts(repo, capsys):
-    root, calls = repo
+def test_a_held_lock_is_one_line_before_the_notebook_starts(rerun_repo, capsys):
+    root, calls = rerun_repo
     with folder_lock(root / "data/reruns/02_seed-1/synth/02_pseudo_labels", "a test"):
         assert main(["run", "02", "-p", "seed", "1"]) == 2
     err = capsys.readouterr().err
@@ -209,7 +266,7 @@ def test_a_held_lock_is_one_line_before_the_notebook_starts(repo, capsys):
     assert calls == []
 
 
-def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys, monkeypatch):
+def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(rerun_repo, capsys, monkeypatch):
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -229,8 +286,8 @@ def test_a_failed_notebook_is_one_line_not_the_papermill_traceback(repo, capsys,
     assert "section 02 failed; the executed copy is kept at" in err
 
 
-def test_a_name_reused_with_other_parameters_is_refused(repo, capsys):
-    root, calls = repo
+def test_a_name_reused_with_other_parameters_is_refused(rerun_repo, capsys):
+    root, calls = rerun_repo
     assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0
     assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0  # the same: resumed / reused
     capsys.readouterr()
@@ -275,3 +332,39 @@ def test_every_command_has_a_description_and_every_option_help(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])
     assert e.value.code == 0 and capsys.readouterr().out.startswith("inkground 0.")
+
+
+def test_a_torn_record_is_named_never_read_as_no_record(rerun_repo, capsys):
+    """Issue 44: a torn rerun.json was read as no record, so a reused --name with other parameters ran and the
+    earlier record was lost."""
+    root, calls = rerun_repo
+    assert main(["run", "02", "-p", "seed", "1", "--name", "mine"]) == 0
+    record = root / layout.RERUNS / "mine" / RERUN_RECORD
+    torn = record.read_bytes()[: len(record.read_bytes()) // 2]
+    record.write_bytes(torn)
+    capsys.readouterr()
+    for seed in ("2", "1"):  # other parameters, and the same ones: the record is needed to tell
+        assert main(["run", "02", "-p", "seed", seed, "--name", "mine"]) == 2
+        err = capsys.readouterr().err
+        assert f"{record}: the rerun's record is damaged: not valid JSON" in err and len(err.strip().splitlines()) == 1
+    assert record.read_bytes() == torn and len(calls) == 1  # kept as it was; nothing ran
+    with pytest.raises(RerunError, match="is not read as no record"):
+        read_rerun("mine")
+    record.write_text('["a list"]')
+    with pytest.raises(RerunError, match="not a JSON object"):
+        read_rerun("mine")
+
+
+def test_one_writer_of_a_record_at_a_time(rerun_repo):
+    """Sections finished by two processes at once (a command and a notebook) both stay in the record."""
+    plans = [plan_run(k, {"seed": 5} if k != "01" else {"example_pages": 1}, name="both") for k in ("01", "02")]
+
+    def write(plan):
+        for _ in range(15):
+            record_run(plan, True, source="inkground run", notebook=plan.notebook)
+    threads = [threading.Thread(target=write, args=(p,)) for p in plans]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(read_rerun("both")["sections"]) == ["01", "02"]

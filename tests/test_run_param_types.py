@@ -4,14 +4,13 @@ import pytest
 from inkground_lib.cli import main
 from inkground_lib.publish.notebook_runner import (
     RunnerError,
-    accepts,
     check_parameters,
     find_section,
     notebook_parameters,
-    parameter_kinds,
     parse_value,
     run_section,
 )
+from inkground_lib.publish.run_checks import accepts, parameter_kinds
 
 
 @pytest.mark.parametrize("params, given, expected", [
@@ -126,7 +125,8 @@ def test_every_numeric_parameter_has_a_range_and_every_range_a_parameter():
     """The ranges are stated once (PARAMETER_RANGES); a new numeric parameter must get one there."""
     import ast
 
-    from inkground_lib.publish.notebook_runner import PARAMETER_RANGES, sections
+    from inkground_lib.publish.notebook_runner import sections
+    from inkground_lib.publish.run_checks import PARAMETER_RANGES
 
     numeric, names = set(), set()
     for s in sections():

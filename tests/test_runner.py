@@ -142,6 +142,35 @@ def test_parameter_line_says_not_set_instead_of_none():
     assert "`ratings` not set" in line and "`ocr_threshold = 0.9`" in line and "None" not in line
 
 
+def test_a_page_run_with_other_parameters_says_so_at_its_top_and_how_to_rerun_it():
+    """Issue 46: with --into-book the page showed `n_boot = 200` among the parameters with no sign that it is
+    not the default; a page says in one place how to rerun its section (command line, papermill, JupyterLab)."""
+    import nbformat
+
+    from inkground_lib.publish.notebook_runner import _present_parameters, find_section
+
+    def page(params):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell("# 4. Trade-offs\n\nThe paper reads its results..."),
+                    nbformat.v4.new_code_cell("x = 1")]
+        nb.cells[1].metadata["tags"] = ["parameters"]
+        _present_parameters(nb, find_section("04"), params)
+        return nb
+
+    nb = page({"n_boot": 200, "seed": 0})
+    top = nb.cells[0].source
+    assert top.startswith("# 4. Trade-offs\n\n```{important}\n**Not the book's default run.**")
+    assert "`n_boot = 200` (default `1000`)" in top and "seed" not in top  # a default given is not a change
+    assert top.index("```{important}") < top.index("The paper reads")
+    how = next(c.source for c in nb.cells if c.metadata.get("tags") == ["inkground-parameters"])
+    for text in (".venv/bin/inkground run 04 -p NAME VALUE", ".venv/bin/papermill notebooks/04_tradeoffs.ipynb "
+                 "out.ipynb -p NAME VALUE", "-y 'NAME: [...]'", "`make lab`", "data/reruns/<name>/", "rerun.json",
+                 "{ref}`rerunning-a-section`"):
+        assert text in how, text
+    assert sum("Rerun this section" in c.source for c in nb.cells) == 1
+    assert "Not the book's default run" not in page({"n_boot": 1000}).cells[0].source
+
+
 # ------------------------------------------------------------------- a changed input file re-executes (issue 28)
 
 def _rating(page, rater, score=10, action="rate"):
@@ -184,6 +213,10 @@ def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, mon
         (tmp_path / "repo" / d).mkdir(parents=True)
         (tmp_path / "repo" / d / "manifest.json").write_text("{}")
     monkeypatch.setattr(layout, "ROOT", tmp_path / "repo")
+    from inkground_lib.publish import make_book  # the book's run: the stand-in datasets' "hashes"
+
+    monkeypatch.setattr(make_book, "ROOT", tmp_path / "repo")
+    monkeypatch.setattr(make_book, "datasets_info", lambda ds: {k: {"hash": f"stand-in {k}"} for k in ds})
     f = tmp_path / "people.csv"
     log = RatingsLog(f)
     log.append(_rating("p000", "ann"))

@@ -2,7 +2,10 @@
 
 Where ``run`` writes follows :mod:`inkground_lib.core.reruns`: the defaults go to the book's runs, changed
 parameters to ``data/reruns/<name>/`` (``--into-book`` to write them into the book's runs). Everything a run
-needs is checked before its first notebook starts and before any folder is made (:mod:`.run_checks`)."""
+needs is checked before its first notebook starts and before any folder is made, by the check each notebook
+makes in its first cell too (:mod:`inkground_lib.publish.run_checks`). A section run into the book's runs (the
+defaults, or ``--into-book``) is run as ``make book`` runs it
+(:func:`~inkground_lib.publish.make_book.run_book_section`), so the next ``make book`` finds it current."""
 
 from __future__ import annotations
 
@@ -10,11 +13,11 @@ import json
 import sys
 
 from inkground_lib.cli.options import describe
-from inkground_lib.cli.run_checks import check_inputs, check_locks, check_meanings
 from inkground_lib.core import layout
 from inkground_lib.core.notebook_params import notebook_parameters, section_notebooks
 from inkground_lib.core.reruns import (changed_parameters, check_name_free, plan_run, record_run, rerun_name,
                                        run_folder_parameters)
+from inkground_lib.publish.run_checks import check_locks, check_section, check_values
 
 
 def _chain(a, run_sections) -> list:
@@ -46,6 +49,8 @@ def _route(given: dict, chain, defaults: dict) -> dict[str, dict]:
 def _run(a) -> None:
     # papermill and the runner (and numpy under the checks): imported when the command runs, not for --help
     from inkground_lib.core.notebook_params import section_defaults
+    from inkground_lib.core.reruns import now_utc
+    from inkground_lib.publish import make_book
     from inkground_lib.publish import notebook_runner as nr
     from inkground_lib.publish.stages import Timer
 
@@ -57,7 +62,7 @@ def _run(a) -> None:
     routed = _route(given, chain, defaults)
     changed = {}
     for s in chain:
-        nr.check_parameters(s, routed[s.key])  # unknown names, types, ranges: before anything else
+        check_values(s.key, routed[s.key])  # unknown names, types, ranges: before anything else
         changed.update(changed_parameters(routed[s.key], defaults[s.key]))
     name = a.name  # one rerun for the whole chain: named from its first section and every changed parameter
     if name is None and changed and not a.into_book and len(chain) > 1:
@@ -66,14 +71,13 @@ def _run(a) -> None:
     for s in chain:  # every check before the first notebook starts and before any folder is made
         plan = plan_run(s.key, routed[s.key], name=name, into_book=a.into_book, done=tuple(done),
                         defaults=defaults[s.key])
-        effective = {**defaults[s.key], **plan.params}
-        check_meanings(s.key, effective)
-        check_inputs(s.key, effective, made)
+        check_section(s.key, plan.params, defaults[s.key], made_here=made)  # the check each notebook makes
         check_locks(s.key, plan.writes)
         check_name_free(plan)
         made.update({w: s.key for w in plan.writes})
         plans.append(plan)
         done.append(s.key)
+    book = None  # the book's datasets and their hashes, once, for the sections run into the book's runs
     for s, plan in zip(chain, plans):
         if plan.name is not None:
             print(f"rerun {plan.name}: section {s.key} writes into {layout.RERUNS}/{plan.name}/ (the book's runs are "
@@ -83,12 +87,20 @@ def _run(a) -> None:
             print(f"section {s.key}: --into-book: the book's runs are rewritten with "
                   f"{json.dumps(plan.changed)}; `inkground book --defaults` restores the defaults", file=sys.stderr,
                   flush=True)
-        inputs = _upstream_fingerprints(plan, defaults[s.key], nr) if plan.name is not None else None
+        started = now_utc()
         # the section's cells and progress bars on standard error while it runs, then its wall and CPU time
         with Timer()(f"section {s.key}"):
-            path, executed = nr.run_section(s.key, plan.params, force=a.force, log_output=a.verbose, inputs=inputs,
-                                            out_dir=None if plan.into_book else plan.notebook.parent)
-        record_run(plan, executed)
+            if plan.name is None:  # the book's run, as `make book` runs it: the same fingerprint
+                if book is None:
+                    datasets = make_book.present_datasets()
+                    book = (datasets, make_book.datasets_info(datasets))
+                path, executed = make_book.run_book_section(s, plan.params, *book, force=a.force,
+                                                            log_output=a.verbose, source="inkground run")
+            else:
+                path, executed = nr.run_section(s.key, plan.params, force=a.force, log_output=a.verbose,
+                                                inputs=_upstream_outputs(plan, defaults[s.key]),
+                                                out_dir=plan.notebook.parent, source="inkground run")
+        record_run(plan, executed, source="inkground run", notebook=path, started=started)
         files = nr.input_file_hashes(plan.params)
         read = "; ".join(f"{k.removesuffix('_sha256')} {plan.params[k.removesuffix('_sha256')]} (sha256 {v[:12]})"
                          for k, v in files.items())
@@ -103,20 +115,21 @@ def _run(a) -> None:
         print(f"the rerun's record: {layout.RERUNS}/{plans[-1].name}/rerun.json; the book still shows its default "
               f"runs")
     else:
-        print("rebuild the book with `make book` to see it.")
+        print("rebuild the book with `make book` to see it (the sections run here are not executed again).")
 
 
-def _upstream_fingerprints(plan, defaults: dict, nr) -> dict:
-    """The fingerprints of the executed notebooks whose run folders the rerun reads (its own earlier sections'
-    or the book's): a section re-executes when what it reads was executed again."""
-    writers = run_folder_parameters(defaults)
+def _upstream_outputs(plan, defaults: dict) -> dict:
+    """What the run folders a rerun reads hold (its own earlier sections' or the book's): a section re-executes
+    when they hold other results (:func:`~inkground_lib.publish.notebook_runner.run_outputs_hash`)."""
+    from inkground_lib.core.repo_paths import repo_path
+    from inkground_lib.publish.notebook_runner import run_outputs_hash
+
     out = {}
     for param, whose in plan.upstream.items():
-        if whose not in ("book", "rerun"):
-            continue
-        s = nr.find_section(writers[param])
-        nb = s.executed() if whose == "book" else plan.folder / "sections" / f"{s.name}.ipynb"
-        out[f"{whose}_{s.key}"] = nr.stored_fingerprint(nb) or "not executed"
+        if whose in ("book", "rerun"):
+            folders = plan.params.get(param, defaults[param])
+            folders = folders if isinstance(folders, (list, tuple)) else [folders]
+            out[f"{whose}_{param}"] = run_outputs_hash([repo_path(f) for f in folders])
     return out
 
 
@@ -167,8 +180,11 @@ def sections_help(width: int = 100) -> str:
               "  inkground run 02 -p ocr_threshold 0.9                 # -> data/reruns/02_ocr_threshold-0.9/",
               "  inkground run 02 -p ocr_threshold 0.9 --through 04    # and sections 03, 04 on that rerun's output",
               "  inkground run 03 -p systems '[\"skeleton\", \"font\"]' -p n_boot 200",
-              "", "how long: with the book's data, section 02 takes about 6 minutes and 03 about 9 on 2 cores (measured",
-              "2026-12-02, README.md); 01 and 04 far less; a run whose inputs did not change is reused in seconds"]
+              "", "the same from papermill (-p NAME VALUE, a list with -y 'NAME: [...]') or JupyterLab (make",
+              "lab): each notebook checks its values first, as run does, and a rerun records itself in rerun.json",
+              "", "how long: with the book's data, section 02 takes about 7 minutes (409 s) and 03 about 17",
+              "(1,020 s) on 2 cores (measured 2026-12-02, README.md); 01 and 04 under a minute; a run whose inputs",
+              "did not change is reused in seconds"]
     return "\n".join(lines)
 
 
@@ -203,9 +219,9 @@ def add_book_parser(sub) -> None:
     b = sub.add_parser("book", help="build datasets, execute the sections, build the HTML book")
     describe(b, "The whole companion: the default datasets (built or reused), each section notebook executed "
                 "(or reused when nothing it depends on changed), the generated pages, and the HTML book in "
-                "_build/html/ (about 17 minutes on 2 cores the first time, 12-21 s when nothing changed; README.md "
-                "has the measurements). `make book` runs this. Reruns with changed parameters (data/reruns/) are "
-                "not shown.")
+                "_build/html/ (about 27 minutes on 2 cores the first time, under 30 s when nothing changed; "
+                "README.md has the measurements). `make book` runs this. Reruns with changed parameters "
+                "(data/reruns/) are not shown.")
     b.add_argument("--force", action="store_true", help="re-execute every section")
     b.add_argument("--defaults", action="store_true",
                    help="run every section with its default parameters (forget earlier `inkground run --into-book` "

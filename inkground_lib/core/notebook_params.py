@@ -3,7 +3,8 @@
 ``inkground run --help`` lists them, the rerun rule (:mod:`inkground_lib.core.reruns`) compares a run's values
 with them, and a notebook can compare its own values with them. The cell is the one tagged ``parameters``
 (papermill's convention); each top-level assignment in it is a parameter (``name = value`` or
-``name: Annotation = value``), the comment at the end of its line (and comment lines below it) its help.
+``name: Annotation = value``), the comment at the end of its line (and comment lines below it) its help. What
+values a parameter accepts is checked by :mod:`inkground_lib.publish.run_checks` from these.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class NotebookParameter:
     name: str
     default_text: str  # the default as written in the cell, e.g. '"data/datasets/synth"', '0.85'
     comment: str  # the help written beside it ("" if none)
+    annotation: str = ""  # the annotation as written (``raters_per_pair: Union[int, list] = 2``), "" if none
 
     @property
     def default(self):
@@ -84,8 +86,9 @@ def parameters_from_source(source: str) -> list[NotebookParameter]:
             continue
         nxt = min(s for s in starts if s > node.end_lineno)
         notes = [comments[ln] for ln in range(node.end_lineno, nxt) if ln in comments]
+        annotation = ast.get_source_segment(source, node.annotation) if isinstance(node, ast.AnnAssign) else ""
         out.append(NotebookParameter(target.id, ast.get_source_segment(source, node.value) or "",
-                                     " ".join(n for n in notes if n)))
+                                     " ".join(n for n in notes if n), annotation or ""))
     return out
 
 

@@ -1,12 +1,13 @@
 """Paths relative to the repository root, wherever the process starts: a notebook's kernel, papermill, the CLI.
 
 The section notebooks' parameters name folders relative to the repository root (``"data/datasets/synth"``), as
-:mod:`inkground_lib.core.layout` spells them. papermill (``inkground run``, ``make book``) starts the kernel in
-the root; JupyterLab starts it in ``notebooks/`` and a user's own script anywhere. A notebook therefore never
-opens a parameter's path as it is and never calls ``os.chdir``: it resolves it with :func:`repo_path`::
+:mod:`inkground_lib.core.layout` spells them. ``inkground run`` and ``make book`` start the kernel in the root;
+``make lab`` starts it in ``lab/`` (the working copies), papermill wherever it is told and a user's own script
+anywhere. A notebook therefore never opens a parameter's path as it is and never calls ``os.chdir``: it resolves
+it with :func:`repo_path` (the notebooks through ``plan.paths``, :mod:`inkground_lib.core.reruns`)::
 
     from inkground_lib.core.repo_paths import repo_path
-    ds = load_dataset(repo_path(dataset))   # the same folder from notebooks/, from the root, from /tmp
+    ds = load_dataset(repo_path(dataset))   # the same folder from lab/, from the root, from /tmp
 
 Records the book depends on (dataset manifests, run records) store paths with :func:`portable_path`: relative
 to the root when inside it, so a moved or renamed checkout keeps its build (its digests do not change).

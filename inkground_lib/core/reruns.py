@@ -19,19 +19,23 @@ writes into its own folder ``data/reruns/<name>/``:
   --through 04`` carries the rerun of 02 on through 03 and 04). Otherwise the rerun reads the book's folder and
   its record says so (``upstream``: ``"book"``). A run-folder parameter the user sets is kept as set;
 * the executed notebook goes to ``data/reruns/<name>/sections/<NN_name>.ipynb``;
-* ``data/reruns/<name>/rerun.json`` (:data:`RERUN_RECORD`) records, per section, the parameters changed, every
-  parameter executed, what each upstream folder was (``rerun``, ``book`` or ``given``), the folders written and
-  the notebook: what a page needs to label the run it shows, and what :func:`read_rerun` returns.
+* ``data/reruns/<name>/rerun.json`` (:data:`RERUN_RECORD`) records, per section, every parameter it ran with,
+  the changed ones and their defaults, how it was started (``inkground run``, papermill, JupyterLab), what each
+  upstream folder was (``rerun``, ``book`` or ``given``), the folders written, the notebook and when it started
+  and finished: what a page needs to label the run it shows, and what :func:`read_rerun` returns. It is written
+  atomically by one writer at a time; a record that cannot be read is an error naming it, never "no record".
 
-``inkground run --into-book`` is the one way to write changed parameters into the book's runs.
+``inkground run --into-book`` is the one way to write changed parameters into the book's runs; a rerun whose run
+folder, however spelled, would be one of the book's (:func:`book_run_folders`) is refused.
 
-A notebook run by papermill or JupyterLab applies the same rule to its own values (:func:`notebook_plan`), in
-the cell after its parameters cell, and opens its paths from the repository root wherever its kernel starts
-(:meth:`RunPlan.paths`)::
+A notebook run by papermill or JupyterLab applies the same rule to its own values, in the cell after its
+parameters cell (:func:`inkground_lib.publish.notebook_start.start_run`, which checks the values first and
+records the rerun), and opens its paths from the repository root wherever its kernel starts
+(:meth:`RunPlan.paths`), under names of its own, so that running a cell again never takes a resolved path for
+a parameter::
 
-    from inkground_lib.core.reruns import notebook_plan
-    plan = notebook_plan("02", globals())   # the book's folders with defaults, else data/reruns/<name>/...
-    candidates, run_dir, recorded, ratings = plan.paths("candidates", "run_dir", "recorded", "ratings")
+    plan = start_run("02", globals())   # the book's folders with defaults, else data/reruns/<name>/...
+    candidates_dir, run_folder = plan.paths("candidates", "run_dir")
 
 When ``inkground run`` or ``make book`` executes the notebook, the command has planned the run already (its
 parameters carry the moved folders, or ``--into-book`` keeps the book's): it says so in the kernel's environment
@@ -53,14 +57,20 @@ from pathlib import Path
 from inkground_lib.core import layout
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.notebook_params import section_defaults, section_notebooks
-from inkground_lib.core.repo_paths import repo_path
+from inkground_lib.core.repo_paths import portable_path, repo_path
 
 PLANNED_ENV = "INKGROUND_RUN_PLANNED"
-"""Set to ``"1"`` in a kernel's environment by the command that planned its run (:func:`planned_by_command`):
+"""Set in a kernel's environment to the command that planned its run (:data:`COMMANDS`, :func:`planned_by_command`):
 :func:`notebook_plan` then takes the notebook's parameters as they are."""
+
+COMMANDS = ("inkground run", "make book")
+"""The commands that plan a run before its notebook starts (:data:`PLANNED_ENV`'s values)."""
 
 RERUN_RECORD = "rerun.json"
 """The record in each rerun folder (see the module doc)."""
+
+RERUN_LABEL = "rerunning-a-section"
+"""The label of the book's instructions for rerunning a section (book/intro.md), which the pages link."""
 
 RUNS_PREFIX = "data/runs/"
 """Run-folder parameters are those whose default lies under this folder (relative to the repository root)."""
@@ -76,18 +86,35 @@ class RerunError(ValueError):
     """A rerun that cannot be planned as asked (a bad name, a name already used with other parameters)."""
 
 
-def _canonical(value):
+def canonical(value):
     """Values compared as JSON would store them (a tuple equals its list)."""
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
+def _same(value, default) -> bool:
+    """Whether a parameter's value is its default: as JSON would store them (a tuple equals its list), and a
+    path under the repository (a default under ``data/``) in any spelling of the same folder (relative or
+    absolute, ``./``): a resolved path is never taken for a new value."""
+    if canonical(value) == canonical(default):
+        return True
+    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
+        return len(value) == len(default) and all(_same(v, d) for v, d in zip(value, default))
+    if isinstance(default, str) and default.startswith("data/") and isinstance(value, (str, os.PathLike)) \
+            and str(value):
+        return os.path.normpath(repo_path(value)) == os.path.normpath(repo_path(default))
+    return False
+
+
 def changed_parameters(params: dict, defaults: dict) -> dict:
-    """The parameters of ``params`` whose value is not the notebook's default (unknown names count as changed).
+    """The parameters of ``params`` whose value is not the notebook's default (unknown names count as changed;
+    a default folder spelled otherwise does not).
 
     >>> changed_parameters({"ocr_threshold": 0.85, "seed": 1}, {"ocr_threshold": 0.85, "seed": 0})
     {'seed': 1}
+    >>> changed_parameters({"run_dir": str(layout.ROOT / "data/runs/x")}, {"run_dir": "data/runs/x"})
+    {}
     """
-    return {k: v for k, v in params.items() if k not in defaults or _canonical(v) != _canonical(defaults[k])}
+    return {k: v for k, v in params.items() if k not in defaults or not _same(v, defaults[k])}
 
 
 def _slug(value) -> tuple[str, bool]:
@@ -118,7 +145,7 @@ def rerun_name(section: str, changed: dict) -> str:
     readable = f"{section}_" + "_".join(parts)
     if exact and len(readable) <= NAME_MAX:
         return readable
-    digest = hashlib.sha256(json.dumps(_canonical(changed), sort_keys=True).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(json.dumps(canonical(changed), sort_keys=True).encode()).hexdigest()[:8]
     return readable[:NAME_MAX].rstrip("_-.,") + "-" + digest
 
 
@@ -175,15 +202,31 @@ def rerun_folder(name: str) -> Path:
 
 
 def read_rerun(name_or_folder: str | Path) -> dict:
-    """A rerun's record (:data:`RERUN_RECORD`; ``{}`` when there is none yet): a name or a folder."""
+    """A rerun's record (:data:`RERUN_RECORD`; ``{}`` when there is none yet): a name or a folder.
+
+    A record that exists but cannot be read (torn, edited into invalid JSON, not an object) is a
+    :class:`RerunError` naming the file, never "no record": a record is what keeps a reused ``--name`` from
+    overwriting another rerun."""
     folder = Path(name_or_folder)
     if not folder.is_absolute() and len(folder.parts) == 1:
         folder = rerun_folder(str(name_or_folder))
+    path = folder / RERUN_RECORD
     try:
-        rec = json.loads((folder / RERUN_RECORD).read_text("utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
         return {}
-    return rec if isinstance(rec, dict) else {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise RerunError(f"{path}: the rerun's record cannot be read ({e})") from None
+    try:
+        rec = json.loads(text)
+    except ValueError as e:
+        rec, problem = None, f"not valid JSON ({e})"
+    else:
+        problem = "not a JSON object with a 'sections' object"
+    if not isinstance(rec, dict) or not isinstance(rec.get("sections", {}), dict):
+        raise RerunError(f"{path}: the rerun's record is damaged: {problem}; it is not read as no record - move "
+                         f"it away (or delete {folder}) to start this rerun afresh, or give another --name")
+    return rec
 
 
 def list_reruns() -> list[str]:
@@ -279,34 +322,65 @@ def plan_run(section: str, params: dict, *, name: str | None = None, into_book: 
             if writer in done:
                 out[k] = rebase(defaults[k], name)
     writes = tuple(_flat(out.get(k, defaults[k]) for k in own))
+    for w in writes:
+        book = _book_folder(w)
+        if book is not None:
+            raise RerunError(f"section {section}: a run with changed parameters ({json.dumps(canonical(changed))}) "
+                             f"would write into {w}, which is the book's run {book}; a rerun writes into "
+                             f"{layout.RERUNS}/<name>/ or a folder of yours outside the book's runs (leave the run "
+                             f"folder unset), and `inkground run --into-book` writes the book's runs")
     notebook = rerun_folder(name) / "sections" / f"{nb_name}.ipynb"
     return RunPlan(section, name, out, changed, upstream, writes, notebook)
 
 
-def notebook_plan(section: str, namespace: dict, *, name: str | None = None) -> RunPlan:
-    """The plan of a notebook run by papermill or in JupyterLab, from the values its parameters have now
-    (``namespace``: the notebook's ``globals()`` after its parameters cell, and papermill's injected cell) against
-    its parameters cell's defaults: the same folders ``inkground run`` would use. A notebook then takes its run
-    folders from ``plan.params`` (``run_dir = plan.params["run_dir"]``) and opens them with
-    :func:`~inkground_lib.core.repo_paths.repo_path`."""
+def book_run_folders() -> list[str]:
+    """The book's run folders: the defaults of every section's run-folder parameters (repository-relative)."""
+    out = []
+    for key in section_notebooks():
+        defaults = section_defaults(key)
+        for k, writer in run_folder_parameters(defaults).items():
+            if writer == key:
+                out += [f for f in _flat([defaults[k]]) if f not in out]
+    return out
+
+
+def _book_folder(path: str) -> str | None:
+    """The book's run folder that ``path`` is, lies in or holds (None: none of them)."""
+    p = Path(os.path.normpath(repo_path(path)))
+    for f in book_run_folders():
+        b = Path(os.path.normpath(repo_path(f)))
+        if p == b or b in p.parents or p in b.parents:
+            return f
+    return None
+
+
+def notebook_plan(section: str, namespace: dict) -> RunPlan:
+    """The plan of a notebook's run, from the values its parameters have now (``namespace``: the notebook's
+    ``globals()`` after its parameters cell, and papermill's injected cell) against its parameters cell's
+    defaults: the same folders ``inkground run`` would use. The plan depends on those values alone: a notebook
+    keeps the resolved paths under names of its own (``plan.paths(...)``), never in its parameters, so running
+    any cell again plans the same run. Under a command that planned the run (:func:`planned_by`), the
+    parameters as injected."""
     defaults = section_defaults(section)
     params = {k: namespace[k] for k in defaults if k in namespace}
-    if os.environ.get(PLANNED_ENV) and name is None:  # inkground run / make book: the folders are decided
+    if planned_by():  # inkground run / make book: the folders are decided
         return _as_given(section, params, defaults)
-    plan = plan_run(section, params, name=name, defaults=defaults)
-    if plan.name is not None and plan.writes:
-        print(f"rerun {plan.name}: changed parameters {json.dumps(_canonical(plan.changed))}; this run writes into "
-              f"{layout.RERUNS}/{plan.name}/ ({', '.join(plan.writes)}), not into the book's runs")
-    return plan
+    return plan_run(section, params, defaults=defaults)
+
+
+def planned_by() -> str | None:
+    """The command that planned this process's run (:data:`PLANNED_ENV`), None in a kernel started otherwise."""
+    value = os.environ.get(PLANNED_ENV)
+    return (value if value in COMMANDS else COMMANDS[0]) if value else None
 
 
 @contextmanager
-def planned_by_command():
-    """While it is open, kernels started by this process find :data:`PLANNED_ENV` set: the command executing a
-    notebook has planned where it writes (``inkground run``, ``make book``), and :func:`notebook_plan` keeps the
-    parameters it injects (re-rooted or ``--into-book``) as they are."""
+def planned_by_command(command: str = COMMANDS[0]):
+    """While it is open, kernels started by this process find :data:`PLANNED_ENV` set to ``command``: the
+    command executing a notebook has planned where it writes (``inkground run``, ``make book``), and
+    :func:`notebook_plan` keeps the parameters it injects (re-rooted or ``--into-book``) as they are."""
     before = os.environ.get(PLANNED_ENV)
-    os.environ[PLANNED_ENV] = "1"
+    os.environ[PLANNED_ENV] = command
     try:
         yield
     finally:
@@ -348,25 +422,69 @@ def check_name_free(plan: RunPlan) -> None:
     if plan.name is None:
         return
     earlier = read_rerun(plan.name).get("sections", {}).get(plan.section)
-    if earlier and _canonical(earlier.get("changed", {})) != _canonical(plan.changed):
+    if earlier and canonical(earlier.get("changed", {})) != canonical(plan.changed):
         raise RerunError(f"rerun {plan.name} ({layout.RERUNS}/{plan.name}) already holds section {plan.section} run "
-                         f"with {json.dumps(earlier.get('changed'))}, not {json.dumps(_canonical(plan.changed))}; "
+                         f"with {json.dumps(earlier.get('changed'))}, not {json.dumps(canonical(plan.changed))}; "
                          f"give another --name, or delete that folder to replace it")
 
 
-def record_run(plan: RunPlan, executed: bool) -> Path | None:
+RECORD_RULE = ("a run with changed parameters writes here, never into the book's runs; per section: 'changed' "
+               "the parameters that differ from the notebook's defaults ('defaults'), 'parameters' every parameter "
+               "it ran with, 'source' how it was started, 'upstream' whose folder it read ('rerun' this rerun's, "
+               "'book' the book's default run, 'given' a folder set by the user)")
+
+
+@contextmanager
+def _record_lock(folder: Path):
+    """One writer of a rerun's record at a time (a command and a notebook may finish sections of one rerun)."""
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{RERUN_RECORD}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def now_utc() -> str:
+    """The time now in UTC, as records store it (ISO 8601, seconds)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def record_run(plan: RunPlan, executed: bool | None, *, source: str, notebook: str | Path | None,
+               started: str | None = None, finished: bool = True) -> Path | None:
     """Write the section's entry into its rerun's record (None for the book's run: the executed notebook's own
-    metadata records its parameters). Returns the record's path."""
+    metadata records its parameters). Returns the record's path.
+
+    The entry holds every parameter the run used (``parameters``: the notebook's defaults with the given
+    values), the changed ones (``changed``) and their defaults (``defaults``), ``source`` (``inkground run``,
+    ``papermill``, ``JupyterLab``), the executed notebook (``notebook``: repository-relative where inside it;
+    None where the kernel cannot know it, under papermill), the upstream folders it read, the folders it
+    writes, when it started (``started``: given, else that of the entry a notebook wrote at its start) and when
+    it finished (None while it runs: ``finished`` False); ``executed_now``: False when ``inkground run`` reused
+    an unchanged run. Written atomically, one writer at a time."""
     if plan.name is None:
         return None
     folder = plan.folder
-    record = read_rerun(folder)
-    record.setdefault("name", plan.name)
-    record["rule"] = ("a run with changed parameters writes here, never into the book's runs; upstream: 'rerun' "
-                      "read this rerun's folder, 'book' the book's default run, 'given' a folder set by the user")
-    entry = {"changed": _canonical(plan.changed), "parameters": _canonical(plan.params),
-             "upstream": plan.upstream, "writes": list(plan.writes),
-             "notebook": plan.notebook.relative_to(layout.ROOT).as_posix(), "executed_now": bool(executed),
-             "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-    record.setdefault("sections", {})[plan.section] = entry
-    return atomic_write_json(folder / RERUN_RECORD, record)
+    defaults = section_defaults(plan.section)
+    params = canonical({**defaults, **plan.params})
+    with _record_lock(folder):
+        record = read_rerun(folder)
+        record.setdefault("name", plan.name)
+        record["rule"] = RECORD_RULE
+        earlier = record.get("sections", {}).get(plan.section) or {}
+        if finished and started is None and earlier.get("finished") is None and earlier.get("parameters") == params:
+            started = earlier.get("started")
+        entry = {"changed": canonical(plan.changed),
+                 "defaults": canonical({k: defaults[k] for k in plan.changed if k in defaults}),
+                 "parameters": params, "source": source,
+                 "notebook": None if notebook is None else portable_path(notebook),
+                 "upstream": plan.upstream, "writes": list(plan.writes),
+                 "started": started if finished else (started or now_utc()),
+                 "finished": now_utc() if finished else None}
+        if executed is not None:
+            entry["executed_now"] = bool(executed)
+        record.setdefault("sections", {})[plan.section] = entry
+        return atomic_write_json(folder / RERUN_RECORD, record)

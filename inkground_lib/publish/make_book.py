@@ -22,18 +22,12 @@ from inkground_lib.datasets.recorded import default_unipen_path
 
 
 def earlier_outputs_hash(key: str) -> str:
-    """sha256 of what earlier sections wrote (every CSV / JSON under data/runs/*/<NN>_*/ for NN < ``key``:
-    tables, summaries, the benchmark set's manifest and inks), so a section re-executes when an earlier one
-    produced different results, and only then (a section's own outputs never enter its fingerprint)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for run in sorted((DATA / "runs").glob("*/[0-9][0-9]_*")):
-        if run.is_dir() and run.name[:2] < key:
-            for f in sorted(list(run.rglob("*.csv")) + list(run.rglob("*.json"))):
-                h.update(f.relative_to(DATA).as_posix().encode())
-                h.update(f.read_bytes())
-    return h.hexdigest()
+    """What earlier sections' book runs produced (:func:`~inkground_lib.publish.notebook_runner.run_outputs_hash`
+    of every run folder ``data/runs/*/<NN>_*/`` for NN < ``key``: tables, summaries, the benchmark set's manifest
+    and inks, without the facts of how the run went), so a section re-executes when an earlier one produced
+    different results, and only then (a section's own outputs never enter its fingerprint)."""
+    runs = [r for r in sorted((DATA / "runs").glob("*/[0-9][0-9]_*")) if r.is_dir() and r.name[:2] < key]
+    return notebook_runner.run_outputs_hash(runs)
 
 
 def api_env_set() -> list[str]:
@@ -75,19 +69,9 @@ def ensure_datasets(progress: bool = True) -> dict[str, Path]:
     return out
 
 
-def dataset_info(datasets: dict[str, Path]) -> dict[str, dict]:
-    """{name: kind, pages, words and :func:`~inkground_lib.core.dataset.dataset_hash`} of the datasets
-    :func:`ensure_datasets` returned."""
-    info = {}
-    for name, path in datasets.items():
-        ds = load_dataset(path, check_images=False)
-        info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words, "hash": dataset_hash(path)}
-    return info
-
-
 def section_inputs(key: str, info: dict[str, dict]) -> dict:
     """The inputs make book gives section ``key`` for its fingerprint: the datasets' hashes (``info``,
-    :func:`dataset_info`), the API variables set and what the earlier sections wrote."""
+    :func:`datasets_info`), the API variables set and what the earlier sections wrote."""
     return {**{name: d["hash"] for name, d in info.items()}, "api_env_set": api_env_set(),
             "earlier_sections": earlier_outputs_hash(key)}
 
@@ -104,6 +88,39 @@ def section_parameters(section: notebook_runner.Section, defaults: bool) -> dict
         return dict(nb["metadata"]["inkground"]["parameters"])
     except (OSError, ValueError, KeyError, TypeError):
         return {}
+
+
+def present_datasets() -> dict[str, Path]:
+    """The default datasets as :func:`ensure_datasets` would give them, without building any: the synthetic one
+    and, where a UNIPEN file is found, the recorded one; only those whose folder holds a manifest."""
+    out = {"synth": ROOT / SYNTH_DATASET}
+    if unipen_path() is not None:
+        out["recorded"] = ROOT / RECORDED_DATASET
+    return {k: v for k, v in out.items() if (v / "manifest.json").is_file()}
+
+
+def datasets_info(datasets: dict[str, Path]) -> dict[str, dict]:
+    """{name: kind, pages, words, content hash} of each dataset: the hashes take part in every section's
+    fingerprint, the rest is shown on the reproducibility page."""
+    info = {}
+    for name, path in datasets.items():
+        ds = load_dataset(path, check_images=False)
+        info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words, "hash": dataset_hash(path)}
+    return info
+
+
+def run_book_section(section: notebook_runner.Section, user: dict, datasets: dict[str, Path], info: dict, *,
+                     force: bool = False, log_output: bool = False, source: str = "make book") -> tuple[Path, bool]:
+    """Execute (or reuse) one section of the book's runs with the user's parameters ``user`` (``{}``: the
+    defaults; ``inkground run --into-book``: the changed ones), fitted to the datasets there are
+    (:func:`fit_to_available_data`). The one way the book's runs are executed, by ``make book`` and by
+    ``inkground run`` alike, so both compute the same fingerprint from the same inputs: the datasets' hashes,
+    the API keys set and what the earlier sections produced (:func:`earlier_outputs_hash`); a section one of
+    them has just run is current for the other."""
+    inputs = section_inputs(section.key, info)
+    params = fit_to_available_data(section, user, datasets)
+    return notebook_runner.run_section(section.key, params, inputs=inputs, force=force, user_params=user,
+                                       log_output=log_output, source=source)
 
 
 def fit_to_available_data(section: notebook_runner.Section, params: dict, datasets: dict) -> dict:
@@ -183,16 +200,14 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     with timer("datasets"):
         datasets = ensure_datasets(progress)
     with timer("dataset hashes"):
-        info = dataset_info(datasets)
+        info = datasets_info(datasets)
     executed = []
     for section in notebook_runner.sections():
-        inputs = section_inputs(section.key, info)
         user = section_parameters(section, defaults)
-        params = fit_to_available_data(section, user, datasets)
         with timer(f"section {section.key}"):
-            path, _ = notebook_runner.run_section(section.key, params, inputs=inputs, force=force, user_params=user)
+            path, _ = run_book_section(section, user, datasets, info, force=force)
         executed.append(path)
-        if section.key == "02" and params.get("run_dir", PSEUDO_RUN) == PSEUDO_RUN:
+        if section.key == "02" and user.get("run_dir", PSEUDO_RUN) == PSEUDO_RUN:
             check_benchmark_size(ROOT / BENCHMARK)
     from inkground_lib.report.front import write_default_front_page
     from inkground_lib.report.reproducibility import write_reproducibility_page

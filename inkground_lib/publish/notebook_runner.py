@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inkground_lib.core.files import atomic_write_bytes
+from inkground_lib.core.notebook_params import notebook_parameters as cell_parameters
 from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT, SECTIONS_DIR
-from inkground_lib.core.reruns import planned_by_command
+from inkground_lib.core.repo_paths import portable_path
+from inkground_lib.core.reruns import COMMANDS, RERUN_LABEL, changed_parameters, planned_by_command
 from inkground_lib.publish.progress_relay import current, relayed
+from inkground_lib.publish.run_checks import RunCheckError, check_values
 
 
 class RunnerError(ValueError):
@@ -54,11 +57,8 @@ def find_section(key: str) -> Section:
 
 
 def notebook_parameters(section: Section) -> dict:
-    """The defaults of the notebook's ``parameters`` cell, as papermill reads them: {name: default repr}."""
-    import papermill as pm
-
-    params = pm.inspect_notebook(str(section.source))
-    return {k: v.get("default") for k, v in params.items()}
+    """The defaults of the notebook's ``parameters`` cell as written there: {name: default's source text}."""
+    return {p.name: p.default_text for p in cell_parameters(section.source)}
 
 
 def parse_value(text: str):
@@ -74,147 +74,14 @@ def parse_value(text: str):
     return v if isinstance(v, (bool, int, float, str, list)) else text
 
 
-TYPE_NAMES = {"bool": "bool", "int": "int", "float": "float", "str": "str", "list": "list", "List": "list",
-              "Sequence": "list", "tuple": "list", "Tuple": "list", "dict": "dict", "Dict": "dict",
-              "Mapping": "dict", "None": "None", "NoneType": "None", "Any": "any", "object": "any"}
-"""Annotation names (``name: Union[int, list] = 2`` in a parameters cell) -> the kinds of value accepted."""
-
-
-@dataclass(frozen=True)
-class Range:
-    """The values a numeric parameter may take: ``low`` <= value (``<`` when ``low_open``) and value <= ``high``
-    (None: no bound), and finite. A list parameter's range applies to each of its elements."""
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-
-    def holds(self, v) -> bool:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return True  # not a number: the type check decides
-        if not math.isfinite(v):
-            return False
-        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
-            return False
-        return self.high is None or v <= self.high
-
-    def text(self) -> str:
-        """The range as the error message states it: "in [0, 1]", ">= 1", "> 0"."""
-        if self.low is not None and self.high is not None:
-            return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
-        if self.low is not None:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
-        return f"<= {self.high:g}" if self.high is not None else "any finite number"
-
-
-PARAMETER_RANGES = {
-    "ocr_threshold": Range(0, 1),  # a share of a page's words
-    "example_pages": Range(0), "example_words": Range(0),  # how many examples to draw
-    "n_raters": Range(1), "raters_per_pair": Range(1), "n_candidates": Range(1),
-    "strictness_mean": Range(0, low_open=True), "strictness_sd": Range(0), "rater_noise_sd": Range(0),
-    "rater_tau": Range(0), "score_step": Range(0, low_open=True), "chamfer_tol": Range(0),
-    "seed": Range(0),  # numpy's generators take seeds >= 0
-    "n_boot": Range(1), "grid": Range(1),
-    "spacing": Range(0, low_open=True), "spacings": Range(0, low_open=True),  # word heights
-}
-"""The range of each numeric section parameter (every section uses a name in one sense), checked with the
-types before a notebook starts (:func:`check_parameters`); the library checks them again where they are used."""
-
-
-def _annotation_kinds(node) -> set[str] | None:
-    """The kinds an annotation's AST accepts (``Optional[X]``, ``Union[X, Y]``, ``X | Y``, ``list[str]``...);
-    None when a name is not one of :data:`TYPE_NAMES`."""
-    import ast
-
-    if isinstance(node, ast.Constant) and node.value is None:
-        return {"None"}
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        left, right = _annotation_kinds(node.left), _annotation_kinds(node.right)
-        return None if left is None or right is None else left | right
-    if isinstance(node, ast.Subscript):
-        outer = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
-        if outer in ("Optional", "Union"):
-            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            kinds = [_annotation_kinds(p) for p in parts]
-            if any(k is None for k in kinds):
-                return None
-            return set().union(*kinds) | ({"None"} if outer == "Optional" else set())
-        return _annotation_kinds(node.value)
-    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
-    return {TYPE_NAMES[name]} if name in TYPE_NAMES else None
-
-
-def parameter_kinds(default: str | None, annotation: str | None = None) -> set[str]:
-    """The kinds of value a notebook parameter accepts: from its annotation where the parameters cell gives
-    one papermill reads (``raters_per_pair: Union[int, list] = 2``), else from the type of its default
-    (``default`` is the source text, e.g. ``"0.85"``). Kinds: bool, int, float (int accepted too), str, list
-    (a list or tuple), dict, None; ``any`` for a None default or a default that is not a literal."""
-    import ast
-
-    if annotation and annotation != "None":
-        try:
-            kinds = _annotation_kinds(ast.parse(annotation, mode="eval").body)
-        except SyntaxError:
-            kinds = None
-        if kinds:
-            return kinds
-    try:
-        value = ast.literal_eval(default) if default is not None else None
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return {"any"}
-    if value is None:
-        return {"any"}
-    return {TYPE_NAMES.get(type(value).__name__, "any")}
-
-
-def _value_kind(value) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    return TYPE_NAMES.get(type(value).__name__, type(value).__name__)
-
-
-def accepts(kinds: set[str], value) -> bool:
-    """Whether a value of a parameter accepting ``kinds`` (see :func:`parameter_kinds`) may be ``value``:
-    bool and int are told apart; an int is accepted where a float is."""
-    kind = _value_kind(value)
-    return "any" in kinds or kind in kinds or (kind == "int" and "float" in kinds)
-
-
 def check_parameters(section: Section, params: dict) -> None:
-    """Refuse, before anything runs, a parameter the notebook does not have, a value of the wrong type
-    (see :func:`parameter_kinds`) or a number outside the parameter's range (:data:`PARAMETER_RANGES`);
-    RunnerError names the section, the parameter, the value, and the type or range expected."""
-    import papermill as pm
-
-    declared = pm.inspect_notebook(str(section.source))
-    known = {k: v.get("default") for k, v in declared.items()}
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise RunnerError(
-            f"section {section.key} ({section.source.name}) has no parameter {', '.join(map(repr, unknown))}; "
-            f"valid parameters: {', '.join(f'{k} (default {v})' for k, v in known.items())}")
-    for name, value in params.items():
-        kinds = parameter_kinds(known[name], declared[name].get("inferred_type_name"))
-        if accepts(kinds, value):
-            continue
-        want = " or ".join(sorted(kinds))
-        hint = (f"; on the command line, quote a text that would read as a number or boolean: "
-                f"-p {name} '\"{value}\"'" if kinds == {"str"} and isinstance(value, (bool, int, float)) else "")
-        raise RunnerError(
-            f"section {section.key} ({section.source.name}): parameter {name}: the value {value!r:.80} has type "
-            f"{_value_kind(value)}, expected {want} (the default is {known[name]}){hint}")
-    for name, value in params.items():
-        rng = PARAMETER_RANGES.get(name)
-        values = value if isinstance(value, (list, tuple)) else [value]
-        bad = [v for v in values if rng is not None and not rng.holds(v)]
-        if bad:
-            what = "the value" if values is not value else f"the element {bad[0]!r} of"
-            raise RunnerError(
-                f"section {section.key} ({section.source.name}): parameter {name}: {what} {value!r:.80} is outside "
-                f"its range: {name} must be {rng.text()}{' (each element)' if values is value else ''} (the "
-                f"default is {known[name]})")
+    """Refuse, before anything runs, a parameter the notebook does not have, a value of the wrong type or a
+    number outside its range (:func:`inkground_lib.publish.run_checks.check_values`, the check the notebooks
+    share); RunnerError names the section, the parameter, the value, and the type or range expected."""
+    try:
+        check_values(section.key, params)
+    except RunCheckError as e:
+        raise RunnerError(str(e)) from None
 
 
 INPUT_FILE_PARAMETERS = ("ratings",)
@@ -317,9 +184,24 @@ def import_closure(sources: list[str], root: Path = ROOT) -> list[Path]:
             if path is None:
                 continue
             seen[name] = path
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-            todo.extend(_imported_names(tree, name, path.name == "__init__.py"))
+            todo.extend(_module_imports(path, name))
     return sorted(set(seen.values()))
+
+
+_IMPORTS: dict[tuple, frozenset] = {}
+"""{(file, its mtime and size, module name): the names it imports}: each library file parsed once per process
+while it is unchanged (a build computes four fingerprints, each over a hundred files)."""
+
+
+def _module_imports(path: Path, name: str) -> frozenset:
+    import ast
+
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size, name)
+    if key not in _IMPORTS:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        _IMPORTS[key] = frozenset(_imported_names(tree, name, path.name == "__init__.py"))
+    return _IMPORTS[key]
 
 
 def notebook_code(path: Path) -> list[str]:
@@ -348,18 +230,61 @@ def code_fingerprint(files: list[Path], root: Path = ROOT) -> str:
 
 
 def fingerprint(section: Section, params: dict, inputs: dict[str, str] | None = None) -> str:
-    """What a section's executed notebook depends on, as one sha256: the notebook, its parameters, the library
-    code it may run (:func:`section_code_files`: a change to a module no section imports, e.g. the front
-    page's, re-executes nothing), the paper's reported numbers (data/paper/) and ``inputs`` (dataset hashes,
-    input files, earlier sections' outputs)."""
+    """What a section's executed notebook depends on, as one sha256: the notebook, every parameter it runs
+    with (its defaults with ``params`` over them: a default given explicitly is the default), the library code
+    it may run (:func:`section_code_files`: a change to a module no section imports, e.g. the front page's,
+    re-executes nothing), the paper's reported numbers (data/paper/) and ``inputs`` (dataset hashes, input
+    files, earlier sections' outputs: :func:`run_outputs_hash`). Nothing of how a run went (its time, its
+    machine's load) enters it."""
     h = hashlib.sha256()
     h.update(section.source.read_bytes())
-    h.update(json.dumps(params, sort_keys=True, default=str).encode())
+    every = {**{p.name: p.default for p in cell_parameters(section.source)}, **params}
+    h.update(json.dumps(every, sort_keys=True, default=str).encode())
     h.update(code_fingerprint(section_code_files(section)).encode())
     paper = PAPER_DIR
     for p in sorted(paper.glob("*")):
         h.update(p.read_bytes())
     h.update(json.dumps(inputs or {}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+_FACT = r"timings|seconds|[a-z_]+_seconds"
+RUN_FACTS = re.compile(rf"^({_FACT})$")
+"""Keys of a run's JSON records that say how the run went, not what it found: section 02's stage ``timings``,
+a page's derendering or reading ``seconds``, a Style classifier's ``train_seconds``. They are left out of
+:func:`run_outputs_hash`."""
+
+_FACT_BYTES = re.compile(rf'"({_FACT})"\s*:'.encode())  # a JSON file that may hold one (then parsed)
+
+
+def _without_facts(value):
+    if isinstance(value, dict):
+        return {k: _without_facts(v) for k, v in value.items() if not RUN_FACTS.match(k)}
+    if isinstance(value, list):
+        return [_without_facts(v) for v in value]
+    return value
+
+
+def run_outputs_hash(folders) -> str:
+    """sha256 of the results in run folders ``folders``: every CSV and JSON file in them (tables, summaries, a
+    benchmark set's manifest and inks; not the append-only caches, not the hidden bookkeeping files), by path
+    from the repository root, each JSON file without the facts of how the run went (:data:`RUN_FACTS`). A
+    section that reads these folders is executed again when they hold other results, and only then: a rerun
+    that reproduces the same results at another speed changes nothing."""
+    h = hashlib.sha256()
+    for run in folders:
+        run = Path(run)
+        files = sorted(f for f in list(run.rglob("*.csv")) + list(run.rglob("*.json"))
+                       if not any(part.startswith(".") for part in f.relative_to(run).parts))
+        for f in files:
+            data = f.read_bytes()
+            if f.suffix == ".json" and _FACT_BYTES.search(data):
+                try:
+                    data = json.dumps(_without_facts(json.loads(data)), sort_keys=True).encode()
+                except ValueError:
+                    pass  # not JSON: hashed as it is
+            h.update(portable_path(f).encode() + b"\0")
+            h.update(hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
@@ -372,7 +297,8 @@ def stored_fingerprint(path: Path) -> str | None:
 
 
 def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = None, inputs: dict | None = None,
-                force: bool = False, log_output: bool = False, user_params: dict | None = None) -> tuple[Path, bool]:
+                force: bool = False, log_output: bool = False, user_params: dict | None = None,
+                source: str = COMMANDS[0]) -> tuple[Path, bool]:
     """Execute section ``key`` with ``params`` into ``out_dir`` (default book/sections/).
 
     Returns (executed notebook path, whether it was executed now). Skips execution when the stored
@@ -381,6 +307,8 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     (:func:`input_file_hashes`: the ratings file). ``user_params`` (default: ``params``) is what the executed
     notebook records as the user's choice, which ``make book`` keeps on later runs; parameters the book
     pipeline derived itself (e.g. no recorded data here) are executed but not recorded as the user's.
+    ``source``: the command running it (``inkground run``, ``make book``), which the notebook's first cell
+    finds in its kernel's environment (:func:`~inkground_lib.core.reruns.planned_by_command`).
 
     Nothing finished is lost: the executed notebook, with its fingerprint, is written the moment its last cell
     has run, before papermill shuts the kernel down (a Ctrl-C from then on stops the command but keeps it; the
@@ -421,7 +349,7 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     with relayed(f"section {section.key}", tty=False if log_output else None) as relay:
         watch = _Watch(relay, save)
         try:  # the command chose the folders (core/reruns.py): the notebook's plan keeps them as injected
-            with planned_by_command():
+            with planned_by_command(source):
                 pm.execute_notebook(str(section.source), None, parameters=params, cwd=str(ROOT),
                                     kernel_name="python3", engine_name=_engine(), progress_bar=False,
                                     log_output=log_output, request_save_on_cell_execute=False, watch=watch)
@@ -626,9 +554,26 @@ def _forget_build_paths(nb, section: Section, target: Path) -> None:
                 pm_meta[key] = Path(path).name
 
 
+def rerun_instructions(section: Section) -> str:
+    """How to rerun ``section``, in one paragraph of its page: the command line, papermill and JupyterLab."""
+    nb = section.source.name
+    return (f"**Rerun this section** with other values (from a clone, after `make book`; see {{ref}}`{RERUN_LABEL}`): "
+            f"`.venv/bin/inkground run {section.key} -p NAME VALUE`; or "
+            f"`.venv/bin/papermill notebooks/{nb} out.ipynb -p NAME VALUE` (a list in YAML: `-y 'NAME: [...]'`); or "
+            f"`make lab` and `{nb}` in JupyterLab (`http://127.0.0.1:8888/lab/tree/{nb}`). Each way checks the "
+            f"values before the section starts and writes a run with changed values into `data/reruns/<name>/` "
+            f"with its record `rerun.json`, never into this book's runs (`inkground run --into-book` shows it here).")
+
+
+def _value_text(text: str) -> str:
+    """A parameter's value as a page shows it: "not set", not a raw None."""
+    return "not set" if str(text).strip() == "None" else f"`{text}`"
+
+
 def _present_parameters(nb, section: Section, params: dict) -> None:
-    """Hide papermill's parameter cells and say, in a short markdown cell after the title, which
-    parameters this page was executed with and how to rerun it."""
+    """Hide papermill's parameter cells and say, in a short markdown cell after the title, which parameters
+    this page was executed with and how to rerun it (:func:`rerun_instructions`). Parameters other than the
+    notebook's defaults are named at the top of the page, right under its title, with their defaults."""
     import nbformat
 
     first_code = None
@@ -639,14 +584,31 @@ def _present_parameters(nb, section: Section, params: dict) -> None:
             if "remove-cell" not in cell.metadata["tags"]:
                 cell.metadata["tags"].append("remove-cell")
             first_code = i if first_code is None else first_code
-    shown = {**notebook_parameters(section), **{k: repr(v) for k, v in params.items()}}
-    text = ("**Parameters of this run** (`inkground run " + section.key + " -p NAME VALUE` reruns it): " +
-            ", ".join(f"`{k}` not set" if str(v).strip() == "None" else f"`{k} = {v}`"
-                      for k, v in shown.items()) + ".")  # "not set", not a raw None on the page
+    declared = notebook_parameters(section)
+    shown = {**declared, **{k: repr(v) for k, v in params.items()}}
+    text = ("**Parameters of this run**: " +
+            ", ".join(f"`{k}` not set" if str(v).strip() == "None" else f"`{k} = {v}`" for k, v in shown.items()) +
+            ".\n\n" + rerun_instructions(section))
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = ["inkground-parameters"]
     cell["id"] = "inkground-parameters"
     nb.cells.insert(first_code if first_code is not None else 1, cell)
+    changed = changed_parameters(params, {p.name: p.default for p in cell_parameters(section.source)})
+    if not changed:
+        return
+    note = ("```{important}\n**Not the book's default run.** This section ran with " +
+            ", ".join(f"`{k} = {params[k]!r}` (default {_value_text(declared[k]) if k in declared else 'none'})"
+                      for k in changed) +
+            "; every number on this page is that run's. `.venv/bin/inkground book --defaults` runs it with the "
+            "defaults again.\n```")
+    top = nb.cells[0] if nb.cells else None
+    if top is not None and top.cell_type == "markdown" and top.source.lstrip().startswith("# "):
+        title, _, rest = top.source.lstrip().partition("\n")
+        top.source = f"{title}\n\n{note}\n{rest}"
+    else:
+        changed_cell = nbformat.v4.new_markdown_cell(note)
+        changed_cell["id"] = "inkground-changed-parameters"
+        nb.cells.insert(0, changed_cell)
 
 
 def build_book(root: Path = ROOT, *, builder: str = "html", quiet: bool = True) -> Path:

@@ -232,7 +232,7 @@ def would_execute(datasets: dict[str, Path]) -> dict[str, str]:
     from inkground_lib.publish import make_book as mb
     from inkground_lib.publish import notebook_runner as nr
 
-    info = mb.dataset_info(datasets)
+    info = mb.datasets_info(datasets)
     out = {}
     for s in nr.sections():
         target = s.executed()

@@ -76,13 +76,26 @@ def make_derenderer(spec="skeleton"):
         if not callable(getattr(spec, "derender", None)):
             raise DerenderError(f"derenderer: {spec!r} has no derender(crop, crop_box, text) method")
         return spec
+    name, arg = parse_derenderer(spec)
+    return _BUILDERS[name][0](arg)
+
+
+def parse_derenderer(spec: str) -> tuple[str, Optional[str]]:
+    """A derenderer name checked without building it (no weights read): (name, argument or None);
+    :class:`DerenderError` listing the names for an unknown name, a missing or an unexpected argument.
+
+    >>> parse_derenderer("tracer:w.npz"), parse_derenderer("skeleton")
+    (('tracer', 'w.npz'), ('skeleton', None))
+    """
+    if not isinstance(spec, str):
+        raise DerenderError(f"derenderer: {spec!r} is not a name; known: {', '.join(NAMES)}")
     name, sep, arg = spec.partition(":")
     known = ", ".join(NAMES)
     if name not in _BUILDERS:
         raise DerenderError(f"derenderer: unknown name {spec!r}; known: {known}")
-    build, takes, _ = _BUILDERS[name]
+    takes = _BUILDERS[name][1]
     if takes == "none" and sep:
         raise DerenderError(f"derenderer: {name!r} takes no argument, got {spec!r}; known: {known}")
     if takes == "required" and not arg:
         raise DerenderError(f"derenderer: {name!r} needs an argument ({name}:<model folder>), got {spec!r}")
-    return build(arg if sep else None)
+    return name, (arg if sep else None)
