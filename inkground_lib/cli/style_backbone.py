@@ -64,8 +64,9 @@ def _eval_lines(ev: dict) -> list[str]:
 
 def _eval(a) -> int:
     from inkground_lib.components.style.backbone_eval import evaluate_backbone
+    from inkground_lib.components.style.backbone_training import SHIPPED_RECIPE
 
-    ev = evaluate_backbone(a.unipen_dir, a.backbone, scratch=a.scratch, progress=not a.quiet)
+    ev = evaluate_backbone(a.unipen_dir, a.backbone, recipe=SHIPPED_RECIPE, scratch=a.scratch, progress=not a.quiet)
     print("\n".join(_eval_lines(ev)))
     if a.json:
         Path(a.json).write_text(json.dumps(ev, indent=1), encoding="utf-8")

@@ -105,8 +105,27 @@ def save_backbone(body, path: str | os.PathLike, record: dict) -> str:
     state = {k: v.detach().to(torch.float16).contiguous().clone() if v.is_floating_point() else v.detach().clone()
              for k, v in body.state_dict().items()}
     data = save(state, metadata={"format": BACKBONE_FORMAT, "record": json.dumps(record, sort_keys=True)})
-    atomic_write_bytes(Path(path), data)
+    atomic_write_bytes(Path(path), _sorted_metadata(data))
     return sha256_file(path)
+
+
+def _sorted_metadata(data: bytes) -> bytes:
+    """``data`` (a safetensors file) with its header's ``__metadata__`` keys in sorted order. safetensors 0.8
+    writes the metadata from a hash map, in an order that changes from call to call (measured: two saves of the
+    same tensors differed in their header only); sorting the keys changes no length, so the 8-byte header size,
+    its space padding and the tensors' offsets stay as written (the format: an unsigned little-endian 64-bit
+    header size, then the JSON header: the safetensors crate's description, docs.rs/crate/safetensors, read
+    2026-12-06)."""
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", None)
+    if meta is None:
+        return data
+    text = json.dumps({"__metadata__": dict(sorted(meta.items())), **header}, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+    if len(text) > n:  # another JSON spelling than safetensors': keep its bytes rather than guess
+        return data
+    return data[:8] + text + b" " * (n - len(text)) + data[8 + n:]
 
 
 _LOADED: dict[tuple[str, str], Backbone] = {}

@@ -116,14 +116,13 @@ def _counts(items) -> dict:
 
 
 def evaluate_backbone(unipen_dir: str | os.PathLike, path: str | os.PathLike | None = None, *, corpus=None,
-                      val_renders=None, words=None, recipe=None, scratch=("pages",),
+                      val_renders=None, words=None, recipe, scratch=("pages",),
                       progress: bool = True) -> dict:
     """The card's figures for the backbone at ``path`` (module doc). ``corpus``/``val_renders``/``words``/``recipe``:
-    what the training already holds (read again from ``unipen_dir`` when not given). ``scratch``: the held-out sets
+    what the training already holds (read again from ``unipen_dir`` when not given); ``recipe``: the
+    backbone's :class:`~inkground_lib.components.style.backbone_training.BackboneRecipe` (its input and corpus
+    settings; the shipped one for the shipped backbone). ``scratch``: the held-out sets
     on which the from-random recipe is trained too (every cursive word: ~45 CPU-minutes)."""
-    from inkground_lib.components.style.backbone_training import SHIPPED_RECIPE
-
-    recipe = recipe or SHIPPED_RECIPE
     if words is None:
         from inkground_lib.components.derenderers.tracer.data import read_release_words
 
