@@ -1,8 +1,10 @@
-"""The book's CI (.github/workflows): actionlint passes, every step is a make target that runs here, and every
-path a workflow uploads or caches is one the make targets write (issue 35)."""
+"""The book's CI (.github/workflows): actionlint passes, every step is a make target that runs here, every path a
+workflow uploads or caches is one the make targets write (issue 35), and the workflow's steps run here in their
+order with CI=true, each step's condition read as GitHub reads it (issue 43)."""
 import re
 import subprocess
 
+import pytest
 import yaml
 
 from inkground_lib.core.layout import DATASETS_DIR, ROOT, RUNS_DIR, SECTIONS_DIR
@@ -145,3 +147,90 @@ def test_cheap_targets_run_here():
     out = subprocess.run(["make", "--no-print-directory", "-s", "ci-keys"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert re.fullmatch(r"install=[0-9a-f]{64}\nruns=[0-9a-f]{64}\n", out), out
+
+
+def _names(results, action):
+    return [r.name for r in results if r.action == action]
+
+
+def test_the_book_workflow_runs_here_step_by_step_for_each_event():
+    """`ci replay --dry-run` evaluates each step's `if` as GitHub would: on a push the book is built, linked and
+    uploaded, no pull request number is written and the external links wait for the weekly run; a pull request
+    writes its number; the schedule checks external links and uploads nothing; a failed section's notebook and
+    the cache save wait for their conditions."""
+    wf = ci.WORKFLOWS / "book.yml"
+    push = ci.replay(wf, event="push", dry_run=True)
+    order = [s.get("name") or s.get("uses") for s in _workflow("book.yml")["jobs"]["build"]["steps"]]
+    assert [r.name for r in push] == order  # every step, in the workflow's order
+    assert _names(push, "skipped") == ["The notebook of a failed section", "Save the run folders",
+                                       "Links to other sites (weekly)", "The pull request's number"]
+    assert "Build the book, its PDF and its results archive" in _names(push, "would run")
+    pr = ci.replay(wf, event="pull_request", pr="7", dry_run=True)
+    assert "The pull request's number" in _names(pr, "would run") and "The built book" in _names(pr, "would run")
+    weekly = ci.replay(wf, event="schedule", dry_run=True)
+    assert "Links to other sites (weekly)" in _names(weekly, "would run")
+    assert "The built book" in _names(weekly, "skipped")
+
+
+def test_replay_runs_steps_in_order_with_ci_true_their_outputs_and_failures(tmp_path):
+    """A workflow's run steps run in bash with CI=true and their env's expressions substituted; $GITHUB_OUTPUT
+    feeds later conditions; after a failure only failure()/always() steps run; an upload with nothing to upload
+    fails as actions/upload-artifact does with if-no-files-found: error; a cache restore is a hit when its folder
+    is here."""
+    (tmp_path / "have").mkdir()
+    wf = tmp_path / "w.yml"
+    wf.write_text("""
+on: push
+jobs:
+  j:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v7
+      - id: a
+        run: echo "ci=$CI" >> "$GITHUB_OUTPUT"
+      - id: c
+        uses: actions/cache@v5
+        with: {path: have, key: k}
+      - name: named
+        if: steps.a.outputs.ci == 'TRUE' && steps.c.outputs.cache-hit == 'true'
+        env:
+          NAME: ${{ github.event.repository.name }}
+        run: test "$NAME" = inkground && echo named > order.txt
+      - name: not on a push
+        if: github.event_name == 'pull_request'
+        run: echo pr >> order.txt
+      - name: fails
+        run: exit 3
+      - name: after a failure
+        run: echo never >> order.txt
+      - name: on failure
+        if: failure()
+        run: echo failure >> order.txt
+      - name: upload
+        if: always()
+        uses: actions/upload-artifact@v7
+        with: {name: x, path: nothing-here, if-no-files-found: error}
+""")
+    got = ci.replay(wf, root=tmp_path)
+    assert [(r.name, r.action, r.outcome) for r in got] == [
+        ("actions/checkout@v7", "stood in", "success"), ("echo \"ci=$CI\" >> \"$GITHUB_OUTPUT\"", "ran", "success"),
+        ("actions/cache@v5", "stood in", "success"), ("named", "ran", "success"), ("not on a push", "skipped", ""),
+        ("fails", "ran", "failure"), ("after a failure", "skipped", ""), ("on failure", "ran", "success"),
+        ("upload", "stood in", "failure")]
+    assert (tmp_path / "order.txt").read_text().split() == ["named", "failure"]
+    cold = ci.replay(wf, root=tmp_path, cold=True)  # the cache misses: the named step does not run
+    assert ("named", "skipped") in [(r.name, r.action) for r in cold]
+
+
+def test_expressions_as_github_reads_them():
+    ctx = {"github": {"event_name": "push"}, "steps": {"s": {"outputs": {"d": "x"}}}}
+    assert ci.evaluate("github.event_name == 'PUSH'", ctx) is True  # strings compare without case
+    assert ci.evaluate("steps.s.outputs.d != '' && steps.s.outputs.d != steps.t.outputs.d", ctx) is True
+    assert ci.evaluate("!(github.event_name == 'push') || steps.nothing.outputs.x", ctx) == ""
+    assert ci.step_runs({"if": "github.event_name == 'push'"}, ctx, "failure") is False  # success() implied
+    assert ci.step_runs({"if": "${{ always() }}"}, ctx, "failure") is True
+    assert ci.substitute("a-${{ github.event_name }}-${{ github.event_name == 'push' }}", ctx) == "a-push-true"
+    with pytest.raises(ci.WorkflowError, match=r"function hashFiles\(\)"):
+        ci.evaluate("hashFiles() == ''", ctx)
+    with pytest.raises(ci.WorkflowError, match="cannot read it at"):
+        ci.evaluate("github.event_name === 'push'", ctx)

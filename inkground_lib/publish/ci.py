@@ -6,14 +6,19 @@ or cache, and actionlint over the workflows. Every CI step is a ``make`` target,
     python -m inkground_lib.publish.ci lint            # actionlint over .github/workflows/*.yml
     python -m inkground_lib.publish.ci runs-digest     # digest=<sha256 of the cached run folders>
     python -m inkground_lib.publish.ci linkcheck-external   # Sphinx's linkcheck builder over the book
+    python -m inkground_lib.publish.ci replay [book.yml] [--event push|pull_request|schedule] [--cold] [--dry-run]
+                                                       # the workflow's steps, run here in their order, CI=true
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT
@@ -118,6 +123,306 @@ def runs_digest(root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
+
+# ------------------------------------------------------------------------------ the workflow's steps, run here
+
+class WorkflowError(ValueError):
+    """A workflow's step or expression the local run cannot read; one line, naming it."""
+
+
+_TOKEN = re.compile(r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||!|\(|\))|"
+                    r"(?P<num>-?\d+(?:\.\d+)?)|(?P<name>[A-Za-z_][\w.\-]*(?:\(\))?))")
+
+
+def _tokens(expr: str) -> list[tuple[str, str]]:
+    out, i = [], 0
+    while i < len(expr):
+        if expr[i:].strip() == "":
+            break
+        m = _TOKEN.match(expr, i)
+        if m is None or m.end() == i:
+            raise WorkflowError(f"expression {expr!r}: cannot read it at {expr[i:]!r}")
+        kind = m.lastgroup
+        out.append((kind, m.group(kind)))
+        i = m.end()
+    return out
+
+
+def evaluate(expr: str, context: dict, status: str = "success") -> bool | str:
+    """The value of a GitHub Actions expression (``${{ }}`` optional) of the kind the workflows use: context
+    properties (``github.event_name``, ``steps.<id>.outputs.<name>``, ...; a missing one is ``''``), string,
+    number and boolean literals, ``== != && || !``, parentheses, and the status functions ``success()``,
+    ``failure()``, ``always()``, ``cancelled()`` (``status``: the job's so far, "success" or "failure"). Strings
+    compare without case, as GitHub's do ("Expressions", docs.github.com/en/actions/reference/workflows-and-actions/
+    expressions, read 2026-12-06). WorkflowError names an expression it cannot read.
+
+    >>> evaluate("github.event_name == 'push' && steps.a.outputs.hit != 'true'",
+    ...          {"github": {"event_name": "push"}, "steps": {"a": {"outputs": {}}}})
+    True
+    >>> evaluate("${{ failure() }}", {}, status="failure")
+    True
+    """
+    text = expr.strip()
+    if text.startswith("${{") and text.endswith("}}"):
+        text = text[3:-2]
+    toks = _tokens(text)
+    pos = 0
+
+    def peek():
+        return toks[pos] if pos < len(toks) else (None, None)
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return toks[pos - 1]
+
+    def lookup(name: str):
+        value = context
+        for part in name.split("."):
+            value = value.get(part, "") if isinstance(value, dict) else ""
+        return value
+
+    def primary():
+        kind, v = take() if pos < len(toks) else (None, None)
+        if kind == "str":
+            return v[1:-1].replace("''", "'")
+        if kind == "num":
+            return float(v)
+        if kind == "op" and v == "(":
+            value = disjunction()
+            if take()[1] != ")":
+                raise WorkflowError(f"expression {expr!r}: a parenthesis is not closed")
+            return value
+        if kind == "op" and v == "!":
+            return not truthy(primary())
+        if kind == "name":
+            if v.endswith("()"):
+                fn = v[:-2]
+                calls = {"success": status == "success", "failure": status == "failure", "always": True,
+                         "cancelled": False}
+                if fn not in calls:
+                    raise WorkflowError(f"expression {expr!r}: function {fn}() is not one this run knows")
+                return calls[fn]
+            if v in ("true", "false"):
+                return v == "true"
+            if v == "null":
+                return ""
+            return lookup(v)
+        raise WorkflowError(f"expression {expr!r}: unexpected {v!r}")
+
+    def comparison():
+        left = primary()
+        while peek()[1] in ("==", "!="):
+            op = take()[1]
+            right = primary()
+            same = (left.lower() == right.lower() if isinstance(left, str) and isinstance(right, str)
+                    else left == right)
+            left = same if op == "==" else not same
+        return left
+
+    def conjunction():
+        left = comparison()
+        while peek()[1] == "&&":
+            take()
+            right = comparison()
+            left = right if truthy(left) else left
+        return left
+
+    def disjunction():
+        left = conjunction()
+        while peek()[1] == "||":
+            take()
+            right = conjunction()
+            left = left if truthy(left) else right
+        return left
+
+    value = disjunction()
+    if pos != len(toks):
+        raise WorkflowError(f"expression {expr!r}: unexpected {toks[pos][1]!r}")
+    return value
+
+
+def truthy(value) -> bool:
+    return value not in ("", 0, 0.0, False, None)
+
+
+_STATUS_FUNCTIONS = re.compile(r"\b(success|failure|always|cancelled)\(\)")
+_EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}")
+
+
+def step_runs(step: dict, context: dict, status: str) -> bool:
+    """Whether ``step`` runs: its ``if`` (``success() &&`` implied when it names no status function)."""
+    cond = step.get("if")
+    if cond is None:
+        return status == "success"
+    cond = str(cond).strip()
+    if cond.startswith("${{") and cond.endswith("}}"):
+        cond = cond[3:-2]
+    if not _STATUS_FUNCTIONS.search(cond):
+        cond = f"success() && ({cond})"
+    return truthy(evaluate(cond, context, status))
+
+
+def substitute(text: str, context: dict) -> str:
+    """``text`` with each ``${{ expression }}`` replaced by its value (as GitHub writes it: true/false, '')."""
+    def value(m):
+        v = evaluate(m.group(1), context)
+        return ("true" if v else "false") if isinstance(v, bool) else str(v)
+    return _EXPRESSION.sub(value, str(text))
+
+
+def local_context(event: str = "push", *, pr: str = "", repository: str = "inkground", run_id: str = "local") -> dict:
+    """The ``github`` context of a local run standing for ``event`` (push to main, pull_request N, schedule)."""
+    event_data = {"repository": {"name": repository}}
+    if event == "pull_request":
+        event_data["number"] = pr or "1"
+    return {"github": {"event_name": event, "event": event_data, "run_id": run_id, "ref": "refs/heads/main",
+                       "repository": f"local/{repository}"},
+            "runner": {"os": "Linux"}, "steps": {}}
+
+
+@dataclass
+class StepResult:
+    """One step of a local run: its name, what happened (``ran``, ``skipped``, ``stood in``), its outcome and
+    wall seconds, and a note (what a ``uses:`` step did here)."""
+
+    name: str
+    action: str
+    outcome: str = ""
+    seconds: float = 0.0
+    note: str = ""
+
+
+def _step_name(step: dict) -> str:
+    return str(step.get("name") or step.get("uses") or str(step.get("run", "")).strip().splitlines()[0])
+
+
+def _apt_packages_present(command: str) -> bool:
+    """Whether every package an ``apt-get install`` line names is installed here already (dpkg)."""
+    names = [w for w in command.split("apt-get install", 1)[-1].split() if not w.startswith("-") and w != "&&"]
+    return bool(names) and all(subprocess.run(["dpkg", "-s", n], capture_output=True).returncode == 0
+                               for n in names)
+
+
+def _stand_in(step: dict, context: dict, root: Path, cold: bool) -> tuple[str, str, dict]:
+    """What a ``uses:`` step does in a local run: (outcome, note, outputs). The checkout is this folder; a cache
+    restore is a hit when every folder it restores is here already (they stand for the cache's copy), a miss when
+    ``cold``; a cache save and an artifact upload are checked (their paths) and reported, not sent anywhere."""
+    import glob
+
+    uses = str(step["uses"]).split("@")[0]
+    with_ = {k: substitute(v, context) for k, v in (step.get("with") or {}).items()}
+    paths = [p.strip() for p in str(with_.get("path", "")).splitlines() if p.strip()]
+    found = [f for p in paths for f in glob.glob(str(root / p))]
+    if uses == "actions/checkout":
+        return "success", "this checkout", {}
+    if uses in ("actions/cache", "actions/cache/restore"):
+        hit = not cold and all((root / p).exists() for p in paths)
+        return "success", f"key {with_.get('key', '')[:60]}: {'hit' if hit else 'miss'}", {
+            "cache-hit": "true" if hit else ""}
+    if uses == "actions/cache/save":
+        return "success", f"would save {', '.join(paths)} under {with_.get('key', '')[:60]}", {}
+    if uses in ("actions/upload-artifact", "actions/upload-pages-artifact"):
+        if not found and with_.get("if-no-files-found", "warn" if uses == "actions/upload-artifact" else "error") \
+                == "error":
+            return "failure", f"nothing to upload at {', '.join(paths)}", {}
+        return "success", f"would upload {len(found)} path(s) as {with_.get('name', 'artifact')}", {}
+    if uses == "actions/setup-python":
+        return "success", f"this machine's Python {sys.version_info[0]}.{sys.version_info[1]}", {}
+    raise WorkflowError(f"step {_step_name(step)!r}: {uses} has no local stand-in")
+
+
+def replay(workflow: Path, job: str | None = None, *, event: str = "push", root: Path = ROOT,
+           cold: bool = False, pr: str = "", repository: str = "inkground", dry_run: bool = False,
+           log=None) -> list[StepResult]:
+    """Run the steps of ``job`` (default the only one) of ``workflow`` here, in their order, as GitHub would for
+    ``event``: each step's ``if`` evaluated (:func:`step_runs`), ``run:`` steps in bash in ``root`` with ``CI=true``,
+    the step's ``env`` (expressions substituted), and ``$GITHUB_OUTPUT`` read back into ``steps.<id>.outputs``;
+    ``uses:`` steps by their stand-ins (:func:`_stand_in`; ``cold``: every cache misses); an ``apt-get install``
+    of packages installed here already is not run. ``dry_run``: only say which steps would run (a cache restore
+    then misses). Returns one :class:`StepResult` a step; ``log``: a file the commands' output goes to."""
+    import tempfile
+    import time
+
+    import yaml
+
+    doc = yaml.safe_load(Path(workflow).read_text("utf-8"))
+    jobs = doc.get("jobs") or {}
+    if job is None:
+        if len(jobs) != 1:
+            raise WorkflowError(f"{workflow}: {len(jobs)} jobs; name one ({', '.join(jobs)})")
+        job = next(iter(jobs))
+    if job not in jobs:
+        raise WorkflowError(f"{workflow}: no job {job!r} ({', '.join(jobs)})")
+    context = local_context(event, pr=pr, repository=repository)
+    status = "success"
+    out: list[StepResult] = []
+    for step in jobs[job].get("steps") or []:
+        name = _step_name(step)
+        if not step_runs(step, context, status):
+            out.append(StepResult(name, "skipped"))
+            continue
+        sid = step.get("id")
+        if dry_run:
+            out.append(StepResult(name, "would run"))
+            if sid:
+                context["steps"][sid] = {"outputs": {}, "outcome": "success"}
+            continue
+        t = time.perf_counter()
+        outputs: dict = {}
+        if "uses" in step:
+            outcome, note, outputs = _stand_in(step, context, Path(root), cold)
+            action = "stood in"
+        else:
+            command = str(step["run"])
+            if command.lstrip().startswith("apt-get") and _apt_packages_present(command):
+                out.append(StepResult(name, "stood in", "success", 0.0, "its packages are installed here"))
+                continue
+            env = {**os.environ, "CI": "true", "GITHUB_ACTIONS": "true",
+                   **{k: substitute(v, context) for k, v in (step.get("env") or {}).items()}}
+            with tempfile.NamedTemporaryFile("r", suffix=".github_output") as gh_out:
+                env["GITHUB_OUTPUT"] = gh_out.name
+                if log is not None:
+                    print(f"[ci] {name}: {command.strip()}", file=log, flush=True)
+                proc = subprocess.run(["bash", "-e", "-c", substitute(command, context)], cwd=root, env=env,
+                                      stdout=log, stderr=subprocess.STDOUT if log is not None else None)
+                outputs = dict(line.split("=", 1) for line in Path(gh_out.name).read_text().splitlines()
+                               if "=" in line)
+            outcome, note, action = ("success" if proc.returncode == 0 else "failure"), \
+                ("" if proc.returncode == 0 else f"exit {proc.returncode}"), "ran"
+        out.append(StepResult(name, action, outcome, time.perf_counter() - t, note))
+        if sid:
+            context["steps"][sid] = {"outputs": outputs, "outcome": outcome}
+        if outcome == "failure":
+            status = "failure"
+    return out
+
+
+def _replay_main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m inkground_lib.publish.ci replay",
+                                 description="Run a workflow's steps here, in their order, with CI=true.")
+    ap.add_argument("workflow", nargs="?", default="book.yml", help="a file of .github/workflows (default book.yml)")
+    ap.add_argument("--job", default=None)
+    ap.add_argument("--event", default="push", choices=["push", "pull_request", "schedule", "workflow_dispatch"])
+    ap.add_argument("--pr", default="", help="the pull request's number (--event pull_request)")
+    ap.add_argument("--cold", action="store_true", help="every cache misses")
+    ap.add_argument("--dry-run", action="store_true", help="only say which steps would run")
+    a = ap.parse_args(argv)
+    path = Path(a.workflow) if "/" in a.workflow else WORKFLOWS / a.workflow
+    try:
+        results = replay(path, a.job, event=a.event, pr=a.pr, cold=a.cold, dry_run=a.dry_run, log=sys.stderr)
+    except WorkflowError as e:
+        print(f"replay: {e}", file=sys.stderr)
+        return 2
+    width = max(len(r.name) for r in results)
+    for r in results:
+        took = f"{r.seconds:7.1f} s" if r.action in ("ran", "stood in") else " " * 9
+        print(f"{r.name:<{width}}  {r.action:<9} {r.outcome:<8}{took}  {r.note}".rstrip())
+    return 1 if any(r.outcome == "failure" for r in results) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     what = argv[0] if argv else ""
@@ -134,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         build_book(ROOT, builder="linkcheck")
         print(f"external links: {ROOT / '_build' / 'linkcheck' / 'output.txt'}")
         return 0
+    if what == "replay":
+        return _replay_main(argv[1:])
     if what == "paths":
         print("\n".join(workflow_paths()))
         return 0
