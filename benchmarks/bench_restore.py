@@ -140,7 +140,8 @@ def main() -> int:
             with serve(Path(tmp)) as base:
                 code, took, out = run([*inkground, "restore", f"{base}tampered.zip", "--allow-http-loopback"], clone,
                                       env, log)
-            refused = code != 0 and victim in out and "nothing written" in out and not (clone / "data" / "runs").exists()
+            refused = (code != 0 and victim in out and "nothing written" in out
+                       and not (clone / "data" / "runs").exists())
             checks.append((f"a tampered archive is refused, naming {victim}, nothing written", refused))
         with serve(a.html) as base:
             code, took, out = run([*inkground, "restore", f"{base}inkground-results.zip", "--allow-http-loopback"],
@@ -172,7 +173,8 @@ def main() -> int:
         checks.append(("the section pages' numbers equal the served book's", bool(pages) and not differ))
         code, took, out = run([*inkground, "run", "04", "-p", "n_boot", "500"], clone, env, log)
         rows.append(("inkground run 04 -p n_boot 500", f"{took:.1f} s (exit {code})"))
-        checks.append((f"inkground run 04 -p n_boot 500 within {RUN_04_LIMIT:.0f} s", code == 0 and took <= RUN_04_LIMIT))
+        checks.append((f"inkground run 04 -p n_boot 500 within {RUN_04_LIMIT:.0f} s",
+                       code == 0 and took <= RUN_04_LIMIT))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

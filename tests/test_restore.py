@@ -153,3 +153,22 @@ def test_the_command_takes_one_source_and_says_what_it_did(built, tmp_path, caps
     assert cli_main(["restore", str(tmp_path / "nothing.zip")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("inkground restore: error: ") and "nothing.zip: no such file" in err
+
+
+def test_the_cap_bounds_the_archive_file_not_what_it_unpacks_to(tmp_path):
+    """The book's archive is compressed (75 MiB of zip, 202 MiB unpacked, at 0ffddcc): the cap bounds the archive's
+    file, downloaded or local; what it unpacks to is bounded by the safe reader's own limit."""
+    root = tmp_path / "built"
+    ex = _book(root)
+    (root / RUN / "big.csv").write_text("system,dtw\n" + "skeleton,0.123\n" * 40_000)  # 600 kB, compresses well
+    archive = root / results.ARCHIVE_NAME
+    results.pack(archive, [ex], root=root)
+    size = archive.stat().st_size
+    assert size < 100_000 < (root / RUN / "big.csv").stat().st_size
+    here = tmp_path / "here"
+    here.mkdir()
+    r = rs.restore(str(archive), here, datasets=False, max_bytes=100_000)
+    assert f"{RUN}/big.csv" in r.written
+    assert (here / RUN / "big.csv").read_bytes() == (root / RUN / "big.csv").read_bytes()
+    with pytest.raises(rs.RestoreError, match=rf"{size:,} bytes, more than the {size - 1:,} bytes allowed; not read"):
+        rs.restore(str(archive), here, datasets=False, max_bytes=size - 1)

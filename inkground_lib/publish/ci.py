@@ -152,9 +152,12 @@ def evaluate(expr: str, context: dict, status: str = "success") -> bool | str:
     """The value of a GitHub Actions expression (``${{ }}`` optional) of the kind the workflows use: context
     properties (``github.event_name``, ``steps.<id>.outputs.<name>``, ...; a missing one is ``''``), string,
     number and boolean literals, ``== != && || !``, parentheses, and the status functions ``success()``,
-    ``failure()``, ``always()``, ``cancelled()`` (``status``: the job's so far, "success" or "failure"). Strings
-    compare without case, as GitHub's do ("Expressions", docs.github.com/en/actions/reference/workflows-and-actions/
-    expressions, read 2026-12-06). WorkflowError names an expression it cannot read.
+    ``failure()``, ``always()``, ``cancelled()`` (``status``: the job's so far, "success" or "failure"). As GitHub
+    reads them ("Evaluate expressions in workflows and actions", docs.github.com/en/actions/reference/workflows-and-
+    actions/expressions, read through the search tool 2026-12-06): strings compare without case ("GitHub ignores
+    case when comparing strings"), false, 0, '' and null are falsy, ``&&`` and ``||`` give an operand's value, and
+    an ``if`` naming no status function gets "a default status check of success()" (:func:`step_runs`).
+    WorkflowError names an expression it cannot read.
 
     >>> evaluate("github.event_name == 'push' && steps.a.outputs.hit != 'true'",
     ...          {"github": {"event_name": "push"}, "steps": {"a": {"outputs": {}}}})

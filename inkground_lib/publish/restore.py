@@ -68,13 +68,16 @@ def _allowed(url: str, allow_http_loopback: bool) -> bool:
 
 
 def fetch(source: str, into: Path, *, allow_http_loopback: bool = False, max_bytes: int = ARCHIVE_CAP) -> Path:
-    """The archive ``source`` as a local file: a path as it is; an ``https://`` address downloaded into
-    ``into`` (at most ``max_bytes``; redirects only to https). A plain ``http://`` address is read only with
-    ``allow_http_loopback`` and only from this machine (a test's server)."""
+    """The archive ``source`` as a local file of at most ``max_bytes`` (the archive's cap): a path as it is; an
+    ``https://`` address downloaded into ``into`` (redirects only to https). A plain ``http://`` address is read
+    only with ``allow_http_loopback`` and only from this machine (a test's server)."""
     if "://" not in source:
         path = Path(source)
         if not path.is_file():
             raise RestoreError(f"{source}: no such file")
+        if path.stat().st_size > max_bytes:
+            raise RestoreError(f"{source}: {path.stat().st_size:,} bytes, more than the {max_bytes:,} bytes allowed; "
+                               "not read")
         return path
     if not _allowed(source, allow_http_loopback):
         raise RestoreError(f"{source}: only an https address (or a local file) is read")
@@ -142,10 +145,13 @@ def _sha256(path: Path) -> str:
 def restore(source: str, root: Path = ROOT, *, force: bool = False, allow_http_loopback: bool = False,
             datasets: bool = True, max_bytes: int = ARCHIVE_CAP) -> Restored:
     """Restore the book's runs from the results archive ``source`` (a path or an https address) into the
-    repository at ``root``; see the module doc. ``datasets``: make the datasets again, link the benchmark photos
-    and say what make book would execute (in this repository only: ``root`` is ROOT). Raises RestoreError (one line) when the archive cannot be had,
-    a member does not check (nothing is written then), or files here differ from the archive's and not
-    ``force``."""
+    repository at ``root``; see the module doc. ``max_bytes`` bounds the archive's file (downloaded or local: its
+    cap, :data:`ARCHIVE_CAP`); what its members unpack to is bounded by the safe reader's own limit
+    (:func:`~inkground_lib.core.archive.open_archive`: 2 GiB, ``INKGROUND_MAX_ARCHIVE_MB``), as the archive is
+    compressed (the book's: 75 MiB of zip, 202 MiB unpacked). ``datasets``: make the datasets again, link the
+    benchmark photos and say what make book would execute (in this repository only: ``root`` is ROOT). Raises
+    RestoreError (one line) when the archive cannot be had, a member does not check (nothing is written then), or
+    files here differ from the archive's and not ``force``."""
     from inkground_lib.core.archive import ArchiveError, extract, open_archive
     from inkground_lib.publish.results import ResultsError, archive_manifest
 
@@ -155,7 +161,7 @@ def restore(source: str, root: Path = ROOT, *, force: bool = False, allow_http_l
         path = fetch(source, Path(tmp), allow_http_loopback=allow_http_loopback, max_bytes=max_bytes)
         staging = Path(tmp) / "files"
         try:
-            with open_archive(path, max_bytes) as archive:
+            with open_archive(path) as archive:
                 if archive.problems:
                     raise RestoreError(f"{source}: refused, nothing written: {archive.problems[0]}")
                 manifest, expected = archive_manifest(archive)
