@@ -115,11 +115,14 @@ def main() -> int:
     if not archive.is_file():  # make bench runs every benchmark: say why nothing is measured
         print(f"bench_restore: nothing measured: {archive} does not exist (build the book first: make book)")
         return 0
+    load0 = os.getloadavg()[0]
     clone = a.clone or Path(tempfile.mkdtemp(prefix="inkground-restore-bench-"))
     subprocess.run(["git", "clone", "-q", str(a.source), str(clone)], check=True)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True).stdout
     env = {**os.environ, "PYTHONPATH": str(clone)}
-    log_path = clone / "bench_restore.log"
+    log_path = clone.with_name(clone.name + "-bench_restore.log")  # outside the clone: its build is of a clean tree
+    with open(clone / ".git" / "info" / "exclude", "a") as f:
+        f.write(".venv\n")  # the linked venv (a symlink, which .gitignore's ".venv/" does not match)
     rows: list[tuple[str, str]] = [("clone of", f"{a.source} at {head.strip()}"),
                                    ("archive", f"{archive.stat().st_size / 2**20:.1f} MiB")]
     checks: list[tuple[str, bool]] = []
@@ -172,9 +175,13 @@ def main() -> int:
         rows.append(("section pages compared", f"{len(pages)} pages, {n:,} numbers"))
         checks.append(("the section pages' numbers equal the served book's", bool(pages) and not differ))
         code, took, out = run([*inkground, "run", "04", "-p", "n_boot", "500"], clone, env, log)
-        rows.append(("inkground run 04 -p n_boot 500", f"{took:.1f} s (exit {code})"))
+        cpu = re.search(r"section 04: [\d.]+ s \(CPU ([\d.]+) s\)", out)
+        rows.append(("inkground run 04 -p n_boot 500", f"{took:.1f} s (exit {code}; CPU of the section "
+                                                       f"{cpu.group(1) if cpu else '?'} s)"))
         checks.append((f"inkground run 04 -p n_boot 500 within {RUN_04_LIMIT:.0f} s",
                        code == 0 and took <= RUN_04_LIMIT))
+    rows.append(("load average (1 min) at the start and the end", f"{load0:.1f}, {os.getloadavg()[0]:.1f} "
+                                                                     f"on {os.cpu_count()} cores"))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

@@ -140,6 +140,26 @@ def test_runs_digest_changes_only_with_the_run_folders(tmp_path):
     assert ci.runs_digest(tmp_path) == d
     (tmp_path / "data" / "runs" / "synth" / "a.csv").write_text("2")
     assert ci.runs_digest(tmp_path) != d
+    d = ci.runs_digest(tmp_path)
+    sections = tmp_path / "book" / "sections"
+    sections.mkdir(parents=True)
+    for page in ci.PAGES_REMADE:  # every build writes these anew (the build's commit and time): not digested
+        (sections / page).write_text("Built 2026-12-06 08:25 UTC")
+    assert ci.runs_digest(tmp_path) == d
+    (sections / "04_tradeoffs.ipynb").write_text("{}")  # an executed section is
+    assert ci.runs_digest(tmp_path) != d
+
+
+def test_the_pages_left_out_of_the_digest_are_those_make_book_writes():
+    """PAGES_REMADE names what make_book writes into book/sections besides the executed notebooks."""
+    import inspect
+
+    from inkground_lib.publish import make_book
+    from inkground_lib.report import front, reproducibility, reviewers, tracer_page
+
+    source = "".join(inspect.getsource(m) for m in (make_book, front, reproducibility, reviewers, tracer_page))
+    for page in ci.PAGES_REMADE:
+        assert f'"{page}"' in source or f"'{page}'" in source, page
 
 
 def test_cheap_targets_run_here():

@@ -35,9 +35,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from inkground_lib.core.layout import ROOT
-from inkground_lib.publish.results import ARCHIVE_CAP
+from inkground_lib.publish.results import ARCHIVE_CAP, RESTORED_PREFIXES
 
-RESTORED = ("book/sections/", "data/runs/")
+RESTORED = RESTORED_PREFIXES
 """Where members of the archive are restored to. Its other members are not: the paper's numbers and the citation
 are the checkout's own, the datasets' manifests and inks are made again here with their page images by the
 builders (whose code digest is in their meta), folders outside the repository are no book's runs."""

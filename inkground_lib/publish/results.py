@@ -7,6 +7,7 @@ BibTeX). At most ARCHIVE_CAP (100 MiB); ``inkground restore`` turns it back into
 
     python -m inkground_lib.publish.results pack _build/html/inkground-results.zip
     python -m inkground_lib.publish.results verify _build/html/inkground-results.zip
+    python -m inkground_lib.publish.results members _build/html/inkground-results.zip   # a table of what it holds
 
 ``verify`` recomputes each file's sha256 from the archive and compares it with the manifest, and the
 manifest's record of each section (parameters, fingerprint) with the executed notebooks of the book, so an
@@ -297,9 +298,51 @@ def verify(archive: Path, executed: list[Path] | None = None, max_bytes: int | N
     return problems + section_problems(manifest, executed)
 
 
+RESTORED_PREFIXES = ("book/sections/", "data/runs/")
+"""The members ``inkground restore`` puts back (publish.restore.RESTORED); the others are the checkout's own (the
+paper's numbers) or made again by the dataset builders."""
+
+
+def _member_group(path: str) -> tuple[str, str]:
+    parts = path.split("/")
+    depth = 4 if parts[:2] == ["data", "runs"] else 3 if parts[:2] == ["data", "datasets"] else 2
+    folder = "/".join(parts[:min(depth, len(parts) - 1)]) + "/"
+    kind = ("predictions (JSONL)" if "/predictions/" in path else
+            {".ipynb": "executed notebooks", ".jsonl": "logs (JSONL)", ".csv": "tables (CSV)"}.get(
+                Path(path).suffix, "JSON"))
+    return folder, kind
+
+
+def members_table(manifest: dict, archive_bytes: int | None = None) -> str:
+    """A Markdown table of what an archive's ``manifest`` lists, by folder and kind: files, unpacked MiB and
+    whether ``inkground restore`` puts them back; a last row with the totals (and the archive's own size).
+
+    >>> print(members_table({"files": [{"path": "data/runs/s/03_evaluation/predictions/a.jsonl", "bytes": 2**20},
+    ...                                {"path": "data/paper/reported.csv", "bytes": 2**19}]}, 2**19))
+    | Folder | Kind | Files | MiB | Restored |
+    |---|---|--:|--:|---|
+    | `data/runs/s/03_evaluation/` | predictions (JSONL) | 1 | 1.0 | yes |
+    | `data/paper/` | tables (CSV) | 1 | 0.5 | no |
+    | all | | 2 | 1.5 | 0.5 MiB of zip |
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    for f in manifest["files"]:
+        g = groups.setdefault(_member_group(f["path"]), [0, 0])
+        g[0] += 1
+        g[1] += int(f["bytes"])
+    rows = ["| Folder | Kind | Files | MiB | Restored |", "|---|---|--:|--:|---|"]
+    for (folder, kind), (n, size) in groups.items():
+        restored = "yes" if folder.startswith(RESTORED_PREFIXES) else "no"
+        rows.append(f"| `{folder}` | {kind} | {n} | {size / 2**20:.1f} | {restored} |")
+    total = sum(size for _, size in groups.values())
+    zipped = f"{archive_bytes / 2**20:.1f} MiB of zip" if archive_bytes is not None else ""
+    rows.append(f"| all | | {sum(n for n, _ in groups.values())} | {total / 2**20:.1f} | {zipped} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2 or argv[0] not in ("pack", "verify"):
+    if len(argv) != 2 or argv[0] not in ("pack", "verify", "members"):
         print(__doc__, file=sys.stderr)
         return 2
     what, path = argv[0], Path(argv[1])
@@ -309,6 +352,11 @@ def main(argv: list[str] | None = None) -> int:
             size = path.stat().st_size
             print(f"[inkground] results: {path} ({len(m['files'])} files of {len(m['sections'])} sections, "
                   f"{size / 1e6:.1f} MB)")
+            return 0
+        if what == "members":
+            with open_archive(path) as a:
+                manifest, _ = archive_manifest(a)
+            print(members_table(manifest, path.stat().st_size))
             return 0
         problems = verify(path)
     except (ResultsError, OSError, ValueError) as e:
