@@ -203,3 +203,21 @@ def test_features_are_computed_once_per_drawing_stored_and_equal_on_an_executor(
     monkeypatch.undo()
     with LazyPool(2) as pool:
         assert np.array_equal(style_features(bb, p, inks, {}, pool), here)
+
+
+def test_paper_scale_takes_style_epochs_only_for_a_classifier_that_trains(tmp_path, capsys):
+    """The book's recipe fits a head (no epochs): `--style-epochs` alone is refused before anything is written;
+    with `--style-fit all` it is the paper's recipe (from random weights)."""
+    from inkground_lib.cli import main
+    from inkground_lib.cli.scale import _style
+
+    out = tmp_path / "scale"
+    assert main(["paper-scale", "--out", str(out), "--style-epochs", "3", "--quiet"]) == 2
+    assert "--style-epochs needs --style-fit" in capsys.readouterr().err and not out.exists()
+
+    class A:
+        style_fit, style_epochs = "all", 3
+
+    assert _style(A) == {"fit": "all", "start": "random", "epochs": 3}
+    A.style_fit, A.style_epochs = None, None
+    assert _style(A) == {}
