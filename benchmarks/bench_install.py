@@ -8,7 +8,8 @@ Without --pip only the two quick checks run (a few seconds with uv's cache); --p
 (~12 minutes on 2 shared cores: pip resolves, downloads and compiles ~180 packages). The project is installed from a
 copy of the commit (`git archive HEAD`), so setuptools writes its build/ folder there, not into this repository.
 pip reads this machine's configuration (pip.conf: its indexes and find-links) as a user's pip would; on Linux
-PyTorch's CPU index is given as the README says (`--extra-index-url https://download.pytorch.org/whl/cpu`).
+PyTorch's CPU index is given as the README says (`--extra-index-url https://download.pytorch.org/whl/cpu`) where it
+can be reached (not on this project's machines: there the find-links folder holds torch's +cpu wheel).
 Results: benchmarks/results/install.txt.
 """
 
@@ -34,6 +35,17 @@ def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
     return time.perf_counter() - t, proc
+
+
+def _reachable(url: str) -> bool:
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        socket.getaddrinfo(urlsplit(url).hostname, 443)
+        return True
+    except OSError:
+        return False
 
 
 def quick() -> list[tuple[str, str, bool]]:
@@ -70,8 +82,13 @@ def pip_install(keep: Path | None) -> list[tuple[str, str, bool]]:
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-    took, proc = timed([*pip, "install", "--extra-index-url", TORCH_CPU_INDEX, str(src)], cwd=work)
-    rows = [("pip install . (fresh venv)", f"{took:.0f} s (exit {proc.returncode})", proc.returncode == 0)]
+    # PyTorch's CPU index as the README says, where this machine can reach it; else the local wheel folder
+    # (PIP_FIND_LINKS, pip.conf) must hold torch's +cpu wheel, the same file (pip would retry an unreachable index
+    # for every package)
+    index = ["--extra-index-url", TORCH_CPU_INDEX] if _reachable(TORCH_CPU_INDEX) else []
+    took, proc = timed([*pip, "install", *index, str(src)], cwd=work)
+    rows = [(f"pip install . (fresh venv{', PyTorch CPU index' if index else ', torch from the local wheel folder'})",
+             f"{took:.0f} s (exit {proc.returncode})", proc.returncode == 0)]
     if proc.returncode != 0:
         print(proc.stdout[-2000:] + proc.stderr[-3000:], file=sys.stderr)
         return rows
