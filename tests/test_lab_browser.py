@@ -5,7 +5,7 @@ cell runs, writes only under data/reruns/<name>/ (data/runs/ and book/sections/ 
 every parameter with its source; a wrong value stops it in that cell, named, with no folder written.
 
 Section 02 runs on three tiny synthetic pages (~1 min). The same with the book's data (section 04, and a
-default Run All of section 02 followed by `make book`): benchmarks/bench_reruns.py --book."""
+default Run All of section 02 followed by `make book`): benchmarks/bench_jupyter_reruns.py --book."""
 
 from __future__ import annotations
 
