@@ -129,6 +129,7 @@ def test_a_default_rerun_of_section_02_leaves_the_next_sections_current(tmp_path
     records of how it went (timings, seconds) differ."""
     import json
 
+    import inkground_lib.core.earlier_runs  # noqa: F401  (reads layout.ROOT when imported: before the stand-in)
     from inkground_lib.core import layout
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.datasets.synth.generate import SynthParams, generate
