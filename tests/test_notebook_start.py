@@ -212,6 +212,20 @@ def test_a_cell_run_after_changed_parameters_but_before_the_plan_is_refused(kern
     assert _tree(kernel / "data" / "runs") == book
 
 
+@pytest.mark.parametrize("section", ["01", "02", "03", "04"])
+def test_no_cell_after_the_plan_assigns_a_parameter(section):
+    """A parameter's value is the plan's from the cell after the parameters to the end (the guard above refuses
+    cells otherwise): no cell of the notebook's own assigns one."""
+    import ast
+
+    nb = json.loads(section_notebooks()[section].read_text("utf-8"))
+    code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    defaults = set(section_defaults(section))
+    for cell in code[1:]:
+        names = {n.id for n in ast.walk(ast.parse(cell)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assert not names & defaults, (section, names & defaults, cell[:80])
+
+
 def test_under_a_command_the_cell_checks_but_records_nothing(kernel, monkeypatch, capsys):
     monkeypatch.setenv(PLANNED_ENV, "make book")
     params, paths = _cells("04")

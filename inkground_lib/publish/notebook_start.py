@@ -82,8 +82,7 @@ class PlanGuard(ast.NodeTransformer):
     def visit(self, node):
         from IPython.core.error import InputRejected
 
-        names = {getattr(t, "id", None) for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign))
-                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         plans = any(isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "start_run"
                     for n in ast.walk(node))
         moved = self.changed()
