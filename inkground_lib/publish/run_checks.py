@@ -274,9 +274,10 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def check_values(section: str, params: dict, how: str = "cli") -> None:
-    """Names, types and ranges of ``params`` (any subset of section ``section``'s parameters)."""
-    nb = section_notebooks().get(section)
+def check_values(section: str, params: dict, how: str = "cli", notebook: Path | None = None) -> None:
+    """Names, types and ranges of ``params`` (any subset of section ``section``'s parameters, read from
+    ``notebook``: default the section's notebook under notebooks/)."""
+    nb = Path(notebook) if notebook is not None else section_notebooks().get(section)
     if nb is None:
         raise RunCheckError(f"no section {section!r}; sections are: {', '.join(section_notebooks())}")
     declared = {p.name: p for p in notebook_parameters(nb)}
