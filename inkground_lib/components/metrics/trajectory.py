@@ -27,7 +27,6 @@ __all__ = [
     "dtw",
     "dtw_points",
     "geometry_batch",
-    "geometry_columns",
     "invalid_prediction",
     "normalise",
     "subsequence_dtw",
