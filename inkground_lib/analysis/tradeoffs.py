@@ -134,8 +134,8 @@ def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, p
     for system in run.scores["system"].unique():
         inks = prediction_inks(run, str(system), ds, progress=progress)
         preds = [ink if ink is not None else invalid_prediction((p.width, p.height)) for ink, (p, w) in zip(inks, words)]
-        geo = geometry_columns(geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
-                                              spacing=spacing, progress=progress))
+        pairs = [(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)]
+        geo = geometry_columns(geometry_batch(pairs, spacing=spacing, progress=progress))
         rows.append(pd.DataFrame({"system": str(system), "word_id": [w.id for p, w in words],
                                   "valid": [ink is not None for ink in inks],
                                   **{m: geo[m] for m in metric_names(computed="geometry")}}))

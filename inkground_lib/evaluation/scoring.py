@@ -8,8 +8,8 @@ import pandas as pd
 
 from inkground_lib.components.metrics.readability import edit_counts
 from inkground_lib.components.metrics.trajectory import geometry_batch, geometry_columns, invalid_prediction
-from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.components.style.metric import true_writer_probability
+from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.core.scores_table import scores_frame
 from inkground_lib.evaluation.items import reference_inks
 from inkground_lib.evaluation.predict import SystemRun
@@ -31,8 +31,8 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
     refs = list(reference_inks(ds, settings.reference))
     preds = [ink if ink is not None else invalid_prediction((p.width, p.height))
              for ink, (p, w) in zip(run.inks, words)]
-    geo = geometry_columns(geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
-                                          spacing=settings.spacing, progress=progress))
+    pairs = [(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)]
+    geo = geometry_columns(geometry_batch(pairs, spacing=settings.spacing, progress=progress))
     blank = [ink if ink is not None else [] for ink in run.inks]
     if ocr is None:
         texts = [None] * len(words)
