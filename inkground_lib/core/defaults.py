@@ -6,8 +6,6 @@ checks that each equals the constant here.
 
 from __future__ import annotations
 
-from inkground_lib.core.metric_table import METRICS as _METRIC_RECORDS
-
 OCR_THRESHOLD = 0.85
 """A candidate page passes the OCR filter when this share of its words read the same (the paper's value)."""
 
@@ -106,16 +104,14 @@ BOOK_SYSTEMS = ("reference", "skeleton", "tracer", "font", "box", "inksight", "g
 here are listed as not run, with what they need)."""
 
 # The metrics are records of one table, core.metric_table.METRICS (name, label, direction, unit, how computed and
-# aggregated, CI). These three views of it, as loaded, are kept for report/, which reads them here until it reads
-# the table (issue 47); the library's other layers read the records.
-METRIC_LABELS = {m.name: m.label for m in _METRIC_RECORDS.values()}
-"""Column name -> the paper's name for the metric (a view of core.metric_table.METRICS as loaded)."""
+# aggregated, CI); the library reads the records. METRIC_LABELS and BETTER are kept here only for report/, which
+# reads them until it reads the table (issue 47), and a test holds them equal to it; they go when report/ no longer
+# imports them. (This module imports nothing of the library: the dataset builders' code digests hash it.)
+METRIC_LABELS = {"dtw": "DTW", "chamfer": "Chamfer", "ar": "AR", "cr": "CR", "style": "Style"}
+"""Column name -> the paper's name for the metric: core.metric_table's labels, for report/ until it reads them."""
 
-PAPER_METRIC = {m.label: m.name for m in _METRIC_RECORDS.values()}
-"""The paper's metric name -> column name (a view of core.metric_table.METRICS as loaded)."""
-
-BETTER = {m.name: m.better for m in _METRIC_RECORDS.values()}
-"""Which direction is better for each metric (a view of core.metric_table.METRICS as loaded)."""
+BETTER = {"dtw": "min", "chamfer": "min", "ar": "max", "cr": "max", "style": "max"}
+"""Which direction is better for each metric: core.metric_table's directions, for report/ until it reads them."""
 
 BOOK_CANDIDATE_PAGES = 172
 """Synthetic candidate pages ``make book`` generates for section 02 (seed 0); the paper started from 2,984.
