@@ -68,6 +68,7 @@ EXAMPLES = {
     "inkground_lib.pseudo.tracer_eval": 6,
     "inkground_lib.publish.citation": 2,
     "inkground_lib.publish.notebook_runner": 3,
+    "inkground_lib.publish.run_checks": 1,
     "inkground_lib.report.escape": 7,
     "inkground_lib.report.evaluation": 2,
     "inkground_lib.report.format": 5,
