@@ -187,6 +187,22 @@ def test_rescore_at_the_runs_spacing_reproduces_its_scores(tiny_run):
     assert (coarse.loc[coarse["system"] == "reference", "dtw"] == 0).all()  # and not for the reference itself
 
 
+def test_several_spacings_read_each_systems_predictions_once_and_equal_one_at_a_time(tiny_run, monkeypatch):
+    """Section 04's spacing variants (issue 43: a run-04 rerun spent most of its time re-reading predictions)."""
+    from inkground_lib.analysis import tradeoffs
+
+    run = load_eval_run(tiny_run[0])
+    one = {sp: rescore_geometry(run, sp) for sp in (0.02, 0.5)}
+    reads = []
+    real = tradeoffs.prediction_inks
+    monkeypatch.setattr(tradeoffs, "prediction_inks", lambda r, system, *a, **k: reads.append(system) or
+                        real(r, system, *a, **k))
+    both = tradeoffs.rescore_geometries(run, [0.02, 0.5])
+    assert sorted(reads) == sorted(set(reads)) == sorted(run.scores["system"].unique())
+    for sp in (0.02, 0.5):
+        pd.testing.assert_frame_equal(both[sp], one[sp])
+
+
 def test_definition_variants_on_tiny_run(tiny_run):
     run_dir, ds_dir, scores = tiny_run
     run = load_eval_run(run_dir)

@@ -120,7 +120,14 @@ def _dataset(run: EvalRun, dataset_dir):
 def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, progress: bool = False) -> pd.DataFrame:
     """Per-word DTW and Chamfer of every system of ``run`` re-scored with resampling ``spacing`` (word
     heights) from the cached predictions; invalid outputs scored by the same rule (a dot at the page centre).
-    Columns: system, word_id, valid, dtw, chamfer."""
+    Columns: system, word_id, valid, dtw, chamfer. (:func:`rescore_geometries` for several spacings.)"""
+    return rescore_geometries(run, [spacing], dataset_dir, progress=progress)[spacing]
+
+
+def rescore_geometries(run: EvalRun, spacings: Sequence[float | None], dataset_dir=None, *,
+                       progress: bool = False) -> dict:
+    """{spacing: :func:`rescore_geometry`'s table} for each of ``spacings``, the dataset and each system's
+    predictions read once for all of them."""
     from inkground_lib.components.metrics.trajectory import (
         geometry_batch,
         geometry_columns,
@@ -130,16 +137,17 @@ def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, p
     ds = _dataset(run, dataset_dir)
     words = [(p, w) for p in ds.pages for w in p.words]
     refs = list(reference_inks(ds, run.reference))
-    rows = []
+    rows: dict = {sp: [] for sp in spacings}
     for system in run.scores["system"].unique():
         inks = prediction_inks(run, str(system), ds, progress=progress)
         preds = [ink if ink is not None else invalid_prediction((p.width, p.height)) for ink, (p, w) in zip(inks, words)]
         pairs = [(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)]
-        geo = geometry_columns(geometry_batch(pairs, spacing=spacing, progress=progress))
-        rows.append(pd.DataFrame({"system": str(system), "word_id": [w.id for p, w in words],
-                                  "valid": [ink is not None for ink in inks],
-                                  **{m: geo[m] for m in metric_names(computed="geometry")}}))
-    return pd.concat(rows, ignore_index=True)
+        for sp in spacings:
+            geo = geometry_columns(geometry_batch(pairs, spacing=sp, progress=progress))
+            rows[sp].append(pd.DataFrame({"system": str(system), "word_id": [w.id for p, w in words],
+                                          "valid": [ink is not None for ink in inks],
+                                          **{m: geo[m] for m in metric_names(computed="geometry")}}))
+    return {sp: pd.concat(r, ignore_index=True) for sp, r in rows.items()}
 
 
 def reocr_counts(run: EvalRun, engine, dataset_dir=None, *, casefold: bool = True, progress: bool = False) -> pd.DataFrame:
@@ -279,14 +287,11 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
     casefold0 = bool(st.get("casefold", True))
     s = run.scores
     out: list[Variant] = []
-    geo_alt = {}
-    for sp in spacings:
-        if spacing0 is not None and math.isclose(float(sp), float(spacing0)):
-            continue
-        try:
-            geo_alt[sp] = rescore_geometry(run, sp, dataset_dir, progress=progress)
-        except (FileNotFoundError, ValueError) as e:
-            geo_alt[sp] = f"not available here: {e}"
+    alt = [sp for sp in spacings if spacing0 is None or not math.isclose(float(sp), float(spacing0))]
+    try:
+        geo_alt = rescore_geometries(run, alt, dataset_dir, progress=progress) if alt else {}
+    except (FileNotFoundError, ValueError) as e:
+        geo_alt = {sp: f"not available here: {e}" for sp in alt}
     def against_other(m: str) -> None:
         if other is not None and METRICS[m].reference:
             out.append(Variant(m, reference_variant_name(other.reference), point_values(other.scores, m),
