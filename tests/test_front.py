@@ -306,7 +306,9 @@ def test_the_first_screen_answers_first(tmp_path, registry):
     for pid in ("gemini_ink_dtw", "gemini_ink_ar", "open_ar_min", "open_ar_max", "kimi_ink_style", "inksight_iam_dtw"):
         assert f"{rep[pid]:.3f}" in glance, pid
     assert "537 of 2,984 pages pass its filters" in glance
-    assert "**Ran here, offline:** Font baseline and Skeleton derenderer; the funnel, 1,234 → 321 → 77 pages" in glance
+    assert ("**Ran here, offline:** Font baseline and Skeleton derenderer; pseudo-labels by derenderer `skeleton`"
+            in glance)
+    assert "**Our numbers beside the paper's:** candidate pages → OCR filter → kept, 1,234 → 321 → 77 here" in glance
     assert "**Could not run here:** the 5 VLMs the paper names (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`" in glance
     assert "InkSight Small-p (needs TensorFlow and InkSight's weights)" in glance and "DeepSeek-OCR (a GPU" in glance
     assert "**Found here:**" in glance and "**This build**" in glance

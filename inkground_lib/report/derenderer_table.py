@@ -8,6 +8,7 @@ import pandas as pd
 from inkground_lib.report.format import fixed, join_names, value_with_interval
 from inkground_lib.report.names import labelled, mode_name
 
+
 def derenderer_label(spec: str) -> str:
     """How the table, the figures and the sentences name a derenderer spec: its mode's one displayed name with
     its gloss (:func:`inkground_lib.report.names.labelled`), e.g. "tracer-recognize (learned here; given the OCR
@@ -57,9 +58,9 @@ def comparison_sentences(cmp: pd.DataFrame, baseline: str = "skeleton") -> list[
                 else:
                     verdict = ("lower, the interval below 1" if hi < 1 else "higher, the interval above 1" if lo > 1
                                else "not distinguishable: the interval holds 1")
-                parts.append(f"{what} is {mine} against the {baseline}'s {theirs}: "
-                             f"{value_with_interval(r, key + '_ratio', 2)} times the {baseline}'s ({verdict})")
-            out.append(f"On the {set_name} ({int(r['words']):,} words), the {r['derenderer']}'s "
+                parts.append(f"{what} is {mine} against the {mode_name(baseline)}'s {theirs}: "
+                             f"{value_with_interval(r, key + '_ratio', 2)} times the {mode_name(baseline)}'s ({verdict})")
+            out.append(f"On the {set_name} ({int(r['words']):,} words), the {mode_name(r['derenderer'])}'s "
                        + "; its ".join(parts) + ".")
     return out
 
