@@ -75,7 +75,7 @@ def test_numbers_are_those_of_the_run_files(tmp_path, registry):
     assert "Krippendorff's alpha` is 0.242" in text
     # section 03: the rows as in the summary; a NaN is an em dash with a reason, never "nan"
     assert "*synth-benchmark against pseudo-labels* (1,291 words on 41 pages; Style's chance level 0.024)" in text
-    assert "| Skeleton derenderer (InkSight stand-in), which made these pseudo-labels | 0.118 | 0.016 | 0.768 | " \
+    assert "| Skeleton derenderer (InkSight stand-in) (made these references) | 0.118 | 0.016 | 0.768 | " \
            "0.083 |" in text
     assert "| Font baseline (Hershey futural) | 0.229 | \u2014 not computed | 1.000 | 0.029 |" in text
     # which systems ran, and why the others did not (from the run's facts)

@@ -117,11 +117,11 @@ def test_table_1_names_the_row_whose_network_made_the_references():
                              "ar": 0.5, "cr": 0.5, "style": 0.1, "valid_rate": 1.0}
                             for s, v in (("tracer", 0.0001), ("font", 0.2))])
     view = results_view(summary, None, "Table 1: x", made_references="tracer-recognize")
-    labels = list(view.data.index)
-    assert "Tracer (its network made these references (as tracer-recognize))" in labels and "Font" in labels
+    labels = list(view.data["system"] if "system" in view.data.columns else view.data.index)
+    assert "Tracer (its network made these references, as tracer-recognize)" in labels and "Font" in labels
     assert any("not how well it traces" in n for n in view.notes)
     plain = results_view(summary, None, "Table 1: x")
-    assert "Tracer" in list(plain.data.index)
+    assert "Tracer" in list(plain.data["system"] if "system" in plain.data.columns else plain.data.index)
 
 
 # -------------------------------------------------------------------------------- the tracer page's writers
@@ -240,7 +240,7 @@ def test_a_run_without_the_reference_ink_says_so_and_shows_no_nan():
     empty = unavailable_view({}, "Table 3.2: systems that could not run")
     assert empty.data == "*Table 3.2: none. Every system named in `systems` ran here.*"
     shown = unavailable_view({"kimi-k3": "needs MOONSHOT_API_KEY"}, "Table 3.2: systems that could not run")
-    assert list(shown.data.index) == ["kimi-k3"]
+    assert list(shown.data["system"]) == ["kimi-k3"]
 
 
 # -------------------------------------------------------------------------------------------------- statuses

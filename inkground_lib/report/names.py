@@ -40,14 +40,14 @@ SYSTEM_MODE = {"skeleton": "skeleton", "tracer": "tracer"}
 
 def maker_note(maker: str, system: str) -> str | None:
     """What a section-03 row of ``system`` is to pseudo-labels made by derenderer mode ``maker``: "made these
-    references" (the same derenderer in the same mode), "its network made these references (as <maker>)" (the
+    references" (the same derenderer in the same mode), "its network made these references, as <maker>" (the
     tracer in another text mode), or None (an unrelated system).
 
     >>> maker_note("tracer-recognize", "tracer"), maker_note("skeleton", "skeleton"), maker_note("skeleton", "font")
-    ('its network made these references (as tracer-recognize)', 'made these references', None)
+    ('its network made these references, as tracer-recognize', 'made these references', None)
     """
     if SYSTEM_OF_MODE.get(maker) != system:
         return None
     if SYSTEM_MODE.get(system) == maker:
         return "made these references"
-    return f"its network made these references (as {maker})"
+    return f"its network made these references, as {maker}"

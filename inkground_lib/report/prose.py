@@ -172,7 +172,7 @@ def reference_true_text(bench_true) -> str:
 
     >>> from types import SimpleNamespace as NS
     >>> reference_true_text(NS(summary=pd.DataFrame({"system": ["reference"], "dtw": [0.1234]})))[-30:]
-    'the truth (mean DTW 0.123).'
+    'om the truth (mean DTW 0.123).'
     >>> reference_true_text(None)[:40]
     'The reference ink was not among the syst'
     """

@@ -195,6 +195,8 @@ with zipfile.ZipFile(archive) as z:
             for block in iter(lambda: member.read(1 << 20), b""):
                 h.update(block)
                 size += len(block)
+                if size > f["bytes"]:  # longer than the manifest says: stop reading
+                    break
         if size != f["bytes"] or h.hexdigest() != f["sha256"]:
             problems.append(f"{f['path']}: differs from MANIFEST.json")
     known = {f["path"] for f in files} | {"MANIFEST.json", "CITATION.cff", "citation.bib"}
