@@ -203,3 +203,51 @@ def test_features_are_computed_once_per_drawing_stored_and_equal_on_an_executor(
     monkeypatch.undo()
     with LazyPool(2) as pool:
         assert np.array_equal(style_features(bb, p, inks, {}, pool), here)
+
+
+def test_paper_scale_takes_style_epochs_only_for_a_classifier_that_trains(tmp_path, capsys):
+    """The book's recipe fits a head (no epochs): `--style-epochs` alone is refused before anything is written;
+    with `--style-fit all` it is the paper's recipe (from random weights)."""
+    from inkground_lib.cli import main
+    from inkground_lib.cli.scale import _style
+
+    out = tmp_path / "scale"
+    assert main(["paper-scale", "--out", str(out), "--style-epochs", "3", "--quiet"]) == 2
+    assert "--style-epochs needs --style-fit" in capsys.readouterr().err and not out.exists()
+
+    class A:
+        style_fit, style_epochs = "all", 3
+
+    assert _style(A) == {"fit": "all", "start": "random", "epochs": 3}
+    A.style_fit, A.style_epochs = None, None
+    assert _style(A) == {}
+
+
+def test_a_rerun_takes_features_and_the_classifier_from_the_books_run_never_computing_them(tmp_path, monkeypatch):
+    """A rerun's Style finds the features and the fitted head that the book's run holds for the same keys (issue
+    42: a rerun computes only what is new), copies them into its own folder, and computes nothing; a run of
+    other settings (another head C) finds no classifier there and fits its own."""
+    from inkground_lib.core.run_files import style_dir, style_features_dir
+    from inkground_lib.evaluation.style_stage import _take_earlier_model
+
+    book = tmp_path / "data" / "runs" / "synth" / "03_evaluation"
+    rerun = tmp_path / "data" / "reruns" / "03_systems-x" / "synth" / "03_evaluation"
+    bb = B.load_backbone()
+    inks = [k for k, _ in ITEMS]
+    made = style_features(bb, HEAD, inks, {}, store=style_features_dir(book))
+    tr, _ = style.split_by_writer([w for _, w in ITEMS], 0.75, seed=0)
+    train = [ITEMS[i] for i in tr]
+    fitted = style.train_style(train, HEAD, style_dir(book, "reference"), progress=False)
+    computed = []
+    monkeypatch.setattr(B.Backbone, "features", lambda self, x, params: computed.append(len(x)) or 1 / 0)
+    again = style_features(bb, HEAD, inks, {}, store=style_features_dir(rerun))
+    assert computed == [] and np.array_equal(again, made)
+    assert set(read_store(style_features_dir(rerun), B.feature_key(bb.sha256, HEAD))) == \
+        {drawing_digest(k) for k in inks}  # the rerun's own store holds every row it used
+    out = style_dir(rerun, "reference")
+    taken = _take_earlier_model(rerun, "reference", out, train, HEAD)
+    assert taken is not None and not taken.trained and (out / style.META_FILE).is_file()
+    assert np.array_equal(taken.head.weight, fitted.head.weight)
+    other = dataclasses.replace(HEAD, head_c=0.1)
+    assert _take_earlier_model(rerun, "reference", style_dir(rerun, "other"), train, other) is None
+    assert not style_dir(rerun, "other").exists()

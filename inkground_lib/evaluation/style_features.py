@@ -7,7 +7,10 @@ same for every system, reference, classifier and section, and - tested - whateve
 them. So they are computed once: an in-process memo ({(feature key, drawing digest): row}) shared by a section's
 scorings, and a run's store (``style-features/``, :func:`~inkground_lib.core.run_files.style_features_dir`):
 files ``features-<sha256 of content>.npz`` (no pickle), each holding its feature key, the drawing digests and their
-rows, written atomically and only added to. A store's rows are read only under their own key.
+rows, written atomically and only added to. A store's rows are read only under their own key. A run's store also
+reads the stores of the book's run and earlier reruns of the same dataset and section
+(:func:`~inkground_lib.core.earlier_runs.earlier_runs`), only reading them; the rows it takes from them are added
+to its own store, so a run folder holds every row its Style was computed from.
 """
 
 from __future__ import annotations
@@ -70,6 +73,26 @@ def append_store(store: str | os.PathLike, fkey: tuple, digests, rows: np.ndarra
     return path
 
 
+def _take_earlier(store: str | os.PathLike, fkey: tuple, wanted: dict) -> dict:
+    """{(fkey, digest): row} of the ``wanted`` keys that the stores of earlier runs hold (the book's run, then
+    every rerun's, of the same dataset and section as the run folder holding ``store``), added to ``store`` as
+    one file."""
+    from inkground_lib.core.earlier_runs import earlier_runs
+
+    store = Path(store)
+    found: dict = {}
+    for run in earlier_runs(store.parent):
+        if len(found) == len(wanted):
+            break
+        rows = read_store(run / store.name, fkey)
+        for k in wanted:
+            if k not in found and k[1] in rows:
+                found[k] = rows[k[1]]
+    if found:
+        append_store(store, fkey, [d for _, d in found], np.stack(list(found.values())))
+    return found
+
+
 def _features_job(job):
     """Executor job: the shipped backbone's features of inks; job = (StyleParams as a dict, inks). The worker
     loads the backbone once (its sha256 checked)."""
@@ -104,6 +127,11 @@ def style_features(backbone, params, inks, memo: dict | None = None, executor=No
     for k, ink in zip(keys, inks):
         if k not in memo and k not in todo:
             todo[k] = ink
+    if store is not None and todo:
+        taken = _take_earlier(store, fkey, todo)
+        memo.update(taken)
+        for k in taken:
+            del todo[k]
     ks, vs = list(todo), list(todo.values())
     step = int(params.eval_batch_size) * STYLE_JOB_BATCHES
     jobs = [vs[i:i + step] for i in range(0, len(vs), step)]

@@ -40,6 +40,27 @@ def _style_epoch_job(job):
     return train_epochs(items, params, state, epochs)
 
 
+def _take_earlier_model(run_dir, reference: str, out_dir: Path, train, params: StyleParams):
+    """The classifier an earlier run of the same dataset and section saved for the same training items and
+    settings (:func:`~inkground_lib.core.earlier_runs.earlier_runs`: the book's run, then every rerun's), copied
+    into ``out_dir`` (the run keeps every file its Style came from) and loaded from there; None when none has it."""
+    import shutil
+
+    from inkground_lib.core.earlier_runs import earlier_runs
+
+    for run in earlier_runs(run_dir):
+        cand = style_dir(run, reference)
+        if saved_style(cand, train, params) is None:
+            continue
+        tmp = out_dir.with_name(out_dir.name + ".taking")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(cand, tmp, ignore=shutil.ignore_patterns("*.lock", "*.tmp", "style_training.pt"))
+        shutil.rmtree(out_dir, ignore_errors=True)
+        tmp.rename(out_dir)
+        return saved_style(out_dir, train, params)
+    return None
+
+
 def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, progress: bool = True,
                            bar_position: int | None = None, resumable: bool = False, memo: dict | None = None):
     """Start (or reuse) the writer classifier of :func:`style_classifier`; returns a function of no
@@ -96,6 +117,8 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
                                  f"{len(writers)}"}
         return lambda: (None, facts)
     saved = saved_style(out_dir, train, params)
+    if saved is None:
+        saved = _take_earlier_model(run_dir, settings.reference, out_dir, train, params)
     if saved is not None:
         return lambda: (saved, facts_of(saved))
     if params.fit == "head":
