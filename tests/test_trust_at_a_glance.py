@@ -221,6 +221,7 @@ def test_the_front_page_links_only_to_what_exists_and_opens_with_our_numbers(tmp
         assert ref in headings, f"the front page sends the reader to *{ref}*, which it does not have"
     assert "At a glance" not in text
     glance = text.split("-->", 1)[1].split("## ", 1)[0]
+    assert glance.index("**Our numbers beside the paper's:**") < glance.index("**Ran here")  # second, after the claims
     ours = re.search(r"\*\*Our numbers beside the paper's:\*\*[^\n]*", glance).group(0)
     assert "172 → 158 → 107 here (2,984 → 777 → 537 in the paper)" in ours
     assert "0.777 of the pairs rated at least twice (paper 0.817)" in ours and "0.094 word heights" in ours

@@ -386,6 +386,7 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
 
     funnel = " → ".join(count(rep.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
     L = ["**The paper claims** {cite}`inkground`: " + "; ".join(filled(t) for t in CLAIMS_SHORT) + ".", ""]
+    L += [_ours_beside_paper(n), ""]  # our numbers second, on the first screen at any width
     local = sorted(ran - {k for k, v in n.registry.items() if v.get("reported_as")})
     x = (n.pseudo or {}).get("numbers", {})
     comp = (n.pseudo or {}).get("components", {})
@@ -401,7 +402,6 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
                  f"{md_code(comp.get('ocr_engine', '?'))} and "
                  f"{'simulated raters' if src == 'simulated' else 'a ratings file'}")
     L += [here + ".", ""]
-    L += [_ours_beside_paper(n), ""]
     missing_paper = [k for k, v in n.registry.items() if v.get("reported_as") and k not in ran]
     vlms = [k for k in missing_paper if n.registry[k].get("adapter") in ("openai", "anthropic")]
     engines = sorted({r.ocr_engine for r in n.runs} | ({str(comp.get("ocr_engine"))} if n.pseudo else set()))
