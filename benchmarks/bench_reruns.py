@@ -135,8 +135,10 @@ def main() -> None:
         styles = sorted(folder.rglob("style-*/style_model.json"))
         for s in styles:
             meta = json.loads(s.read_text())
-            print(f"  Style classifier {s.parent.relative_to(folder)}: trained {meta.get('train_seconds', 0):.0f} s "
-                  f"(trained now: {meta.get('trained_now', '?')})")
+            facts = s.parent.parent / f"facts-{s.parent.name.removeprefix('style-')}.json"
+            now = json.loads(facts.read_text())["style"].get("trained_now", "?") if facts.is_file() else "?"
+            print(f"  Style classifier {s.parent.relative_to(folder)}: {meta.get('train_seconds', 0):.0f} s when "
+                  f"fitted; fitted by this rerun: {now} (else taken from an earlier run)")
         if a.without_style and styles:
             for p in sorted(folder.rglob("*"), reverse=True):
                 if p.is_file() and not any(part.startswith("style-") for part in p.relative_to(folder).parts):

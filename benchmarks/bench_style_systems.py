@@ -11,9 +11,11 @@ The book's prediction and render-OCR stores are copied into the new folders firs
 requests and renders give the same keys), so only the classifiers and the scoring are computed again: two
 ResNet-18s side by side (about 12 minutes on 2 quiet cores) plus the recorded set's.
 
-    .venv/bin/python benchmarks/bench_style_systems.py [--root CHECKOUT] [--out DIR]
+    .venv/bin/python benchmarks/bench_style_systems.py [--root CHECKOUT] [--out DIR] [--print-only]
 
-``--root``: a checkout in which ``make book`` has run (default: this one).
+``--root``: a checkout in which ``make book`` has run (default: this one); ``--print-only``: print the figures
+of an earlier run of this benchmark in ``--out`` again, computing nothing. Systems with equal Style share the
+best rank of their group.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inkground_lib.core.run_files import PREDICTIONS_DIR  # noqa: E402
 
-SETS = (("synth", "reference"), ("synth", "true"), ("recorded", "true"))
+SETS = (("synth", "reference"), ("synth", "true"), ("recorded", "reference"))
 RANDOM = {"start": "random", "fit": "all"}
 
 
@@ -43,6 +45,12 @@ def _summary(run: Path, reference: str) -> dict[str, dict]:
 
 def _facts(run: Path, reference: str) -> dict:
     return json.loads((run / f"facts-{reference}.json").read_text())["style"]
+
+
+def _ranks(values: dict[str, float]) -> dict[str, int]:
+    """Rank by value, highest first; equal values (at the shown precision) share the best rank of their group."""
+    order = sorted(values.values(), reverse=True)
+    return {k: order.index(v) + 1 for k, v in values.items()}
 
 
 def _seed_stores(book_run: Path, out_run: Path) -> None:
@@ -57,6 +65,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--print-only", dest="print_only", action="store_true")
     a = ap.parse_args()
     root = Path(a.root).resolve()
     os.chdir(root)
@@ -68,15 +77,16 @@ def main() -> int:
     systems = sorted(_summary(book["synth"], "reference"))
     out = Path(a.out or tempfile.mkdtemp(prefix="style-systems-"))
     runs = {k: out / k / "03_evaluation" for k in book}
-    for k in book:
-        _seed_stores(book[k], runs[k])
-    t0, c0 = time.time(), time.process_time()
-    evaluate_section(bench, rec if rec.is_dir() else "", systems, runs["synth"], runs["recorded"],
-                     EvalSettings(style=RANDOM), progress=False)
-    wall = time.time() - t0
-    print(f"# bench_style_systems: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {root}, "
-          f"load {os.getloadavg()[0]:.1f}; section 03 with the paper's recipe: {wall:.0f} s wall "
-          f"(driver CPU {time.process_time() - c0:.0f} s); out {out}")
+    if not a.print_only:
+        for k in book:
+            _seed_stores(book[k], runs[k])
+        t0, c0 = time.time(), time.process_time()
+        evaluate_section(bench, rec if rec.is_dir() else "", systems, runs["synth"], runs["recorded"],
+                         EvalSettings(style=RANDOM), progress=False)
+        wall = time.time() - t0
+        print(f"# bench_style_systems: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {root}, "
+              f"load {os.getloadavg()[0]:.1f}; section 03 with the paper's recipe: {wall:.0f} s wall "
+              f"(driver CPU {time.process_time() - c0:.0f} s); out {out}")
     for name, ref in SETS:
         if not (runs[name] / f"summary-{ref}.csv").is_file():
             continue
@@ -85,11 +95,11 @@ def main() -> int:
         print(f"\n{name}, against {ref}: {fn['n_classes']} writers, {fn['n_train']} training / {fn['n_test']} "
               f"held-out words")
         for label, f in (("backbone + head", fn), ("from random weights", fo)):
-            extra = f" ({f['train_seconds']:.0f} s training)" if f.get("train_seconds") else \
-                (f" ({f['fit_seconds']:.0f} s head fit)" if f.get("fit_seconds") else "")
+            what = "head fit" if f.get("fit") == "head" else "training, one thread"
+            extra = f" ({f['fit_seconds']:.0f} s {what})" if f.get("fit_seconds") else ""
             print(f"  classifier, {label:20s} top-1 {f['top1']:.3f} [{f['top1_ci'][0]:.3f}, {f['top1_ci'][1]:.3f}]"
                   f"   mean true-writer p {f['mean_true_proba']:.3f}{extra}")
-        rank = {lab: {s: i + 1 for i, s in enumerate(sorted(rows, key=lambda s: -float(rows[s]["style"] or 0)))}
+        rank = {lab: _ranks({s: round(float(r["style"] or 0), 3) for s, r in rows.items()})
                 for lab, rows in (("new", new), ("old", old))}
         print(f"  {'system':10s} {'Style, backbone + head':>30s} {'Style, from random weights':>30s}  rank new/old")
         for s in sorted(new):

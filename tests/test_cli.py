@@ -382,3 +382,20 @@ def test_a_dangling_rerun_link_is_named_not_file_exists(tmp_path, monkeypatch, c
     except OSError as e:
         text = cli._os_error(e)
     assert text.startswith(f"{link} is a symbolic link to {tmp_path / 'gone'}, which does not exist")
+
+
+def test_a_dangling_link_of_a_reruns_own_name_is_named_too(rerun_repo, capsys):
+    """Issue 44: the rerun's folder named from its parameters (no --name), data/reruns/02_seed-2, a link to
+    nothing: one line naming the link and its missing target, nothing run, nothing made where it points."""
+    from inkground_lib.core import layout
+
+    root, calls = rerun_repo
+    (root / layout.RERUNS).mkdir(parents=True)
+    link = root / layout.RERUNS / "02_seed-2"
+    link.symlink_to(root / "gone")
+    assert main(["run", "02", "-p", "seed", "2"]) == 2
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if "error" in x]
+    assert "Traceback" not in err and line.startswith(f"inkground run: error: {link} is a symbolic link to "
+                                                      f"{root / 'gone'}, which does not exist"), err
+    assert f"rm {link}" in line and calls == [] and not (root / "gone").exists()

@@ -209,3 +209,20 @@ def test_predict_overwrite_does_not_call_the_users_file_a_corrupt_cache(tmp_path
     err = capsys.readouterr().err
     assert "box.jsonl: not a prediction cache written by inkground" in err and "corrupt" not in err
     assert (mine / "predictions" / "box.jsonl").read_text() == "my list of boxes\n"
+
+
+def test_a_folder_under_a_link_to_nothing_is_named_not_file_exists(tmp_path):
+    """Issue 44: making a run folder under a dangling link (data/reruns/<name> pointing at a removed folder)
+    failed with a bare "File exists"; now the link and its missing target are named."""
+    from inkground_lib.core.folders import FolderError, dangling_link, folder_lock
+
+    link = tmp_path / "reruns" / "mine"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "gone")
+    assert dangling_link(link / "synth" / "03_evaluation") == link and dangling_link(tmp_path) is None
+    with pytest.raises(FolderError) as e:
+        with folder_lock(link / "synth" / "03_evaluation", "eval"):
+            pass
+    assert str(e.value) == (f"{link} is a symbolic link to {tmp_path / 'gone'}, which does not exist, so nothing can "
+                            f"be written under it; create that folder, or remove the link (rm {link})")
+    assert not (tmp_path / "gone").exists()

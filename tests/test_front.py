@@ -329,3 +329,12 @@ def test_the_first_screen_answers_first(tmp_path, registry):
     # one unit for rater agreement, section 02's, with the paper's value beside ours
     assert f"0.623 of the {AGREEMENT_UNIT} (paper {rep['rater_agreement']:.3f}" in text
     assert "of the pages rated at least twice" not in text
+
+
+def test_the_reproducibility_page_names_a_changed_parameter_beside_its_default_never_a_raw_none():
+    """A parameter whose notebook default is None ("not set") is shown as such, not as `None` (issue 13's rule)."""
+    from inkground_lib.report.reproducibility import _parameter_text
+
+    assert _parameter_text("02", "ratings", "r.csv") == "`ratings='r.csv'` (not set by default)"
+    assert _parameter_text("04", "n_boot", 200) == "`n_boot=200` (default `1000`)"
+    assert _parameter_text("04", "n_boot", 1000) == "`n_boot=1000`"

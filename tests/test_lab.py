@@ -122,6 +122,7 @@ def test_the_section_notebooks_working_copies_explain_the_books_markup(tmp_path)
         cells = json.loads(nb.read_text())["cells"]
         assert cells[0]["cell_type"] == "markdown" and "{glue:text}" in cells[0]["source"]
         assert f"notebooks/{nb.name}" in cells[0]["source"] and "data/reruns/<name>/" in cells[0]["source"]
+        assert "the cells after it are refused" in cells[0]["source"]
         assert cells[1:] == json.loads((ROOT / "notebooks" / nb.name).read_text())["cells"]
 
 

@@ -1,11 +1,12 @@
 """A section notebook rerun in JupyterLab, driven in a real browser (headless system Chromium through Playwright;
 no browser download), as a user of `make lab` would (issue 46): the parameters cell edited in the page, the
 cell after it run twice, then Run All. The run checks its values first, plans the same rerun however often that
-cell runs, writes only under data/reruns/<name>/ (data/runs/ and book/sections/ keep their sha256), and records
-every parameter with its source; a wrong value stops it in that cell, named, with no folder written.
+cell runs, refuses a later cell while a parameter differs from the plan, writes only under data/reruns/<name>/
+(data/runs/ and book/sections/ keep their sha256), and records every parameter with its source; a wrong value
+stops it in that cell, named, with no folder written.
 
 Section 02 runs on three tiny synthetic pages (~1 min). The same with the book's data (section 04, and a
-default Run All of section 02 followed by `make book`): benchmarks/bench_reruns.py --book."""
+default Run All of section 02 followed by `make book`): benchmarks/bench_jupyter_reruns.py --book."""
 
 from __future__ import annotations
 
@@ -72,6 +73,17 @@ def test_a_jupyterlab_rerun_checks_plans_once_writes_its_own_folder_and_records_
                 out, _ = lab.run_in_place(page, plan_cell)
                 assert f"rerun {name}: changed parameters {json.dumps(changed, sort_keys=True)}; this run writes " \
                        f"into {layout.RERUNS}/{name}/ ({layout.RERUNS}/{name}/synth/02_pseudo_labels)" in out, out
+
+            # a parameter changed and its cell run, but not the cell after it: a later cell is refused, unrun
+            lab.set_source(page, params, lab.with_values(source, candidates=json.dumps(str(cand)), recorded='""',
+                                                         ocr_threshold="0.5"))
+            lab.run_in_place(page, params)
+            out, _ = lab.run_in_place(page, lab.code_cell(page, "run_pseudo_labels("))
+            assert "InputRejected" in out and "section 02: the parameters changed since this run was planned " \
+                   "(ocr_threshold: 0.0 -> 0.5); run the cell after the parameters (start_run) again first" in out, out
+            assert not (rerun / "synth").exists()
+            lab.set_source(page, params, lab.with_values(source, candidates=json.dumps(str(cand)), recorded='""',
+                                                         ocr_threshold="0.0"))
 
             # Run All, to the last cell, which marks the record finished
             lab.run_all(page)

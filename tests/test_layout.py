@@ -292,6 +292,7 @@ MAP_DEFINITIONS = {
     "inkground_lib/evaluation/prompt.py::instructions": [r"<strokes>", r"<points>"],
     "inkground_lib/evaluation/systems/systems.yaml": [r"(?m)^gemini-3\.1-pro:", r"(?m)^skeleton:"],
     "inkground_lib/evaluation/systems/registry.py::ADAPTERS": [r'"openai"', r'"anthropic"'],
+    "inkground_lib/core/metric_table.py::METRICS": [r'"dtw": Metric\("dtw"', r'"ar": Metric\("ar"', r'"style": Metric\('],
     "inkground_lib/core/defaults.py::OCR_THRESHOLD": [r"OCR_THRESHOLD = 0\.85"],
     "inkground_lib/core/layout.py::PSEUDO_RUN": [r'PSEUDO_RUN = "data/runs/'],
     "inkground_lib/core/run_files.py::scores_csv": [r'f"scores-\{reference\}\.csv"'],

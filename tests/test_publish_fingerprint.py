@@ -118,3 +118,42 @@ def test_section_kernel_prints_no_log_noise(tmp_path, capfd):
     from unittest import mock
     with mock.patch.object(nr, "KERNEL_ARGUMENTS", ()):
         assert "without encryption" in run()  # the check can fail: without the arguments the warning shows
+
+
+@pytest.mark.slow  # the pseudo-label pipeline and the derenderer comparison on 3 tiny pages, three times (~20 s)
+def test_a_default_rerun_of_section_02_leaves_the_next_sections_current(tmp_path, monkeypatch):
+    """Issue 46: a default Run All of section 02 (JupyterLab, papermill: the book's own run) rewrote its run with
+    other stage timings, and the next `make book` executed sections 03 and 04 again. What the later sections'
+    fingerprints read of section 02's run (run_outputs_hash) is the same after the same run again - resumed from
+    its caches, and from nothing but its results (caches deleted, everything computed again) - though the
+    records of how it went (timings, seconds) differ."""
+    import json
+
+    import inkground_lib.core.earlier_runs  # noqa: F401  (reads layout.ROOT when imported: before the stand-in)
+    from inkground_lib.core import layout
+    from inkground_lib.core.dataset import load_dataset
+    from inkground_lib.datasets.synth.generate import SynthParams, generate
+    from inkground_lib.pseudo.derenderer_comparison import section_comparison
+    from inkground_lib.pseudo.run import run_pseudo_labels
+
+    monkeypatch.setattr(layout, "ROOT", tmp_path)
+    cand = generate(tmp_path / "data/datasets/synth", SynthParams(pages=3, width=500, height=650, words_min=1,
+                    words_max=2, words_mean=1.5, seed=3), progress=False, workers=1)
+    run = tmp_path / "data/runs/synth/02_pseudo_labels"
+
+    def section_02():
+        run_pseudo_labels(str(cand), str(run), derenderer="skeleton", ocr_threshold=0.0, progress=False, workers=1)
+        section_comparison(load_dataset(cand), "", ["skeleton"], run, seed=0, workers=1)
+        summary = json.loads((run / "summary.json").read_text())
+        return nr.run_outputs_hash([run]), summary
+
+    first, summary = section_02()
+    assert summary["timings"] and list(run.rglob("words-skeleton.csv"))  # the facts, and the comparison's table
+    assert section_02()[0] == first  # resumed from its caches
+    for f in run.rglob("*.jsonl"):  # every content-keyed store: computed again
+        f.unlink()
+    again, summary_again = section_02()
+    assert again == first
+    assert nr._without_facts(summary_again) == nr._without_facts(summary)
+    (run / "pages.csv").write_text((run / "pages.csv").read_text() + "\n")  # a result that differs does count
+    assert nr.run_outputs_hash([run]) != first

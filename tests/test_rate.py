@@ -764,3 +764,39 @@ def test_a_session_cookie_planted_before_login_names_nobody(server):
     old.req("GET", "/")
     old.cookies["inkground_session"] = first  # the id before the rotation names nobody now
     assert old.json("GET", "/api/state")[1]["rater"] is None and old.login("vic")[0] == 409
+
+
+def test_a_rater_who_logged_in_again_since_rating_continues_after_a_restart(server, tmp_path, run_dir):
+    """The rotation at login kept its guarantees: the ratings file names a name's holder by the session of its
+    latest rating; a rater who logged out and in again since (a new session id) was refused their own name in
+    their own browser after a restart (409). The browser keeps that rating's session in a second cookie; it
+    continues under a new id again, and a session id planted beside it names nobody."""
+    a = Client(server.port)
+    page = a.login("ann")[1]["page"]["id"]
+    assert a.json("POST", "/api/rate", {"page": page, "score": 10})[0] == 200
+    assert a.json("POST", "/api/logout", {})[0] == 200
+    assert a.login("ann")[0] == 200  # rotated: the file still names the session of the rating
+    rated = session_hash(a.cookies["inkground_rated"])
+    assert rated != session_hash(a.cookies["inkground_session"]) and rated in (tmp_path / "ratings" / "r.csv").read_text()
+    server.stop()
+    srv2 = Server(open_session(run_dir, tmp_path / "ratings" / "r.csv", 2), "127.0.0.1", 0).start()
+    try:
+        a.port = srv2.port
+        before = a.cookies["inkground_session"]
+        st, s = a.json("GET", "/api/state")
+        assert st == 200 and s["rater"] == "ann" and s["progress"]["done"] == 1
+        assert a.cookies["inkground_session"] != before  # a new id, not the one the browser sent
+        planted = Client(srv2.port)
+        planted.req("GET", "/")
+        planted.cookies["inkground_session"] = before
+        assert planted.json("GET", "/api/state")[1]["rater"] is None and planted.login("ann")[0] == 409
+        nxt = s["page"]["id"]
+        assert a.json("POST", "/api/rate", {"page": nxt, "score": 7})[0] == 200  # rated under the new id
+        assert a.json("GET", "/api/state")[1]["rater"] == "ann"
+        assert session_hash(a.cookies["inkground_session"]) in (tmp_path / "ratings" / "r.csv").read_text()
+        b = Client(srv2.port)  # another browser, with a forged rating cookie: nobody's
+        b.req("GET", "/")
+        b.cookies["inkground_rated"] = "forged-rated-cookie-0123456789abcdef"
+        assert b.json("GET", "/api/state")[1]["rater"] is None and b.login("ann")[0] == 409
+    finally:
+        srv2.stop()

@@ -368,3 +368,17 @@ def test_one_writer_of_a_record_at_a_time(rerun_repo):
     for t in threads:
         t.join()
     assert sorted(read_rerun("both")["sections"]) == ["01", "02"]
+
+
+def test_a_notebooks_rerun_record_under_a_link_to_nothing_is_named_not_file_exists(tmp_path):
+    """Issue 44 (defect 11, the notebooks' side): papermill and JupyterLab reach the rerun's record through
+    core.reruns, whose folder made under a dangling data/reruns/<name> link failed with a bare 'File exists'."""
+    from inkground_lib.core.reruns import RerunError, _record_lock
+
+    link = tmp_path / "reruns" / "02_seed-2"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "gone")
+    with pytest.raises(RerunError, match=f"{link} is a symbolic link to {tmp_path / 'gone'}, which does not exist"):
+        with _record_lock(link / "sub"):
+            pass
+    assert not (tmp_path / "gone").exists()

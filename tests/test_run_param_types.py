@@ -10,6 +10,7 @@ from inkground_lib.publish.notebook_runner import (
     parse_value,
     run_section,
 )
+from inkground_lib.core.notebook_params import notebook_parameters as cell_parameters
 from inkground_lib.publish.run_checks import accepts, parameter_kinds
 
 
@@ -62,12 +63,36 @@ def test_bool_is_refused_for_an_int_default_and_int_for_a_bool():
     assert not accepts({"bool"}, 1) and accepts({"bool"}, True)
 
 
-def test_none_default_accepts_anything():
+def test_none_default_accepts_anything_unless_annotated():
     kinds = parameter_kinds("None")
     assert kinds == {"any"}
     assert all(accepts(kinds, v) for v in (None, "x", 3, 0.5, True, [1]))
     check_parameters(find_section("04"), {"datasets": ["a", "b"]})
     check_parameters(find_section("02"), {"n_candidates": None, "ratings": "x.csv"})
+    check_parameters(find_section("02"), {"n_candidates": 12, "ratings": None})
+    # the section notebooks annotate every parameter whose default is None (issue 46: a text n_candidates ran)
+    for s in ("02", "04"):
+        for p in cell_parameters(find_section(s).source):
+            assert p.default_text != "None" or p.annotation, (s, p.name)
+    for name, value in (("n_candidates", "12"), ("n_candidates", 1.5), ("ratings", 3), ("ratings", ["a.csv"])):
+        with pytest.raises(RunnerError, match=f"parameter {name}: the value"):
+            check_parameters(find_section("02"), {name: value})
+
+
+def test_list_elements_are_checked_as_the_default_or_annotation_gives_them():
+    from inkground_lib.publish.run_checks import element_kinds
+
+    assert element_kinds("[0.02, 0.1]") == {"float"} and element_kinds('["a"]') == {"str"}
+    assert element_kinds("[1, 0.5]") == {"float"}  # ints and floats: numbers
+    assert element_kinds("None", "list[str] | None") == {"str"}
+    assert element_kinds("None", "Optional[List[int]]") == {"int"}
+    assert element_kinds("[]") is None and element_kinds("2", "Union[int, list]") is None and element_kinds("3") is None
+    check_parameters(find_section("04"), {"spacings": [1, 0.5], "datasets": ["a", "b"], "ocr_engines": []})
+    with pytest.raises(RunnerError, match=r"parameter spacings: the element 'x' of \[0.1, 'x'\] has type str, "
+                                          r"expected float"):
+        check_parameters(find_section("04"), {"spacings": [0.1, "x"]})
+    with pytest.raises(RunnerError, match="parameter eval_runs: the element None of"):
+        check_parameters(find_section("04"), {"eval_runs": ["data/runs/x", None]})
 
 
 def test_kinds_from_defaults_and_annotations():

@@ -59,7 +59,7 @@ def test_failed_section_keeps_previous_and_reports(tmp_path):
     """A run on a dataset that does not exist fails clearly and leaves no executed copy that looks valid."""
     with pytest.raises(RunnerError, match="section 01 failed") as e:
         run_section("01", {"dataset": str(tmp_path / "missing")}, out_dir=tmp_path)
-    assert "manifest is missing" in str(e.value)
+    assert f"{tmp_path / 'missing'}" in str(e.value) and "make book` builds the default datasets" in str(e.value)
     assert not (tmp_path / "01_dataset_statistics.ipynb").exists()
     assert (tmp_path / "01_dataset_statistics.failed.ipynb").exists()
 

@@ -34,7 +34,8 @@ from inkground_lib.analysis.origins import (
     style_origins,
 )
 from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, unmet_conditions
-from inkground_lib.core.defaults import KEEP_SCORE, PAPER_METRIC
+from inkground_lib.core.defaults import KEEP_SCORE
+from inkground_lib.core.metric_table import metric_of_label
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
 from inkground_lib.evaluation.systems.registry import load_registry
 
@@ -237,7 +238,7 @@ ALL_REPLACED = Origin(REPLACED, "a stand-in system on stand-in data: it measures
 
 def metric_key(label: str) -> str | None:
     """The paper's metric label ('Style (restated in the trade-off)' too) -> our column name, or None."""
-    return PAPER_METRIC.get(str(label).split(" (")[0].strip())
+    return metric_of_label(str(label).split(" (")[0].strip())
 
 
 def is_score_ref(row: pd.Series) -> bool:

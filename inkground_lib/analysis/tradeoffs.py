@@ -14,15 +14,8 @@ import pandas as pd
 
 from inkground_lib.analysis.runs import summary_table
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, shown, tied_ranks
-from inkground_lib.core.defaults import (
-    BETTER,
-    GRID,
-    METRIC_LABELS,
-    N_BOOT,
-    PAPER_METRIC,
-    VARIANT_OCR_ENGINES,
-    VARIANT_SPACINGS,
-)
+from inkground_lib.core.defaults import GRID, N_BOOT, VARIANT_OCR_ENGINES, VARIANT_SPACINGS
+from inkground_lib.core.metric_table import METRICS, metric_labels, metric_names
 from inkground_lib.core.run_files import REFERENCES, facts_json, scores_csv
 from inkground_lib.core.run_loaders import EvalRun, load_eval_run, load_eval_runs
 from inkground_lib.core.text import short_reason
@@ -31,22 +24,24 @@ from inkground_lib.evaluation.predict import predict_system
 
 
 def paper_points(reported: pd.DataFrame) -> pd.DataFrame:
-    """The paper's per-system scores (reported.csv rows with metric DTW / Chamfer / AR / Style and a named
-    system), one row per (dataset, system) with columns dtw, chamfer, ar, style (NaN where the summary gives
-    no number) and the reported ids they come from."""
+    """The paper's per-system scores (reported.csv rows whose metric is a metric's label and a named system),
+    one row per (dataset, system) with a column per metric the paper reports per system (the metric table's
+    ``reported``: dtw, chamfer, ar, style; NaN where the summary gives no number) and the reported ids they come
+    from."""
+    labels = {m.label: m.name for m in METRICS.values()}
     p = reported.reset_index() if "id" not in reported.columns else reported
-    p = p[p["metric"].isin(PAPER_METRIC) & p["system"].notna() & ~p["system"].astype(str).str.contains("VLMs")]
+    p = p[p["metric"].isin(labels) & p["system"].notna() & ~p["system"].astype(str).str.contains("VLMs")]
     rows = {}
     for _, r in p.iterrows():
         key = (r["dataset"], r["system"])
         row = rows.setdefault(key, {"dataset": r["dataset"], "system": r["system"], "ids": []})
-        row[PAPER_METRIC[r["metric"]]] = float(r["value"])
+        row[labels[r["metric"]]] = float(r["value"])
         row["ids"].append(r["id"])
     out = pd.DataFrame(list(rows.values()))
-    for m in PAPER_METRIC.values():
+    for m in labels.values():
         if m not in out.columns:
             out[m] = np.nan
-    return out[["dataset", "system", "dtw", "chamfer", "ar", "style", "ids"]]
+    return out[["dataset", "system", *metric_names(reported=True), "ids"]]
 
 
 def pareto_front(x, y, x_better: str = "max", y_better: str = "max") -> np.ndarray:
@@ -128,6 +123,7 @@ def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, p
     Columns: system, word_id, valid, dtw, chamfer."""
     from inkground_lib.components.metrics.trajectory import (
         geometry_batch,
+        geometry_columns,
         invalid_prediction,
     )
 
@@ -138,10 +134,11 @@ def rescore_geometry(run: EvalRun, spacing: float | None, dataset_dir=None, *, p
     for system in run.scores["system"].unique():
         inks = prediction_inks(run, str(system), ds, progress=progress)
         preds = [ink if ink is not None else invalid_prediction((p.width, p.height)) for ink, (p, w) in zip(inks, words)]
-        geo = geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
-                             spacing=spacing, progress=progress)
+        pairs = [(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)]
+        geo = geometry_columns(geometry_batch(pairs, spacing=spacing, progress=progress))
         rows.append(pd.DataFrame({"system": str(system), "word_id": [w.id for p, w in words],
-                                  "valid": [ink is not None for ink in inks], "dtw": geo[:, 0], "chamfer": geo[:, 1]}))
+                                  "valid": [ink is not None for ink in inks],
+                                  **{m: geo[m] for m in metric_names(computed="geometry")}}))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -165,42 +162,45 @@ def reocr_counts(run: EvalRun, engine, dataset_dir=None, *, casefold: bool = Tru
 
 
 def casefold_counts(scores: pd.DataFrame, casefold: bool) -> pd.DataFrame:
-    """The scores with S, D, I, N, ar, cr recomputed from the stored ``ocr_text`` with ``casefold`` (words
-    without OCR keep NA)."""
+    """The scores with S, D, I, N and the metrics computed from them (ar, cr) recomputed from the stored
+    ``ocr_text`` with ``casefold`` (words without OCR keep NA)."""
     from inkground_lib.components.metrics.readability import edit_counts
 
     out = scores.copy()
     has = out["N"].notna()
     recs = [edit_counts("" if pd.isna(t) else str(t), str(ref), casefold=casefold)
             for t, ref in zip(out.loc[has, "ocr_text"], out.loc[has, "text"])]
-    for c in ("S", "D", "I", "N"):
+    for c in ("S", "D", "I", "N", *metric_names(computed="ocr")):
         out.loc[has, c] = [getattr(r, c) for r in recs]
-    out.loc[has, "ar"] = [r.ar for r in recs]
-    out.loc[has, "cr"] = [r.cr for r in recs]
     return out
 
 
 def _corpus(df: pd.DataFrame) -> pd.DataFrame:
-    """Corpus AR, CR per system from S, D, I, N."""
+    """Each corpus rate of the metric table (AR, CR) per system from S, D, I, N: (N - its counts) / N."""
     g = df.dropna(subset=["N"]).groupby("system")[["S", "D", "I", "N"]].sum().astype(float)
+    out = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        ar = (g["N"] - g["S"] - g["D"] - g["I"]) / g["N"].where(g["N"] > 0)
-        cr = (g["N"] - g["S"] - g["D"]) / g["N"].where(g["N"] > 0)
-    return pd.DataFrame({"ar": ar, "cr": cr})
+        for m in metric_names(aggregate="corpus"):
+            num = g["N"]
+            for c in METRICS[m].counts:
+                num = num - g[c]
+            out[m] = num / g["N"].where(g["N"] > 0)
+    return pd.DataFrame(out)
 
 
 def point_values(scores: pd.DataFrame, metric: str, *, valid_only: bool = False, style_column: str = "style") -> pd.Series:
-    """Per-system value of ``metric`` (dtw, chamfer: mean; ar, cr: corpus rate; style: mean over the words
-    that have a value in ``style_column``), over all words (invalid ones scored by the centre-dot / blank
-    rule) or, with ``valid_only``, over valid outputs only. Index: system (sorted)."""
-    if metric not in BETTER:
-        raise ValueError(f"point_values: unknown metric {metric!r}; known: {', '.join(BETTER)}")
+    """Per-system value of ``metric`` aggregated as its record says (a mean: dtw, chamfer, style, over the words
+    that have a value, Style's in ``style_column``; a corpus rate: ar, cr), over all words (invalid ones scored
+    by the centre-dot / blank rule) or, with ``valid_only``, over valid outputs only. Index: system (sorted)."""
+    if metric not in METRICS:
+        raise ValueError(f"point_values: unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    rec = METRICS[metric]
     df = scores[scores["valid"].astype(bool)] if valid_only else scores
     systems = sorted(scores["system"].astype(str).unique())
-    if metric in ("ar", "cr"):
+    if rec.aggregate == "corpus":
         v = _corpus(df)[metric] if len(df) else pd.Series(dtype=float)
     else:
-        col = style_column if metric == "style" else metric
+        col = style_column if rec.computed == "style" else rec.scores_column
         v = df.groupby("system")[col].mean() if len(df) else pd.Series(dtype=float)
     v.index = v.index.astype(str)
     return v.reindex(systems).astype(float)
@@ -222,9 +222,11 @@ class Variant:
         return self.values is not None
 
 
-REFERENCE_METRICS = ("dtw", "chamfer", "style")
-"""The metrics whose value depends on the reference inks (DTW and Chamfer compare with them, Style's classifier is
-trained on them); AR and CR compare the OCR reading with the word's text, the same against any reference."""
+REFERENCE_METRICS = metric_names(reference=True)
+"""The metrics whose value depends on the reference inks (the metric table's ``reference``: DTW and Chamfer
+compare with them, Style's classifier is trained on them); AR and CR compare the OCR reading with the word's text,
+the same against any reference. As loaded: :func:`definition_variants` and :func:`reference_flips` read the table
+when they run."""
 
 REFERENCE_NAMES = {"reference": "the pseudo-labels", "true": "the writers' true trajectories"}
 """What each reference of a section-03 run is, as prose (on a benchmark set: its pseudo-labels)."""
@@ -286,11 +288,11 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
         except (FileNotFoundError, ValueError) as e:
             geo_alt[sp] = f"not available here: {e}"
     def against_other(m: str) -> None:
-        if other is not None and m in REFERENCE_METRICS:
+        if other is not None and METRICS[m].reference:
             out.append(Variant(m, reference_variant_name(other.reference), point_values(other.scores, m),
                                description=f"the same predictions scored against {REFERENCE_NAMES[other.reference]}"))
 
-    for m in ("dtw", "chamfer"):
+    for m in metric_names(computed="geometry"):
         out.append(Variant(m, f"default (spacing {spacing0}, all words)", point_values(s, m), default=True,
                            description="centre-dot rule for invalid outputs"))
         against_other(m)
@@ -314,7 +316,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
         except (FileNotFoundError, ValueError, OCRError) as e:  # OCRError: a server that is down
             engines[name] = f"not available here: {e}"
     cf = casefold_counts(s, not casefold0)
-    for m in ("ar", "cr"):
+    for m in metric_names(computed="ocr"):
         out.append(Variant(m, f"default ({engine0}, {'casefolded' if casefold0 else 'case-sensitive'}, all words)",
                            point_values(s, m), default=True, description="blank render for invalid outputs"))
         out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
@@ -324,21 +326,26 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
                 out.append(Variant(m, f"OCR {name}", reason=c))
             else:
                 out.append(Variant(m, f"OCR {name}", _corpus(c)[m].reindex(sorted(s["system"].astype(str).unique()))))
-    out.append(Variant("style", "default (held-out words, all outputs)", point_values(s, "style"), default=True))
-    against_other("style")
-    out.append(Variant("style", "valid outputs only", point_values(s, "style", valid_only=True)))
-    if "style_any" in s.columns:
-        out.append(Variant("style", "all words (incl. classifier training words)",
-                           point_values(s, "style", style_column="style_any")))
-    else:
-        out.append(Variant("style", "all words (incl. classifier training words)",
-                           reason="not available here: the scores have no style_any column"))
+    for m in metric_names(computed="style"):
+        out.append(Variant(m, "default (held-out words, all outputs)", point_values(s, m), default=True))
+        against_other(m)
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
+        if "style_any" in s.columns:
+            out.append(Variant(m, "all words (incl. classifier training words)",
+                               point_values(s, m, style_column="style_any")))
+        else:
+            out.append(Variant(m, "all words (incl. classifier training words)",
+                               reason="not available here: the scores have no style_any column"))
+    for m in metric_names(computed="word"):  # a metric of its own kind: its default and valid outputs only
+        out.append(Variant(m, "default (all words)", point_values(s, m), default=True))
+        against_other(m)
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
     return out
 
 
 def _ranks(values: pd.Series, metric: str) -> pd.Series:
     """Ranks of ``values`` on ``metric`` as shown (:func:`~inkground_lib.analysis.ties.tied_ranks`)."""
-    return tied_ranks(values, BETTER[metric] == "min")
+    return tied_ranks(values, METRICS[metric].lower_is_better)
 
 
 def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None, *, with_values: bool = False) -> pd.DataFrame:
@@ -356,7 +363,7 @@ def rank_table(variants: Sequence[Variant], systems: Sequence[str] | None = None
     defaults = {v.metric: v for v in variants if v.default}
     rows = []
     for v in variants:
-        row = {"metric": METRIC_LABELS.get(v.metric, v.metric), "variant": v.name}
+        row = {"metric": metric_labels().get(v.metric, v.metric), "variant": v.name}
         if not v.available:
             continue
         else:
@@ -464,10 +471,11 @@ def _is_reference_itself(row) -> bool:
 
 
 def reference_flips(summary: pd.DataFrame, other_summary: pd.DataFrame, reference: str,
-                    metrics: Sequence[str] = REFERENCE_METRICS) -> list[RankFlip]:
+                    metrics: Sequence[str] | None = None) -> list[RankFlip]:
     """Every pair of systems whose order on a metric of ``metrics`` is strictly opposite against the two
     references of one dataset: ``summary`` scored against ``reference``, ``other_summary`` against the other
-    one (section-03 summaries: columns system, label, <metric>, <metric>_lo, <metric>_hi, optional dataset).
+    one (section-03 summaries: columns system, label, <metric>, <metric>_lo, <metric>_hi, optional dataset);
+    ``metrics`` None: those of the metric table whose value depends on the reference.
     The references themselves are left out (the system "reference", and a system at DTW 0 against either
     reference: its inks are that reference, so it ranks first by construction). Returns only the flips whose
     intervals are apart against at least one reference (:attr:`RankFlip.resolved`), in metric order, then by
@@ -482,6 +490,7 @@ def reference_flips(summary: pd.DataFrame, other_summary: pd.DataFrame, referenc
     ('box', 'font', {'reference': False, 'true': True})
     """
     other = other_reference(reference)
+    metrics = metric_names(reference=True) if metrics is None else metrics
     if not len(summary) or not len(other_summary):
         return []
     a = summary.set_index(summary["system"].astype(str), drop=False)
@@ -493,7 +502,7 @@ def reference_flips(summary: pd.DataFrame, other_summary: pd.DataFrame, referenc
     for m in metrics:
         if m not in a.columns or m not in b.columns:
             continue
-        lower = BETTER[m] == "min"
+        lower = METRICS[m].lower_is_better
 
         def cell(t, s):
             return tuple(float(t.loc[s, c]) if c in t.columns and pd.notna(t.loc[s, c]) else float("nan")
@@ -544,12 +553,13 @@ def median_gap(a, b, n_boot: int = N_BOOT, seed: int = 0, ci: float = 0.95) -> t
     return float(np.median(a) - np.median(b)), float(np.quantile(reps, q)), float(np.quantile(reps, 1 - q))
 
 
-def metric_correlations(scores: pd.DataFrame, metrics: Sequence[str] = ("dtw", "chamfer", "ar", "cr", "style")) -> pd.DataFrame:
-    """Spearman rank correlations between per-word metrics, pooled over the systems of one dataset
-    (pairwise complete words: Style exists only on held-out words, AR / CR where OCR ran and N > 0).
-    DTW and Chamfer are lower-is-better, the others higher-is-better: a negative correlation between DTW
-    and AR means the metrics agree."""
-    return scores[list(metrics)].astype(float).rename(columns=METRIC_LABELS).corr(method="spearman")
+def metric_correlations(scores: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Spearman rank correlations between per-word metrics (``metrics``, default: every metric of the table),
+    pooled over the systems of one dataset (pairwise complete words: Style exists only on held-out words, AR / CR
+    where OCR ran and N > 0), labelled with the paper's names. DTW and Chamfer are lower-is-better, the others
+    higher-is-better: a negative correlation between DTW and AR means the metrics agree."""
+    metrics = metric_names() if metrics is None else metrics
+    return scores[list(metrics)].astype(float).rename(columns=metric_labels()).corr(method="spearman")
 
 
 def style_chance_table(summary: pd.DataFrame, reported: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -587,10 +597,13 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
     def names(mask, g):
         return ", ".join(str(s) for s in g.loc[mask, "system"]) or "none"
 
+    def front(g, x, y):  # the Pareto front of two metrics, each in its record's direction
+        return names(pareto_front(g[x], g[y], METRICS[x].better, METRICS[y].better), g)
+
     front_style, front_dtw = [], []
     for ds, g in summary.groupby("dataset", sort=False):
-        front_style.append(f"{ds}: {names(pareto_front(g['ar'], g['style'], 'max', 'max'), g)}")
-        front_dtw.append(f"{ds}: {names(pareto_front(g['ar'], g['dtw'], 'max', 'min'), g)}")
+        front_style.append(f"{ds}: {front(g, 'ar', 'style')}")
+        front_dtw.append(f"{ds}: {front(g, 'ar', 'dtw')}")
     api = summary[summary["kind"].astype(str).isin(["api", "replay"])]
     vlm_text = ("No VLM ran here (no API keys or model servers on this machine), so the paper's statements about "
                 "VLMs are checked against its own reported numbers only; the systems measured here are the offline "
@@ -600,8 +613,10 @@ def prose_numbers(summary: pd.DataFrame, runs: list, variants: dict, taus: pd.Da
     not_run_text = ("Variants not in the tables: " + "; ".join(unavailable) + "." if unavailable
                     else "Every variant ran in this build.")
     tau_all = taus["lowest tau"].dropna()
-    spearman = [f"{ds}: DTW-AR {c.loc['DTW', 'AR']:.2f}, DTW-Style {c.loc['DTW', 'Style']:.2f}, "
-                f"AR-Style {c.loc['AR', 'Style']:.2f}" for ds, c in corr.items()]
+    lab = metric_labels()
+    spearman = ["{}: {}".format(ds, ", ".join(f"{lab[x]}-{lab[y]} {c.loc[lab[x], lab[y]]:.2f}"
+                                              for x, y in (("dtw", "ar"), ("dtw", "style"), ("ar", "style"))))
+                for ds, c in corr.items()]
     chance_text = "; ".join(f"{r.dataset}: {int(r.facts['style']['n_classes'])} writers, chance "
                             f"{r.chance:.3f}, classifier top-1 {r.facts['style']['top1']:.3f}" for r in runs)
     min_tau_at = "; ".join(f"{ds}: {row['at']} (tau {row['lowest tau']:.2f})" if row["lowest tau"] < 1 else

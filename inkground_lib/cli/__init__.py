@@ -35,6 +35,7 @@ from pathlib import Path
 
 from inkground_lib.cli import data, evaluate, lab, pseudo, rate, restore, scale, sections, style_backbone, tracer
 from inkground_lib.core.files import PathError
+from inkground_lib.core.folders import dangling_link
 from inkground_lib.publish.notebook_runner import RunnerError
 
 COMMANDS = (sections.add_book_parser, sections.add_run_parser, lab.add_lab_parser, data.add_synth_parser, data.add_recorded_parser,
@@ -88,20 +89,11 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
-def _dangling_link(path) -> Path | None:
-    """The first of ``path`` and its parents that is a symbolic link to nothing, or None."""
-    p = Path(path)
-    for q in [p, *p.parents]:
-        if q.is_symlink() and not q.exists():
-            return q
-    return None
-
-
 def _folder_problem(value: str) -> str | None:
     """Why a folder to write into cannot be used, before any work: a file, or a link to nothing (itself or a
     folder it lies in)."""
     p = Path(value)
-    link = _dangling_link(p)
+    link = dangling_link(p)
     if link is not None:
         where = "" if link == p else f" (the folder {link} it lies in)"
         return (f"is a symbolic link to {os.readlink(link)}, which does not exist{where}; create that folder, remove "
@@ -118,7 +110,7 @@ def _os_error(e: OSError) -> str:
     if e.errno in (errno.ENOSPC, errno.EDQUOT):
         return (f"no space left on the device{where}; free some space and rerun: finished work is kept (every file "
                 f"is written whole or not at all, append-only logs lose at most their last line)")
-    link = _dangling_link(e.filename) if isinstance(getattr(e, "filename", None), (str, os.PathLike)) else None
+    link = dangling_link(e.filename) if isinstance(getattr(e, "filename", None), (str, os.PathLike)) else None
     if link is not None:
         return (f"{link} is a symbolic link to {os.readlink(link)}, which does not exist, so nothing can be written "
                 f"under it ({e.strerror or e}{where}); create that folder, or remove the link (rm {link})")

@@ -52,6 +52,7 @@ def _status_counts(statuses) -> str:
 
 def _eval(a) -> int:
     # numpy and pandas: imported when the command runs, not for `inkground --help`
+    from inkground_lib.core.metric_table import metric_names
     from inkground_lib.core.run_files import scores_csv
     from inkground_lib.evaluation.run import evaluate_dataset
     from inkground_lib.evaluation.settings import EvalSettings
@@ -59,7 +60,7 @@ def _eval(a) -> int:
     settings = EvalSettings(reference=a.reference, ocr_engine=a.ocr, spacing=a.spacing, grid=a.grid)
     res = evaluate_dataset(Path(a.dataset), a.systems, Path(a.run), settings, progress=not a.quiet,
                            overwrite=a.overwrite)
-    cols = ["label", "n_words", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
+    cols = ["label", "n_words", "valid_rate", *metric_names()]
     if len(res.summary):
         print(res.summary[cols].to_string(index=False))
     for name, run in res.runs.items():

@@ -57,7 +57,7 @@ def lab_note(name: str) -> str:
             f"(`make book`, then `_build/html/`) shows them in place. Change a parameter in the first code cell "
             f"and run all: the next cell checks every value as `inkground run` does, and a run with changed "
             f"parameters writes into `{layout.RERUNS}/<name>/` with its record `rerun.json`, never into the book's "
-            f"runs.")
+            f"runs. A parameter changed later needs that cell run again: until then the cells after it are refused.")
 
 
 def working_copy(source: Path) -> bytes:

@@ -31,7 +31,7 @@ ADOPT_BATCH = 256
 """Records a store takes from earlier runs are appended to the run's own file this many at a time (one write and
 one fsync each, ~9 ms here: taking thousands one by one would cost more than reading them)."""
 
-_RUNS = layout.RUNS_DIR.relative_to(layout.ROOT).parts   # ("data", "runs")
+_RUNS = Path(layout.RUNS).parts                      # ("data", "runs"); never ROOT: a test may move it
 _RERUNS = tuple(Path(layout.RERUNS).parts)           # ("data", "reruns")
 
 

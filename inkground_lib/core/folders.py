@@ -50,6 +50,27 @@ _HELD: dict[str, list] = {}  # resolved folder -> [fd, depth]
 _HELD_LOCK = threading.Lock()
 
 
+def dangling_link(path: str | os.PathLike) -> Path | None:
+    """The first of ``path`` and the folders it lies in that is a symbolic link to nothing, or None. Nothing can
+    be written under such a link (making a folder there fails with a bare "File exists"): every command names it
+    (:func:`dangling_link_problem`)."""
+    p = Path(path)
+    for q in [p, *p.parents]:
+        if q.is_symlink() and not q.exists():
+            return q
+    return None
+
+
+def dangling_link_problem(path: str | os.PathLike) -> str | None:
+    """One line naming the link to nothing on the way to ``path`` (:func:`dangling_link`), its missing target and
+    what to do; None when there is none."""
+    link = dangling_link(path)
+    if link is None:
+        return None
+    return (f"{link} is a symbolic link to {os.readlink(link)}, which does not exist, so nothing can be written "
+            f"under it; create that folder, or remove the link (rm {link})")
+
+
 def is_empty(folder: Path) -> bool:
     """True if ``folder`` holds nothing but inkground's lock file."""
     return all(p.name == LOCK_FILE for p in folder.iterdir())
@@ -94,6 +115,9 @@ def folder_lock(folder: str | os.PathLike, command: str) -> Iterator[Path]:
     """Hold the write lock of ``folder`` (created if missing) for ``command``; FolderError at once if another
     process holds it. Re-entrant within one process."""
     folder = Path(folder)
+    problem = dangling_link_problem(folder)
+    if problem:
+        raise FolderError(problem)
     folder.mkdir(parents=True, exist_ok=True)
     key = str(folder.resolve())
     with _HELD_LOCK:

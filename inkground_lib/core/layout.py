@@ -17,7 +17,8 @@ SECTIONS_DIR = ROOT / "book" / "sections"
 DATA = ROOT / "data"
 PAPER_DIR = DATA / "paper"
 DATASETS_DIR = DATA / "datasets"
-RUNS_DIR = DATA / "runs"
+RUNS = "data/runs"                     # the book's runs, relative to ROOT (run folders keep their path below it)
+RUNS_DIR = ROOT / RUNS
 
 # Default folders, relative to ROOT (strings, as papermill parameters are written).
 SYNTH_DATASET = "data/datasets/synth"

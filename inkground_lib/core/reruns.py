@@ -439,6 +439,11 @@ def _record_lock(folder: Path):
     """One writer of a rerun's record at a time (a command and a notebook may finish sections of one rerun)."""
     import fcntl
 
+    from inkground_lib.core.folders import dangling_link_problem
+
+    problem = dangling_link_problem(folder)
+    if problem:  # mkdir would fail with a bare "File exists"
+        raise RerunError(problem)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{RERUN_RECORD}.lock", "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)

@@ -212,9 +212,8 @@ def load_pseudo_run(run_dir: PathLike, candidates: Optional[PathLike] = None, pa
     if not isinstance(params, dict) or "derenderer" not in comps:
         raise RunError(f"{pseudo_summary_json(run)}: not a pseudo-label run summary (fields params, components "
                        f"missing)")
-    page_tab = pd.read_csv(_need_file(run, pages_csv(run)), dtype={"page": str})
-    word_tab = pd.read_csv(_need_file(run, words_csv(run)), dtype={"page": str, "word_id": str},
-                           keep_default_na=False)
+    page_tab = read_csv(_need_file(run, pages_csv(run)), dtype={"page": str})
+    word_tab = read_csv(_need_file(run, words_csv(run)), dtype={"page": str, "word_id": str}, keep_default_na=False)
     for tab, path, cols in ((page_tab, pages_csv(run), ("page", "ocr_pass")),
                             (word_tab, words_csv(run), ("page", "word_id", "strokes", "points"))):
         missing = [c for c in cols if c not in tab.columns]

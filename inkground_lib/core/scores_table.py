@@ -10,11 +10,15 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from inkground_lib.core.metric_table import metric_names
+
+_GEOMETRY, _OCR, _STYLE = (metric_names(computed=c) for c in ("geometry", "ocr", "style"))
+
 SCORE_DTYPES: dict[str, str] = {
     "system": "string", "dataset": "string", "page_id": "string", "word_id": "string", "text": "string",
-    "status": "string", "valid": "bool", "dtw": "float64", "chamfer": "float64", "ocr_text": "string",
-    "S": "Int64", "D": "Int64", "I": "Int64", "N": "Int64", "ar": "float64", "cr": "float64",
-    "style": "float64",
+    "status": "string", "valid": "bool", **{m: "float64" for m in _GEOMETRY}, "ocr_text": "string",
+    "S": "Int64", "D": "Int64", "I": "Int64", "N": "Int64", **{m: "float64" for m in _OCR},
+    **{m: "float64" for m in _STYLE},
 }
 
 
@@ -27,11 +31,11 @@ STATUSES: tuple[str, ...] = ("ok", "partial", "truncated", "no_strokes", "unpars
 """Known status values (informational: other strings are accepted)."""
 
 
-_REQUIRED = ("system", "dataset", "page_id", "word_id", "valid", "dtw", "chamfer")
+_REQUIRED = ("system", "dataset", "page_id", "word_id", "valid", *_GEOMETRY)
 
 
 _OPTIONAL_DEFAULTS = {"text": pd.NA, "status": pd.NA, "ocr_text": pd.NA, "S": pd.NA, "D": pd.NA, "I": pd.NA,
-                      "N": pd.NA, "ar": np.nan, "cr": np.nan, "style": np.nan}
+                      "N": pd.NA, **{m: np.nan for m in _OCR + _STYLE}}
 
 
 def empty_scores() -> pd.DataFrame:

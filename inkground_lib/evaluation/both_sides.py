@@ -20,6 +20,7 @@ import pandas as pd
 
 from inkground_lib.components.derenderers.skeleton import SkeletonParams
 from inkground_lib.core.defaults import CROP_GROW, N_BOOT
+from inkground_lib.core.metric_table import metric_names
 from inkground_lib.core.run_files import both_sides_json
 
 SECOND = SkeletonParams(threshold="otsu", max_retrace=0.0, marks_at="word_end", smooth_sigma=0.8)
@@ -126,7 +127,7 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
     summ = summarize(frame, n_boot=n_boot, seed=seed)
     parts = summ["system"].str.split(" | ", regex=False, expand=True)
     table = pd.DataFrame({"derenderer": parts[0], "scored against": parts[1], "n_words": summ["n_words"]})
-    for m in ("dtw", "chamfer"):
+    for m in metric_names(computed="geometry"):
         for suf in ("", "_lo", "_hi"):
             table[m + suf] = summ[m + suf]
     order = {"A's labels": 0, "B's labels": 1, "true trajectories": 2}

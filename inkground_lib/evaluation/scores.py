@@ -3,6 +3,8 @@ page-bootstrap intervals."""
 
 from __future__ import annotations
 
+import functools
+import operator
 import warnings
 from typing import Sequence
 
@@ -11,11 +13,12 @@ import pandas as pd
 
 from inkground_lib.core.bootstrap import page_bootstrap_counts
 from inkground_lib.core.defaults import N_BOOT
+from inkground_lib.core.metric_table import METRICS, metric_names, summary_statistics
 from inkground_lib.core.scores_table import check_scores
 
-SUMMARY_METRICS: tuple[str, ...] = ("valid_rate", "dtw", "chamfer", "style", "dtw_valid", "chamfer_valid",
-                                    "style_valid", "ar", "cr")
-"""Summary statistics; each has ``<name>_lo`` and ``<name>_hi`` bootstrap bounds in the summary."""
+SUMMARY_METRICS: tuple[str, ...] = summary_statistics()
+"""Summary statistics (:func:`~inkground_lib.core.metric_table.summary_statistics` of the metric table as
+loaded); each has ``<name>_lo`` and ``<name>_hi`` bootstrap bounds in the summary."""
 
 
 def _page_sums(g: pd.DataFrame, page_codes: np.ndarray, n_pages: int) -> dict[str, np.ndarray]:
@@ -29,17 +32,18 @@ def _page_sums(g: pd.DataFrame, page_codes: np.ndarray, n_pages: int) -> dict[st
     valid = g["valid"].to_numpy(dtype=bool)
     every = np.ones(len(g), dtype=bool)
     out = {"valid_rate": sums(valid.astype(float), every)}
-    for m in ("dtw", "chamfer", "style"):
-        v = g[m].to_numpy(dtype=float, na_value=np.nan)
+    for m in metric_names(aggregate="mean"):  # means over the words with a value (and over valid outputs)
+        v = g[METRICS[m].scores_column].to_numpy(dtype=float, na_value=np.nan)
         out[m] = sums(v, every)
-        out[f"{m}_valid"] = sums(v, valid)
-    S, D, I, N = (g[c].to_numpy(dtype=float, na_value=np.nan) for c in ("S", "D", "I", "N"))
-    has = ~np.isnan(N)
-    n_sum = np.bincount(page_codes, weights=np.where(has, N, 0.0), minlength=n_pages)
-    sd = np.bincount(page_codes, weights=np.where(has, S + D, 0.0), minlength=n_pages)
-    sdi = np.bincount(page_codes, weights=np.where(has, S + D + I, 0.0), minlength=n_pages)
-    out["ar"] = np.column_stack([n_sum - sdi, n_sum])
-    out["cr"] = np.column_stack([n_sum - sd, n_sum])
+        if METRICS[m].valid_mean:
+            out[f"{m}_valid"] = sums(v, valid)
+    counts = {c: g[c].to_numpy(dtype=float, na_value=np.nan) for c in ("S", "D", "I", "N")}
+    has = ~np.isnan(counts["N"])
+    n_sum = np.bincount(page_codes, weights=np.where(has, counts["N"], 0.0), minlength=n_pages)
+    for m in metric_names(aggregate="corpus"):  # (N - the metric's counts) / N, summed over the words
+        off = functools.reduce(operator.add, (counts[c] for c in METRICS[m].counts))
+        out[m] = np.column_stack([n_sum - np.bincount(page_codes, weights=np.where(has, off, 0.0), minlength=n_pages),
+                                  n_sum])
     return out
 
 
@@ -52,7 +56,8 @@ def summarize(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: 
               by: str | Sequence[str] = "system") -> pd.DataFrame:
     """One row per system (or per ``by`` group): means, rates and page-cluster bootstrap CIs.
 
-    Statistics (:data:`SUMMARY_METRICS`):
+    Statistics (:func:`~inkground_lib.core.metric_table.summary_statistics`, from the metric table; for the
+    table as shipped):
 
     * ``valid_rate``: share of the group's words whose prediction was valid.
     * ``dtw``, ``chamfer``, ``style``: means over **all** words (invalid ones already scored upstream by
@@ -82,6 +87,7 @@ def summarize(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: 
         if c not in scores.columns:
             raise ValueError(f"summarize: no column {c!r} to group by")
     q = np.array([(1 - ci) / 2, 1 - (1 - ci) / 2])
+    statistics = summary_statistics()
     rows = []
     for key, g in scores.groupby(by, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -93,7 +99,7 @@ def summarize(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: 
         row.update(n_words=len(g), n_pages=n_pages, n_valid=int(g["valid"].sum()),
                    n_style=int(g["style"].notna().sum()), n_ocr=int(g["N"].notna().sum()))
         W = page_bootstrap_counts(n_pages, n_boot, seed).astype(float) if n_boot else None
-        for m in SUMMARY_METRICS:
+        for m in statistics:
             num, den = sums[m][:, 0], sums[m][:, 1]
             row[m] = float(_ratio(num.sum(), den.sum()))
             if W is None:
@@ -110,6 +116,6 @@ def summarize(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, ci: 
             row[f"{m}_hi"] = float(hi)
         rows.append(row)
     cols = by + ["n_words", "n_pages", "n_valid", "n_style", "n_ocr"]
-    for m in SUMMARY_METRICS:
+    for m in statistics:
         cols += [m, f"{m}_lo", f"{m}_hi"]
     return pd.DataFrame(rows, columns=cols)

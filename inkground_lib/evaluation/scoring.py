@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.components.metrics.readability import edit_counts
-from inkground_lib.components.metrics.trajectory import geometry_batch, invalid_prediction
+from inkground_lib.components.metrics.trajectory import geometry_batch, geometry_columns, invalid_prediction
 from inkground_lib.components.style.metric import true_writer_probability
+from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.core.scores_table import scores_frame
 from inkground_lib.evaluation.items import reference_inks
 from inkground_lib.evaluation.predict import SystemRun
@@ -30,8 +31,8 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
     refs = list(reference_inks(ds, settings.reference))
     preds = [ink if ink is not None else invalid_prediction((p.width, p.height))
              for ink, (p, w) in zip(run.inks, words)]
-    geo = geometry_batch([(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)],
-                         spacing=settings.spacing, progress=progress)
+    pairs = [(pr, rf, (p.width, p.height)) for pr, rf, (p, w) in zip(preds, refs, words)]
+    geo = geometry_columns(geometry_batch(pairs, spacing=settings.spacing, progress=progress))
     blank = [ink if ink is not None else [] for ink in run.inks]
     if ocr is None:
         texts = [None] * len(words)
@@ -44,16 +45,20 @@ def score_run(run: SystemRun, ds, settings: EvalSettings, ocr, style_model=None,
         rows = style_rows(style_model, blank, memo, executor, progress, style_store)
         cols = [style_model.class_index(p.writer, f"word {w.id}") for p, w in words]
         style_any = true_writer_probability(rows, cols)
+    # each metric of the table (core.metric_table) by how it is computed
+    geometric, read, per_word = (metric_names(computed=c) for c in ("geometry", "ocr", "word"))
     rows = []
     for i, ((p, w), st) in enumerate(zip(words, run.statuses)):
         held_out = settings.style_words == "all" or w.split == "test"
         row = {"system": run.name, "dataset": ds.name, "page_id": p.id, "word_id": w.id, "text": w.text,
-               "status": st, "valid": run.inks[i] is not None, "dtw": float(geo[i, 0]), "chamfer": float(geo[i, 1]),
+               "status": st, "valid": run.inks[i] is not None, **{m: float(geo[m][i]) for m in geometric},
                "style": float(style_any[i]) if held_out else float("nan"), "style_any": float(style_any[i]),
                "split": w.split, "label": run.label, "kind": run.kind}
+        for m in per_word:
+            row[m] = float(METRICS[m].word_value(run.inks[i], refs[i], (p.width, p.height), w))
         if texts[i] is not None:
             c = edit_counts(texts[i], w.text, casefold=settings.casefold)
-            row.update(ocr_text=texts[i], S=c.S, D=c.D, I=c.I, N=c.N, ar=c.ar, cr=c.cr)
+            row.update(ocr_text=texts[i], S=c.S, D=c.D, I=c.I, N=c.N, **{m: getattr(c, m) for m in read})
         rows.append(row)
     return scores_frame(rows)
 

@@ -46,6 +46,7 @@ from inkground_lib.core.defaults import (
     PAPER_SCALE_SYSTEMS,
 )
 from inkground_lib.core.files import atomic_write_json, atomic_write_text
+from inkground_lib.core.metric_table import metric_names
 from inkground_lib.core.folders import run_folder
 
 STAGES = ("synth", "pseudo", "predict", "style", "score")
@@ -54,8 +55,8 @@ STAGES = ("synth", "pseudo", "predict", "style", "score")
 STAGES_FILE = "stages.json"
 """Stage completion record inside the output folder (written atomically after each stage)."""
 
-SUMMARY_COLUMNS = ["system", "label", "n_words", "n_pages", "valid_rate", "dtw", "chamfer", "ar", "cr", "style"]
-"""Columns of the section-03 tables written by the ``score`` stage."""
+SUMMARY_COLUMNS = ["system", "label", "n_words", "n_pages", "valid_rate", *metric_names()]
+"""Columns of the section-03 tables written by the ``score`` stage (every metric of the table as loaded)."""
 
 
 @dataclass(frozen=True)

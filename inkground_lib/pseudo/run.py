@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 from concurrent.futures import Executor
 from contextlib import nullcontext
@@ -15,6 +14,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from inkground_lib.core.csv_cells import write_csv
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 from inkground_lib.core.files import atomic_write_json
@@ -264,9 +264,7 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     timings["benchmark"] = time.perf_counter() - t
 
     for table, path in ((pages, pages_csv(run)), (words, words_csv(run)), (funnel, funnel_csv(run))):
-        tmp = path.with_name(path.name + ".tmp")
-        table.to_csv(tmp, index=False)
-        os.replace(tmp, path)
+        write_csv(path, table)  # texts and OCR readings inert in a spreadsheet (an archive's reviewer opens them)
     res = PipelineResult(funnel, pages, words, outcome.ratings, ag, bench, run, cand, params, components,
                          {name: round(v, 3) for name, v in timings.items()}, has_truth, pseudo, outcome, rfile)
     atomic_write_json(pseudo_summary_json(run), _json_safe({

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from inkground_lib.components.metrics.order import stroke_order_check
-from inkground_lib.components.metrics.trajectory import geometry_batch
+from inkground_lib.components.metrics.trajectory import geometry_batch, geometry_columns
 from inkground_lib.core.dataset import Dataset
 from inkground_lib.core.defaults import SPACING
 from inkground_lib.core.files import append_jsonl, sources_sha256
@@ -112,14 +112,15 @@ def truth_metrics(ds: Dataset, pseudo: Mapping[str, Ink], spacing: float = SPACI
             first.setdefault(k, i)
     todo = list(first.values())
     if todo:
-        geo = geometry_batch([(pseudo[items[i][1].id], items[i][1].true_ink, (items[i][0].width, items[i][0].height))
-                              for i in todo], spacing=spacing, progress=False)
+        geo = geometry_columns(geometry_batch(
+            [(pseudo[items[i][1].id], items[i][1].true_ink, (items[i][0].width, items[i][0].height)) for i in todo],
+            spacing=spacing, progress=False))
         pairs = [(pseudo[items[i][1].id], items[i][1].true_ink) for i in todo]
         jobs = [(pairs[a:a + ORDER_CHUNK], spacing) for a in range(0, len(pairs), ORDER_CHUNK)]
         verdicts = [v for part in ordered_map(_order_rows, jobs, workers=workers, executor=executor, min_jobs=2)
                     for v in part]
         made = {keys[i]: [float(d), float(c), None if o is None else bool(o), None if r is None else bool(r)]
-                for i, (d, c), (o, r) in zip(todo, geo, verdicts)}
+                for i, d, c, (o, r) in zip(todo, geo["dtw"], geo["chamfer"], verdicts)}
         known = {**known, **made}
         if log is not None:
             append_jsonl(log, {"schema": TRUTH_SCHEMA, "key": code_sha256(), "rows": made})

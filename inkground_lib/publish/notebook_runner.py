@@ -79,7 +79,7 @@ def check_parameters(section: Section, params: dict) -> None:
     number outside its range (:func:`inkground_lib.publish.run_checks.check_values`, the check the notebooks
     share); RunnerError names the section, the parameter, the value, and the type or range expected."""
     try:
-        check_values(section.key, params)
+        check_values(section.key, params, notebook=section.source)
     except RunCheckError as e:
         raise RunnerError(str(e)) from None
 

@@ -25,6 +25,12 @@ recorded the same way whether ``inkground run``, ``make book``, papermill or Jup
 Under ``inkground run`` or ``make book`` the command has checked, planned and records the run: the cell checks
 again (it takes about a second) and keeps the injected parameters as they are.
 
+In a kernel of JupyterLab's (or any IPython kernel no command planned), a plan holds for the parameters' values
+it was made from: once a parameter has a value other than the plan's (the parameters cell edited and run, but
+not the cell after it), every other cell is refused before it runs (:class:`PlanGuard`) until that cell has
+planned the run again, so no cell computes new values into the folders planned for the old ones (the book's,
+when those were the defaults).
+
 The source is told from the kernel's environment: a Jupyter server (JupyterLab, ``make lab``) starts its
 kernels with ``JPY_SESSION_NAME`` set to the notebook's path (jupyter_server's ``SessionManager.get_kernel_env``,
 jupyter_server 2.x, read 2026-12-06 in .venv-lab); the commands set
@@ -33,8 +39,10 @@ jupyter_server 2.x, read 2026-12-06 in .venv-lab); the commands set
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import sys
 
 from inkground_lib.core import layout
 from inkground_lib.core.notebook_params import section_defaults
@@ -56,6 +64,47 @@ def _notebook() -> str | None:
     return os.environ.get(JUPYTER_SESSION_ENV) or None
 
 
+class PlanGuard(ast.NodeTransformer):
+    """An IPython AST transformer (``shell.ast_transformers``): it refuses a cell, before the cell runs, while a
+    parameter of section ``section`` holds a value other than the one the run was planned with
+    (IPython's ``InputRejected``: the cell is not executed and JupyterLab's Run All stops there; IPython 9.19
+    ``InteractiveShell.transform_ast``, read 2026-12-06 in .venv). A cell that assigns a parameter (the
+    parameters cell) or plans the run (calls ``start_run``) is never refused."""
+
+    def __init__(self, section: str, namespace: dict, planned: dict):
+        self.section, self.namespace, self.planned = section, namespace, planned
+
+    def changed(self) -> dict:
+        """{parameter: (planned value, value now)} for the parameters whose value moved since the plan."""
+        now = canonical({k: self.namespace.get(k) for k in self.planned})
+        return {k: (v, now[k]) for k, v in self.planned.items() if now[k] != v}
+
+    def visit(self, node):
+        from IPython.core.error import InputRejected
+
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        plans = any(isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "start_run"
+                    for n in ast.walk(node))
+        moved = self.changed()
+        if moved and not plans and not names & set(self.planned):
+            what = ", ".join(f"{k}: {json.dumps(a)} -> {json.dumps(b)}" for k, (a, b) in moved.items())
+            raise InputRejected(f"section {self.section}: the parameters changed since this run was planned ({what}); "
+                                f"run the cell after the parameters (start_run) again first - this cell was not run")
+        return node
+
+
+def _guard(section: str, namespace: dict, given: dict) -> None:
+    """Put a :class:`PlanGuard` for the plan just made on the IPython shell running this notebook (in place of an
+    earlier one of the same namespace); nothing outside an IPython kernel."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return
+    shell.ast_transformers[:] = [t for t in shell.ast_transformers
+                                 if not (isinstance(t, PlanGuard) and t.namespace is namespace)]
+    shell.ast_transformers.append(PlanGuard(section, namespace, canonical(given)))
+
+
 def start_run(section: str, namespace: dict) -> RunPlan:
     """Check, plan and record the run of section ``section`` (see the module doc); ``namespace`` is the
     notebook's ``globals()`` after its parameters cell. Returns the plan (``plan.paths(...)``)."""
@@ -66,6 +115,7 @@ def start_run(section: str, namespace: dict) -> RunPlan:
     if planned_by():
         return plan
     check_locks(section, plan.writes)
+    _guard(section, namespace, given)
     if plan.name is None:
         if plan.writes:
             print(f"the book's own run (default parameters): this run writes {', '.join(plan.writes)}, the run "

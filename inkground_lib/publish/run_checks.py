@@ -6,9 +6,10 @@ before the first notebook starts, and each notebook calls it in its first code c
 
 * the **names** of the parameters (each one the notebook's parameters cell declares);
 * their **types** (:func:`parameter_kinds`: the annotation in the parameters cell, else the type of its
-  default) and the **ranges** of numbers (:data:`PARAMETER_RANGES`);
+  default), a list's elements too (:func:`element_kinds`), and the **ranges** of numbers (:data:`PARAMETER_RANGES`);
 * the **meaning** of values that name something (:data:`NAMED`): systems (the registry), derenderers, OCR
-  engines, the reference a score is computed against, the shape of ``raters_per_pair``;
+  engines, the reference a score is computed against, the shape of ``raters_per_pair`` and of ``datasets`` (one
+  folder per ``eval_runs`` folder);
 * the **inputs** the section reads: datasets, an earlier section's run folders, a ratings file.
 
 :func:`check_locks` adds that no other command is writing the folders a run writes. Each problem is one line
@@ -128,6 +129,34 @@ def parameter_kinds(default: str | None, annotation: str | None = None) -> set[s
     return {TYPE_NAMES.get(type(value).__name__, "any")}
 
 
+def element_kinds(default: str | None, annotation: str | None = None) -> set[str] | None:
+    """The kinds a list parameter's elements accept: from its annotation's element type where it gives one
+    (``list[str] | None``), else from its default's elements (``[0.02, 0.1]``: float; ``["rapidocr"]``: str);
+    None when neither says (no list, an empty list, ``Union[int, list]``). Kinds as :func:`parameter_kinds`.
+
+    >>> element_kinds("[0.02, 0.1]"), element_kinds("None", "list[str] | None"), element_kinds("2", "Union[int, list]")
+    ({'float'}, {'str'}, None)
+    """
+    if annotation:
+        try:
+            tree = ast.parse(annotation, mode="eval")
+        except SyntaxError:
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Tuple):
+                outer = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
+                if TYPE_NAMES.get(outer) == "list":
+                    return _annotation_kinds(node.slice)
+    try:
+        value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    kinds = {value_kind(v) for v in value}
+    return {"float"} if kinds == {"int", "float"} else kinds
+
+
 def value_kind(value) -> str:
     """The kind of a value, in the terms of :func:`parameter_kinds`."""
     if value is None:
@@ -218,8 +247,8 @@ def _where(section: str, name: str) -> str:
 
 
 def check_meanings(section: str, params: dict) -> None:
-    """The names a value gives (:data:`NAMED`) and ``raters_per_pair``'s shape (``params``: every parameter
-    the notebook will run with, or only the given ones)."""
+    """The names a value gives (:data:`NAMED`), the shapes of ``raters_per_pair`` and ``datasets`` (``params``:
+    every parameter the notebook will run with, or only the given ones)."""
     for name, (what, check) in NAMED.items():
         if name not in params or params[name] is None:
             continue
@@ -229,6 +258,10 @@ def check_meanings(section: str, params: dict) -> None:
             s = "s" if len(unknown) > 1 else ""
             raise RunCheckError(f"{_where(section, name)}: unknown {what}{s} {', '.join(map(repr, unknown))}; "
                                 f"known {what}s: {', '.join(known)}{MORE_NAMES.get(what, '')}")
+    runs, datasets = params.get("eval_runs"), params.get("datasets")
+    if isinstance(datasets, (list, tuple)) and isinstance(runs, (list, tuple)) and len(datasets) != len(runs):
+        raise RunCheckError(f"{_where(section, 'datasets')}: {len(datasets)} dataset folder(s) for {len(runs)} "
+                            f"eval_runs; give one per run folder, in the same order, or None (each run's own)")
     rpp = params.get("raters_per_pair")
     if isinstance(rpp, (list, tuple)) and not (len(rpp) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
                                                                     for v in rpp) and 1 <= rpp[0] <= rpp[1]):
@@ -236,9 +269,15 @@ def check_meanings(section: str, params: dict) -> None:
                             f"pair [min, max] with 1 <= min <= max (e.g. -p raters_per_pair '[2, 3]')")
 
 
-def check_values(section: str, params: dict, how: str = "cli") -> None:
-    """Names, types and ranges of ``params`` (any subset of section ``section``'s parameters)."""
-    nb = section_notebooks().get(section)
+def _one_line(text: str) -> str:
+    """A default as a one-line message quotes it (a long list is written over several lines in its cell)."""
+    return " ".join(text.split())
+
+
+def check_values(section: str, params: dict, how: str = "cli", notebook: Path | None = None) -> None:
+    """Names, types and ranges of ``params`` (any subset of section ``section``'s parameters, read from
+    ``notebook``: default the section's notebook under notebooks/)."""
+    nb = Path(notebook) if notebook is not None else section_notebooks().get(section)
     if nb is None:
         raise RunCheckError(f"no section {section!r}; sections are: {', '.join(section_notebooks())}")
     declared = {p.name: p for p in notebook_parameters(nb)}
@@ -246,14 +285,23 @@ def check_values(section: str, params: dict, how: str = "cli") -> None:
     unknown = sorted(set(params) - set(declared))
     if unknown:
         raise RunCheckError(f"{where} has no parameter {', '.join(map(repr, unknown))}; valid parameters: "
-                            f"{', '.join(f'{k} (default {p.default_text})' for k, p in declared.items())}")
+                            f"{', '.join(f'{k} (default {_one_line(p.default_text)})' for k, p in declared.items())}")
     for name, value in params.items():
         p = declared[name]
+        default = _one_line(p.default_text)
         kinds = parameter_kinds(p.default_text, p.annotation)
         if not accepts(kinds, value):
             raise RunCheckError(
                 f"{where}: parameter {name}: the value {value!r:.80} has type {value_kind(value)}, expected "
-                f"{' or '.join(sorted(kinds))} (the default is {p.default_text}){_type_hint(name, value, kinds, how)}")
+                f"{' or '.join(sorted(kinds))} (the default is {default}){_type_hint(name, value, kinds, how)}")
+        elements = element_kinds(p.default_text, p.annotation) if isinstance(value, (list, tuple)) else None
+        bad = [v for v in value if not accepts(elements, v)] if elements else []
+        if bad:
+            hint = "; write the list's numbers without quotes" if isinstance(bad[0], str) and \
+                elements & {"int", "float"} else ""
+            raise RunCheckError(
+                f"{where}: parameter {name}: the element {bad[0]!r:.80} of {list(value)!r:.80} has type "
+                f"{value_kind(bad[0])}, expected {' or '.join(sorted(elements))} (the default is {default}){hint}")
     for name, value in params.items():
         rng = PARAMETER_RANGES.get(name)
         values = value if isinstance(value, (list, tuple)) else [value]
@@ -263,13 +311,14 @@ def check_values(section: str, params: dict, how: str = "cli") -> None:
             raise RunCheckError(
                 f"{where}: parameter {name}: {what} {value!r:.80} is outside its range: {name} must be "
                 f"{rng.text()}{' (each element)' if values is value else ''} (the default is "
-                f"{declared[name].default_text})")
+                f"{_one_line(declared[name].default_text)})")
 
 
 # ---------------------------------------------------------------------------------------------- the inputs
 
-DATASET_PARAMETERS = ("dataset", "candidates", "benchmark", "recorded")
-"""Parameters naming a dataset folder a section reads (``""`` skips an optional one: ``recorded``)."""
+DATASET_PARAMETERS = ("dataset", "candidates", "benchmark", "recorded", "datasets")
+"""Parameters naming a dataset folder (or a list of them: ``datasets``) a section reads (``""`` skips an
+optional one: ``recorded``)."""
 
 RUN_FOLDER_INPUTS = ("eval_runs",)
 """Parameters naming run folders an earlier section wrote, which a section reads."""
@@ -291,16 +340,17 @@ def check_inputs(section: str, params: dict, made_here: dict[str, str] | None = 
         return next((s for f, s in made_here.items() if path == f or path.startswith(f + "/")), None)
 
     for name in DATASET_PARAMETERS:
-        value = params.get(name)
-        if not isinstance(value, str) or not value or made(value):
-            continue
-        if not (repo_path(value) / "manifest.json").is_file():
-            writer = next((MAKES[k] for k in MAKES if f"/{k}_" in value), None)
-            how = (f"{writer} writes it" if writer else
-                   "`make book` builds the default datasets; `inkground synth` / `inkground recorded` others")
-            skip = "; -p recorded '\"\"' runs without it" if name == "recorded" else ""
-            raise RunCheckError(f"{_where(section, name)}: {value} holds no dataset (no manifest.json under "
-                                f"{repo_path(value)}); {how}{skip}")
+        given = params.get(name)
+        for value in given if isinstance(given, (list, tuple)) else [given]:
+            if not isinstance(value, str) or not value or made(value):
+                continue
+            if not (repo_path(value) / "manifest.json").is_file():
+                writer = next((MAKES[k] for k in MAKES if f"/{k}_" in value), None)
+                how = (f"{writer} writes it" if writer else
+                       "`make book` builds the default datasets; `inkground synth` / `inkground recorded` others")
+                skip = "; -p recorded '\"\"' runs without it" if name == "recorded" else ""
+                raise RunCheckError(f"{_where(section, name)}: {value} holds no dataset (no manifest.json under "
+                                    f"{repo_path(value)}); {how}{skip}")
     for name in RUN_FOLDER_INPUTS:
         values = params.get(name) or []
         for value in values if isinstance(values, (list, tuple)) else [values]:

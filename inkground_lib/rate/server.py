@@ -25,7 +25,9 @@ XSRF token in the ``X-XSRFToken`` header (a header a cross-origin page cannot se
 which this app never grants; the cookie alone is not enough, since any page on the same host, whatever its
 port, can set cookies there), and an ``Origin`` or ``Sec-Fetch-Site`` header naming another origin is refused;
 the session cookie is issued by the app at every login, never taken from the browser (a session id planted in a
-rater's browser before they log in names nobody after it: no session fixation), and rotated there;
+rater's browser before they log in names nobody after it: no session fixation), and rotated there; a second
+cookie keeps the session that wrote the browser's latest rating (the name's owner in the ratings file), so a
+rater who logged in again since still continues after a restart, under a new id again;
 only the run's page photos (by validated page id) and the app's two static files are served; every input
 (page id, score, rater name, JSON body) is validated and answered 4xx when bad, never 500; the request log
 shows paths without their query string. A ratings file moved or deleted while the app runs is an error shown
@@ -87,6 +89,10 @@ STATIC_FILES = ("app.js", "app.css")
 """The only files /static/ serves."""
 
 SESSION_COOKIE = "inkground_session"
+ANCHOR_COOKIE = "inkground_rated"
+"""The session cookie of the browser's latest rating (the session the ratings file names it by): after a restart
+the file says which session holds a name, and a browser that logged in again (a new session) since that rating
+proves it is the same browser with this cookie."""
 ACCESS_COOKIE = "inkground_access"
 MAX_BODY = 16 * 1024
 """Largest request body accepted (bytes): requests are tiny JSON objects."""
@@ -244,17 +250,41 @@ class Base(tornado.web.RequestHandler):
             raise tornado.web.HTTPError(403, "cross-origin request refused")
         super().check_xsrf_cookie()
 
-    def session_id(self) -> Optional[str]:
-        """The hash of this browser's session cookie (None without one)."""
-        tok = self.get_cookie(SESSION_COOKIE)
+    _issued: Optional[tuple[str, str]] = None  # (cookie, its hash) issued to this browser by this request
+
+    def session_id(self, cookie: str = SESSION_COOKIE) -> Optional[str]:
+        """The hash of this browser's session cookie, the one this request issued if it did (``cookie``: of
+        :data:`ANCHOR_COOKIE` instead); None without one."""
+        if cookie == SESSION_COOKIE and self._issued is not None:
+            return self._issued[1]
+        tok = self.get_cookie(cookie)
         return session_hash(tok) if tok and 20 <= len(tok) <= 100 else None
 
-    def new_session(self) -> str:
-        """Issue this browser a new session id (a fresh random cookie; whatever cookie it sent is never kept,
-        so a session id planted in a browser before its rater logs in names nobody) and return its hash."""
+    def holder(self, sid: Optional[str]) -> Optional[str]:
+        """``sid`` when that session holds a name, else None (a session id that holds no name is nobody's)."""
+        return sid if sid is not None and any(held == sid for held in self.s.ledger.owner.values()) else None
+
+    def mark_rated(self) -> None:
+        """Remember in the browser the session its latest row was written under (:data:`ANCHOR_COOKIE`)."""
+        tok = self._issued[0] if self._issued is not None else self.get_cookie(SESSION_COOKIE)
+        if tok:
+            self.set_cookie(ANCHOR_COOKIE, tok, httponly=True, samesite="Strict", expires_days=365)
+
+    def issue(self, name: str, previous: Optional[str] = None) -> str:
+        """Bind ``name`` to a new session id issued to this browser (a fresh random cookie; whatever cookie it
+        sent is never kept, so a session id planted in a browser before its rater logs in names nobody), and
+        move to it what ``previous`` (a session of this browser's) held; returns ``name`` as first spelled. The
+        cookie is set once the name is bound (a name refused leaves the browser its session)."""
         tok = secrets.token_urlsafe(32)
+        sid = session_hash(tok)
+        name = self.s.ledger.bind(name, sid, previous=previous)
         self.set_cookie(SESSION_COOKIE, tok, httponly=True, samesite="Strict", expires_days=365)
-        return session_hash(tok)
+        self._issued = (tok, sid)
+        if previous is not None:
+            self.s.current.pop(previous, None)
+            self.s.sessions_last.pop(previous, None)
+        self.s.current[sid] = name
+        return name
 
     def rater(self) -> Optional[str]:
         sid = self.session_id()
@@ -266,6 +296,13 @@ class Base(tornado.web.RequestHandler):
         if name is not None and self.s.ledger.owns(name, sid):
             self.s.current[sid] = name
             return name
+        # after a restart, a browser that logged in again since its latest rating: the ratings file names the
+        # session of that rating, which this browser's anchor cookie holds; it continues under a new session id
+        # (never the one it sent, which may have been planted)
+        anchor = self.session_id(ANCHOR_COOKIE)
+        name = self.s.sessions_last.get(anchor) if anchor not in (None, sid) else None
+        if name is not None and self.s.ledger.owns(name, anchor) and self.s.current.get(anchor) is None:
+            return self.issue(name, previous=anchor)
         return None
 
 
@@ -381,16 +418,10 @@ class Login(Api):
     def post(self) -> None:
         def go():
             name = check_name(self.body(("name",)).get("name"), "rater name")
-            old = self.session_id()
-            if old is not None and not any(held == old for held in self.s.ledger.owner.values()):
-                old = None  # a session id that holds no name is nobody's: nothing moves from it
-            sid = self.new_session()  # rotated at every login
-            name = self.s.ledger.bind(name, sid, previous=old)
-            if old is not None:
-                self.s.current.pop(old, None)
-                self.s.sessions_last.pop(old, None)
-            self.s.current[sid] = name
-            self.reply(self.state(name))
+            # what this browser holds moves to its new session (rotated at every login): its session's names,
+            # or after a restart those of its latest rating's session (the anchor cookie)
+            old = self.holder(self.session_id()) or self.holder(self.session_id(ANCHOR_COOKIE))
+            self.reply(self.state(self.issue(name, previous=old)))
         self.guard(go)
 
 
@@ -416,6 +447,7 @@ class Rate(Api):
             self.s.log.append({"page": page, "rater": name, "score": score, "action": "rate",
                                "session": self.session_id(), "raters_per_page": L.k},
                               check=lambda row: L.check_rating(page, name))
+            self.mark_rated()
             out = self.state(name, f"Saved: {score} for page {page}.")
             if out["page"] is not None:
                 out["message"] += f" Next: page {out['page']['id']}."
@@ -437,6 +469,7 @@ class Undo(Api):
             self.s.log.append({"page": page, "rater": name, "score": score, "action": "undo",
                                "session": self.session_id(), "raters_per_page": L.k},
                               check=lambda row: _same_last(L, name, page))
+            self.mark_rated()
             L.reserve(name, page)
             self.reply(self.state(name, f"Undone: your {score} for page {page}; rate it again."))
         self.guard(go)

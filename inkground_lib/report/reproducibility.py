@@ -188,7 +188,12 @@ def _parameter_text(section: str, name: str, value) -> str:
         defaults = {}
     if name in defaults and not changed_parameters({name: value}, defaults):
         return md_code(f"{name}={value!r}", table=True)
-    default = f" (default {md_code(repr(defaults[name]), table=True)})" if name in defaults else ""
+    if name not in defaults:
+        default = ""
+    elif defaults[name] is None:  # the notebook's "not set" (a page never shows a raw None)
+        default = " (not set by default)"
+    else:
+        default = f" (default {md_code(repr(defaults[name]), table=True)})"
     return md_code(f"{name}={value!r}", table=True) + default
 
 

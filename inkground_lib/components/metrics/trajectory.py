@@ -619,6 +619,26 @@ def chamfer(pred: InkLike | None, ref: InkLike, *, spacing: float | None = DEFAU
     return float(_scores(P, R)[1])
 
 
+GEOMETRY_COLUMNS = ("dtw", "chamfer")
+"""The columns of :func:`geometry_batch`'s result, in order, each named as its metric
+(:data:`inkground_lib.core.metric_table.METRICS`, computed "geometry"): readers take them by name
+(:func:`geometry_columns`), never by position."""
+
+
+def geometry_columns(geo: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`geometry_batch`'s result by metric name (:data:`GEOMETRY_COLUMNS`): name -> the k values (views of
+    ``geo``, no copy).
+
+    >>> g = geometry_columns(np.array([[0.5, 0.25]]))
+    >>> g["dtw"].tolist(), g["chamfer"].tolist()
+    ([0.5], [0.25])
+    """
+    geo = np.asarray(geo)
+    if geo.ndim != 2 or geo.shape[1] != len(GEOMETRY_COLUMNS):
+        raise ValueError(f"geometry_columns: expected a (k, {len(GEOMETRY_COLUMNS)}) array, got shape {geo.shape}")
+    return {name: geo[:, i] for i, name in enumerate(GEOMETRY_COLUMNS)}
+
+
 def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, workers: int | None = None,
                    chunk_size: int = 4096, progress: bool | None = None) -> np.ndarray:
     r"""DTW and Chamfer of many (prediction, reference) pairs: a (k, 2) float64 array [dtw, chamfer].

@@ -83,7 +83,7 @@ def live_item():
 def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
                  timeout: float = CHECK_TIMEOUT) -> CheckRow:
     """Check one system (see module doc). Never raises for a system's own faults: they are the row's detail."""
-    from inkground_lib.evaluation.systems.registry import get_system, load_registry
+    from inkground_lib.evaluation.systems.registry import get_system, load_registry, provider_adapters
 
     row = CheckRow(name)
     try:
@@ -96,7 +96,7 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
         row.config, row.detail = "unknown", f"no system {name!r} in the registry"
         return row
     row.adapter = str(cfg.get("adapter"))
-    if row.adapter in ("openai", "anthropic"):  # what the provider would refuse, before anything is sent
+    if row.adapter in provider_adapters():  # what the provider would refuse, before anything is sent
         from inkground_lib.evaluation.systems.providers import rule_advice, rule_problems
 
         try:

@@ -21,8 +21,6 @@ PROVIDERS_FILE = Path(__file__).with_name("providers.yaml")
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
 """The sampling settings an entry may carry (each sent only where its provider accepts it)."""
 
-DEFAULT_PROVIDER = {"anthropic": "anthropic", "openai": "openai-compatible"}
-"""The provider of an entry that names none, by adapter."""
 
 RULE_KINDS = ("refuse", "only", "range", "exclusive", "advise")
 
@@ -104,6 +102,7 @@ class Provider:
     images: ImageLimits
     quota_errors: tuple
     api_versions: tuple = ()
+    default: bool = False  # the provider of an entry of this adapter that names none
 
     @property
     def api_version(self) -> Optional[str]:
@@ -144,14 +143,25 @@ def _rule(name: str, raw, i: int) -> Rule:
 
 @functools.lru_cache(maxsize=1)
 def load_providers() -> dict[str, Provider]:
-    """Every provider of ``providers.yaml`` (validated; read once per process)."""
+    """Every provider of ``providers.yaml`` (validated; read once per process). Which adapters exist is the
+    systems registry's business (:func:`~inkground_lib.evaluation.systems.registry.provider_adapters`): an entry
+    names one, and :func:`provider_of` refuses a provider spoken to by another adapter than the entry's."""
     import yaml
 
     data = yaml.safe_load(PROVIDERS_FILE.read_text("utf-8"))
     out = {}
+    defaults_of: dict[str, str] = {}
     for name, raw in data.items():
         where = f"{PROVIDERS_FILE.name}: provider {name}"
-        _need(isinstance(raw, dict) and raw.get("adapter") in DEFAULT_PROVIDER, where, "adapter: openai or anthropic")
+        _need(isinstance(raw, dict) and isinstance(raw.get("adapter"), str) and raw["adapter"], where,
+              "adapter: the name of the adapter that speaks to it (registry.ADAPTERS)")
+        unknown = set(raw) - {"adapter", "default", "defaults", "rules", "images", "quota_errors", "api_versions"}
+        _need(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        _need(raw.get("default") in (None, True, False), where, "default: true or false")
+        if raw.get("default"):
+            _need(raw["adapter"] not in defaults_of, where, f"adapter {raw['adapter']} already has its default "
+                                                            f"provider, {defaults_of.get(raw['adapter'])}")
+            defaults_of[raw["adapter"]] = str(name)
         rules = tuple(_rule(name, r, i) for i, r in enumerate(raw.get("rules") or []))
         images = dict(raw.get("images") or {})
         limits = ImageLimits(**images)
@@ -159,18 +169,37 @@ def load_providers() -> dict[str, Provider]:
         _need(set(defaults) <= set(SAMPLING_FIELDS), where, f"defaults: only {SAMPLING_FIELDS}")
         out[str(name)] = Provider(str(name), raw["adapter"], defaults, rules, limits,
                                   tuple(str(q) for q in raw.get("quota_errors") or []),
-                                  tuple(str(v) for v in raw.get("api_versions") or []))
+                                  tuple(str(v) for v in raw.get("api_versions") or []), bool(raw.get("default")))
     ids = [r.id for p in out.values() for r in p.rules]
     _need(len(ids) == len(set(ids)), PROVIDERS_FILE.name, "rule ids must be unique")
     return out
 
 
+def default_provider(adapter: str) -> Optional[str]:
+    """The provider of ``providers.yaml`` an entry of ``adapter`` speaks to when it names none (the one marked
+    ``default: true``), or None where the table marks none for that adapter.
+
+    >>> default_provider("openai"), default_provider("anthropic"), default_provider("toy")
+    ('openai-compatible', 'anthropic', None)
+    """
+    return next((p.name for p in load_providers().values() if p.adapter == adapter and p.default), None)
+
+
+def unlisted_provider(adapter: str) -> Provider:
+    """The provider of an adapter's entry that names none where ``providers.yaml`` has no default for that adapter
+    (a provider protocol registered without a table entry): named after the adapter, no rules, no image limits,
+    no quota texts known - what its server refuses is found out by asking."""
+    return Provider(str(adapter), str(adapter), {}, (), ImageLimits(), ())
+
+
 def provider_of(cfg: dict, where: str = "registry") -> Provider:
-    """The :class:`Provider` a registry entry names (``provider``, default by adapter); SystemConfigError for an
-    unknown name or one of another adapter family."""
+    """The :class:`Provider` a registry entry names (``provider``; else its adapter's :func:`default_provider`,
+    else :func:`unlisted_provider`); SystemConfigError for an unknown name or one of another adapter family."""
     providers = load_providers()
     adapter = cfg.get("adapter")
-    name = cfg.get("provider") or DEFAULT_PROVIDER.get(adapter)
+    name = cfg.get("provider") or default_provider(adapter)
+    if name is None:
+        return unlisted_provider(adapter)
     if name not in providers:
         raise SystemConfigError(f"{where}: field provider: {name!r} is not one of {sorted(providers)} "
                                 f"({PROVIDERS_FILE.name})")

@@ -23,10 +23,11 @@ ENV_EXTRA = "INKGROUND_SYSTEMS"
 _COMMON = {"adapter", "label", "reported_as", "notes", "concurrency", "extends"}
 
 
-_API = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "top_p", "top_k",
+API_FIELDS = {"model", "api_key_env", "base_url_env", "default_base_url", "max_tokens", "temperature", "top_p", "top_k",
         "timeout", "max_attempts", "backoff_base", "backoff_max", "variant", "extra_body", "key_optional", "rpm",
         "rpd", "price_input_per_mtok", "price_output_per_mtok", "price_basis", "sampling", "image_token_formula",
         "provider", "system_message", "max_answer_bytes", "max_deadline_failures"}
+"""The fields every provider adapter's entries may carry (an :class:`Adapter` of kind "api" adds its own)."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,9 @@ def _local(factory: str):
 
 ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(lambda n, c, r, **o: OpenAISystem(n, c, retry=r, **o), "api",
-                      frozenset(_API | {"max_tokens_param"})),
+                      frozenset(API_FIELDS | {"max_tokens_param"})),
     "anthropic": Adapter(lambda n, c, r, **o: AnthropicSystem(n, c, retry=r, **o), "api",
-                         frozenset(_API | {"api_version"})),
+                         frozenset(API_FIELDS | {"api_version"})),
     "skeleton": Adapter(_local("build_skeleton"), "specialist", frozenset({"grow"})),
     "tracer": Adapter(_local("build_tracer"), "specialist", frozenset({"grow", "weights"})),
     "inksight": Adapter(_local("build_inksight"), "specialist", frozenset({"grow", "model_dir_env", "model", "timeout"})),
@@ -67,7 +68,20 @@ ADAPTERS: dict[str, Adapter] = {
     "reference": Adapter(_local("ReferenceSystem"), "local", frozenset()),
     "replay": Adapter(_plain(ReplaySystem), "replay", frozenset({"path", "path_env", "source", "model"})),
 }
-"""Adapter name -> :class:`Adapter`. A new adapter family is one class plus one line here."""
+"""Adapter name -> :class:`Adapter`. A new adapter family is one class plus one line here; a provider protocol
+is an adapter of kind ``"api"`` (an :class:`~inkground_lib.evaluation.systems.api.ApiSystem` subclass), whose
+entries the provider table (``providers.yaml``) and ``inkground check`` read through :func:`provider_adapters`."""
+
+
+def provider_adapters() -> tuple[str, ...]:
+    """The adapters that speak a provider's protocol (kind ``"api"``), in :data:`ADAPTERS` order: their entries
+    name a ``provider`` of ``providers.yaml`` (or take their adapter's default), and ``inkground check`` tests
+    them against its rules and asks their endpoint. The one list of them: nothing else names these adapters.
+
+    >>> provider_adapters()
+    ('openai', 'anthropic')
+    """
+    return tuple(name for name, a in ADAPTERS.items() if a.kind == "api")
 
 
 _LITERAL_SECRETS = {"api_key": "api_key_env", "key": "api_key_env", "base_url": "base_url_env",

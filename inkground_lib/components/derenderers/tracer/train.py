@@ -54,7 +54,7 @@ from inkground_lib.components.derenderers.tracer.samples import (
 )
 from inkground_lib.components.derenderers.tracer.weights import npz_bytes, read_npz, save_weights, state_arrays
 from inkground_lib.components.metrics.order import order_and_direction
-from inkground_lib.components.metrics.trajectory import geometry_batch
+from inkground_lib.components.metrics.trajectory import geometry_batch, geometry_columns
 from inkground_lib.core.defaults import DIRECTION_MIN_LENGTH, DIRECTION_TOL, ORDER_TOL
 from inkground_lib.core.files import atomic_write_bytes, atomic_write_json
 from inkground_lib.core.folders import run_folder
@@ -209,10 +209,10 @@ def score_words(samples: Sequence[Sample], arranged: Sequence[tuple]) -> dict:
         pairs.append(([np.column_stack([q, np.full(len(q), np.nan)]) for q in arrange(s.skel, order, reverse)],
                       [np.column_stack([q, np.full(len(q), np.nan)]) for q in s.true]))
         od.append(order_direction_differs(s.progress, s.gain, s.length, order, reverse))
-    geo = geometry_batch(pairs, progress=False) if pairs else np.zeros((0, 2))
+    geo = geometry_columns(geometry_batch(pairs, progress=False) if pairs else np.zeros((0, 2)))
     dirs = [d for _, d in od if d is not None]
-    return {"dtw_median": float(np.median(geo[:, 0])) if len(geo) else math.nan,
-            "chamfer_median": float(np.median(geo[:, 1])) if len(geo) else math.nan,
+    return {"dtw_median": float(np.median(geo["dtw"])) if pairs else math.nan,
+            "chamfer_median": float(np.median(geo["chamfer"])) if pairs else math.nan,
             "order_differs": float(np.mean([o for o, _ in od])) if od else math.nan,
             "direction_differs": float(np.mean(dirs)) if dirs else math.nan, "words": len(samples)}
 
