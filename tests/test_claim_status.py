@@ -263,7 +263,8 @@ def test_origins_are_read_from_the_records():
     the pages a run was given, the ratings' source."""
     synth = dataset_origins("synth", {"params": {"pages": 158, "words_min": 2, "words_max": 140, "words_mean": 35.0,
                                                  "size": 1.0}})
-    assert {k for k, o in synth.items() if o.counts} == {"strokes_per_page_mean", "points_per_stroke_mean"}
+    # points per stroke follow from the generator's resampling step (issue 45): set, not measured
+    assert {k for k, o in synth.items() if o.counts} == {"strokes_per_page_mean"}
     assert synth["pages"].kind == REQUESTED and "158" in synth["pages"].how
     assert "tuned" in synth["box_width_median"].how and synth["words_per_page_max"].how == "the generator's cap, 140"
     # a dataset not built by us (the real pages): its statistics are measured on its pages, its size is not

@@ -76,7 +76,7 @@ def test_ratios_come_from_paired_replicates_and_the_sentence_follows_the_interva
     assert t["dtw_median_ratio_lo"] <= t["dtw_median_ratio"] <= t["dtw_median_ratio_hi"]
     assert "chamfer_median_ratio" not in cmp.iloc[0] or np.isnan(cmp.iloc[0].get("chamfer_median_ratio", np.nan))
     table = derenderer_table(cmp)
-    assert list(table.index.get_level_values(1)) == ["skeleton (heuristic)", "tracer (learned here; given the true text)"]
+    assert list(table.index.get_level_values(1)) == ["skeleton (heuristic)", "tracer (learned here; given the word's true text)"]
     fake = cmp.copy()
     fake.loc[1, ["dtw_median_ratio_lo", "dtw_median_ratio_hi"]] = [0.5, 0.9]
     assert "(lower, the interval below 1)" in comparison_sentences(fake)[0].split(";")[0]
@@ -108,10 +108,11 @@ def test_the_choice_sentence_says_whether_the_run_used_the_closest_derenderer():
 
     cmp = pd.DataFrame({"set": ["a", "a", "b", "b"], "derenderer": ["skeleton", "tracer"] * 2,
                         "dtw_median": [0.2, 0.1, 0.3, 0.2]})
-    assert "the derenderer closest to the writers' true pen paths" in choice_text(cmp, "tracer")
-    assert "although the tracer (learned here; given the true text) is closer" in choice_text(cmp, "skeleton")
-    cmp.loc[3, "dtw_median"] = 0.4  # the skeleton is closer on b: no derenderer is closest everywhere
-    assert "no derenderer is the closest" in choice_text(cmp, "tracer")
+    assert "no derenderer compared here is closer to the truth than the tracer on any set" in choice_text(cmp, "tracer")
+    assert ("another derenderer is closer than the skeleton on every set compared: the a (tracer 0.100 against "
+            "0.200); the b (tracer 0.200 against 0.300)") in choice_text(cmp, "skeleton")
+    cmp.loc[3, "dtw_median"] = 0.4  # the skeleton is closer on b
+    assert "another derenderer is closer than the tracer on the b (skeleton 0.300 against 0.400)" in choice_text(cmp, "tracer")
     assert "was not among" in choice_text(cmp, "inksight-small-p")
 
 

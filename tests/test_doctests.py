@@ -21,6 +21,7 @@ from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
     "inkground_lib.analysis.check_language": 6,
+    "inkground_lib.analysis.derenderer_modes": 6,
     "inkground_lib.analysis.origins": 6,
     "inkground_lib.analysis.ties": 4,
     "inkground_lib.analysis.tradeoffs": 9,
@@ -71,15 +72,19 @@ EXAMPLES = {
     "inkground_lib.publish.notebook_runner": 3,
     "inkground_lib.publish.results": 1,
     "inkground_lib.publish.run_checks": 1,
+    "inkground_lib.report.derenderer_table": 2,
     "inkground_lib.report.escape": 7,
     "inkground_lib.report.evaluation": 2,
     "inkground_lib.report.format": 5,
     "inkground_lib.report.front": 2,
+    "inkground_lib.report.names": 2,
     "inkground_lib.report.player": 2,
-    "inkground_lib.report.prose": 13,
+    "inkground_lib.report.prose": 18,
     "inkground_lib.report.pseudo_labels": 12,
     "inkground_lib.report.table_view": 8,
     "inkground_lib.report.tables": 3,
+    "inkground_lib.report.tracer_page": 2,
+    "inkground_lib.report.tradeoffs": 2,
 }
 """Module -> number of docstring examples (``>>>`` lines) defined in it."""
 

@@ -75,7 +75,7 @@ def test_numbers_are_those_of_the_run_files(tmp_path, registry):
     assert "Krippendorff's alpha` is 0.242" in text
     # section 03: the rows as in the summary; a NaN is an em dash with a reason, never "nan"
     assert "*synth-benchmark against pseudo-labels* (1,291 words on 41 pages; Style's chance level 0.024)" in text
-    assert "| Skeleton derenderer (InkSight stand-in), which made these pseudo-labels | 0.118 | 0.016 | 0.768 | " \
+    assert "| Skeleton derenderer (InkSight stand-in) (made these references) | 0.118 | 0.016 | 0.768 | " \
            "0.083 |" in text
     assert "| Font baseline (Hershey futural) | 0.229 | \u2014 not computed | 1.000 | 0.029 |" in text
     # which systems ran, and why the others did not (from the run's facts)
@@ -306,7 +306,9 @@ def test_the_first_screen_answers_first(tmp_path, registry):
     for pid in ("gemini_ink_dtw", "gemini_ink_ar", "open_ar_min", "open_ar_max", "kimi_ink_style", "inksight_iam_dtw"):
         assert f"{rep[pid]:.3f}" in glance, pid
     assert "537 of 2,984 pages pass its filters" in glance
-    assert "**Ran here, offline:** Font baseline and Skeleton derenderer; the funnel, 1,234 → 321 → 77 pages" in glance
+    assert ("**Ran here, offline:** Font baseline and Skeleton derenderer; pseudo-labels by derenderer `skeleton`"
+            in glance)
+    assert "**Our numbers beside the paper's:** candidate pages → OCR filter → kept, 1,234 → 321 → 77 here" in glance
     assert "**Could not run here:** the 5 VLMs the paper names (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`" in glance
     assert "InkSight Small-p (needs TensorFlow and InkSight's weights)" in glance and "DeepSeek-OCR (a GPU" in glance
     assert "**Found here:**" in glance and "**This build**" in glance

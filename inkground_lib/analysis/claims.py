@@ -23,6 +23,7 @@ from inkground_lib.analysis.check_language import (
     render_note,
     split_restatements,
 )
+from inkground_lib.analysis.derenderer_modes import summary_mode
 from inkground_lib.analysis.origins import (
     IDENTITY,
     MEASURED_ON_PAGES,
@@ -61,7 +62,7 @@ INCONCLUSIVE = "measured, inconclusive"
 NOT_REPRODUCED = "not reproduced"
 
 
-STAND_IN = "measured with stand-ins"
+STAND_IN = "stand-ins shown, not a test"
 
 
 CONSISTENT = "consistent"
@@ -104,7 +105,9 @@ STATUS_RULES = {
                 "that could have failed and did not",
     PARTLY_CONSISTENT: "such a check holds for the parts the paper's numbers reach; the unchecked parts are named",
     STAND_IN: "the same quantity measured here with named stand-ins (our own pages, derenderer, OCR engine or "
-              "simulated raters): not comparable with the paper's value; numbers we set do not count",
+              "simulated raters) and shown beside the paper's value: not comparable with it, so it tests nothing "
+              "and this status cannot fail; it only says that no rule above applied and something was measured; "
+              "numbers we set do not count",
     NOT_REPRODUCIBLE: "a measurable claim that nothing here measured: it needs data, weights or keys (named)",
     SET_NOT_MEASURED: "our numbers for it are ones we set (a parameter, a generator's target, a seeded split, the "
                       "pages a run was asked for), not measurements, and no check over the paper's numbers tests it",
@@ -317,7 +320,7 @@ def _source_values(source: str, key: str, runs: Sequence[RunInfo], pseudo: dict 
             comp = pseudo.get("components", {})
             origin = pseudo_origins(pseudo).get(key, Origin(MEASUREMENT, "measured in the pseudo-label run"))
             out.append((f"in the pseudo-label run on {Path(str(pseudo.get('params', {}).get('candidates', '?'))).name} "
-                        f"(derenderer {comp.get('derenderer', '?')}, OCR {comp.get('ocr_engine', '?')}, ratings "
+                        f"(derenderer {summary_mode(pseudo)}, OCR {comp.get('ocr_engine', '?')}, ratings "
                         f"{comp.get('ratings_source', '?')})", float(nums[key]), origin))
     elif source == "facts":
         for run in runs:
@@ -388,7 +391,7 @@ def claim_status(claim: Mapping, reported: pd.DataFrame, runs: Sequence[RunInfo]
     inconclusive / not reproduced (a ranking claim: its check recomputed from our numbers); its check holds,
     not counting clauses that only restate one number (``a == b``, see
     :func:`~inkground_lib.analysis.check_language.split_restatements`) -> consistent, or partly consistent when
-    the claim names unchecked parts; stand-in measurements -> measured with stand-ins; a per-system score nothing
+    the claim names unchecked parts; stand-in measurements -> stand-ins shown, not a test; a per-system score nothing
     measured -> not reproducible here; numbers we set (a setting, a seeded split, a requested count) -> set, not
     measured; else stated, not checkable. Each of our numbers carries its origin
     (:mod:`~inkground_lib.analysis.origins`); only measurements count."""

@@ -99,6 +99,9 @@ def dataset_origins(kind: str | None, meta: Mapping | None) -> dict[str, Origin]
                                   f"word box matches the paper's")
             out["box_width_median"] = out["box_height_median"] = box
         out["words"] = Origin(REQUESTED, "the pages asked for times the words drawn for each")
+        out["points_per_stroke_mean"] = Origin(SETTING, "follows from the generator's resampling of every stroke "
+                                                        "at a fixed step along its length (a sampling rate we set, "
+                                                        "not a writer's)")
     elif kind == "recorded":
         n = params.get("pages")
         out["pages"] = Origin(REQUESTED, f"the builder was asked for {_g(n)} pages" if n is not None else

@@ -10,6 +10,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from inkground_lib.analysis.derenderer_modes import manifest_mode
 from inkground_lib.core.defaults import N_BOOT
 from inkground_lib.core.repo_paths import repo_path
 from inkground_lib.core.run_files import REFERENCES, facts_json, scores_csv
@@ -77,7 +78,7 @@ def run_conditions(facts: dict, reference: str = "reference", manifest: dict | N
     elif kind == "inkground":
         derenderer, raters = "inksight", "real"
     else:
-        derenderer = str(meta.get("derenderer") or "unknown")
+        derenderer = manifest_mode(meta)  # the mode by its one displayed name (tracer-recognize, tracer, ...)
         raters = str(meta.get("ratings_source") or "unknown")
     return {"data": data, "reference": "recorded" if recorded else "pseudo-labels",
             "ocr_engine": str((facts.get("settings") or {}).get("ocr_engine") or "unknown"),

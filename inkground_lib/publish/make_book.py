@@ -214,8 +214,15 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     from inkground_lib.report.reviewers import write_default_reviewers_page
     from inkground_lib.report.tracer_page import write_tracer_page
 
+    # the results archive first: the reviewers' page prints its manifest's sha256 (the anchor a reader checks a
+    # downloaded archive against); the whole book's downloads go into the HTML folder before the HTML is built:
+    # each page's download menu links those that exist (publish/sphinx_offline.book_downloads)
+    with timer("results archive"):
+        write_downloads(executed)
     with timer("reviewers page"):
-        write_default_reviewers_page(ROOT)
+        from inkground_lib.publish.results import ARCHIVE_NAME
+
+        write_default_reviewers_page(ROOT, archive=html_dir() / ARCHIVE_NAME)
     with timer("front page"):
         write_default_front_page(ROOT)  # book/sections/front.md, included by book/intro.md
     with timer("tracer page"):
@@ -223,10 +230,6 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
 
     with timer("reproducibility page"):
         write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
-    # the whole book's downloads go into the HTML folder before the HTML is built: each page's download menu
-    # links those that exist (publish/sphinx_offline.book_downloads)
-    with timer("results archive"):
-        write_downloads(executed)
     with timer("pdf"):
         write_pdf()
     with timer("jupyter-book build"):

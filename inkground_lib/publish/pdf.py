@@ -36,6 +36,11 @@ span[id^="document-"] + section { break-before: page; }
 #ink-pdf-contents > ol { padding-left: 0; }
 #ink-pdf-contents a { text-decoration: none; color: inherit; }
 img, figure, table, svg, .cell_output { break-inside: avoid; max-width: 100% !important; }
+figure.ink-table-figure > figcaption { break-after: avoid; }
+.ink-table-wrap { break-before: avoid; overflow: visible !important; }
+figure.ink-table-figure table.ink-table { break-inside: auto; }
+figure.ink-table-figure table.ink-table tr { break-inside: avoid; }
+.cell_output:has(figure.ink-table-figure) { break-inside: auto; }
 pre { white-space: pre-wrap !important; }
 details.hide.above-input, details.hide.below-input > summary { display: none !important; }
 """

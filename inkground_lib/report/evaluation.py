@@ -211,7 +211,9 @@ def summary_text(bench, bench_true, rec=None) -> str:
     ran = [getattr(r, "label", n) for n, r in bench.runs.items() if n != "reference"]
     parts.append(f"{len(ran)} system{'s' if len(ran) != 1 else ''} ran here ({', '.join(ran) if ran else 'none'})")
     if len(scored):
-        parts.append("among those not identical to the references, "
+        out = [str(r.get("label", r["system"])) for _, r in s.iterrows() if r["system"] not in set(scored["system"])]
+        parts.append((f"leaving out {join_names(out)} (mean DTW against the references {0:.{SHOWN_DECIMALS}f} as "
+                      f"shown), " if out else "")
                      + leader_phrase(scored, "dtw", "lowest mean DTW on the benchmark set against its pseudo-labels",
                                      " word heights")
                      + " and " + leader_phrase(scored, "ar", "highest AR"))

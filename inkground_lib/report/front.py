@@ -20,6 +20,7 @@ from inkground_lib.report.format import EM_DASH as DASH
 from inkground_lib.report.escape import md_code, md_escape
 from inkground_lib.report.format import count, finite, fmt, join_names, missing, pct
 from inkground_lib.report.front_numbers import UNIPEN_JSON, FrontNumbers, front_page_numbers
+from inkground_lib.report.names import maker_note, summary_mode
 from inkground_lib.report.prose import AGREEMENT_UNIT
 from inkground_lib.report.reproducibility import run_time
 from inkground_lib.report.tradeoffs import flips_text
@@ -96,7 +97,7 @@ def _pseudo_lines(n: FrontNumbers) -> list[str]:
          f"({count(x.get('words'))} words), {count(x.get('ocr_pass_pages'))} passed the {{term}}`OCR filter` "
          f"(at least {pct(x.get('ocr_threshold'))} of words read alike; {pct(x.get('ocr_pass_rate'))} of "
          f"candidates) and {count(x.get('benchmark_pages'))} the {{term}}`rater filter` "
-         f"({pct(x.get('benchmark_share'))} of candidates), with derenderer {md_code(comp.get('derenderer', '?'))}, "
+         f"({pct(x.get('benchmark_share'))} of candidates), with derenderer {md_code(summary_mode(p))}, "
          f"OCR {md_code(comp.get('ocr_engine', '?'))} and {ratings_phrase(comp.get('ratings_source'))}."]
     if "word_dtw_median" in x:
         nw = f"{n.truth_words:,}" if n.truth_words is not None else DASH
@@ -145,11 +146,12 @@ def _runs_lines(n: FrontNumbers) -> list[str]:
         chance = (f"; Style's chance level {fmt(r.style_chance)}" if r.style_chance is not None else "")
         L += [f"*{md_escape(r.dataset)} against {ref}* ({' / '.join(words)} words on {' / '.join(pages)} pages"
               f"{chance}):", "", "| system | DTW | Chamfer | AR | Style |", "|---|---|---|---|---|"]
-        own = str((n.pseudo or {}).get("components", {}).get("derenderer", "")) if r.kind == "benchmark" else ""
+        own = summary_mode(n.pseudo) if r.kind == "benchmark" and n.pseudo else ""
         for row in r.rows:
             label = md_escape(row.get("label") or row.get("system"))
-            if own and row.get("system") == own and r.reference == "reference":
-                label += ", which made these pseudo-labels"
+            note = maker_note(own, str(row.get("system"))) if own and r.reference == "reference" else None
+            if note:
+                label += f" ({md_escape(note)})"
             L.append(f"| {label} | {fmt(row.get('dtw'))} | {fmt(row.get('chamfer'))} | {fmt(row.get('ar'))} | "
                      f"{fmt(row.get('style'))} |")
         L.append("")
@@ -194,7 +196,7 @@ def _systems_lines(n: FrontNumbers) -> list[str]:
              f"was made by {', '.join(md_code(e) for e in engines) or DASH + ' (no run)'}.")
     if n.pseudo is not None:
         comp = n.pseudo.get("components", {})
-        L.append(f"* Pseudo-labels: derenderer {md_code(comp.get('derenderer', '?'))}"
+        L.append(f"* Pseudo-labels: derenderer {md_code(summary_mode(n.pseudo))}"
                  f"{' (InkSight)' if str(comp.get('derenderer', '')).startswith('inksight') else ' (not InkSight)'}"
                  f"; {ratings_phrase(comp.get('ratings_source'))}"
                  f"{' (no human rater took part)' if comp.get('ratings_source') == 'simulated' else ''}.")
@@ -257,7 +259,8 @@ def _run_box(n: FrontNumbers) -> list[str]:
             "make book   # creates .venv, installs the pins,", "            # runs every section, builds this book",
             "```", "",
             f"Needs git, make and Python {python_phrase(n.python)}; everything runs offline on CPU. "
-            + "How long this build took is under *At a glance* above." +
+            + "How long this build took is the first screen's **This build** line, section by section on the "
+            "{doc}`sections/reproducibility` page." +
             " The paper's own systems need keys or weights ({doc}`sections/03_model_evaluation`).",
             "````", ""]
 
@@ -383,6 +386,7 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
 
     funnel = " → ".join(count(rep.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
     L = ["**The paper claims** {cite}`inkground`: " + "; ".join(filled(t) for t in CLAIMS_SHORT) + ".", ""]
+    L += [_ours_beside_paper(n), ""]  # our numbers second, on the first screen at any width
     local = sorted(ran - {k for k, v in n.registry.items() if v.get("reported_as")})
     x = (n.pseudo or {}).get("numbers", {})
     comp = (n.pseudo or {}).get("components", {})
@@ -394,9 +398,7 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
         here = f"**Ran here:** no system {missing('no section-03 run')}"
     if n.pseudo is not None:
         src = comp.get("ratings_source")
-        here += ("; the funnel, " + " → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages",
-                                                                         "benchmark_pages")) +
-                 f" pages, with derenderer {md_code(comp.get('derenderer', '?'))}, OCR "
+        here += (f"; pseudo-labels by derenderer {md_code(summary_mode(n.pseudo))}, OCR "
                  f"{md_code(comp.get('ocr_engine', '?'))} and "
                  f"{'simulated raters' if src == 'simulated' else 'a ratings file'}")
     L += [here + ".", ""]
@@ -433,23 +435,45 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
     return L + [""]
 
 
+def _ours_beside_paper(n: FrontNumbers) -> str:
+    """The first screen's numbers of ours beside the paper's, in one sentence: the funnel (candidate pages, pages
+    that passed the OCR filter, pages kept), rater agreement, and how far our pseudo-labels lie from the writers'
+    true pen paths (a number the paper could not measure); each missing number says why."""
+    rep = n.reported
+    if n.pseudo is None:
+        return f"**Our numbers beside the paper's:** none {missing('no section-02 run')}."
+    x = n.pseudo.get("numbers", {})
+    funnel = " → ".join(count(x.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
+    paper = " → ".join(count(rep.get(k)) for k in ("candidates", "ocr_pass_pages", "benchmark_pages"))
+    s = (f"**Our numbers beside the paper's:** candidate pages → OCR filter → kept, {funnel} here ({paper} in the "
+         f"paper); the raters agree on {fmt(x.get('rater_agreement'))} of the pairs rated at least twice (paper "
+         f"{fmt(rep.get('rater_agreement'), reason='not read')})")
+    if x.get("word_dtw_median") is not None:
+        s += (f"; our pseudo-labels lie a median {{term}}`DTW` of {fmt(x.get('word_dtw_median'))} word heights from "
+              f"the writers' true pen paths, which the paper could not measure")
+    return s + "."
+
+
 def _found_short(n: FrontNumbers) -> str:
-    """One sentence of what this book found (the long answers follow under "What this book found")."""
+    """What this book found, in plain sentences (the long answers follow under "What this book found")."""
     flips = len(n.flips)
     if not n.flip_datasets:
-        parts = ["whether the choice of reference reorders the systems is not measured (no dataset was scored "
-                 "against both references)"]
+        parts = ["Whether the choice of reference reorders the systems is not measured (no dataset was scored "
+                 "against both references)."]
     elif flips:
-        parts = [f"the choice of reference reverses {flips} ranking{'s' if flips != 1 else ''} of two systems "
-                 f"(intervals apart)"]
+        parts = [f"Scoring against the true pen paths instead of the pseudo-labels reverses {flips} "
+                 f"ranking{'s' if flips != 1 else ''} of two systems (intervals apart)."]
     else:
-        parts = ["the choice of reference reverses no ranking of two systems (intervals apart)"]
+        parts = ["Scoring against the true pen paths instead of the pseudo-labels reverses no ranking of two "
+                 "systems (intervals apart)."]
     for name, label in (("ocr", "OCR filter"), ("raters", "rater filter")):
         f = (n.filters or {}).get(name)
         if f and f.get("hi") is not None and f.get("lo") is not None:
-            verdict = "yes" if f["hi"] < 0 else ("the reverse" if f["lo"] > 0 else "no")
-            parts.append(f"did the {label} keep pseudo-labels nearer the truth? {verdict}")
-    return "**Found here:** " + "; ".join(parts) + "."
+            verdict = ("kept pseudo-labels nearer the truth" if f["hi"] < 0 else
+                       "kept pseudo-labels further from the truth" if f["lo"] > 0 else
+                       "did not keep pseudo-labels nearer the truth")
+            parts.append(f"The {label} {verdict}.")
+    return "**Found here:** " + " ".join(parts)
 
 
 def front_page(n: FrontNumbers) -> str:

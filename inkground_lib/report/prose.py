@@ -8,16 +8,23 @@ import pandas as pd
 
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, shown
 from inkground_lib.report.format import join_names
+from inkground_lib.report.names import MODE_GLOSS, SYSTEM_MODE, SYSTEM_OF_MODE, manifest_mode
 
 DERENDERER_TEXT = {
-    "skeleton": "the skeleton derenderer (binarise, skeletonise, trace and order strokes; inkground's offline "
-                "stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
-    "tracer": "inkground's tracer (the skeleton's strokes ordered and directed by a small network trained here on "
-              "recorded UNIPEN words of writers outside this book; an offline stand-in for InkSight Small-p, not a "
-              "port of it)",
+    "skeleton": "skeleton, the heuristic derenderer (binarise, skeletonise, trace and order strokes; inkground's "
+                "offline stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
+    "tracer-recognize": "tracer-recognize, inkground's tracer given the OCR reading of the word's crop (the "
+                        "paper's \"recognize and derender\"; the tracer orders and directs the skeleton's strokes "
+                        "with a small network trained here on recorded UNIPEN words of writers outside this book; an "
+                        "offline stand-in for InkSight Small-p, not a port of it)",
+    "tracer": "tracer, inkground's tracer given the word's true text (the skeleton's strokes ordered and directed by "
+              "a small network trained here on recorded UNIPEN words of writers outside this book; an offline "
+              "stand-in for InkSight Small-p, not a port of it)",
+    "tracer-no-text": "tracer-no-text, inkground's tracer given no text",
     "inksight-small-p": "InkSight Small-p (the paper's derenderer)",
 }
-"""Derenderer name -> what it is, in words (section 02's provenance and every sentence naming a derenderer)."""
+"""Derenderer mode (its one displayed name, :mod:`inkground_lib.report.names`) -> that name and what it is, in
+words (section 02's provenance and every sentence naming a derenderer)."""
 
 OCR_TEXT = {
     "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which runs "
@@ -57,9 +64,10 @@ def system_label(name: str, registry: dict | None = None) -> str:
 
 
 def labels_maker(ds) -> str:
-    """The derenderer that made a benchmark set's pseudo-labels, as its manifest records it (``meta["derenderer"]``,
-    written by section 02); "unknown" where the manifest does not say."""
-    return str((getattr(ds, "meta", None) or {}).get("derenderer") or "unknown")
+    """The derenderer mode that made a benchmark set's pseudo-labels, by its one displayed name
+    (:func:`inkground_lib.report.names.manifest_mode` of the manifest's ``meta``, written by section 02:
+    "tracer-recognize" for the tracer given the OCR reading); "unknown" where the manifest does not say."""
+    return manifest_mode(getattr(ds, "meta", None) or {})
 
 
 def derenderer_name_text(name: str) -> str:
@@ -101,39 +109,80 @@ def systems_stand_in_text(bench, ocr_engine: str, registry: dict | None = None) 
 
 
 def maker_row_text(bench, bench_true, maker: str, registry: dict | None = None) -> str:
-    """Section 03's sentence on the row of the derenderer that made the pseudo-labels (``maker``, from the
-    benchmark's manifest: :func:`labels_maker`): identical by construction when its DTW against its own labels
-    shows as 0, its DTW against the true trajectories beside it; or that it was not among the systems of this run.
+    """Section 03's sentence on the row of the system that runs the derenderer that made the pseudo-labels
+    (``maker``: its mode, from the benchmark's manifest, :func:`labels_maker`; the system:
+    :data:`inkground_lib.report.names.SYSTEM_OF_MODE`). Nothing is claimed by construction: the sentence counts,
+    from the run's per-word scores, on how many words that system's ink equals the labels (DTW 0 as shown) and
+    how far it lies on the others, says that its Table 1 row is scored against labels its own network made (so
+    it is not a measurement of tracing), and gives the same predictions' DTW against the true trajectories.
 
     >>> from types import SimpleNamespace as NS
-    >>> s = pd.DataFrame({"system": ["tracer"], "dtw": [0.0]})
-    >>> maker_row_text(NS(summary=s), NS(summary=s.assign(dtw=[0.111])), "tracer", registry={})[:48]
-    'The tracer derenderer made the pseudo-labels, so'
-    >>> maker_row_text(NS(summary=s), None, "skeleton", registry={})[:70]
-    'The skeleton derenderer made the pseudo-labels; it is not among the sy'
+    >>> sc = pd.DataFrame({"system": ["tracer"] * 4, "dtw": [0.0, 0.0, 0.0, 0.4]})
+    >>> s = pd.DataFrame({"system": ["tracer"], "dtw": [0.1]})
+    >>> t = maker_row_text(NS(summary=s, scores=sc), NS(summary=s.assign(dtw=[0.111])), "tracer-recognize", {})
+    >>> print(t)  # doctest: +NORMALIZE_WHITESPACE
+    The pseudo-labels were made by tracer-recognize; the tracer row of Table 1 runs the same network given the
+    word's true text, so it is scored against labels its own network made, which measures agreement with itself,
+    not tracing: its ink equals the labels (DTW 0.000 as shown) on 3 of 4 words and differs on 1 (DTW up to
+    0.400), which gives the row's mean DTW of 0.100. Against the writers' true trajectories the same predictions
+    score 0.111 (Table 2a).
+    >>> maker_row_text(NS(summary=s, scores=sc), None, "skeleton", registry={})[:95]
+    'The pseudo-labels were made by skeleton; no system of this run runs that derenderer, so no row '
     """
     def value(res, col="dtw"):
         if res is None or not len(res.summary):
             return None
-        row = res.summary[res.summary["system"] == maker]
+        row = res.summary[res.summary["system"] == system]
         return float(row[col].iloc[0]) if len(row) and pd.notna(row[col].iloc[0]) else None
 
-    who = derenderer_name_text(maker)
-    who = who[0].upper() + who[1:]
-    own, true = value(bench), value(bench_true)
-    if own is None:
-        return (f"{who} made the pseudo-labels; it is not among the systems of this run, so no row of Table 1 "
-                f"repeats the references.")
-    d = SHOWN_DECIMALS
-    if shown(own) == 0:
-        s = (f"{who} made the pseudo-labels, so its row in Table 1 is identical by construction, not a measurement: "
-             f"the same algorithm on the same crops gives DTW {shown(own):.{d}f} against its own labels.")
+    system = SYSTEM_OF_MODE.get(maker)
+    own = value(bench) if system else None
+    scores = getattr(bench, "scores", None)
+    d = (scores.loc[scores["system"] == system, "dtw"].dropna()
+         if system and scores is not None and len(scores) else pd.Series(dtype=float))
+    if own is None or not len(d):
+        return (f"The pseudo-labels were made by {maker}; no system of this run runs that derenderer, so no row "
+                f"of Table 1 is scored against labels it made.")
+    n, same = len(d), int((shown(d) == 0).sum())
+    if SYSTEM_MODE.get(system) == maker:
+        how = "runs the same derenderer in the same mode, so it is scored against labels it made itself"
     else:
-        s = (f"{who} made the pseudo-labels, yet run again here it lies at DTW {own:.{d}f} from them: "
-             f"its output is not the same on the same crops.")
+        how = (f"runs the same network {MODE_GLOSS.get(SYSTEM_MODE.get(system, ''), '').split('; ', 1)[-1]}, "
+               f"so it is scored against labels its own network made")
+    dd = SHOWN_DECIMALS
+    s = f"The pseudo-labels were made by {maker}; the {system} row of Table 1 {how}, which measures agreement with " \
+        f"itself, not tracing: "
+    if same == n:
+        s += (f"its ink equals the labels (DTW {0:.{dd}f} as shown) on all {n:,} words, so the row's mean DTW is "
+              f"{shown(own):.{dd}f}.")
+    else:
+        s += (f"its ink equals the labels (DTW {0:.{dd}f} as shown) on {same:,} of {n:,} words and differs on "
+              f"{n - same:,} (DTW up to {float(d.max()):.{dd}f}), which gives the row's mean DTW of "
+              f"{shown(own):.{dd}f}.")
+    true = value(bench_true)
     if true is not None:
-        s += f" Against the writers' true trajectories the same predictions score {true:.{d}f} (Table 2a)."
+        s += f" Against the writers' true trajectories the same predictions score {true:.{dd}f} (Table 2a)."
     return s
+
+
+def reference_true_text(bench_true) -> str:
+    """Section 03's sentence on Table 2a's *reference* row: the pseudo-labels scored against the writers' true
+    trajectories, with its mean DTW, where the reference ink ran; else that no row of Table 2a measures it (and
+    where it is measured). Plain text (it is glued).
+
+    >>> from types import SimpleNamespace as NS
+    >>> reference_true_text(NS(summary=pd.DataFrame({"system": ["reference"], "dtw": [0.1234]})))[-30:]
+    'om the truth (mean DTW 0.123).'
+    >>> reference_true_text(None)[:40]
+    'The reference ink was not among the syst'
+    """
+    s = getattr(bench_true, "summary", None)
+    row = s[s["system"] == "reference"] if s is not None and len(s) else None
+    if row is not None and len(row) and pd.notna(row["dtw"].iloc[0]):
+        return ("The reference system on the benchmark is the pseudo-label itself, so its row in Table 2a measures "
+                f"how far the pseudo-labels are from the truth (mean DTW {float(row['dtw'].iloc[0]):.{SHOWN_DECIMALS}f}).")
+    return ("The reference ink was not among the systems of this run, so no row of Table 2a measures how far the "
+            "pseudo-labels are from the truth (section 2 measures it over every candidate word).")
 
 
 def baselines_ar_text(bench) -> str:
@@ -168,7 +217,7 @@ def both_sides_intro(maker: str) -> str:
     the benchmark's manifest), B is the skeleton derenderer with other binarisation, retracing and
     stroke-ordering rules (:data:`inkground_lib.evaluation.both_sides.SECOND`).
 
-    >>> both_sides_intro("tracer").startswith("A, the tracer derenderer that made")
+    >>> both_sides_intro("tracer-recognize").startswith("A, the tracer-recognize derenderer that made")
     True
     """
     b = ("a second skeleton derenderer" if maker == "skeleton" else "the skeleton derenderer")

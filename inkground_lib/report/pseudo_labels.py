@@ -11,6 +11,7 @@ from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import KEEP_SCORE
 from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
 from inkground_lib.report.format import missing
+from inkground_lib.report.names import summary_mode
 from inkground_lib.report.prose import DERENDERER_TEXT as _DERENDERER_TEXT
 from inkground_lib.report.prose import OCR_TEXT as _OCR_TEXT
 
@@ -118,8 +119,7 @@ def provenance(res: PipelineResult, ds: Optional[Dataset] = None) -> dict:
              "the truth" if res.has_truth else
              "the candidate pages have no true trajectories, so the comparison with the truth is empty here")
     return {"dataset": describe_dataset(ds), "dataset_name": ds.name,
-            "derenderer": (_DERENDERER_TEXT.get(c["derenderer"], f"the derenderer {c['derenderer']!r}")
-                           + (f", given {c['derenderer_text']}" if c.get("derenderer_text") else "")),
+            "derenderer": _DERENDERER_TEXT.get(_mode(res), f"the derenderer {_mode(res)!r}"),
             "ocr": _OCR_TEXT.get(c["ocr_engine"], f"the OCR engine {c['ocr_engine']!r}"),
             "ratings": ratings, "truth": truth}
 
@@ -134,6 +134,11 @@ def ratings_per_pair_text(lo: int, hi: int) -> str:
     if lo == hi:
         return f"{lo} rating{'' if lo == 1 else 's'} per pair"
     return f"{lo} to {hi} ratings per pair"
+
+
+def _mode(res) -> str:
+    """The run's derenderer by its one displayed name (:func:`inkground_lib.report.names.summary_mode`)."""
+    return summary_mode({"components": res.components, "params": getattr(res, "params", None) or {}})
 
 
 def _is_papers(component: str, kind: str) -> bool:
@@ -161,7 +166,7 @@ def stands_in_text(res: PipelineResult) -> str:
         parts.append("InkSight Small-p, the paper's derenderer")
         papers += 1
     else:
-        parts.append(f"the {der} derenderer in place of InkSight Small-p")
+        parts.append(f"the {_mode(res)} derenderer in place of InkSight Small-p")
     if _is_papers(ocr, "ocr"):
         parts.append("DeepSeek-OCR, the paper's OCR")
         papers += 1

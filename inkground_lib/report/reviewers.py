@@ -9,7 +9,11 @@ import pandas as pd
 
 from inkground_lib.analysis.check_language import format_number, render_note
 from inkground_lib.analysis.claims import (
+    CONSISTENT,
+    INCONSISTENT,
+    PARTLY_CONSISTENT,
     REPRODUCED,
+    STAND_IN,
     STATUS_RULES,
     STATUSES,
     TOLERANCE,
@@ -35,17 +39,20 @@ from inkground_lib.core.run_loaders import load_pseudo_summary
 from inkground_lib.datasets.statistics import statistics
 from inkground_lib.report.flowchart import flowchart_labels, readable_sentence
 from inkground_lib.report.escape import md_code, md_escape
+from inkground_lib.report.names import summary_mode
 
 
 def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iterable = (), pseudo_run=None,
                    dataset_stats: Mapping[str, dict] | None = None, *, as_paper: dict[str, str] | None = None,
-                   root: Path | None = None, summary_txt: Path | None = None) -> str:
+                   root: Path | None = None, summary_txt: Path | None = None,
+                   archive: Path | None = None) -> str:
     """The reviewers' page (markdown): every claim of ``claims`` with its status, the check over the paper's
     own numbers, what was measured here, and what a user needs to reproduce it.
 
     ``eval_runs``: section-03 run folders (or :class:`RunInfo` objects); ``pseudo_run``: the section-02 run
     folder (its summary.json) or the summary dict; ``dataset_stats``: {dataset name: statistics dict} of
-    section 01 (:func:`inkground_lib.datasets.statistics.statistics`)."""
+    section 01 (:func:`inkground_lib.datasets.statistics.statistics`); ``archive``: the book's results archive,
+    whose manifest digest and check the page prints (:func:`archive_lines`)."""
     eval_runs = list(eval_runs or [])
     runs = [r for r in eval_runs if isinstance(r, RunInfo)]
     runs += load_run_infos([r for r in eval_runs if not isinstance(r, RunInfo)])
@@ -84,7 +91,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
           "made it (`inkground_lib.analysis.origins`). Only a measurement counts towards a status: a number we set "
           "(to the paper's value or not), the share a seeded split gave, the pages a run was asked for and a number "
           "that follows from others by arithmetic are listed under *set here, not measured* and never make a claim "
-          "*measured with stand-ins* or *consistent*.", "",
+          f"*{STAND_IN}* or *consistent*.", "",
           "| origin | what it means | counts towards a status |", "|---|---|---|"]
     L += [f"| {o} | {md_escape(ORIGINS[o])} | {'yes' if o in COUNTED else 'no'} |" for o in ORIGINS]
     L += ["", "The paper's conditions, which a run must meet in full to reproduce a number:", ""]
@@ -109,17 +116,19 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
     if pseudo:
         comp = pseudo.get("components", {})
         L.append(f"* section 2 pseudo-label run on {md_code(pseudo.get('params', {}).get('candidates', '?'))} with "
-                 f"derenderer {md_escape(comp.get('derenderer', '?'))}, OCR {md_escape(comp.get('ocr_engine', '?'))}, "
+                 f"derenderer {md_code(summary_mode(pseudo))}, OCR {md_escape(comp.get('ocr_engine', '?'))}, "
                  f"ratings {md_escape(comp.get('ratings_source', '?'))}")
     for name in stats:
         L.append(f"* section 1 statistics of dataset {md_escape(name)} (our pages)")
-    L += ["", "(reviewers-overview)=", "## Overview", "",
+    L += [""] + archive_lines(archive)
+    L += ["(reviewers-overview)=", "## Overview", "",
           "Each claim with its status and what our numbers for it are; the link leads to its details below.", "",
           "| claim | status | our numbers for it | details |", "|---|---|---|---|"]
     for c, r in zip(claims.itertuples(), res):
         about = str(getattr(c, "about", "") or "").strip()
         text = md_escape(readable_sentence(c.sentence, labels)) + (f" *({md_escape(about)})*" if about else "")
-        L.append(f"| {text} | {r.status} | {_ours_summary(r.here)} | [{md_escape(c.claim_id)}](#{_anchor(c.claim_id)}) |")
+        L.append(f"| {text} | {r.status} | {_ours_summary(r.here, r.status)} | "
+                 f"[{md_escape(c.claim_id)}](#{_anchor(c.claim_id)}) |")
     L += ["", "## Claims", ""]
     for c, r in zip(claims.itertuples(), res):
         L += [f"({_anchor(c.claim_id)})=", f"### `{c.claim_id}`: {r.status}", "",
@@ -168,14 +177,102 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
     return "\n".join(L)
 
 
+ARCHIVE_CHECK = """import hashlib, json, sys, zipfile
+archive, want = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(archive) as z:
+    names = [n for n in z.namelist() if not n.endswith("/")]  # folder entries (zip -r) hold no file
+    listing = z.read("MANIFEST.json")
+    if hashlib.sha256(listing).hexdigest() != want:
+        sys.exit("REFUSED: MANIFEST.json is not the manifest this book names")
+    files = json.loads(listing)["files"]
+    problems = [f"{n}: named twice in the archive" for n in sorted(set(names)) if names.count(n) > 1]
+    for f in files:
+        if f["path"] not in names:
+            problems.append(f"{f['path']}: missing")
+            continue
+        h, size = hashlib.sha256(), 0
+        with z.open(f["path"]) as member:
+            for block in iter(lambda: member.read(1 << 20), b""):
+                h.update(block)
+                size += len(block)
+                if size > f["bytes"]:  # longer than the manifest says: stop reading
+                    break
+        if size != f["bytes"] or h.hexdigest() != f["sha256"]:
+            problems.append(f"{f['path']}: differs from MANIFEST.json")
+    known = {f["path"] for f in files} | {"MANIFEST.json", "CITATION.cff", "citation.bib"}
+    problems += [f"{n}: not in MANIFEST.json" for n in sorted(set(names) - known)]
+print("\\n".join(problems) or f"OK: MANIFEST.json is the book's and its {len(files)} files match it")
+sys.exit(1 if problems else 0)
+"""
+"""The results archive's check with Python's standard library only (no inkground, no repository): the archive's
+``MANIFEST.json`` must have the sha256 this book prints (a file edited together with its manifest line changes
+that digest), then every file it lists must have its size and sha256, and no other file may be in the archive
+(the citation files excepted). It compares files, not the zip's own metadata, so an archive unpacked and zipped
+again (``zip -r``: folder entries are skipped) still checks."""
+
+
+def manifest_digest(archive: str | Path) -> tuple[str, int] | None:
+    """(sha256 of the archive's MANIFEST.json, how many files it lists), or None when there is no readable
+    archive or manifest."""
+    import hashlib
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as z:
+            listing = z.read("MANIFEST.json")
+        return hashlib.sha256(listing).hexdigest(), len(json.loads(listing).get("files", []))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+
+
+def archive_lines(archive: str | Path | None, name: str = "inkground-results.zip") -> list[str]:
+    """The reviewers' page's section on the results archive: the sha256 of its manifest (the anchor), the
+    command that checks it with Python's standard library only (:data:`ARCHIVE_CHECK`), and what that command
+    refuses; when there is no archive, says so."""
+    L = ["(reviewers-archive)=", "## Check the results archive", ""]
+    found = manifest_digest(archive) if archive is not None else None
+    if found is None:
+        return L + [f"This build wrote no results archive ({name}), so there is no manifest digest to print.", ""]
+    digest, n_files = found
+    L += [f"Every number of this book comes from the run files in the results archive `{name}` (this page's "
+          f"download menu). Its `MANIFEST.json` lists the {n_files:,} files it holds, each with its size and sha256, "
+          f"and the manifest itself has this sha256:", "",
+          "```text", digest, "```", "",
+          "This digest is the anchor: it is printed here, outside the archive, so a file edited together with its "
+          "line in the manifest changes the manifest's digest and is refused. To check a downloaded archive you "
+          "need only Python 3 (its standard library: no inkground, no repository). Save the archive, then run, "
+          "in the folder that holds it:", "",
+          "```bash", f"python3 - {name} {digest} <<'EOF'", ARCHIVE_CHECK.rstrip("\n"), "EOF", "```", "",
+          "It prints `OK` and exits 0 when the manifest is the one named above and every file it lists is in the "
+          "archive with its size and sha256; otherwise it names each problem (a file missing, a file that "
+          "differs, a file not in the manifest, a name given twice) and exits 1, or refuses at once when the "
+          "manifest is not this book's. It compares the files, not the zip's own metadata, so an archive that "
+          "was unpacked and zipped again still checks. With the repository, `python -m "
+          "inkground_lib.publish.results verify` also checks that the archive is of this book's run (its "
+          "sections' parameters and fingerprints).", ""]
+    return L
+
+
 def _anchor(claim_id: str) -> str:
     """The page's target of a claim's details (a MyST ``(target)=`` before its heading)."""
     return f"claim-{claim_id}".replace("_", "-")
 
 
-def _ours_summary(here) -> str:
-    """Our numbers for a claim by origin, for the overview: "2 measured; 3 set (setting)" or "none"."""
+BY_PAPERS_NUMBERS = (CONSISTENT, PARTLY_CONSISTENT, INCONSISTENT)
+"""The statuses a check over the paper's own numbers decides: our numbers for such a claim are shown beside it and
+decide nothing."""
+
+
+def _ours_summary(here, status: str = "") -> str:
+    """Our numbers for a claim by origin, for the overview: "2 measured; 3 set (setting)" or "none"; for a claim
+    whose status comes from the paper's own numbers (:data:`BY_PAPERS_NUMBERS`), the measured ones are said to be
+    shown beside, not to decide the status."""
     n_meas = sum(m.counts for m in here)
+    if n_meas and status in BY_PAPERS_NUMBERS:
+        rest = _ours_summary([m for m in here if not m.counts])
+        return (f"{n_meas} measured, shown beside (the status comes from the paper's own numbers)"
+                + ("" if rest == "none" else f"; {rest}"))
     n_repl = sum(m.origin.kind == REPLACED for m in here)
     set_kinds = sorted({m.origin.kind for m in here if not m.counts and m.origin.kind != REPLACED})
     n_set = len(here) - n_meas - n_repl
@@ -222,10 +319,11 @@ def default_inputs(root: Path) -> dict:
     return {"eval_runs": runs, "pseudo_run": pseudo if pseudo.is_file() else None, "dataset_stats": stats}
 
 
-def write_default_reviewers_page(root: Path = ROOT) -> Path:
-    """Write ``root/book/sections/reviewers.md`` from the data under ``root`` (``make book`` calls this)."""
+def write_default_reviewers_page(root: Path = ROOT, archive: Path | None = None) -> Path:
+    """Write ``root/book/sections/reviewers.md`` from the data under ``root`` (``make book`` calls this, after
+    it has written the results ``archive``, whose manifest digest the page prints)."""
     root = Path(root)
     reported = paper_numbers(root / PAPER_CSV.relative_to(ROOT))
     claims = load_claims(root / CLAIMS_CSV.relative_to(ROOT), reported)
     return write_reviewers_page(root / SECTIONS_DIR.relative_to(ROOT) / "reviewers.md", claims, reported, root=root,
-                                **default_inputs(root))
+                                archive=archive, **default_inputs(root))

@@ -201,15 +201,28 @@ def unavailable_table(unavailable: dict) -> pd.DataFrame:
 
 
 def results_view(summary: pd.DataFrame, paper_dataset: str | None, caption: str, *,
-                 paper: pd.DataFrame | None = None, not_run: dict | None = None):
+                 paper: pd.DataFrame | None = None, not_run: dict | None = None, made_references: str | None = None):
     """:func:`results_table` as the book shows it (:func:`inkground_lib.report.table_view.table_view`): one
     caption, the paper's reported rows shaded under a rule, the systems that did not run in a footnote
     instead of a row of dashes each, no column that repeats another (:func:`drop_repeated_valid_only`), rows
     equal in every column shown once with a note naming them
     (:func:`inkground_lib.report.table_view.merge_identical_rows`), and a note that the centre-dot rule is
-    this book's choice."""
+    this book's choice. ``made_references``: the derenderer mode that made the references
+    (:func:`inkground_lib.report.prose.labels_maker`); the row of the system that runs it says so in its name,
+    and a note says what that row is (:func:`inkground_lib.report.names.maker_note`)."""
+    from inkground_lib.report.names import maker_note
     from inkground_lib.report.table_view import table_view
 
+    marked = []
+    if made_references and len(summary):
+        summary = summary.copy()
+        if "label" not in summary.columns:
+            summary["label"] = summary["system"]
+        for i, r in summary.iterrows():
+            note = maker_note(made_references, str(r["system"]))
+            if note:
+                summary.loc[i, "label"] = f"{r['label']} ({note})"
+                marked.append(str(summary.loc[i, "label"]))
     df = results_table(summary, paper_dataset, paper=paper)
     df, notes = drop_repeated_valid_only(df)
     paper_rows = [i for i, src in enumerate(df["source"]) if src == PAPER]
@@ -218,6 +231,10 @@ def results_view(summary: pd.DataFrame, paper_dataset: str | None, caption: str,
     if paper_rows:
         notes.append("Our rows score only words whose text occurs once on their page (our target rule: a request "
                      "names its word by its text); the paper's rows are its reported numbers on its own pages.")
+    for label in marked:
+        notes.append(f"{label}: scored against references its own derenderer made, so its row says how far it "
+                     f"lies from its own labels, not how well it traces; the sentence under the table counts the "
+                     f"words where they differ.")
     if not_run:
         notes.append("Not run here (no numbers): " + ", ".join(sorted(not_run)) +
                      "; the table of systems that could not run says why.")
@@ -225,7 +242,14 @@ def results_view(summary: pd.DataFrame, paper_dataset: str | None, caption: str,
 
 
 def unavailable_view(unavailable: dict, caption: str):
-    """:func:`unavailable_table` as the book shows it (captioned, long reasons wrapped, not cut)."""
+    """:func:`unavailable_table` as the book shows it (captioned, long reasons wrapped, not cut); when every
+    system ran, one sentence under the caption's name instead of an empty table."""
     from inkground_lib.report.table_view import table_view
+
+    if not unavailable:
+        from IPython.display import Markdown
+
+        name = caption.split(":", 1)[0]
+        return Markdown(f"*{name}: none. Every system named in `systems` ran here.*")
 
     return table_view(unavailable_table(unavailable), caption, fold=False)

@@ -474,8 +474,9 @@ def reference_view(t: pd.DataFrame, caption: str):
                       notes=["Mean over words (DTW, Chamfer: word heights, lower is better) or true-writer "
                              "probability (Style, higher is better, each reference with its own writer "
                              "classifier), with 95% page-bootstrap intervals; rank 1 = best. " + TIES_RULE +
-                             " The reference ink and the derenderer that made the pseudo-labels score 0 "
-                             "against the pseudo-labels by construction."])
+                             " The reference ink is the pseudo-labels themselves, so it scores 0 against them; "
+                             "a system whose derenderer made the pseudo-labels is scored against its own labels "
+                             "there (section 3 counts the words on which the two differ)."])
 
 
 def taus_view(taus: pd.DataFrame, caption: str):
@@ -496,6 +497,36 @@ def corr_view(corr: pd.DataFrame, caption: str):
 
 
 # -------------------------------------------------------------------------------------------------- prose
+
+def classes_compare_text(ours: dict, paper: dict) -> str:
+    """Our writer classifiers' class counts beside the paper's, compared from the numbers (``ours``: {dataset:
+    classes}; ``paper``: {paper dataset: (classes, what a class is)}, :func:`paper_classes`): fewer than every
+    one of the paper's, more than every one, or neither; and what that does to a Style value. Never "far fewer"
+    typed: a paper-scale run has more writers than the paper has pages.
+
+    >>> classes_compare_text({"synth": 107, "recorded": 36}, {"inkGround": (537, "pages"), "IAM-OnDB": (217, "writers")})
+    "Our classifiers choose among fewer classes than any of the paper's (synth: 107 writers; recorded: 36 writers; \
+the paper's inkGround: 537 pages; IAM-OnDB: 217 writers), so the same Style value takes less skill here, and the \
+two Style scales never share an axis."
+    >>> classes_compare_text({"big": 820}, {"inkGround": (537, "pages")})[:70]
+    "Our classifiers choose among more classes than any of the paper's (big"
+    """
+    if not ours:
+        return "No writer classifier ran here, so no Style of ours stands beside the paper's."
+    if not paper:
+        return "The paper's class counts are not read, so no Style of ours is compared with the paper's."
+    lo, hi = min(n for n, _ in paper.values()), max(n for n, _ in paper.values())
+    listed = ("; ".join(f"{ds}: {n} writers" for ds, n in ours.items()) + "; the paper's "
+              + "; ".join(f"{ds}: {n} {unit}" for ds, (n, unit) in paper.items()))
+    if all(n < lo for n in ours.values()):
+        rel, skill = "fewer classes than any of the paper's", "the same Style value takes less skill here"
+    elif all(n > hi for n in ours.values()):
+        rel, skill = "more classes than any of the paper's", "the same Style value takes more skill here"
+    else:
+        rel, skill = ("class counts that do not all lie on one side of the paper's",
+                      "the same Style value means something different on each")
+    return f"Our classifiers choose among {rel} ({listed}), so {skill}, and the two Style scales never share an axis."
+
 
 def page_numbers(a) -> dict:
     """The numbers and sentences section 04's overview and summary cite (glued with the prefix s04_), from an
@@ -525,4 +556,7 @@ def page_numbers(a) -> dict:
         "flips_text": flips_text(getattr(a, "flips", None) or [], list(getattr(a, "reference_summaries", None) or {})),
         "ours_classes_text": classes or missing("no Style classifier ran"),
         "paper_classes_text": paper_cls or missing("not reported"),
+        "classes_compare_text": classes_compare_text(
+            {ds: int(g["n_classes"].dropna().iloc[0]) for ds, g in s.groupby("dataset", sort=False)
+             if g["n_classes"].notna().any()}, pc),
     }
