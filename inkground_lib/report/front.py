@@ -16,6 +16,7 @@ from pathlib import Path
 from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
+from inkground_lib.evaluation.systems.registry import provider_adapters
 from inkground_lib.report.format import EM_DASH as DASH
 from inkground_lib.report.escape import md_code, md_escape
 from inkground_lib.report.format import count, finite, fmt, join_names, missing, pct
@@ -166,7 +167,7 @@ def _systems_lines(n: FrontNumbers) -> list[str]:
         for s, reason in r.unavailable.items():
             why.setdefault(s, reason)
     paper = {k: v for k, v in n.registry.items() if v.get("reported_as")}
-    vlms = [k for k, v in paper.items() if v.get("adapter") in ("openai", "anthropic")]
+    vlms = [k for k, v in paper.items() if v.get("adapter") in provider_adapters()]
     others = [k for k in paper if k not in vlms]
 
     def short(reason: str) -> str:
@@ -403,7 +404,7 @@ def _glance_lines(n: FrontNumbers) -> list[str]:
                  f"{'simulated raters' if src == 'simulated' else 'a ratings file'}")
     L += [here + ".", ""]
     missing_paper = [k for k, v in n.registry.items() if v.get("reported_as") and k not in ran]
-    vlms = [k for k in missing_paper if n.registry[k].get("adapter") in ("openai", "anthropic")]
+    vlms = [k for k in missing_paper if n.registry[k].get("adapter") in provider_adapters()]
     engines = sorted({r.ocr_engine for r in n.runs} | ({str(comp.get("ocr_engine"))} if n.pseudo else set()))
     parts = []
     if vlms:
