@@ -244,6 +244,15 @@ def test_a_rerun_takes_features_and_the_classifier_from_the_books_run_never_comp
     assert computed == [] and np.array_equal(again, made)
     assert set(read_store(style_features_dir(rerun), B.feature_key(bb.sha256, HEAD))) == \
         {drawing_digest(k) for k in inks}  # the rerun's own store holds every row it used
+    import inkground_lib.evaluation.style_features as SF
+
+    reads, real_read = [], SF.read_store
+    monkeypatch.setattr(SF, "read_store", lambda *a: reads.append(a[0]) or real_read(*a))
+    memo: dict = {}
+    other = tmp_path / "data" / "reruns" / "03_other" / "synth" / "03_evaluation"
+    for part in (inks[:8], inks[8:]):  # a section asks for its renders system by system
+        style_features(bb, HEAD, part, memo, store=style_features_dir(other))
+    assert reads.count(style_features_dir(book)) == 1 and computed == []  # the book's store read once
     out = style_dir(rerun, "reference")
     taken = _take_earlier_model(rerun, "reference", out, train, HEAD)
     assert taken is not None and not taken.trained and (out / style.META_FILE).is_file()

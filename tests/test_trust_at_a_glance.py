@@ -269,18 +269,12 @@ def test_a_claim_decided_by_the_papers_numbers_shows_ours_as_beside_it():
 # ------------------------------------------------------------------------------------ the archive, anchored
 
 def _archive(tmp_path) -> Path:
+    """The results archive of test_publish_results' small book (a run folder and section 04's notebook)."""
+    from test_publish_results import _book
+
     from inkground_lib.publish import results
 
-    run = tmp_path / "run03"
-    (run / "style").mkdir(parents=True)
-    (run / "summary-reference.csv").write_text("system,dtw\nskeleton,0.123\nfont,0.456\n")
-    (run / "style" / "model.json").write_text("{}")
-    nb = {"cells": [], "nbformat": 4, "nbformat_minor": 5,
-          "metadata": {"inkground": {"section": "04_tradeoffs", "fingerprint": "f" * 64, "parameters": {}},
-                       "papermill": {"parameters": {"eval_runs": [str(run)], "n_boot": 10}}}}
-    ex = tmp_path / "sections" / "04_tradeoffs.ipynb"
-    ex.parent.mkdir()
-    ex.write_text(json.dumps(nb))
+    _, ex = _book(tmp_path)
     out = tmp_path / "inkground-results.zip"
     results.pack(out, [ex])
     return out

@@ -73,21 +73,20 @@ def append_store(store: str | os.PathLike, fkey: tuple, digests, rows: np.ndarra
     return path
 
 
-def _take_earlier(store: str | os.PathLike, fkey: tuple, wanted: dict) -> dict:
+def _take_earlier(store: str | os.PathLike, fkey: tuple, wanted: dict, earlier: dict) -> dict:
     """{(fkey, digest): row} of the ``wanted`` keys that the stores of earlier runs hold (the book's run, then
     every rerun's, of the same dataset and section as the run folder holding ``store``), added to ``store`` as
-    one file."""
+    one file. ``earlier``: {digest: row} of those stores, filled on the first call (the first run holding a
+    digest wins) and passed again by the caller, so a section reads them once."""
     from inkground_lib.core.earlier_runs import earlier_runs
 
     store = Path(store)
-    found: dict = {}
-    for run in earlier_runs(store.parent):
-        if len(found) == len(wanted):
-            break
-        rows = read_store(run / store.name, fkey)
-        for k in wanted:
-            if k not in found and k[1] in rows:
-                found[k] = rows[k[1]]
+    if not earlier:
+        for run in earlier_runs(store.parent):
+            for d, row in read_store(run / store.name, fkey).items():
+                earlier.setdefault(d, row)
+        earlier[None] = None  # read: an empty result is not read again
+    found = {k: earlier[k[1]] for k in wanted if k[1] in earlier}
     if found:
         append_store(store, fkey, [d for _, d in found], np.stack(list(found.values())))
     return found
@@ -128,7 +127,8 @@ def style_features(backbone, params, inks, memo: dict | None = None, executor=No
         if k not in memo and k not in todo:
             todo[k] = ink
     if store is not None and todo:
-        taken = _take_earlier(store, fkey, todo)
+        seen = memo.setdefault(("style-earlier", str(store), fkey), {})  # earlier runs' rows, read once
+        taken = _take_earlier(store, fkey, todo, seen)
         memo.update(taken)
         for k in taken:
             del todo[k]
