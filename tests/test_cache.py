@@ -308,6 +308,22 @@ def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
     assert sysm.calls == 5 and cache.stable_view(again) == cache.stable_view(recs)
 
 
+def test_a_local_systems_records_are_written_in_groups_an_api_systems_one_by_one(server, tmp_path, monkeypatch):
+    """Each write of a prediction record is fsynced: a local system's (answered again in milliseconds) are
+    appended in groups of LOCAL_RECORDS_PER_WRITE, a paid API answer the moment it arrives."""
+    syncs = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (syncs.append(fd), real(fd))[1])
+    n = asking.LOCAL_RECORDS_PER_WRITE + 3
+    path = cache.cache_path(tmp_path, "box")
+    recs = asking.run_predictions(CountingBox(), make_items(n), path, progress=False)
+    assert sorted(r["word_id"] for r in lines(path)) == sorted(r["word_id"] for r in recs)  # all, each once
+    assert len(syncs) == 2  # one full group, then the rest at the end
+    syncs.clear()
+    asking.run_predictions(api_system(), make_items(6), tmp_path / "oa.jsonl", progress=False)
+    assert len(syncs) == 6 and len(lines(tmp_path / "oa.jsonl")) == 6
+
+
 def test_concurrency_limit(server, tmp_path):
     server.delay = 0.1
     items = make_items(8)

@@ -134,6 +134,45 @@ def test_identical_renders_are_read_once():
     assert ink_digest(a) == ink_digest(b) != ink_digest(c)
 
 
+def test_different_drawings_with_one_render_are_read_once(tmp_path):
+    """Inks that draw different lines but render to the same image (a line and its scaled, shifted copy; the
+    box system's outlines of wide words) are read once, in one call and across calls, with the texts of
+    reading each alone; the render-OCR log still answers for every ink."""
+    from inkground_lib.core.render import render_digest, render_ink
+    from inkground_lib.evaluation.render_ocr_log import render_ocr_log_path, reused_render_texts
+
+    a = as_ink([[[0, 0], [30, 12]]])
+    b = as_ink([[[100, 50], [160, 74]]])  # a scaled, shifted: another drawing, the same render
+    c = as_ink([[[0, 0], [30, 20]]])
+    d = as_ink([[[5, 5], [95, 41]]])     # a again, scaled by 3
+    assert render_digest(render_ink(a)) == render_digest(render_ink(b)) != render_digest(render_ink(c))
+    alone = [read_renders(CountingOCR(), [k])[0] for k in (a, b, c, d)]
+    ocr, memo = CountingOCR(), {}
+    log = render_ocr_log_path(tmp_path, ocr)
+    assert read_renders(ocr, [a, b, c], memo, log=log) == alone[:3] and ocr.images == 2
+    assert read_renders(ocr, [d], memo) == alone[3:] and ocr.images == 2  # the memo knows the render
+    digests = {ink_digest(k) for k in (a, b, c)}
+    assert set(reused_render_texts(log, ocr, digests)) == digests
+
+
+@pytest.mark.slow  # process pool
+def test_a_head_fitted_on_a_pool_equals_the_head_fitted_here(tmp_path):
+    """The book's classifiers fit their heads as pool jobs, side by side: the same head, bit for bit."""
+    from inks import hershey_ink
+
+    from inkground_lib.components.style.params import StyleParams
+
+    words = ["cat", "house", "on", "the", "hill", "sun"]
+    items = [(hershey_ink(w, 0.02 * i + 0.3 * (i % 3)), f"writer{i % 3}") for i, w in enumerate(words * 3)]
+    params = StyleParams()
+    here = style.train_style(items, params, None, False)
+    with LazyPool(2) as pool:
+        there = style.train_style(items, params, None, False, executor=pool)
+    for name, arr in here.head.arrays().items():
+        assert np.array_equal(arr, there.head.arrays()[name]), name
+    assert here.head.classes == there.head.classes
+
+
 @pytest.mark.slow  # process pool
 def test_evaluate_section_equals_three_plain_evaluations(cand, tmp_path):
     bench = cand  # a synth dataset: references are the true inks, so both scorings run

@@ -10,6 +10,7 @@ from dataclasses import field as _field
 
 from inkground_lib.core.dataset import check_photos
 from inkground_lib.core.defaults import GRID
+from inkground_lib.core.files import append_jsonl_many
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.progress import bar as progress_bar
@@ -17,7 +18,6 @@ from inkground_lib.core.run_files import EVAL_RUN_FILES, RUN_PATTERNS
 from inkground_lib.evaluation.asking import ask, run_predictions
 from inkground_lib.evaluation.cache import (
     EarlierCaches,
-    append_record,
     cache_path,
     check_cache_file,
     failures_path,
@@ -161,9 +161,13 @@ def predict_pages(system, items, path, executor, progress: bool = True) -> int:
                       enabled=progress) as bar:
         for job, outs in zip(jobs, ordered_map(_predict_page_job, [(system, [it for _, it in j]) for j in jobs],
                                                executor=executor)):
+            page: dict = {}  # a page's records, one write (and fsync) per file
             for (k, it), out in zip(job, outs):
-                append_record(path if out.is_model_output else failures_path(path), make_record(system, it, k, out))
+                page.setdefault(path if out.is_model_output else failures_path(path), []).append(
+                    make_record(system, it, k, out))
                 n += 1
+            for p, recs in page.items():
+                append_jsonl_many(p, recs)
             bar.update(len(job))
     return n
 

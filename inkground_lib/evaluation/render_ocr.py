@@ -1,5 +1,5 @@
-"""OCR of the renders of predicted inks (for AR / CR): each distinct drawing rendered and read once, batches read
-on an executor where the engine allows it, texts reused from a memo, a benchmark's section-02 reads and a
+"""OCR of the renders of predicted inks (for AR / CR): each distinct drawing rendered once and each distinct render
+read once, batches read on an executor where the engine allows it, texts reused from a memo, a benchmark's section-02 reads and a
 render-OCR log (:mod:`inkground_lib.evaluation.render_ocr_log`)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 from inkground_lib.components.ocr import get_engine
 from inkground_lib.core.defaults import OCR_BATCH_WORDS
 from inkground_lib.core.ink import drawing_digest, ink_digest
-from inkground_lib.core.parallel import ordered_map
+from inkground_lib.core.parallel import windowed_map
 from inkground_lib.core.progress import bar as progress_bar
-from inkground_lib.core.render import render_ink
+from inkground_lib.core.render import render_digest, render_ink
 from inkground_lib.evaluation.render_ocr_log import (
     append_render_texts,
     render_ocr_identity,
@@ -20,10 +20,10 @@ from inkground_lib.evaluation.settings import EvalSettings
 from inkground_lib.pseudo.benchmark import reference_ocr_texts
 
 
-def _read_batch(job) -> list[str]:
-    """Worker: (OCR engine name, inks) -> the OCR text of each ink's render."""
-    name, inks = job
-    return [str(t) for t in get_engine(name, progress=False).read([render_ink(ink) for ink in inks])]
+def _read_images(job) -> list[str]:
+    """Worker: (OCR engine name, renders) -> the OCR text of each render."""
+    name, images = job
+    return [str(t) for t in get_engine(name, progress=False).read(images)]
 
 
 def seed_texts(memo: dict, engine: str, inks, texts: dict) -> int:
@@ -46,17 +46,20 @@ def seed_texts(memo: dict, engine: str, inks, texts: dict) -> int:
 def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: bool = False,
                  log=None) -> list[str]:
     """OCR of the render of each ink (an empty ink renders blank). Inks that draw the same strokes, in any
-    order and direction (:func:`~inkground_lib.core.ink.drawing_digest`), are rendered and read once;
-    ``memo`` ({(engine name, drawing digest): text}) carries texts between calls, systems and sections (e.g.
-    the skeleton and the tracer, which draws the skeleton's strokes in its own order). ``executor``
+    order and direction (:func:`~inkground_lib.core.ink.drawing_digest`), are rendered once, and inks whose
+    renders are the same image (:func:`~inkground_lib.core.render.render_digest`: e.g. the box system's
+    outlines of every word wider than four heights) are read once; ``memo`` ({(engine name, drawing digest):
+    text} and {(engine name, "render", render digest): text}) carries texts between calls, systems and sections
+    (e.g. the skeleton and the tracer, which draws the skeleton's strokes in its own order). ``executor``
     (:func:`inkground_lib.core.parallel.executor`): an engine that can run one per worker (``parallel``)
-    reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` renders there (same texts), with a
-    tqdm bar of the renders read when ``progress``. ``log``: a render-OCR log
-    (:mod:`inkground_lib.evaluation.render_ocr_log`, by ink digest) whose texts are reused and to which each
-    batch read is appended, in the same batches with or without an executor; the texts the same log of an
-    earlier run holds are reused too (:func:`~inkground_lib.evaluation.render_ocr_log.reused_render_texts`), and
-    at the end one more line gives the text of every ink the log still lacks (one found in ``memo``: drawn by
-    another system, or read in section 02), so the log answers a later run that asks for these inks alone."""
+    reads batches of :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` distinct renders there while this
+    process renders the next ones (same texts), with a tqdm bar of the drawings resolved when ``progress``.
+    ``log``: a render-OCR log (:mod:`inkground_lib.evaluation.render_ocr_log`, by ink digest) whose texts are
+    reused and to which each batch read is appended (the inks of its renders known so far), in the same batches
+    with or without an executor; the texts the same log of an earlier run holds are reused too
+    (:func:`~inkground_lib.evaluation.render_ocr_log.reused_render_texts`), and at the end one more line gives
+    the text of every ink the log still lacks (one found in ``memo``: drawn by another system, read in section
+    02, or sharing a render), so the log answers a later run that asks for these inks alone."""
     memo = {} if memo is None else memo
     identity = None if log is None else render_ocr_identity(ocr)
     logged: dict = {}
@@ -69,25 +72,54 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
     for k, ink in zip(keys, inks):
         if k not in memo and k not in todo:
             todo[k] = ink
-    ks, vs = list(todo), list(todo.values())
-    jobs = [(ocr.name, vs[i:i + OCR_BATCH_WORDS]) for i in range(0, len(vs), OCR_BATCH_WORDS)]
-    if todo and executor is not None and getattr(ocr, "parallel", False):
-        batches = ordered_map(_read_batch, jobs, executor=executor)
-    elif todo:
-        texts = list(ocr.read([render_ink(ink) for ink in vs]))
-        batches = (texts[i:i + OCR_BATCH_WORDS] for i in range(0, len(texts), OCR_BATCH_WORDS))
+    sharing: dict = {}  # render key -> the drawing keys of this call whose render it is
+    batches: list = []  # the render keys of each batch handed to the engine, in order
+    parallel = executor is not None and getattr(ocr, "parallel", False)
+
+    def jobs():
+        """Render each drawing to read (lazily: the executor reads a batch while the next is rendered); a
+        render already read, or already on its way, is not read again."""
+        imgs: list = []
+        for k, ink in todo.items():
+            img = render_ink(ink)
+            rk = (ocr.name, "render", render_digest(img))
+            if rk in memo:
+                memo[k] = memo[rk]
+                continue
+            if rk not in sharing:
+                imgs.append((rk, img))
+            sharing.setdefault(rk, []).append(k)
+            if len(imgs) == OCR_BATCH_WORDS:
+                batches.append([r for r, _ in imgs])
+                yield (ocr.name, [i for _, i in imgs])
+                imgs = []
+        if imgs:
+            batches.append([r for r, _ in imgs])
+            yield (ocr.name, [i for _, i in imgs])
+
+    if not todo:
+        texts_of_batches = iter(())
+    elif parallel:
+        texts_of_batches = windowed_map(executor, _read_images, jobs())
     else:
-        batches = iter(())
-    with progress_bar(total=len(vs), desc=f"OCR of renders ({ocr.name})", unit="word",
-                      enabled=bool(progress and executor is not None and todo)) as bar:
-        for i, batch in zip(range(0, len(vs), OCR_BATCH_WORDS), batches):
-            batch = [str(t) for t in batch]
-            memo.update(zip(ks[i:i + OCR_BATCH_WORDS], batch))
+        texts_of_batches = (list(map(str, ocr.read(images))) for _, images in jobs())
+    with progress_bar(total=len(todo), desc=f"OCR of renders ({ocr.name})", unit="word",
+                      enabled=bool(progress and parallel and todo)) as bar:
+        for i, texts in enumerate(texts_of_batches):
+            texts = [str(t) for t in texts]
+            read_now = []
+            for rk, text in zip(batches[i], texts):
+                memo[rk] = text
+                for k in sharing[rk]:
+                    memo[k] = text
+                    read_now.append((todo[k], text))
             if log is not None:
-                read_now = [ink_digest(k) for k in vs[i:i + OCR_BATCH_WORDS]]
-                append_render_texts(log, identity, read_now, batch)
-                logged.update(zip(read_now, batch))
-            bar.update(len(batch))
+                append_render_texts(log, identity, [ink_digest(k) for k, _ in read_now], [t for _, t in read_now])
+                logged.update((ink_digest(k), t) for k, t in read_now)
+            bar.update(len(read_now))
+    for rk, ks in sharing.items():  # drawings that met a render of a batch after it was sent
+        for k in ks:
+            memo.setdefault(k, memo[rk])
     if log is not None:
         rest = {d: memo[k] for d, k in zip(digests, keys) if d not in logged}
         if rest:

@@ -175,16 +175,16 @@ def evaluate_section(benchmark, recorded, systems: Sequence[str], bench_run, rec
             stack.enter_context(eval_run_folder(run, "eval"))
         pool = stack.enter_context(nullcontext(executor) if executor is not None
                                    else LazyPool(min(check_workers(workers), 3)))
-        # the classifiers train in the pool while this process runs the systems and reads their renders
+        # the classifiers' features are computed in the pool, beside the systems' page-parallel predictions
+        # and the OCR of their renders (a given executor, or the section's own pool)
         memo = kw["memo"]
+        kw["executor"] = pool
         style_b = start_style_classifier(bench_ds, bench_run, settings, pool, progress, memo=memo)
         style_t = start_style_classifier(bench_ds, bench_run, true_settings, pool, progress, memo=memo)
         style_r = (start_style_classifier(rec_ds, recorded_run, settings, pool, progress, memo=memo)
                    if rec_ds else None)
         bench_runs = predict_systems(bench_ds, systems, bench_run, settings, **kw)
         rec_runs = predict_systems(rec_ds, systems, recorded_run, settings, **kw) if rec_ds else None
-        # the Style features of renders on the pool (a given executor, or the section's own)
-        kw["executor"] = pool
         bench = evaluate_dataset(bench_ds, systems, bench_run, settings, runs=bench_runs, style=style_b, **kw)
         bench_true = evaluate_dataset(bench_ds, systems, bench_run, true_settings, runs=bench.runs, style=style_t,
                                       **kw)

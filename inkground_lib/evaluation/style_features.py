@@ -82,10 +82,12 @@ def _take_earlier(store: str | os.PathLike, fkey: tuple, wanted: dict, earlier: 
 
     store = Path(store)
     if not earlier:
+        rows: dict = {}
         for run in earlier_runs(store.parent):
             for d, row in read_store(run / store.name, fkey).items():
-                earlier.setdefault(d, row)
-        earlier[None] = None  # read: an empty result is not read again
+                rows.setdefault(d, row)
+        rows[None] = None  # read: an empty result is not read again
+        earlier.update(rows)  # at once: a classifier's thread never sees it half filled
     found = {k: earlier[k[1]] for k in wanted if k[1] in earlier}
     if found:
         append_store(store, fkey, [d for _, d in found], np.stack(list(found.values())))

@@ -125,10 +125,15 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
         def fit_here():
             from inkground_lib.components.style.backbone import load_backbone
 
-            feats = style_features(load_backbone(), params, [k for k, _ in train], memo, executor, progress, store)
-            model = train_style(train, params, out_dir, progress=False, features=feats)
-            return model, facts_of(model)
-        return fit_here
+            with _FEATURES_LOCK:  # one classifier's features at a time: each fills the pool by itself
+                feats = style_features(load_backbone(), params, [k for k, _ in train], memo, executor,
+                                       progress and not pooled, store)
+            model = train_style(train, params, out_dir, progress=False, features=feats, executor=executor)
+            with _FEATURES_LOCK:
+                return model, facts_of(model)
+        pooled = executor is not None and not getattr(executor, "in_process", False)
+        # with a pool: from now on, beside the caller's work (features and the head's fit run there)
+        return _in_background(fit_here, f"style-{settings.reference}") if pooled else fit_here
     if executor is None or getattr(executor, "in_process", False):  # trained when asked, in the caller's thread
         def train_here():  # (a 1-worker pool's jobs showed no bar before: nor do they here)
             model = train_style(train, params, out_dir, progress=progress and executor is None)
@@ -151,21 +156,30 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
         save_style(model, out_dir, len(train))  # removes the checkpoint
         return model
 
+    def trained():
+        model = epochs()
+        return model, facts_of(model)
+    return _in_background(trained, f"style-{settings.reference}")
+
+
+_FEATURES_LOCK = threading.Lock()
+"""Held by a classifier's thread while it computes features (:func:`start_style_classifier`)."""
+
+
+def _in_background(work, name: str):
+    """Run ``work()`` (returning (model, facts)) in a daemon thread of this process from now on; returns the
+    function of no arguments that waits for its result (and raises its error). A daemon: a driver that stops
+    (Ctrl-C, an error elsewhere) never waits for it at exit."""
     done: Future = Future()
 
     def run():
         try:
-            done.set_result(epochs())
+            done.set_result(work())
         except BaseException as e:  # delivered by collect()
             done.set_exception(e)
 
-    # a daemon thread: a driver that stops (Ctrl-C, an error elsewhere) never waits for it at exit
-    threading.Thread(target=run, name=f"style-{settings.reference}", daemon=True).start()
-
-    def collect():
-        model = done.result()
-        return model, facts_of(model)
-    return collect
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return done.result
 
 
 def backbone_facts() -> dict:

@@ -94,3 +94,10 @@ def fit_head(features, labels, c: float = 1.0, seed: int = 0) -> LinearHead:
         W, b = np.vstack([np.zeros_like(W[0]), W[0]]), np.array([0.0, b[0]])
     return LinearHead(mean=mean, scale=scale, weight=np.asarray(W, np.float64), bias=np.asarray(b, np.float64),
                       classes=classes, iterations=int(np.max(lr.n_iter_)), converged=converged)
+
+
+def fit_head_job(job) -> LinearHead:
+    """Executor job: :func:`fit_head` of job = (features, labels, c, seed) (the same head as here: one BLAS
+    thread, deterministic)."""
+    features, labels, c, seed = job
+    return fit_head(features, labels, c, seed)

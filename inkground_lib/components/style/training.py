@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from inkground_lib.components.style.determinism import torch_state
@@ -52,11 +53,12 @@ def recalibrate_batchnorm(model, x: torch.Tensor, bs: int, params: StyleParams, 
 
 
 def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams = StyleParams(),
-                out_dir: str | Path | None = None, progress: bool = True, features=None) -> StyleModel:
+                out_dir: str | Path | None = None, progress: bool = True, features=None,
+                executor=None) -> StyleModel:
     """Train the writer classifier on ``train_items`` = [(ink, writer_label), ...] (the book's design page) as
     ``params.start`` and ``params.fit`` say: a head on the backbone's features (:func:`fit_style_head`;
-    ``features``: the items' features when the caller has them), or a network trained for ``epochs``.
-    ``progress``: a tqdm bar of the optimiser steps.
+    ``features``: the items' features when the caller has them; ``executor``: the head is fitted there, the same
+    head), or a network trained for ``epochs``. ``progress``: a tqdm bar of the optimiser steps.
 
     With ``out_dir``: if it already holds a model whose input hash (items in order) and params equal these,
     that model is loaded and returned (``trained`` False); otherwise the new model is trained and written
@@ -74,7 +76,7 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
         if saved is not None:
             return saved
     if params.fit == "head":
-        sm = fit_style_head(train_items, params, features)
+        sm = fit_style_head(train_items, params, features, executor)
     else:
         state = train_epochs(train_items, params, progress=progress)
         sm = style_model_from_state(state, train_items, params)
@@ -85,12 +87,13 @@ def train_style(train_items: Sequence[tuple[InkLike, str]], params: StyleParams 
 
 
 def fit_style_head(train_items: Sequence[tuple[InkLike, str]], params: StyleParams = StyleParams(),
-                   features=None) -> StyleModel:
+                   features=None, executor=None) -> StyleModel:
     """The classifier of ``fit="head"``: the shipped backbone, frozen, and a :class:`~inkground_lib.components.style.
     head.LinearHead` fitted on the features of the items' renders (``features`` (n, 512) when the caller has
-    them, e.g. from a run's feature store; computed here otherwise)."""
+    them, e.g. from a run's feature store; computed here otherwise), here or as one job on ``executor`` (a pool
+    that is not in-process: two classifiers' heads then fit side by side)."""
     from inkground_lib.components.style.backbone import load_backbone
-    from inkground_lib.components.style.head import fit_head
+    from inkground_lib.components.style.head import fit_head, fit_head_job
 
     if params.start != "backbone" or params.fit != "head":
         raise StyleError(f"fit_style_head: needs start='backbone' and fit='head', got {params.start!r}, "
@@ -102,7 +105,11 @@ def fit_style_head(train_items: Sequence[tuple[InkLike, str]], params: StylePara
         features = bb.features(inks_darkness(inks, params, where="training item"), params)
     if len(features) != len(inks):
         raise StyleError(f"fit_style_head: {len(features)} feature rows for {len(inks)} items")
-    head = fit_head(features, labels, params.head_c, params.seed)
+    job = (np.asarray(features), list(labels), params.head_c, params.seed)
+    if executor is not None and not getattr(executor, "in_process", False):
+        head = executor.submit(fit_head_job, job).result()
+    else:
+        head = fit_head(*job)
     return StyleModel(model=None, classes=list(head.classes), params=params, input_hash=items_hash(inks, labels),
                       trained=True, train_seconds=time.perf_counter() - t0, backbone=bb, head=head)
 
