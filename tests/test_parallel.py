@@ -155,6 +155,30 @@ def test_different_drawings_with_one_render_are_read_once(tmp_path):
     assert set(reused_render_texts(log, ocr, digests)) == digests
 
 
+def test_drawings_sharing_a_render_get_one_style_row(tmp_path):
+    """Drawings the OCR of renders found to share a render are given one feature row, computed once, equal to the
+    row each would get alone, and kept in the run's store for each of them."""
+    from inkground_lib.components.style.backbone import load_backbone
+    from inkground_lib.components.style.params import StyleParams
+    from inkground_lib.evaluation.style_features import read_store, style_features
+
+    a = as_ink([[[0, 0], [30, 12], [40, 2]]])
+    b = as_ink([[[100, 50], [160, 74], [180, 54]]])  # a scaled by 2 and shifted: the same render
+    c = as_ink([[[0, 0], [30, 20]]])
+    bb, params = load_backbone(), StyleParams()
+    alone = style_features(bb, params, [b])
+    seen = []
+    counting = type("Counting", (), {"sha256": bb.sha256,
+                                     "features": lambda self, x, p: (seen.append(len(x)), bb.features(x, p))[1]})()
+    memo = {}
+    read_renders(CountingOCR(), [a, b, c], memo)
+    rows = style_features(counting, params, [a, b, c], memo, store=tmp_path)
+    assert sum(seen) == 2 and np.array_equal(rows[0], rows[1]) and np.array_equal(rows[1], alone[0])
+    assert not np.array_equal(rows[0], rows[2])
+    from inkground_lib.components.style.backbone import feature_key
+    assert len(read_store(tmp_path, feature_key(bb.sha256, params))) == 3
+
+
 @pytest.mark.slow  # process pool
 def test_a_head_fitted_on_a_pool_equals_the_head_fitted_here(tmp_path):
     """The book's classifiers fit their heads as pool jobs, side by side: the same head, bit for bit."""

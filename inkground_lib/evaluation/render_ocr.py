@@ -20,6 +20,13 @@ from inkground_lib.evaluation.settings import EvalSettings
 from inkground_lib.pseudo.benchmark import reference_ocr_texts
 
 
+RENDER_OF = "render of drawing"
+"""``memo[(RENDER_OF, drawing digest)]``: the :func:`~inkground_lib.core.render.render_digest` of the drawing's
+render with the default :class:`~inkground_lib.core.render.RenderSpec`, noted by :func:`read_renders` for every
+drawing it renders (:func:`~inkground_lib.evaluation.style_features.style_features` computes one render's features
+once)."""
+
+
 def _read_images(job) -> list[str]:
     """Worker: (OCR engine name, renders) -> the OCR text of each render."""
     name, images = job
@@ -82,7 +89,9 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
         imgs: list = []
         for k, ink in todo.items():
             img = render_ink(ink)
-            rk = (ocr.name, "render", render_digest(img))
+            rd = render_digest(img)
+            memo[(RENDER_OF, k[1])] = rd  # the drawing's render: Style reads one render once too
+            rk = (ocr.name, "render", rd)
             if rk in memo:
                 memo[k] = memo[rk]
                 continue

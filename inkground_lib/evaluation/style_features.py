@@ -106,12 +106,36 @@ def _features_job(job):
     return load_backbone().features(inks_darkness(inks, params, where="ink"), params)
 
 
+def _same_render(todo: dict, memo: dict, params) -> dict:
+    """Take out of ``todo`` ({(feature key, drawing digest): ink}) the drawings whose render (the default
+    :class:`~inkground_lib.core.render.RenderSpec`, which ``params`` uses) another drawing of ``todo`` shares, as
+    the OCR of renders noted it (:data:`~inkground_lib.evaluation.render_ocr.RENDER_OF`): the same input image,
+    the same features. Returns {kept key: [keys that take its row]}."""
+    from inkground_lib.core.render import DEFAULT_RENDER
+    from inkground_lib.evaluation.render_ocr import RENDER_OF
+
+    if params.render != DEFAULT_RENDER:
+        return {}
+    first: dict = {}
+    same: dict = {}
+    for k in list(todo):
+        rd = memo.get((RENDER_OF, k[1]))
+        if rd is None:
+            continue
+        if rd in first:
+            same.setdefault(first[rd], []).append(k)
+            del todo[k]
+        else:
+            first[rd] = k
+    return same
+
+
 def style_features(backbone, params, inks, memo: dict | None = None, executor=None, progress: bool = False,
                    store: str | os.PathLike | None = None) -> np.ndarray:
     """The features (n, 512) float32 of each ink's render under ``backbone`` (a
     :class:`~inkground_lib.components.style.backbone.Backbone`, the shipped one on an executor) with the input
     settings ``params``. Drawings already in ``memo`` or in the run store folder ``store`` are not computed again;
-    the others are computed once each - on ``executor`` (a pool or a Dask cluster) in jobs of
+    the others are computed once each (drawings that the OCR of renders found to share a render, once for all) - on ``executor`` (a pool or a Dask cluster) in jobs of
     :data:`~inkground_lib.core.defaults.STYLE_JOB_BATCHES` inference batches when there are more than one job's
     worth, here otherwise - and added to both. A bar with its ETA when ``progress``."""
     from inkground_lib.components.style.backbone import feature_key
@@ -134,6 +158,7 @@ def style_features(backbone, params, inks, memo: dict | None = None, executor=No
         memo.update(taken)
         for k in taken:
             del todo[k]
+    same = _same_render(todo, memo, params)
     ks, vs = list(todo), list(todo.values())
     step = int(params.eval_batch_size) * STYLE_JOB_BATCHES
     jobs = [vs[i:i + step] for i in range(0, len(vs), step)]
@@ -146,16 +171,20 @@ def style_features(backbone, params, inks, memo: dict | None = None, executor=No
         chunks = ordered_map(_features_job, [(pd_, j) for j in jobs], executor=executor)
     else:
         chunks = (backbone.features(inks_darkness(j, params, where="ink"), params) for j in jobs)
-    with progress_bar(total=len(vs), desc="Style features of renders", unit="word", leave=False,
-                      enabled=progress and bool(vs)) as bar:
+    with progress_bar(total=len(vs) + sum(map(len, same.values())), desc="Style features of renders", unit="word",
+                      leave=False, enabled=progress and bool(vs)) as bar:
         i = 0
         for rows in chunks:
             done = ks[i:i + len(rows)]
             memo.update(zip(done, rows))
+            copies = [(c, row) for k, row in zip(done, rows) for c in same.get(k, ())]
+            memo.update(copies)
             if store is not None:
-                append_store(store, fkey, [d for _, d in done], rows)
+                shared = np.array([r for _, r in copies], np.float32).reshape(-1, rows.shape[1])
+                append_store(store, fkey, [d for _, d in done] + [d for (_, d), _ in copies],
+                             np.concatenate([rows, shared]))
             i += len(rows)
-            bar.update(len(rows))
+            bar.update(len(rows) + len(copies))
     if not keys:
         return np.zeros((0, 512), np.float32)
     return np.stack([memo[k] for k in keys])
