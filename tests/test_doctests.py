@@ -41,7 +41,7 @@ EXAMPLES = {
     "inkground_lib.core.csv_cells": 2,
     "inkground_lib.core.dataset": 6,
     "inkground_lib.core.earlier_runs": 3,
-    "inkground_lib.core.files": 1,
+    "inkground_lib.core.files": 4,
     "inkground_lib.core.ink": 5,
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.metric_table": 5,

@@ -138,14 +138,15 @@ def test_different_drawings_with_one_render_are_read_once(tmp_path):
     """Inks that draw different lines but render to the same image (a line and its scaled, shifted copy; the
     box system's outlines of wide words) are read once, in one call and across calls, with the texts of
     reading each alone; the render-OCR log still answers for every ink."""
-    from inkground_lib.core.render import render_digest, render_ink
+    from inkground_lib.core.files import sha256_array
+    from inkground_lib.core.render import render_ink
     from inkground_lib.evaluation.render_ocr_log import render_ocr_log_path, reused_render_texts
 
     a = as_ink([[[0, 0], [30, 12]]])
     b = as_ink([[[100, 50], [160, 74]]])  # a scaled, shifted: another drawing, the same render
     c = as_ink([[[0, 0], [30, 20]]])
     d = as_ink([[[5, 5], [95, 41]]])     # a again, scaled by 3
-    assert render_digest(render_ink(a)) == render_digest(render_ink(b)) != render_digest(render_ink(c))
+    assert sha256_array(render_ink(a)) == sha256_array(render_ink(b)) != sha256_array(render_ink(c))
     alone = [read_renders(CountingOCR(), [k])[0] for k in (a, b, c, d)]
     ocr, memo = CountingOCR(), {}
     log = render_ocr_log_path(tmp_path, ocr)

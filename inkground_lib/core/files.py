@@ -176,6 +176,24 @@ def sha256_json(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
+def sha256_array(a) -> str:
+    """sha256 (hex) of an array's pixels or values: its dtype and shape, then its bytes in C order. Equal digests,
+    equal arrays (a word crop, a render: read once by their digest).
+
+    >>> import numpy as np
+    >>> sha256_array(np.zeros((2, 3), np.uint8)) == sha256_array(np.zeros((2, 3), np.uint8))
+    True
+    >>> sha256_array(np.zeros((2, 3), np.uint8)) == sha256_array(np.zeros((3, 2), np.uint8))
+    False
+    """
+    import numpy as np
+
+    arr = np.ascontiguousarray(a)
+    h = hashlib.sha256(f"{arr.dtype.str}{arr.shape}".encode())
+    h.update(arr.tobytes())
+    return h.hexdigest()
+
+
 def sources_sha256(files) -> str:
     """sha256 (hex) over ``files``, (name, path) pairs in order: each name, a NUL byte and the file's bytes. The
     digest of the code that decides a cached result (a trace, a training sample, a truth comparison): part of

@@ -62,23 +62,6 @@ def render_ink(ink: InkLike, spec: RenderSpec = DEFAULT_RENDER) -> np.ndarray:
     return img
 
 
-def render_digest(img: np.ndarray) -> str:
-    """SHA-256 of a render (:func:`render_ink`): its shape and dtype, then its pixel bytes. Two inks whose renders
-    have equal digests look the same to every reader of renders (OCR, Style), which therefore reads each
-    distinct render once (e.g. the box system's outlines of wide words all render to one image).
-
-    >>> a = render_ink([[[0, 0], [10, 0]]]); b = render_ink([[[100, 50], [120, 50]]])  # same line, scaled
-    >>> render_digest(a) == render_digest(b), render_digest(a) == render_digest(render_ink([[[0, 0], [0, 10]]]))
-    (True, False)
-    """
-    import hashlib
-
-    arr = np.ascontiguousarray(img)
-    h = hashlib.sha256(f"render {arr.dtype.str} {arr.shape}".encode())
-    h.update(arr.tobytes())
-    return h.hexdigest()
-
-
 _AA = 4  # draw_ink supersampling factor
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from inkground_lib.components.ocr import get_engine
 from inkground_lib.core.defaults import OCR_BATCH_WORDS
+from inkground_lib.core.files import sha256_array
 from inkground_lib.core.ink import drawing_digest, ink_digest
 from inkground_lib.core.parallel import windowed_map
 from inkground_lib.core.progress import bar as progress_bar
-from inkground_lib.core.render import render_digest, render_ink
+from inkground_lib.core.render import render_ink
 from inkground_lib.evaluation.render_ocr_log import (
     append_render_texts,
     render_ocr_identity,
@@ -21,7 +22,7 @@ from inkground_lib.pseudo.benchmark import reference_ocr_texts
 
 
 RENDER_OF = "render of drawing"
-"""``memo[(RENDER_OF, drawing digest)]``: the :func:`~inkground_lib.core.render.render_digest` of the drawing's
+"""``memo[(RENDER_OF, drawing digest)]``: the :func:`~inkground_lib.core.files.sha256_array` of the drawing's
 render with the default :class:`~inkground_lib.core.render.RenderSpec`, noted by :func:`read_renders` for every
 drawing it renders (:func:`~inkground_lib.evaluation.style_features.style_features` computes one render's features
 once)."""
@@ -54,7 +55,7 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
                  log=None) -> list[str]:
     """OCR of the render of each ink (an empty ink renders blank). Inks that draw the same strokes, in any
     order and direction (:func:`~inkground_lib.core.ink.drawing_digest`), are rendered once, and inks whose
-    renders are the same image (:func:`~inkground_lib.core.render.render_digest`: e.g. the box system's
+    renders are the same image (:func:`~inkground_lib.core.files.sha256_array`: e.g. the box system's
     outlines of every word wider than four heights) are read once; ``memo`` ({(engine name, drawing digest):
     text} and {(engine name, "render", render digest): text}) carries texts between calls, systems and sections
     (e.g. the skeleton and the tracer, which draws the skeleton's strokes in its own order). ``executor``
@@ -89,7 +90,7 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
         imgs: list = []
         for k, ink in todo.items():
             img = render_ink(ink)
-            rd = render_digest(img)
+            rd = sha256_array(img)
             memo[(RENDER_OF, k[1])] = rd  # the drawing's render: Style reads one render once too
             rk = (ocr.name, "render", rd)
             if rk in memo:
