@@ -331,6 +331,7 @@ def test_a_full_disk_is_one_clear_line(tmp_path, capsys, monkeypatch):
 
     from conftest import make_tiny_dataset
 
+    import inkground_lib.evaluation.asking as asking
     import inkground_lib.evaluation.cache as cache
 
     ds = make_tiny_dataset(tmp_path / "ds", pages=1, words=2)
@@ -339,6 +340,7 @@ def test_a_full_disk_is_one_clear_line(tmp_path, capsys, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(cache, "append_jsonl", full)
+    monkeypatch.setattr(asking, "append_jsonl_many", full)  # a local system's records are written in groups
     code = main(["predict", "--system", "box", "--dataset", str(ds), "--run", str(tmp_path / "run"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
