@@ -11,9 +11,9 @@ import pandas as pd
 
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, leaders, shown
 from inkground_lib.analysis.tradeoffs import reference_flips
-from inkground_lib.core.defaults import BETTER
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import Ink
+from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.core.render import crop_box
 from inkground_lib.evaluation.items import make_items
 from inkground_lib.evaluation.prompt import render_request_markdown, request_images
@@ -181,8 +181,8 @@ def both_sides_table(res) -> pd.DataFrame:
     out = pd.DataFrame({"derenderer": t["derenderer"], "scored against": t["scored against"],
                         "words": t["n_words"]})
     rows = t.to_dict("records")
-    for m, label in (("dtw", "DTW"), ("chamfer", "Chamfer")):
-        out[label] = [value_with_interval(r, m) for r in rows]
+    for m in (m for m in metric_names(computed="geometry") if m in t.columns):  # both_sides scores these
+        out[METRICS[m].label] = [value_with_interval(r, m) for r in rows]
     return out.set_index(["derenderer", "scored against"])
 
 
@@ -244,7 +244,7 @@ def leader_phrase(summary: pd.DataFrame, metric: str, what: str, unit: str = "")
     'Font and Box share the highest AR (0.412)'
     """
     v = summary.set_index("label")[metric].astype(float)
-    lead = leaders(v, BETTER[metric] == "min")
+    lead = leaders(v, METRICS[metric].lower_is_better)
     if not lead:
         return f"no system has a {what.split(' ', 1)[-1]}"
     verb = "has" if len(lead) == 1 else "share"
