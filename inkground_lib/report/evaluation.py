@@ -7,6 +7,7 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, leaders, shown
@@ -159,17 +160,39 @@ def prompt_example(ds, grid: int = GRID, variant: str = "two-image"):
     return render_request_markdown(req), request_images(req)
 
 
-def fig_images(images, titles=None, width: float = 6.0):
-    """Images side by side (e.g. the prompt's images)."""
-    import matplotlib.pyplot as plt  # (only where a figure is drawn)
+CORNER_PX = 200
+"""The side (image pixels) of the corner :func:`fig_images` shows enlarged beside each prompt image: small enough
+that the grid's numbers (drawn :data:`~inkground_lib.evaluation.prompt.DEFAULT_FONT_SIZE` px high in the image)
+show at >= 9 CSS px on a phone (test)."""
 
-    fig, axes = plt.subplots(1, len(images), figsize=(width * len(images), width * 1.1), squeeze=False,
-                             constrained_layout=True)
-    for k, (ax, im) in enumerate(zip(axes[0], images)):
+
+def fig_images(images, titles=None, corner_px: int = CORNER_PX):
+    """The prompt's images as the book shows them (the images themselves, as sent to the model, are not
+    changed): one image a row, whole on the left with its lower-left corner (``corner_px`` square, framed)
+    enlarged on the right, so that the grid's row and column numbers can be read on any screen. The figure is
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide; ``titles`` name the images."""
+    import matplotlib.pyplot as plt  # (only where a figure is drawn)
+    from matplotlib.patches import Rectangle
+
+    from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
+
+    whole_in, corner_in = FIGURE_WIDTH_IN * 0.54, FIGURE_WIDTH_IN * 0.46
+    heights = [whole_in * np.asarray(im).shape[0] / np.asarray(im).shape[1] for im in images]
+    fig, axes = plt.subplots(len(images), 2, figsize=(FIGURE_WIDTH_IN, sum(heights) + 0.6 * len(images)),
+                             squeeze=False, layout="constrained", width_ratios=[whole_in, corner_in])
+    for k, ((ax, zoom), im) in enumerate(zip(axes, images)):
+        im = np.asarray(im)
+        h, w = im.shape[:2]
+        c = min(corner_px, h, w)
         ax.imshow(im)
-        ax.set_axis_off()
-        if titles:
-            ax.set_title(figure_text(titles[k]), fontsize=10)
+        ax.add_patch(Rectangle((-0.5, h - c - 0.5), c, c, fill=False, ec=PREDICTION, lw=1.5))
+        zoom.imshow(im[h - c:, :c], interpolation="nearest")
+        for a in (ax, zoom):
+            a.set_axis_off()
+        name = titles[k] if titles else f"image {k + 1}"
+        ax.set_title(figure_text(wrap_to(name, whole_in)), fontsize=FIGURE_TEXT_PT)
+        zoom.set_title(figure_text(wrap_to("its lower-left corner (framed), enlarged", corner_in)),
+                       fontsize=FIGURE_TEXT_PT)
     return fig
 
 
