@@ -90,27 +90,36 @@ def reference_name(reference: str) -> str:
 
 
 def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):
-    """Best, median and worst words by DTW, one row per system that ran (systems whose inks are the
+    """Best, median and worst words by DTW, one row per system that ran, headed by its name (systems whose inks are the
     references themselves are left out: :func:`identical_to_reference`). Each panel: the page crop, the
     reference dashed blue, the prediction solid vermillion, dots at stroke starts and arrowheads pointing
     the pen's direction (:func:`inkground_lib.report.overlay.plot_comparison`); one key for the figure.
-    Titles give the word, DTW (word heights) and what OCR read from the rendered prediction."""
+    Titles give the word, DTW (word heights) and what OCR read from the rendered prediction; the figure is
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide (legible on a phone)."""
     import matplotlib.pyplot as plt  # (only where a figure is drawn)
 
     entries, _ = gallery_entries(ds, scores, runs, reference=reference)
     if not entries:
         return None
-    n_rows = len(entries) // 3
-    fig, axes = plt.subplots(n_rows, 3, figsize=(9, 2.3 * n_rows + 0.5), constrained_layout=True, squeeze=False)
+    from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
+
+    by_system: dict[str, list] = {}
+    for e in entries:
+        by_system.setdefault(e.system, []).append(e)
+    fig = plt.figure(figsize=(FIGURE_WIDTH_IN, 2.4 * len(by_system) + 0.5), layout="constrained")
     handles = []
-    for ax, e in zip(axes.ravel(), entries):
-        handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
-                                  prediction_label="prediction", reference_label=reference_name(reference),
-                                  legend=False) or handles
-        ax.set_title(figure_text(f"{e.system}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'"), fontsize=10)
-        ax.set_axis_off()
+    for sub, (system, row) in zip(fig.subfigures(len(by_system), 1, squeeze=False)[:, 0], by_system.items()):
+        sub.suptitle(figure_text(system), fontsize=FIGURE_TEXT_PT, fontweight="bold")
+        for ax, e in zip(sub.subplots(1, 3, squeeze=False)[0], row):
+            handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
+                                      prediction_label="prediction", reference_label=reference_name(reference),
+                                      legend=False) or handles
+            ax.set_title(figure_text(wrap_to(f"{e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}\nOCR read '{e.ocr}'",
+                                             FIGURE_WIDTH_IN / 3)), fontsize=FIGURE_TEXT_PT)
+            ax.set_axis_off()
     if handles:
-        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=10, frameon=False)
+        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=FIGURE_TEXT_PT,
+                   frameon=False)
     return fig
 
 
@@ -177,9 +186,11 @@ def fig_images(images, titles=None, corner_px: int = CORNER_PX):
     from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
 
     whole_in, corner_in = FIGURE_WIDTH_IN * 0.54, FIGURE_WIDTH_IN * 0.46
-    heights = [whole_in * np.asarray(im).shape[0] / np.asarray(im).shape[1] for im in images]
-    fig, axes = plt.subplots(len(images), 2, figsize=(FIGURE_WIDTH_IN, sum(heights) + 0.6 * len(images)),
-                             squeeze=False, layout="constrained", width_ratios=[whole_in, corner_in])
+    # each row as tall as its whole image and at least as tall as the square corner is wide
+    heights = [max(whole_in * np.asarray(im).shape[0] / np.asarray(im).shape[1], corner_in) for im in images]
+    fig, axes = plt.subplots(len(images), 2, figsize=(FIGURE_WIDTH_IN, sum(heights) + 0.7 * len(images)),
+                             squeeze=False, layout="constrained", width_ratios=[whole_in, corner_in],
+                             height_ratios=heights)
     for k, ((ax, zoom), im) in enumerate(zip(axes, images)):
         im = np.asarray(im)
         h, w = im.shape[:2]

@@ -29,6 +29,7 @@ from inkground_lib.analysis.ties import TIES_RULE, tied_ranks
 from inkground_lib.core.metric_table import METRICS, metric_labels
 from inkground_lib.report.escape import figure_text
 from inkground_lib.report.format import format_interval, is_missing, missing
+from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN
 from inkground_lib.report.palette import OKABE_ITO
 from inkground_lib.report.table_view import table_view
 
@@ -59,12 +60,9 @@ FIGURE_METRICS = ("dtw", "ar", "style")
 """The metrics the trade-off figures plot (AR across, DTW or Style up): the paper's rows shown in the points
 table are those with at least one of them."""
 LABEL_ITERATIONS = 400  # adjustText iterations (fixed: a time limit would make the figure machine-dependent)
-FIGURE_TEXT_PT = 10
-"""The smallest text of section 04's figures (legends, point labels), in points: at the figures' widths (at most
-about 8.5 in, 850 px at 100 dpi) it stays above 9 CSS px where the page shows them at 1400 px."""
-
-STYLE_COLUMNS = 2
-"""Panels per row of the Style-against-AR figure."""
+STYLE_COLUMNS = 1
+"""Panels per row of the Style-against-AR figure: one, so that the figure keeps a phone's width
+(:data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN`) and its text its size however many classifiers."""
 
 
 PAPER_CLASS_IDS = {"inkGround": ("style_classes_inkground", "pages"), "IAM-OnDB": ("style_classes_iamondb", "writers")}
@@ -147,7 +145,8 @@ def _plot_group(ax, g, ym, yb, colour, marker, ours, label, fontsize: float = FI
     if m.sum() >= 2:
         order = np.argsort(x[m])
         fx, fy = x[m][order], y[m][order]
-        ax.plot(fx, fy, color=colour, lw=1, ls="-" if ours else "--", alpha=0.8, zorder=2)
+        ax.plot(fx, fy, color=colour, lw=1, ls="-" if ours else "--", alpha=0.8, zorder=2,
+                gid=FRONT_KEYS[ours][0])
         for (x0, y0), (x1, y1) in zip(zip(fx[:-1], fy[:-1]), zip(fx[1:], fy[1:])):  # labels keep off the line
             line_x += list(np.linspace(x0, x1, 12)[1:-1])
             line_y += list(np.linspace(y0, y1, 12)[1:-1])
@@ -179,15 +178,32 @@ def _freeze_layout(fig):
     fig.set_layout_engine("none")
 
 
+FRONT_KEYS = {True: ("front-ours", "Pareto front, ours (solid line)", "-"),
+              False: ("front-paper", "Pareto front, the paper's (dashed line)", "--")}
+"""Ours (True) / the paper's: the id of a drawn Pareto-front line, its entry in the key and its line style. A
+front is drawn only where it holds two or more points; the key lists only the fronts drawn."""
+
+
+def fronts_drawn(fig) -> set[bool]:
+    """Which Pareto fronts ``fig`` draws: True (ours), False (the paper's)."""
+    ids = {line.get_gid() for ax in fig.axes for line in ax.get_lines()}
+    return {ours for ours, (gid, _, _) in FRONT_KEYS.items() if gid in ids}
+
+
 def _legend(fig, axes):
+    from matplotlib.lines import Line2D
+
     seen = {}
     for ax in np.ravel(axes):
         for h, lab in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(lab, h)
+    for ours in sorted(fronts_drawn(fig), reverse=True):
+        _, lab, ls = FRONT_KEYS[ours]
+        seen[lab] = Line2D([], [], color="#555555", lw=1, ls=ls)
     order = {"ours": 0, "pape": 1}
-    seen = dict(sorted(seen.items(), key=lambda kv: order.get(kv[0][:4], 2)))  # ours, the paper's, chance
+    seen = dict(sorted(seen.items(), key=lambda kv: order.get(kv[0][:4], 2)))  # ours, the paper's, fronts, chance
     if seen:
-        fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=2, frameon=False,
+        fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=1, frameon=False,
                    fontsize=FIGURE_TEXT_PT)
 
 
@@ -219,14 +235,15 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
       row, classes from ``reported``), each with its chance level 1 / classes as a dotted line: ours and the
       paper's Style are never on one axis.
 
-    A line joins each group's Pareto front (solid: ours; dashed: the paper's). Returns the Figure (closed
+    A line joins each group's Pareto front where it holds two or more points (solid: ours; dashed: the
+    paper's); the key names the kinds of front drawn (:func:`fronts_drawn`). Returns the Figure (closed
     from pyplot, so a notebook shows it once)."""
     import matplotlib.pyplot as plt
 
     if y not in ("dtw", "style"):
         raise ValueError(f"fig_tradeoffs: y must be 'dtw' or 'style', got {y!r}")
     if y == "dtw":
-        fig, ax = plt.subplots(figsize=(8, 5.6), layout="constrained")
+        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.0), layout="constrained")
         texts, xs, ys = [], [], []
         for label, ds, g, c, m, ours in _groups(summary, paper, "dtw"):
             t, x, yy = _plot_group(ax, g, "dtw", "min", c, m, ours, label)
@@ -261,7 +278,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
     ncols = STYLE_COLUMNS if max(len(ours), len(pap)) > 1 else 1
     rows_ours, rows_pap = max(1, -(-len(ours) // ncols)), -(-len(pap) // ncols)
     nrows = rows_ours + rows_pap
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.5 * nrows + 0.9), layout="constrained",
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIGURE_WIDTH_IN, 3.2 * nrows + 0.9), layout="constrained",
                              squeeze=False, sharex=True)
     placed = []
     for first_row, n_rows, items, is_ours in ((0, rows_ours, ours, True), (rows_ours, rows_pap, pap, False)):
