@@ -179,8 +179,8 @@ def results_table(summary: pd.DataFrame, paper_dataset: str | None, *, paper: pd
     "IAM-OnDB"; None for none), then the systems of ``not_run`` ({name: reason}; "— not run").
 
     Columns: source, then :func:`result_columns` (DTW, DTW (valid only), Chamfer, Chamfer (valid only), AR, CR,
-    Style, Style (valid only), valid rate). DTW, Chamfer and Style are means over all words (invalid outputs scored by the
-    invalid-output rule); "(valid only)" over the words whose output was valid. Each value prints at the
+    Style, Style (valid only), valid rate). DTW, Chamfer and Style are means over all words (invalid outputs
+    scored by the invalid-output rule); "(valid only)" over the words whose output was valid. Each value prints at the
     precision of its own interval (:func:`inkground_lib.report.format.format_interval`); a missing value is
     an em dash with its reason. The paper does not report valid-only means nor valid rates."""
     paper = paper_numbers() if paper is None else paper
