@@ -163,6 +163,25 @@ def pick_examples(res: PipelineResult, n_per_row: int):
 
 
 
+NUMBER_GAP_IN = 0.2
+"""The least distance (inches as drawn) between two stroke numbers of the example pairs: about two digits of
+:data:`~inkground_lib.report.legibility.FIGURE_TEXT_PT` text, so no number covers another."""
+
+
+def numbers_that_fit(starts: list[tuple], gap: float) -> list[tuple]:
+    """The stroke numbers ``starts`` ((number, x, y), in stroke order) that are drawn: each at least ``gap``
+    (same units as x, y) from every number drawn before it.
+
+    >>> numbers_that_fit([(1, 0, 0), (2, 1, 0), (3, 5, 0)], gap=2)
+    [(1, 0, 0), (3, 5, 0)]
+    """
+    kept: list[tuple] = []
+    for k, x, y in starts:
+        if all((x - a) ** 2 + (y - b) ** 2 >= gap ** 2 for _, a, b in kept):
+            kept.append((k, x, y))
+    return kept
+
+
 PAIR_COLUMNS = 2
 """Words a row in the example pairs' figure (a stage with more words continues on the next row): two fit a
 phone's width with their titles legible."""
@@ -171,8 +190,8 @@ phone's width with their titles legible."""
 def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_row: int = 3):
     """Example pairs for each stage outcome (the page failed the OCR filter / was rejected by the raters / was
     kept; ``n_per_row`` words each, :data:`PAIR_COLUMNS` a row): the photo crop above, the pseudo-label drawn
-    over a faded copy below (solid vermillion, dots at stroke starts, numbers giving the stroke order,
-    arrowheads the direction), titled with what OCR read from each and whether they match.
+    over a faded copy below (solid vermillion, dots at stroke starts, numbers giving the stroke order where
+    they do not cover one another: :func:`numbers_that_fit`, arrowheads the direction), titled with what OCR read from each and whether they match.
     :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide, text at
     :data:`~inkground_lib.report.legibility.FIGURE_TEXT_PT`."""
     import matplotlib.pyplot as plt
@@ -205,11 +224,12 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
             faded = (255 - (255 - img.astype(np.float32)) * 0.35).astype(np.uint8)
             plot_comparison(a1, res.pseudo[word.id], None, image=faded, extent_box=cb, legend=False,
                             prediction_label="pseudo-label")
-            for k, s in enumerate(res.pseudo[word.id].strokes):
-                if len(s):
-                    a1.annotate(str(k + 1), (s[0, 0], s[0, 1]), xytext=(3, 3), textcoords="offset points",
-                                fontsize=FIGURE_TEXT_PT, zorder=6,
-                                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+            starts = [(k + 1, s[0, 0], s[0, 1]) for k, s in enumerate(res.pseudo[word.id].strokes) if len(s)]
+            # a number that would cover one already drawn is left out (the players show every stroke in order)
+            gap = NUMBER_GAP_IN * (cb[2] - cb[0]) / (col_in * 0.9)  # page px that the gap spans in this panel
+            for k, x, y in numbers_that_fit(starts, gap):
+                a1.annotate(str(k), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=FIGURE_TEXT_PT,
+                            zorder=6, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
             mark = "match" if wr["match"] else "no match"
             a1.set_title(figure_text(wrap_to(f"pseudo-label, OCR read {wr['ocr_rendered']!r} ({mark})", col_in)),
                          fontsize=FIGURE_TEXT_PT)
