@@ -74,8 +74,11 @@ def fig_curves(curves: pd.DataFrame):
         axes[2].plot(e, curves[f"skeleton_val_{col}"], marker + "--", color=PEN_UP, mfc="none",
                      label=f"skeleton: {name}")
     axes[2].set(title="share of words that differ", xlabel="epoch", ylim=(0, 1))
-    for ax in axes:
-        ax.legend(fontsize=FIGURE_TEXT_PT, frameon=False)
+    # keys where the lines are not: the DTWs' below them (the axis starts at 0), the shares' in two columns
+    # above them (they stay below about 0.7)
+    where = [{}, {"loc": "lower right"}, {"ncols": 2, "loc": "upper center"}]
+    for ax, kw in zip(axes, where):
+        ax.legend(fontsize=FIGURE_TEXT_PT, frameon=False, **kw)
         ax.title.set_fontsize(FIGURE_TEXT_PT)
         ax.tick_params(labelsize=FIGURE_TEXT_PT)
         ax.xaxis.label.set_fontsize(FIGURE_TEXT_PT)
