@@ -104,7 +104,8 @@ BOOK_SYSTEMS = ("reference", "skeleton", "tracer", "font", "box", "inksight", "g
 here are listed as not run, with what they need)."""
 
 # The metrics are records of one table, core.metric_table.METRICS (name, label, direction, unit, how computed and
-# aggregated, CI); every module, report/ included, reads the records (issue 47).
+# aggregated, CI); every module, report/ included, reads the records (issue 47). (This module imports nothing of the
+# library: the dataset builders' code digests hash it.)
 
 BOOK_CANDIDATE_PAGES = 172
 """Synthetic candidate pages ``make book`` generates for section 02 (seed 0); the paper started from 2,984.
