@@ -77,14 +77,16 @@ EXAMPLES = {
     "inkground_lib.report.evaluation": 2,
     "inkground_lib.report.format": 5,
     "inkground_lib.report.front": 2,
+    "inkground_lib.report.legibility": 3,
     "inkground_lib.report.names": 2,
     "inkground_lib.report.player": 2,
     "inkground_lib.report.prose": 18,
+    "inkground_lib.report.pseudo_figures": 1,
     "inkground_lib.report.pseudo_labels": 12,
     "inkground_lib.report.table_view": 8,
-    "inkground_lib.report.tables": 3,
+    "inkground_lib.report.tables": 4,
     "inkground_lib.report.tracer_page": 2,
-    "inkground_lib.report.tradeoffs": 2,
+    "inkground_lib.report.tradeoffs": 3,
 }
 """Module -> number of docstring examples (``>>>`` lines) defined in it."""
 

@@ -14,9 +14,9 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).parent))
 from test_tradeoffs import _summary_like_section_03  # noqa: E402
 
-CONTENT_PX_AT_1400 = 768
-MIN_CSS_PX = 9.0
-DPI = 100
+from inkground_lib.report.legibility import DESKTOP_CONTENT_PX as CONTENT_PX_AT_1400  # noqa: E402
+from inkground_lib.report.legibility import FIGURE_DPI as DPI  # noqa: E402
+from inkground_lib.report.legibility import MIN_CSS_PX  # noqa: E402
 
 
 def text_px(fig) -> tuple[float, float]:

@@ -299,8 +299,9 @@ MAP_DEFINITIONS = {
     "inkground_lib/analysis/check_language.py::evaluate_check": [r"ast\.parse\("],
     "inkground_lib/report/dataset_stats.py::fig_dataset_histograms": [r"plt\.figure\("],
     "inkground_lib/report/pseudo_figures.py::fig_example_pairs": [r"plt\.subplots\("],
-    "inkground_lib/report/evaluation.py::fig_galleries": [r"plt\.subplots\("],
+    "inkground_lib/report/evaluation.py::fig_galleries": [r"plt\.figure\(", r"subfigures\("],
     "inkground_lib/report/tradeoffs.py::fig_tradeoffs": [r"plt\.subplots\(|plt\.figure\("],
+    "inkground_lib/report/legibility.py::FIGURE_WIDTH_IN": [r"FIGURE_WIDTH_IN = \d"],
 }
 
 

@@ -29,7 +29,6 @@ from inkground_lib.core.metric_table import (  # noqa: E402
 
 def test_the_shipped_table_gives_the_columns_and_orders_of_before():
     from inkground_lib.analysis.tradeoffs import REFERENCE_METRICS
-    from inkground_lib.core.defaults import BETTER, METRIC_LABELS
     from inkground_lib.core.scores_table import SCORE_COLUMNS
     from inkground_lib.evaluation.scores import SUMMARY_METRICS
     from inkground_lib.pipelines.paper_scale import SUMMARY_COLUMNS
@@ -42,11 +41,9 @@ def test_the_shipped_table_gives_the_columns_and_orders_of_before():
     assert SUMMARY_COLUMNS == ["system", "label", "n_words", "n_pages", "valid_rate", "dtw", "chamfer", "ar", "cr",
                                "style"]
     assert REFERENCE_METRICS == ("dtw", "chamfer", "style")
-    # the two views core.defaults keeps for report/ until it reads the table: equal to the table
-    assert METRIC_LABELS == metric_labels() == {"dtw": "DTW", "chamfer": "Chamfer", "ar": "AR", "cr": "CR",
-                                                "style": "Style"}
-    assert BETTER == {m.name: m.better for m in METRICS.values()} == {"dtw": "min", "chamfer": "min", "ar": "max",
-                                                                      "cr": "max", "style": "max"}
+    assert metric_labels() == {"dtw": "DTW", "chamfer": "Chamfer", "ar": "AR", "cr": "CR", "style": "Style"}
+    assert {m.name: m.better for m in METRICS.values()} == {"dtw": "min", "chamfer": "min", "ar": "max", "cr": "max",
+                                                            "style": "max"}
 
 
 def test_geometry_is_read_by_name_and_the_names_are_the_table_s():
@@ -135,3 +132,22 @@ def test_a_toy_metric_registered_here_reaches_scores_summary_and_ranks(toy, tmp_
     assert best != worst
     assert t.loc[("Toy", "default (all words)"), best] == 1 and t.loc[("Toy", "default (all words)"), worst] == 2
 
+    # the book's tables and sentences (report/) read the record too: the results table, the leader sentence,
+    # section 04's points table and a reference flip's sentence
+    from inkground_lib.analysis.tradeoffs import RankFlip
+    from inkground_lib.report.evaluation import leader_phrase
+    from inkground_lib.report.tables import results_table
+    from inkground_lib.report.tradeoffs import flip_sentence, points_table
+
+    s = summ.reset_index().assign(label=lambda d: d["system"], dataset=ds.name)
+    table = results_table(s, None)
+    assert {"Toy", "Toy (valid only)"} <= set(table.columns)
+    assert not table["Toy"].str.startswith("—").any()
+    assert leader_phrase(s, "toy", "highest Toy").startswith(f"{best} has the highest Toy")
+    pts, _ = points_table(s)
+    assert pts.set_index("system")["toy"].to_dict() == pytest.approx(means.to_dict())
+    flip = RankFlip(ds.name, "toy", "reference", "true", "box", "reference", {"box": "Box", "reference": "Ref"},
+                    {"reference": {"box": (2.0, 1.0, 3.0), "reference": (1.0, 0.5, 1.5)},
+                     "true": {"box": (1.0, 0.5, 1.5), "reference": (2.0, 1.0, 3.0)}},
+                    {"reference": False, "true": False})
+    assert "the Box has the higher Toy (2.0" in flip_sentence(flip)

@@ -104,14 +104,8 @@ BOOK_SYSTEMS = ("reference", "skeleton", "tracer", "font", "box", "inksight", "g
 here are listed as not run, with what they need)."""
 
 # The metrics are records of one table, core.metric_table.METRICS (name, label, direction, unit, how computed and
-# aggregated, CI); the library reads the records. METRIC_LABELS and BETTER are kept here only for report/, which
-# reads them until it reads the table (issue 47), and a test holds them equal to it; they go when report/ no longer
-# imports them. (This module imports nothing of the library: the dataset builders' code digests hash it.)
-METRIC_LABELS = {"dtw": "DTW", "chamfer": "Chamfer", "ar": "AR", "cr": "CR", "style": "Style"}
-"""Column name -> the paper's name for the metric: core.metric_table's labels, for report/ until it reads them."""
-
-BETTER = {"dtw": "min", "chamfer": "min", "ar": "max", "cr": "max", "style": "max"}
-"""Which direction is better for each metric: core.metric_table's directions, for report/ until it reads them."""
+# aggregated, CI); every module, report/ included, reads the records (issue 47). (This module imports nothing of the
+# library: the dataset builders' code digests hash it.)
 
 BOOK_CANDIDATE_PAGES = 172
 """Synthetic candidate pages ``make book`` generates for section 02 (seed 0); the paper started from 2,984.

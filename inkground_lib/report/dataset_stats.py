@@ -10,19 +10,22 @@ import pandas as pd
 from inkground_lib.core.paper import paper_numbers
 from inkground_lib.report.escape import figure_text
 from inkground_lib.report.format import missing
+from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
 from inkground_lib.report.tables import MEASURED, RATIO, beside_paper
 
 
 def fig_dataset_histograms(pages: pd.DataFrame, words: pd.DataFrame, paper: pd.DataFrame | None = None, *,
                            rec_pages: pd.DataFrame | None = None, rec_words: pd.DataFrame | None = None,
                            names: tuple[str, str] = ("synthetic", "recorded")):
-    """Distributions of the dataset statistics in two labelled rows of panels: **per page** (words per page,
+    """Distributions of the dataset statistics in two labelled columns of panels: **per page** (words per page,
     strokes per page, points per stroke as a page mean) and **per word** (word-box width / page width,
     word-box height / page height, strokes per word). Bars are shares of the pages (or words) of each set, so
     a second set (``rec_pages`` / ``rec_words``, drawn as an outline) compares at any size; the paper's
-    reported value, where it gives one, is a dashed black line labelled "paper". Okabe-Ito colours."""
+    reported value, where it gives one, is a dashed black line labelled "paper"; one key above the panels.
+    Okabe-Ito colours; :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide (legible on a phone)."""
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.ticker import MaxNLocator
 
     from inkground_lib.report.palette import OKABE_ITO
 
@@ -38,11 +41,12 @@ def fig_dataset_histograms(pages: pd.DataFrame, words: pd.DataFrame, paper: pd.D
             ("Per word", [(lambda p, w: w["box_w"], "word-box width / page width", "box_width_median"),
                           (lambda p, w: w["box_h"], "word-box height / page height", "box_height_median"),
                           (lambda p, w: w["strokes"], "strokes per word", None)])]
-    fig = plt.figure(figsize=(9, 6.8), layout="constrained")  # 900 px at 100 dpi: text stays legible (issue 34)
-    subfigs = fig.subfigures(2, 1)
+    fig = plt.figure(figsize=(FIGURE_WIDTH_IN, 7.6), layout="constrained")  # a phone's width (issue 45)
+    subfigs = fig.subfigures(1, 2)
+    handles = {}
     for sub, (row_title, specs) in zip(subfigs, rows):
-        sub.suptitle(row_title, fontsize=12, fontweight="bold", x=0.02, ha="left")
-        axes = sub.subplots(1, 3)
+        sub.suptitle(row_title, fontsize=FIGURE_TEXT_PT + 1, fontweight="bold")
+        axes = sub.subplots(3, 1)
         for ax, (get, label, pid) in zip(axes, specs):
             values = [np.asarray(get(p, w), dtype=float) for _, p, w in sets]
             allv = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
@@ -58,31 +62,42 @@ def fig_dataset_histograms(pages: pd.DataFrame, words: pd.DataFrame, paper: pd.D
                     ax.hist(v, bins=bins, weights=weights, histtype="step", lw=2, color=OKABE_ITO[1], label=name)
             if pid is not None and pid in paper.index:
                 ax.axvline(float(paper.loc[pid, "value"]), color="black", ls="--", lw=1.5, label="paper")
-            ax.set_xlabel(label)
-            ax.legend(frameon=False, fontsize=9)
+            ax.set_xlabel(figure_text(wrap_to(label, FIGURE_WIDTH_IN / 2)), fontsize=FIGURE_TEXT_PT)
+            ax.set_ylabel("share of pages" if row_title == "Per page" else "share of words", fontsize=FIGURE_TEXT_PT)
+            ax.tick_params(labelsize=FIGURE_TEXT_PT)
+            ax.xaxis.set_major_locator(MaxNLocator(4))
             ax.spines[["top", "right"]].set_visible(False)
-        axes[0].set_ylabel("share of pages" if row_title == "Per page" else "share of words")
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+    # one key for every panel: the sets and the paper's value
+    fig.legend(list(handles.values()), list(handles.keys()), loc="outside upper center", ncols=len(handles),
+               frameon=False, fontsize=FIGURE_TEXT_PT)
     return fig
 
 
-def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 2):
-    """Example page photos with their word boxes (page pixels) and word ids."""
+def fig_pages_with_boxes(ds, page_ids: list[str], max_cols: int = 1):
+    """Example page photos with their word boxes (page pixels), ``max_cols`` a row (one by default: each page
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide, so its title stays legible on a phone)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
     from inkground_lib.report.palette import OKABE_ITO
 
     n = len(page_ids)
-    cols = min(max_cols, n)
+    cols = max(1, min(max_cols, n))
     rows = int(math.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 7.5 * rows), squeeze=False, constrained_layout=True)
-    for ax, pid in zip(axes.flat, page_ids):
-        page = ds.page(pid)
+    col_in = FIGURE_WIDTH_IN / cols
+    pages = [ds.page(pid) for pid in page_ids]
+    aspect = max((p.height / p.width for p in pages), default=1.3)
+    fig, axes = plt.subplots(rows, cols, figsize=(FIGURE_WIDTH_IN, (col_in * aspect + 0.5) * rows), squeeze=False,
+                             constrained_layout=True)
+    for ax, pid, page in zip(axes.flat, page_ids, pages):
         ax.imshow(page.load_image())
         for w in page.words:
             x0, y0, x1, y1 = w.box
             ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=OKABE_ITO[1], lw=1.2))
-        ax.set_title(figure_text(f"page {pid}: {len(page.words)} words, writer {page.writer}"), fontsize=10)
+        ax.set_title(figure_text(wrap_to(f"page {pid}: {len(page.words)} words, writer {page.writer}", col_in)),
+                     fontsize=FIGURE_TEXT_PT)
         ax.set_axis_off()
     for ax in list(axes.flat)[n:]:
         ax.set_axis_off()

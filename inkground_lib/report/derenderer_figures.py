@@ -57,27 +57,36 @@ def derenderer_examples(ds: Dataset, set_name: str, derenderers: tuple[str, str]
 
 
 def fig_derenderer_examples(examples: list[dict]):
-    """:func:`derenderer_examples` drawn, one row per word, one column per derenderer: its strokes solid
-    vermillion over the writer's true pen path dashed green (dots at stroke starts, arrowheads in the pen's
-    direction), titled with the DTW to the truth in word heights. None without examples."""
+    """:func:`derenderer_examples` drawn, one row per word, one column per derenderer (headed by its label,
+    wrapped to the column): its strokes solid vermillion over the writer's true pen path dashed green (dots at
+    stroke starts, arrowheads in the pen's direction), each panel titled with the word and its DTW to the truth
+    in word heights. The figure is :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide whatever the
+    number of derenderers, so its text stays legible on a phone. None without examples."""
     import matplotlib.pyplot as plt
 
+    from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
     from inkground_lib.report.overlay import plot_comparison
 
     if not examples:
         return None
     ders = list(examples[0]["inks"])
-    fig, axes = plt.subplots(len(examples), len(ders), figsize=(3.2 * len(ders), 2.1 * len(examples)),
-                             constrained_layout=True, squeeze=False)
+    col_in = FIGURE_WIDTH_IN / len(ders)
+    fig = plt.figure(figsize=(FIGURE_WIDTH_IN, 2.2 * len(examples) + 0.9), layout="constrained")
+    columns = fig.subfigures(1, len(ders), squeeze=False)[0]
+    heads = [wrap_to(derenderer_label(d), col_in) for d in ders]
+    lines = max(h.count("\n") for h in heads)
     handles = []
-    for row, e in zip(axes, examples):
-        for ax, d in zip(row, ders):
+    for sub, d, head in zip(columns, ders, heads):  # headers padded to one height: the rows line up
+        sub.suptitle(figure_text(head + "\n" * (lines - head.count("\n"))), fontsize=FIGURE_TEXT_PT,
+                     fontweight="bold", va="top")
+        for ax, e in zip(sub.subplots(len(examples), 1, squeeze=False)[:, 0], examples):
             handles = plot_comparison(ax, e["inks"][d], e["truth"], image=e["crop"], extent_box=e["box"],
                                       prediction_label="derendered", reference_label="writer's true pen path",
                                       reference_colour=TRUTH, legend=False) or handles
-            ax.set_title(figure_text(f"{e['tag']}: '{e['word']}', {derenderer_label(d)}\nDTW {e['dtw'][d]:.3f}"), fontsize=9)
+            ax.set_title(figure_text(wrap_to(f"{e['tag']}: '{e['word']}', DTW {e['dtw'][d]:.3f}", col_in)),
+                         fontsize=FIGURE_TEXT_PT)
             ax.set_axis_off()
-    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=9, frameon=False)
+    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=FIGURE_TEXT_PT, frameon=False)
     return fig
 
 

@@ -7,13 +7,14 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, leaders, shown
 from inkground_lib.analysis.tradeoffs import reference_flips
-from inkground_lib.core.defaults import BETTER
 from inkground_lib.core.defaults import GRID
 from inkground_lib.core.ink import Ink
+from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.core.render import crop_box
 from inkground_lib.evaluation.items import make_items
 from inkground_lib.evaluation.prompt import render_request_markdown, request_images
@@ -89,27 +90,36 @@ def reference_name(reference: str) -> str:
 
 
 def fig_galleries(ds, scores: pd.DataFrame, runs: dict, *, reference: str = "reference"):
-    """Best, median and worst words by DTW, one row per system that ran (systems whose inks are the
+    """Best, median and worst words by DTW, one row per system that ran, headed by its name (systems whose inks are the
     references themselves are left out: :func:`identical_to_reference`). Each panel: the page crop, the
     reference dashed blue, the prediction solid vermillion, dots at stroke starts and arrowheads pointing
     the pen's direction (:func:`inkground_lib.report.overlay.plot_comparison`); one key for the figure.
-    Titles give the word, DTW (word heights) and what OCR read from the rendered prediction."""
+    Titles give the word, DTW (word heights) and what OCR read from the rendered prediction; the figure is
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide (legible on a phone)."""
     import matplotlib.pyplot as plt  # (only where a figure is drawn)
 
     entries, _ = gallery_entries(ds, scores, runs, reference=reference)
     if not entries:
         return None
-    n_rows = len(entries) // 3
-    fig, axes = plt.subplots(n_rows, 3, figsize=(9, 2.3 * n_rows + 0.5), constrained_layout=True, squeeze=False)
+    from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
+
+    by_system: dict[str, list] = {}
+    for e in entries:
+        by_system.setdefault(e.system, []).append(e)
+    fig = plt.figure(figsize=(FIGURE_WIDTH_IN, 2.4 * len(by_system) + 0.5), layout="constrained")
     handles = []
-    for ax, e in zip(axes.ravel(), entries):
-        handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
-                                  prediction_label="prediction", reference_label=reference_name(reference),
-                                  legend=False) or handles
-        ax.set_title(figure_text(f"{e.system}, {e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}, OCR read '{e.ocr}'"), fontsize=10)
-        ax.set_axis_off()
+    for sub, (system, row) in zip(fig.subfigures(len(by_system), 1, squeeze=False)[:, 0], by_system.items()):
+        sub.suptitle(figure_text(system), fontsize=FIGURE_TEXT_PT, fontweight="bold")
+        for ax, e in zip(sub.subplots(1, 3, squeeze=False)[0], row):
+            handles = plot_comparison(ax, e.prediction, e.reference, image=e.crop, extent_box=e.box,
+                                      prediction_label="prediction", reference_label=reference_name(reference),
+                                      legend=False) or handles
+            ax.set_title(figure_text(wrap_to(f"{e.tag}: '{e.word_text}'\nDTW {e.dtw:.3f}\nOCR read '{e.ocr}'",
+                                             FIGURE_WIDTH_IN / 3)), fontsize=FIGURE_TEXT_PT)
+            ax.set_axis_off()
     if handles:
-        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=10, frameon=False)
+        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), fontsize=FIGURE_TEXT_PT,
+                   frameon=False)
     return fig
 
 
@@ -159,17 +169,41 @@ def prompt_example(ds, grid: int = GRID, variant: str = "two-image"):
     return render_request_markdown(req), request_images(req)
 
 
-def fig_images(images, titles=None, width: float = 6.0):
-    """Images side by side (e.g. the prompt's images)."""
-    import matplotlib.pyplot as plt  # (only where a figure is drawn)
+CORNER_PX = 200
+"""The side (image pixels) of the corner :func:`fig_images` shows enlarged beside each prompt image: small enough
+that the grid's numbers (drawn :data:`~inkground_lib.evaluation.prompt.DEFAULT_FONT_SIZE` px high in the image)
+show at >= 9 CSS px on a phone (test)."""
 
-    fig, axes = plt.subplots(1, len(images), figsize=(width * len(images), width * 1.1), squeeze=False,
-                             constrained_layout=True)
-    for k, (ax, im) in enumerate(zip(axes[0], images)):
+
+def fig_images(images, titles=None, corner_px: int = CORNER_PX):
+    """The prompt's images as the book shows them (the images themselves, as sent to the model, are not
+    changed): one image a row, whole on the left with its lower-left corner (``corner_px`` square, framed)
+    enlarged on the right, so that the grid's row and column numbers can be read on any screen. The figure is
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide; ``titles`` name the images."""
+    import matplotlib.pyplot as plt  # (only where a figure is drawn)
+    from matplotlib.patches import Rectangle
+
+    from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
+
+    whole_in, corner_in = FIGURE_WIDTH_IN * 0.54, FIGURE_WIDTH_IN * 0.46
+    # each row as tall as its whole image and at least as tall as the square corner is wide
+    heights = [max(whole_in * np.asarray(im).shape[0] / np.asarray(im).shape[1], corner_in) for im in images]
+    fig, axes = plt.subplots(len(images), 2, figsize=(FIGURE_WIDTH_IN, sum(heights) + 0.7 * len(images)),
+                             squeeze=False, layout="constrained", width_ratios=[whole_in, corner_in],
+                             height_ratios=heights)
+    for k, ((ax, zoom), im) in enumerate(zip(axes, images)):
+        im = np.asarray(im)
+        h, w = im.shape[:2]
+        c = min(corner_px, h, w)
         ax.imshow(im)
-        ax.set_axis_off()
-        if titles:
-            ax.set_title(figure_text(titles[k]), fontsize=10)
+        ax.add_patch(Rectangle((-0.5, h - c - 0.5), c, c, fill=False, ec=PREDICTION, lw=1.5))
+        zoom.imshow(im[h - c:, :c], interpolation="nearest")
+        for a in (ax, zoom):
+            a.set_axis_off()
+        name = titles[k] if titles else f"image {k + 1}"
+        ax.set_title(figure_text(wrap_to(name, whole_in)), fontsize=FIGURE_TEXT_PT)
+        zoom.set_title(figure_text(wrap_to("its lower-left corner (framed), enlarged", corner_in)),
+                       fontsize=FIGURE_TEXT_PT)
     return fig
 
 
@@ -181,8 +215,8 @@ def both_sides_table(res) -> pd.DataFrame:
     out = pd.DataFrame({"derenderer": t["derenderer"], "scored against": t["scored against"],
                         "words": t["n_words"]})
     rows = t.to_dict("records")
-    for m, label in (("dtw", "DTW"), ("chamfer", "Chamfer")):
-        out[label] = [value_with_interval(r, m) for r in rows]
+    for m in (m for m in metric_names(computed="geometry") if m in t.columns):  # both_sides scores these
+        out[METRICS[m].label] = [value_with_interval(r, m) for r in rows]
     return out.set_index(["derenderer", "scored against"])
 
 
@@ -244,7 +278,7 @@ def leader_phrase(summary: pd.DataFrame, metric: str, what: str, unit: str = "")
     'Font and Box share the highest AR (0.412)'
     """
     v = summary.set_index("label")[metric].astype(float)
-    lead = leaders(v, BETTER[metric] == "min")
+    lead = leaders(v, METRICS[metric].lower_is_better)
     if not lead:
         return f"no system has a {what.split(' ', 1)[-1]}"
     verb = "has" if len(lead) == 1 else "share"

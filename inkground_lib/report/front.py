@@ -16,6 +16,7 @@ from pathlib import Path
 from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
+from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.evaluation.systems.registry import provider_adapters
 from inkground_lib.report.format import EM_DASH as DASH
 from inkground_lib.report.escape import md_code, md_escape
@@ -133,6 +134,7 @@ def _runs_lines(n: FrontNumbers) -> list[str]:
     L = ["", "**Systems scored (section 03).** {term}`DTW` and {term}`Chamfer distance`: means over all words "
          "(invalid outputs scored by the {term}`centre-dot rule`); {term}`AR`: over the corpus; {term}`Style`: "
          "mean over the writer classifier's held-out words. One table per dataset and reference:", ""]
+    shown = metric_names(reported=True)  # the metrics the paper reports per system, in the table's order
     for r in n.runs:
         if r.reference == "true":
             ref = "the writers' true trajectories"
@@ -146,15 +148,15 @@ def _runs_lines(n: FrontNumbers) -> list[str]:
         pages = sorted({count(row.get("n_pages")) for row in r.rows})
         chance = (f"; Style's chance level {fmt(r.style_chance)}" if r.style_chance is not None else "")
         L += [f"*{md_escape(r.dataset)} against {ref}* ({' / '.join(words)} words on {' / '.join(pages)} pages"
-              f"{chance}):", "", "| system | DTW | Chamfer | AR | Style |", "|---|---|---|---|---|"]
+              f"{chance}):", "", "| system | " + " | ".join(METRICS[m].label for m in shown) + " |",
+              "|---" * (len(shown) + 1) + "|"]
         own = summary_mode(n.pseudo) if r.kind == "benchmark" and n.pseudo else ""
         for row in r.rows:
             label = md_escape(row.get("label") or row.get("system"))
             note = maker_note(own, str(row.get("system"))) if own and r.reference == "reference" else None
             if note:
                 label += f" ({md_escape(note)})"
-            L.append(f"| {label} | {fmt(row.get('dtw'))} | {fmt(row.get('chamfer'))} | {fmt(row.get('ar'))} | "
-                     f"{fmt(row.get('style'))} |")
+            L.append(f"| {label} | " + " | ".join(fmt(row.get(m)) for m in shown) + " |")
         L.append("")
     return L
 

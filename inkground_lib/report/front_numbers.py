@@ -22,6 +22,7 @@ from inkground_lib.analysis.claims import STATUSES, claim_status, load_claims, p
 from inkground_lib.analysis.run_conditions import load_run_infos
 from inkground_lib.analysis.tradeoffs import RankFlip, median_gap, reference_flips
 from inkground_lib.core.layout import PSEUDO_RUN, ROOT, UNIPEN_SUBSET
+from inkground_lib.core.metric_table import metric_names
 from inkground_lib.core.paper import CLAIMS_CSV, PAPER_CSV, paper_numbers
 from inkground_lib.core.run_files import REFERENCES, facts_json, pages_csv, summary_csv, words_csv
 from inkground_lib.core.run_loaders import load_eval_run, load_pseudo_summary
@@ -124,7 +125,7 @@ def eval_run_numbers(run_dir, root: Path) -> list[EvalRunNumbers]:
         facts = run.facts
         rows = []
         keys = ["system", "label", "kind", "n_words", "n_pages"] + [
-            f"{m}{x}" for m in ("dtw", "chamfer", "ar", "style") for x in ("", "_lo", "_hi")]
+            f"{m}{x}" for m in metric_names(reported=True) for x in ("", "_lo", "_hi")]
         for r in (run.summary.to_dict("records") if run.summary is not None else []):  # None: no system scored
             rows.append({k: r.get(k) for k in keys})
         out.append(EvalRunNumbers(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from inkground_lib.core.ink import InkLike, as_ink
+from inkground_lib.report.legibility import FIGURE_TEXT_PT
 
 
 def plot_overlay(ax, ink: InkLike, *, image=None, extent_box=None, cmap="viridis", lw: float = 1.5,
@@ -71,7 +72,8 @@ def plot_overlay(ax, ink: InkLike, *, image=None, extent_box=None, cmap="viridis
                        marker="o", edgecolors="white", linewidths=0.8, zorder=3)
         if number_strokes:
             for i, (x, y) in enumerate(st):
-                ax.annotate(str(i + 1), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=7,
+                ax.annotate(str(i + 1), (x, y), xytext=(3, 3), textcoords="offset points",
+                            fontsize=FIGURE_TEXT_PT,
                             color="black", zorder=4,
                             bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
     if image is None:
@@ -166,6 +168,7 @@ def plot_comparison(ax, prediction: InkLike | None, reference: InkLike | None, *
         ax.invert_yaxis()
     ax.set_aspect("equal")
     if legend and handles:
-        ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=True, framealpha=0.85, handlelength=2.2,
+        ax.legend(handles=handles, loc="upper left", fontsize=FIGURE_TEXT_PT, frameon=True, framealpha=0.85,
+                  handlelength=2.2,
                   borderpad=0.3, labelspacing=0.2)
     return handles

@@ -12,6 +12,7 @@ import pandas as pd
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.pseudo.run import PipelineResult
 from inkground_lib.report.escape import figure_text
+from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN, wrap_to
 from inkground_lib.report.palette import OKABE_ITO, PREDICTION, TRUTH
 
 FUNNEL_STAGES = (("candidate pages", "candidates", "candidates"),
@@ -45,7 +46,7 @@ def fig_funnel(res: PipelineResult, paper: Optional[pd.DataFrame] = None):
     import matplotlib.pyplot as plt
 
     df = funnel_counts(res, paper)
-    fig, ax = plt.subplots(figsize=(8, 3.0), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 3.2), constrained_layout=True)
     y = np.arange(len(df))[::-1]
     h = 0.38
     for k, (side, colour, hatch, label) in enumerate((("ours", OKABE_ITO[0], None, "ours (measured)"),
@@ -55,13 +56,13 @@ def fig_funnel(res: PipelineResult, paper: Optional[pd.DataFrame] = None):
                        edgecolor="white", label=label)
         for b, n in zip(bars, df[side]):
             text = "not reported" if n != n else f"{n:,.0f} pages"
-            ax.text(b.get_width() + 0.01, b.get_y() + b.get_height() / 2, text, va="center", fontsize=9)
-    ax.set_yticks(y, df["stage"], fontsize=10)
-    ax.set_xlim(0, 1.3)
+            ax.text(b.get_width() + 0.01, b.get_y() + b.get_height() / 2, text, va="center", fontsize=FIGURE_TEXT_PT)
+    ax.set_yticks(y, [wrap_to(t, 1.4) for t in df["stage"]], fontsize=FIGURE_TEXT_PT)
+    ax.set_xlim(0, 1.45)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
     ax.set_xlabel("share of the candidate pages")
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(loc="lower right", fontsize=9, frameon=False)
+    fig.legend(loc="outside upper center", ncols=2, fontsize=FIGURE_TEXT_PT, frameon=False)
     return fig
 
 
@@ -90,8 +91,13 @@ def truth_examples(res: PipelineResult, ds: Optional[Dataset] = None) -> list[di
     return out
 
 
+TRUTH_EXAMPLE_WIDTH_IN = 4.4
+"""Width (inches) of the truth examples' figure, one word a row: a word crop this wide reads on a desktop and,
+scaled to a phone, keeps its titles legible."""
+
+
 def fig_truth_examples(res: PipelineResult, ds: Optional[Dataset] = None):
-    """:func:`truth_examples` drawn: the pseudo-label solid vermillion over the writer's true pen path
+    """:func:`truth_examples` drawn, one word a row: the pseudo-label solid vermillion over the writer's true pen path
     dashed green, dots at stroke starts, arrowheads in the pen's direction; titles give DTW and Chamfer in
     word heights. None when no word has a true pen path."""
     import matplotlib.pyplot as plt
@@ -101,15 +107,17 @@ def fig_truth_examples(res: PipelineResult, ds: Optional[Dataset] = None):
     ex = truth_examples(res, ds)
     if not ex:
         return None
-    fig, axes = plt.subplots(1, len(ex), figsize=(3.0 * len(ex), 2.4), constrained_layout=True, squeeze=False)
+    fig, axes = plt.subplots(len(ex), 1, figsize=(TRUTH_EXAMPLE_WIDTH_IN, 2.3 * len(ex) + 0.4),
+                             constrained_layout=True, squeeze=False)
     handles = []
-    for ax, e in zip(axes[0], ex):
+    for ax, e in zip(axes[:, 0], ex):
         handles = plot_comparison(ax, e["pseudo"], e["truth"], image=e["crop"], extent_box=e["box"],
                                   prediction_label="pseudo-label", reference_label="writer's true pen path",
                                   reference_colour=TRUTH, legend=False) or handles
-        ax.set_title(figure_text(f"{e['tag']}: '{e['word']}'\nDTW {e['dtw']:.3f}, Chamfer {e['chamfer']:.3f}"), fontsize=10)
+        ax.set_title(figure_text(f"{e['tag']}: '{e['word']}', DTW {e['dtw']:.3f}, Chamfer {e['chamfer']:.3f}"),
+                     fontsize=FIGURE_TEXT_PT)
         ax.set_axis_off()
-    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=10, frameon=False)
+    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=FIGURE_TEXT_PT, frameon=False)
     return fig
 
 
@@ -155,11 +163,37 @@ def pick_examples(res: PipelineResult, n_per_row: int):
 
 
 
+NUMBER_GAP_IN = 0.2
+"""The least distance (inches as drawn) between two stroke numbers of the example pairs: about two digits of
+:data:`~inkground_lib.report.legibility.FIGURE_TEXT_PT` text, so no number covers another."""
+
+
+def numbers_that_fit(starts: list[tuple], gap: float) -> list[tuple]:
+    """The stroke numbers ``starts`` ((number, x, y), in stroke order) that are drawn: each at least ``gap``
+    (same units as x, y) from every number drawn before it.
+
+    >>> numbers_that_fit([(1, 0, 0), (2, 1, 0), (3, 5, 0)], gap=2)
+    [(1, 0, 0), (3, 5, 0)]
+    """
+    kept: list[tuple] = []
+    for k, x, y in starts:
+        if all((x - a) ** 2 + (y - b) ** 2 >= gap ** 2 for _, a, b in kept):
+            kept.append((k, x, y))
+    return kept
+
+
+PAIR_COLUMNS = 2
+"""Words a row in the example pairs' figure (a stage with more words continues on the next row): two fit a
+phone's width with their titles legible."""
+
+
 def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_row: int = 3):
-    """Example pairs for each stage outcome (rows: the page failed the OCR filter / was rejected by the
-    raters / was kept): the photo crop above, the pseudo-label drawn over a faded copy below (solid
-    vermillion, dots at stroke starts, numbers giving the stroke order, arrowheads the direction), titled with
-    what OCR read from each and whether they match. Text at 9-10 pt at the book's width."""
+    """Example pairs for each stage outcome (the page failed the OCR filter / was rejected by the raters / was
+    kept; ``n_per_row`` words each, :data:`PAIR_COLUMNS` a row): the photo crop above, the pseudo-label drawn
+    over a faded copy below (solid vermillion, dots at stroke starts, numbers giving the stroke order where
+    they do not cover one another: :func:`numbers_that_fit`, arrowheads the direction), titled with what OCR read from each and whether they match.
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide, text at
+    :data:`~inkground_lib.report.legibility.FIGURE_TEXT_PT`."""
     import matplotlib.pyplot as plt
 
     from inkground_lib.core.render import crop_box
@@ -169,10 +203,13 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
     rows = pick_examples(res, n_per_row)
     if not rows:
         return None
-    fig, axes = plt.subplots(2 * len(rows), n_per_row, figsize=(3.0 * n_per_row, 3.4 * len(rows)), squeeze=False,
+    cols = max(1, min(PAIR_COLUMNS, max(len(d) for _, d in rows)))
+    col_in = FIGURE_WIDTH_IN / cols
+    blocks = [(st, d.iloc[k:k + cols]) for st, d in rows for k in range(0, len(d), cols)]  # one per grid row
+    fig, axes = plt.subplots(2 * len(blocks), cols, figsize=(FIGURE_WIDTH_IN, 3.0 * len(blocks)), squeeze=False,
                              constrained_layout=True)
     photos: dict[str, np.ndarray] = {}
-    for r, (st, d) in enumerate(rows):
+    for r, (st, d) in enumerate(blocks):
         for c, (_, wr) in enumerate(d.iterrows()):
             page = ds.page(wr["page"])
             if page.id not in photos:
@@ -182,20 +219,23 @@ def fig_example_pairs(res: PipelineResult, ds: Optional[Dataset] = None, n_per_r
             img = photos[page.id][cb[1]:cb[3], cb[0]:cb[2]]
             a0, a1 = axes[2 * r, c], axes[2 * r + 1, c]
             a0.imshow(img, extent=(cb[0] - 0.5, cb[2] - 0.5, cb[3] - 0.5, cb[1] - 0.5))
-            a0.set_title(figure_text(f"{st}\nphoto, OCR read {wr['ocr_original']!r}"), fontsize=9)
+            a0.set_title(figure_text(wrap_to(f"{st}\nphoto, OCR read {wr['ocr_original']!r}", col_in)),
+                         fontsize=FIGURE_TEXT_PT)
             faded = (255 - (255 - img.astype(np.float32)) * 0.35).astype(np.uint8)
             plot_comparison(a1, res.pseudo[word.id], None, image=faded, extent_box=cb, legend=False,
                             prediction_label="pseudo-label")
-            for k, s in enumerate(res.pseudo[word.id].strokes):
-                if len(s):
-                    a1.annotate(str(k + 1), (s[0, 0], s[0, 1]), xytext=(3, 3), textcoords="offset points",
-                                fontsize=8, zorder=6, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none",
-                                                                alpha=0.8))
+            starts = [(k + 1, s[0, 0], s[0, 1]) for k, s in enumerate(res.pseudo[word.id].strokes) if len(s)]
+            # a number that would cover one already drawn is left out (the players show every stroke in order)
+            gap = NUMBER_GAP_IN * (cb[2] - cb[0]) / (col_in * 0.9)  # page px that the gap spans in this panel
+            for k, x, y in numbers_that_fit(starts, gap):
+                a1.annotate(str(k), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=FIGURE_TEXT_PT,
+                            zorder=6, bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
             mark = "match" if wr["match"] else "no match"
-            a1.set_title(figure_text(f"pseudo-label, OCR read {wr['ocr_rendered']!r} ({mark})"), fontsize=9)
+            a1.set_title(figure_text(wrap_to(f"pseudo-label, OCR read {wr['ocr_rendered']!r} ({mark})", col_in)),
+                         fontsize=FIGURE_TEXT_PT)
             for a in (a0, a1):
                 a.set_axis_off()
-        for c in range(len(d), n_per_row):
+        for c in range(len(d), cols):
             axes[2 * r, c].set_axis_off()
             axes[2 * r + 1, c].set_axis_off()
     return fig
@@ -211,7 +251,7 @@ def fig_truth_by_stage(res: PipelineResult):
     from inkground_lib.report.pseudo_labels import TRUTH_METRICS
 
     p = res.pages
-    fig, axes = plt.subplots(2, 2, figsize=(8, 5.6), constrained_layout=True)
+    fig, axes = plt.subplots(2, 2, figsize=(FIGURE_WIDTH_IN, 5.6), constrained_layout=True)
     axes = axes.ravel()
     colours = dict(zip(STAGES, (OKABE_ITO[1], OKABE_ITO[4], OKABE_ITO[2])))
     rng = np.random.default_rng(0)
@@ -221,10 +261,10 @@ def fig_truth_by_stage(res: PipelineResult):
             if len(v):
                 ax.scatter(i + rng.uniform(-0.15, 0.15, len(v)), v, s=14, alpha=0.75, color=colours[st])
                 ax.hlines(np.median(v), i - 0.3, i + 0.3, color="black", lw=2)
-        ax.set_xticks(range(len(STAGES)), ["failed OCR", "rejected by raters", "kept"], fontsize=9)
+        ax.set_xticks(range(len(STAGES)), ["failed\nOCR", "rejected\nby raters", "kept"], fontsize=FIGURE_TEXT_PT)
         ax.set_xlim(-0.6, len(STAGES) - 0.4)
-        ax.set_title(label, fontsize=10)
+        ax.set_title(wrap_to(label, FIGURE_WIDTH_IN / 2 - 0.3), fontsize=FIGURE_TEXT_PT)
         ax.spines[["top", "right"]].set_visible(False)
     for ax in axes[::2]:
-        ax.set_ylabel("page mean")
+        ax.set_ylabel("page mean", fontsize=FIGURE_TEXT_PT)
     return fig

@@ -9,6 +9,7 @@ import pandas as pd
 from inkground_lib.analysis.origins import pseudo_origins
 from inkground_lib.core.dataset import Dataset, load_dataset
 from inkground_lib.core.defaults import KEEP_SCORE
+from inkground_lib.core.metric_table import METRICS
 from inkground_lib.pseudo.run import STAGES, PipelineResult, summary_numbers
 from inkground_lib.report.format import missing
 from inkground_lib.report.names import summary_mode
@@ -73,9 +74,11 @@ def funnel_table(res: PipelineResult, paper: Optional[pd.DataFrame] = None) -> p
         not_comparable={k: o.not_comparable for k, o in origins.items() if o.not_comparable})
 
 
-TRUTH_METRICS = [("dtw", "DTW (word heights)"), ("chamfer", "Chamfer (word heights)"),
-                  ("order_differs", "words with a different stroke order"),
-                  ("direction_differs", "words with a stroke in the opposite direction")]
+TRUTH_METRICS = [*((m, f"{METRICS[m].label} ({METRICS[m].unit})") for m in ("dtw", "chamfer")),
+                 ("order_differs", "words with a different stroke order"),
+                 ("direction_differs", "words with a stroke in the opposite direction")]
+"""(column of the truth comparison, label) of section 02's truth metrics: DTW and Chamfer (the columns
+:mod:`inkground_lib.pseudo.truth` writes), labelled from their metric records, and the stroke-order checks."""
 
 
 def truth_by_stage_table(res: PipelineResult) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import re
 
 import pandas as pd
 
-from inkground_lib.core.defaults import METRIC_LABELS
+from inkground_lib.core.metric_table import METRICS
 from inkground_lib.core.paper import paper_numbers
 from inkground_lib.core.text import short_reason
 from inkground_lib.report.format import cell, format_interval, is_missing, missing
@@ -97,13 +97,22 @@ PAPER_ROWS = {
 }
 
 VALID_ONLY = " (valid only)"
-# (column, summary key): the paper's five metrics, with the valid-only mean beside DTW, Chamfer and Style.
-RESULT_COLUMNS = []
-for _key, _label in METRIC_LABELS.items():
-    RESULT_COLUMNS.append((_label, _key))
-    if _key in ("dtw", "chamfer", "style"):
-        RESULT_COLUMNS.append((_label + VALID_ONLY, f"{_key}_valid"))
-RESULT_COLUMNS.append(("valid rate", "valid_rate"))
+
+
+def result_columns() -> list[tuple[str, str]]:
+    """(column, summary key) of the results table: each metric of the metric table
+    (:data:`inkground_lib.core.metric_table.METRICS`, in its order) under its label, with its valid-only mean
+    beside it where it has one, then the valid rate.
+
+    >>> [c for c, _ in result_columns()][:3], result_columns()[-1]
+    (['DTW', 'DTW (valid only)', 'Chamfer'], ('valid rate', 'valid_rate'))
+    """
+    out = []
+    for m in METRICS.values():
+        out.append((m.label, m.name))
+        if m.valid_mean:
+            out.append((m.label + VALID_ONLY, f"{m.name}_valid"))
+    return out + [("valid rate", "valid_rate")]
 
 
 CENTRE_DOT_NOTE = ("An output that cannot be used is scored by the centre-dot rule (a dot at the page centre for "
@@ -154,9 +163,11 @@ def _why_missing(r, key: str) -> str:
         return "no words"
     if key.endswith("_valid") and _count(r, "n_valid") == 0:
         return "no valid output"
-    if key.startswith("style") and _count(r, "n_style") == 0:
-        return "no Style value (no held-out words)"
-    if key in ("ar", "cr") and _count(r, "n_ocr") == 0:
+    rec = METRICS.get(key.removesuffix("_valid"))
+    computed = rec.computed if rec is not None else None
+    if computed == "style" and _count(r, "n_style") == 0:
+        return f"no {rec.label} value (no held-out words)"
+    if computed == "ocr" and _count(r, "n_ocr") == 0:
         return "no OCR reading"
     return "not computed"
 
@@ -167,30 +178,31 @@ def results_table(summary: pd.DataFrame, paper_dataset: str | None, *, paper: pd
     intervals in brackets), then the paper's reported rows for ``paper_dataset`` ("inkGround" or
     "IAM-OnDB"; None for none), then the systems of ``not_run`` ({name: reason}; "— not run").
 
-    Columns: source, DTW, DTW (valid only), Chamfer, Chamfer (valid only), AR, CR, Style, Style (valid
-    only), valid rate. DTW, Chamfer and Style are means over all words (invalid outputs scored by the
-    invalid-output rule); "(valid only)" over the words whose output was valid. Each value prints at the
+    Columns: source, then :func:`result_columns` (DTW, DTW (valid only), Chamfer, Chamfer (valid only), AR, CR,
+    Style, Style (valid only), valid rate). DTW, Chamfer and Style are means over all words (invalid outputs
+    scored by the invalid-output rule); "(valid only)" over the words whose output was valid. Each value prints at the
     precision of its own interval (:func:`inkground_lib.report.format.format_interval`); a missing value is
     an em dash with its reason. The paper does not report valid-only means nor valid rates."""
     paper = paper_numbers() if paper is None else paper
+    columns = result_columns()
     rows = []
     for _, r in summary.iterrows():
         rec = {"system": r.get("label", r["system"]), "source": MEASURED}
-        for col, key in RESULT_COLUMNS:
+        for col, key in columns:
             rec[col] = format_interval(r.get(key), r.get(f"{key}_lo"), r.get(f"{key}_hi"),
                                        missing_reason=_why_missing(r, key))
         rows.append(rec)
     for label, prefix in PAPER_ROWS.get(paper_dataset, []):
         rec = {"system": label, "source": PAPER}
-        for col, key in RESULT_COLUMNS:
+        for col, key in columns:
             pid = f"{prefix}_{key}"
             rec[col] = f"{float(paper.loc[pid, 'value']):.3f}" if pid in paper.index else missing("not reported")
         rows.append(rec)
     for name in not_run or {}:
         rec = {"system": name, "source": "not run here"}
-        rec.update({col: missing("not run") for col, _ in RESULT_COLUMNS})
+        rec.update({col: missing("not run") for col, _ in columns})
         rows.append(rec)
-    df = pd.DataFrame(rows, columns=["system", "source"] + [c for c, _ in RESULT_COLUMNS])
+    df = pd.DataFrame(rows, columns=["system", "source"] + [c for c, _ in columns])
     return df.set_index("system")
 
 

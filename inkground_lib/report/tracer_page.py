@@ -57,8 +57,11 @@ def read_curves(path: str | os.PathLike = SHIPPED_CURVES) -> pd.DataFrame:
 def fig_curves(curves: pd.DataFrame):
     """Three panels over epochs: the training and validation losses; the validation writers' median DTW to
     their true pen paths (word heights); the share of their words whose stroke order or direction differs from
-    the writer's - the tracer's as solid lines, the skeleton's (which does not learn) dashed."""
-    fig, axes = plt.subplots(1, 3, figsize=(9, 3.4))  # 900 px at 100 dpi: text at least 9 px full size
+    the writer's - the tracer's as solid lines, the skeleton's (which does not learn) dashed. One panel a row,
+    :data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN` wide: its text stays legible on a phone."""
+    from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN
+
+    fig, axes = plt.subplots(3, 1, figsize=(FIGURE_WIDTH_IN, 7.8))
     e = curves["epoch"]
     axes[0].plot(e, curves["train_loss"], "o-", color=PREDICTION, label="training")
     axes[0].plot(e, curves["val_loss"], "s--", color=REFERENCE, label="validation writers")
@@ -71,9 +74,14 @@ def fig_curves(curves: pd.DataFrame):
         axes[2].plot(e, curves[f"skeleton_val_{col}"], marker + "--", color=PEN_UP, mfc="none",
                      label=f"skeleton: {name}")
     axes[2].set(title="share of words that differ", xlabel="epoch", ylim=(0, 1))
-    for ax in axes:
-        ax.legend(fontsize=8.5, frameon=False)
-        ax.title.set_fontsize(9.5)
+    # keys where the lines are not: the DTWs' below them (the axis starts at 0), the shares' in two columns
+    # above them (they stay below about 0.7)
+    where = [{}, {"loc": "lower right"}, {"ncols": 2, "loc": "upper center"}]
+    for ax, kw in zip(axes, where):
+        ax.legend(fontsize=FIGURE_TEXT_PT, frameon=False, **kw)
+        ax.title.set_fontsize(FIGURE_TEXT_PT)
+        ax.tick_params(labelsize=FIGURE_TEXT_PT)
+        ax.xaxis.label.set_fontsize(FIGURE_TEXT_PT)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -26,9 +26,10 @@ from inkground_lib.analysis.tradeoffs import (
     pareto_front,
 )
 from inkground_lib.analysis.ties import TIES_RULE, tied_ranks
-from inkground_lib.core.defaults import BETTER, METRIC_LABELS
+from inkground_lib.core.metric_table import METRICS, metric_labels
 from inkground_lib.report.escape import figure_text
 from inkground_lib.report.format import format_interval, is_missing, missing
+from inkground_lib.report.legibility import FIGURE_TEXT_PT, FIGURE_WIDTH_IN
 from inkground_lib.report.palette import OKABE_ITO
 from inkground_lib.report.table_view import table_view
 
@@ -36,22 +37,42 @@ OURS_STYLE = [(OKABE_ITO[0], "o"), (OKABE_ITO[1], "s"), (OKABE_ITO[4], "v"), (OK
 PAPER_STYLE = [(OKABE_ITO[2], "D"), (OKABE_ITO[3], "^"), (OKABE_ITO[7], "X")]
 ROUND_STEPS = [1, 2, 5, 10]  # MaxNLocator steps: ticks at 1, 2 or 5 times a power of ten
 SYMLOG_TICKS = [0, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
-AR_LABEL = "AR (OCR accurate rate of the rendered strokes, higher is better)"
-DTW_LABEL = "DTW (word heights, lower is better)"
-STYLE_LABEL = "Style (higher is better)"
-LABEL_ITERATIONS = 400  # adjustText iterations (fixed: a time limit would make the figure machine-dependent)
-FIGURE_TEXT_PT = 10
-"""The smallest text of section 04's figures (legends, point labels), in points: at the figures' widths (at most
-about 8.5 in, 850 px at 100 dpi) it stays above 9 CSS px where the page shows them at 1400 px."""
 
-STYLE_COLUMNS = 2
-"""Panels per row of the Style-against-AR figure."""
+
+def better_word(metric: str) -> str:
+    """"lower" or "higher": which values of ``metric`` are better (its record's direction)."""
+    return "lower" if METRICS[metric].lower_is_better else "higher"
+
+
+def axis_label(metric: str, detail: str = "") -> str:
+    """A figure axis's label for ``metric`` from its record: its label, ``detail`` and which way is better.
+
+    >>> axis_label("dtw", "word heights"), axis_label("style")
+    ('DTW (word heights, lower is better)', 'Style (higher is better)')
+    """
+    return f"{METRICS[metric].label} ({detail + ', ' if detail else ''}{better_word(metric)} is better)"
+
+
+AR_LABEL = axis_label("ar", "OCR accurate rate of the rendered strokes")
+DTW_LABEL = axis_label("dtw", METRICS["dtw"].unit)
+STYLE_LABEL = axis_label("style")
+FIGURE_METRICS = ("dtw", "ar", "style")
+"""The metrics the trade-off figures plot (AR across, DTW or Style up): the paper's rows shown in the points
+table are those with at least one of them."""
+LABEL_ITERATIONS = 400  # adjustText iterations (fixed: a time limit would make the figure machine-dependent)
+STYLE_COLUMNS = 1
+"""Panels per row of the Style-against-AR figure: one, so that the figure keeps a phone's width
+(:data:`~inkground_lib.report.legibility.FIGURE_WIDTH_IN`) and its text its size however many classifiers."""
 
 
 PAPER_CLASS_IDS = {"inkGround": ("style_classes_inkground", "pages"), "IAM-OnDB": ("style_classes_iamondb", "writers")}
 
-METRIC_COLUMNS = {"n_words": "words", "valid_rate": "valid rate", "dtw": "DTW", "chamfer": "Chamfer", "ar": "AR",
-                  "cr": "CR", "style": "Style", "n_classes": "writer classes"}
+
+
+def metric_columns() -> dict[str, str]:
+    """Column -> heading of the points table: words, valid rate, each metric under its label (metric table
+    order), writer classes."""
+    return {"n_words": "words", "valid_rate": "valid rate", **metric_labels(), "n_classes": "writer classes"}
 
 
 # ------------------------------------------------------------------------------------------------ figures
@@ -124,7 +145,8 @@ def _plot_group(ax, g, ym, yb, colour, marker, ours, label, fontsize: float = FI
     if m.sum() >= 2:
         order = np.argsort(x[m])
         fx, fy = x[m][order], y[m][order]
-        ax.plot(fx, fy, color=colour, lw=1, ls="-" if ours else "--", alpha=0.8, zorder=2)
+        ax.plot(fx, fy, color=colour, lw=1, ls="-" if ours else "--", alpha=0.8, zorder=2,
+                gid=FRONT_KEYS[ours][0])
         for (x0, y0), (x1, y1) in zip(zip(fx[:-1], fy[:-1]), zip(fx[1:], fy[1:])):  # labels keep off the line
             line_x += list(np.linspace(x0, x1, 12)[1:-1])
             line_y += list(np.linspace(y0, y1, 12)[1:-1])
@@ -156,15 +178,32 @@ def _freeze_layout(fig):
     fig.set_layout_engine("none")
 
 
+FRONT_KEYS = {True: ("front-ours", "Pareto front, ours (solid line)", "-"),
+              False: ("front-paper", "Pareto front, the paper's (dashed line)", "--")}
+"""Ours (True) / the paper's: the id of a drawn Pareto-front line, its entry in the key and its line style. A
+front is drawn only where it holds two or more points; the key lists only the fronts drawn."""
+
+
+def fronts_drawn(fig) -> set[bool]:
+    """Which Pareto fronts ``fig`` draws: True (ours), False (the paper's)."""
+    ids = {line.get_gid() for ax in fig.axes for line in ax.get_lines()}
+    return {ours for ours, (gid, _, _) in FRONT_KEYS.items() if gid in ids}
+
+
 def _legend(fig, axes):
+    from matplotlib.lines import Line2D
+
     seen = {}
     for ax in np.ravel(axes):
         for h, lab in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(lab, h)
+    for ours in sorted(fronts_drawn(fig), reverse=True):
+        _, lab, ls = FRONT_KEYS[ours]
+        seen[lab] = Line2D([], [], color="#555555", lw=1, ls=ls)
     order = {"ours": 0, "pape": 1}
-    seen = dict(sorted(seen.items(), key=lambda kv: order.get(kv[0][:4], 2)))  # ours, the paper's, chance
+    seen = dict(sorted(seen.items(), key=lambda kv: order.get(kv[0][:4], 2)))  # ours, the paper's, fronts, chance
     if seen:
-        fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=2, frameon=False,
+        fig.legend(list(seen.values()), list(seen.keys()), loc="outside lower center", ncol=1, frameon=False,
                    fontsize=FIGURE_TEXT_PT)
 
 
@@ -196,14 +235,15 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
       row, classes from ``reported``), each with its chance level 1 / classes as a dotted line: ours and the
       paper's Style are never on one axis.
 
-    A line joins each group's Pareto front (solid: ours; dashed: the paper's). Returns the Figure (closed
+    A line joins each group's Pareto front where it holds two or more points (solid: ours; dashed: the
+    paper's); the key names the kinds of front drawn (:func:`fronts_drawn`). Returns the Figure (closed
     from pyplot, so a notebook shows it once)."""
     import matplotlib.pyplot as plt
 
     if y not in ("dtw", "style"):
         raise ValueError(f"fig_tradeoffs: y must be 'dtw' or 'style', got {y!r}")
     if y == "dtw":
-        fig, ax = plt.subplots(figsize=(8, 5.6), layout="constrained")
+        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.0), layout="constrained")
         texts, xs, ys = [], [], []
         for label, ds, g, c, m, ours in _groups(summary, paper, "dtw"):
             t, x, yy = _plot_group(ax, g, "dtw", "min", c, m, ours, label)
@@ -238,7 +278,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
     ncols = STYLE_COLUMNS if max(len(ours), len(pap)) > 1 else 1
     rows_ours, rows_pap = max(1, -(-len(ours) // ncols)), -(-len(pap) // ncols)
     nrows = rows_ours + rows_pap
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.5 * nrows + 0.9), layout="constrained",
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIGURE_WIDTH_IN, 3.2 * nrows + 0.9), layout="constrained",
                              squeeze=False, sharex=True)
     placed = []
     for first_row, n_rows, items, is_ours in ((0, rows_ours, ours, True), (rows_ours, rows_pap, pap, False)):
@@ -295,13 +335,13 @@ def points_table(summary: pd.DataFrame, paper: pd.DataFrame | None = None,
     """The points of the trade-off figures as one table: ours (every system of every run, point values; the
     intervals are in the figures) then the paper's reported systems that have at least one of DTW, AR,
     Style; writer classes beside Style. Returns (table, positions of the paper's rows)."""
-    cols = ["dataset", "label", "n_words", "valid_rate", "dtw", "chamfer", "ar", "cr", "style", "n_classes"]
+    cols = ["dataset", "label", "n_words", "valid_rate", *METRICS, "n_classes"]
     ours = summary.reindex(columns=cols).copy()
     ours.insert(0, "source", "ours (measured)")
     rows = [ours]
     classes = paper_classes(reported)
     if paper is not None and len(paper):
-        p = paper[paper[["dtw", "ar", "style"]].notna().any(axis=1)].copy()
+        p = paper[paper.reindex(columns=list(FIGURE_METRICS)).notna().any(axis=1)].copy()
         p = p.rename(columns={"system": "label"})
         p["n_classes"] = [classes.get(ds, (np.nan,))[0] if pd.notna(s) else np.nan for ds, s in zip(p["dataset"], p["style"])]
         p = p.reindex(columns=cols)
@@ -323,14 +363,14 @@ def _paper_marked(t: pd.DataFrame) -> pd.DataFrame:
 def points_view(summary: pd.DataFrame, paper: pd.DataFrame | None, reported: pd.DataFrame | None, caption: str):
     """:func:`points_table` as the book shows it."""
     t, paper_rows = points_table(summary, paper, reported)
-    dec = {"words": 0, "writer classes": 0, "valid rate": 3, "DTW": 3, "Chamfer": 3, "AR": 3, "CR": 3, "Style": 3}
+    dec = {"words": 0, "writer classes": 0, "valid rate": 3, **{label: 3 for label in metric_labels().values()}}
     notes = ["DTW and Chamfer: mean over words (word heights, lower is better; invalid outputs scored by the "
              "centre-dot rule); AR and CR: corpus rates over words; Style: mean true-writer probability over "
              "the classifier's held-out words. Style values are comparable only within one classifier (same "
              "dataset, same number of writer classes)."]
     if paper_rows:
         notes.append("— on the paper's rows: not given in the paper's summary.")
-    return table_view(_paper_marked(t).set_index("dataset"), caption, columns=METRIC_COLUMNS, decimals=dec,
+    return table_view(_paper_marked(t).set_index("dataset"), caption, columns=metric_columns(), decimals=dec,
                       paper_rows=paper_rows, notes=notes, fold=False)
 
 
@@ -408,17 +448,15 @@ def short_label(label: str) -> str:
 def flip_sentence(f: RankFlip) -> str:
     """One ranking flip (:class:`inkground_lib.analysis.tradeoffs.RankFlip`) as a sentence with its numbers and
     95% intervals, saying against which reference the two intervals are apart and against which they overlap."""
-    m = METRIC_LABELS.get(f.metric, f.metric)
-    word = "lower" if BETTER[f.metric] == "min" else "higher"
+    rec = METRICS[f.metric]
+    m, word = rec.label, better_word(f.metric)
+    unit = f" {rec.unit}" if rec.computed == "geometry" else ""  # a distance says its unit; a rate or probability not
 
     def side(ref: str, first: str, second: str) -> str:
         v1, v2 = f.values[ref][first], f.values[ref][second]
         how = "intervals apart" if f.apart[ref] else "intervals overlapping"
         return (f"against {REFERENCE_NAMES[ref]} the {short_label(f.labels[first])} has the {word} {m} "
-                f"({format_interval(*v1)} against {format_interval(*v2)} word heights, {how})"
-                if f.metric in ("dtw", "chamfer") else
-                f"against {REFERENCE_NAMES[ref]} the {short_label(f.labels[first])} has the {word} {m} "
-                f"({format_interval(*v1)} against {format_interval(*v2)}, {how})")
+                f"({format_interval(*v1)} against {format_interval(*v2)}{unit}, {how})")
 
     return (f"On {f.dataset}, the choice of reference reverses a ranking: {side(f.reference, f.ahead, f.behind)}, "
             f"but {side(f.other, f.behind, f.ahead)}.")
@@ -431,7 +469,7 @@ def flips_text(flips: list, compared: list[str]) -> str:
     if flips:
         return " ".join(flip_sentence(f) for f in flips)
     if compared:
-        metrics = ", ".join(METRIC_LABELS[m] for m in REFERENCE_METRICS)
+        metrics = ", ".join(METRICS[m].label for m in REFERENCE_METRICS)
         return (f"On {', '.join(compared)}, scoring against {REFERENCE_NAMES['true']} instead of "
                 f"{REFERENCE_NAMES['reference']} reverses no order of two systems on {metrics} with intervals "
                 f"apart.")
@@ -453,11 +491,11 @@ def reference_table(a) -> dict[str, pd.DataFrame]:
             ranks = {}
             for name, t in ((ref, own), (oth, other)):
                 v = t.set_index("system")[m].astype(float)
-                ranks[name] = tied_ranks(v, BETTER[m] == "min")
+                ranks[name] = tied_ranks(v, METRICS[m].lower_is_better)
             for _, r in own.iterrows():
                 o = other[other["system"] == r["system"]]
                 o = o.iloc[0] if len(o) else {}
-                row = {"metric": METRIC_LABELS[m], "system": r["system"]}
+                row = {"metric": METRICS[m].label, "system": r["system"]}
                 for name, src in ((ref, r), (oth, o)):
                     rk = ranks[name].get(r["system"], float("nan"))
                     val = format_interval(src.get(m) if len(src) else None, src.get(f"{m}_lo") if len(src) else None,
