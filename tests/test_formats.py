@@ -18,7 +18,8 @@ from inkground_lib.formats.iamondb import (
     read_iamondb_original,
     read_iamondb_strokes,
 )
-from inkground_lib.formats.inkml import read_inkml, write_inkml
+from inkground_lib.formats.inkml import read_inkml
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.unipen import read_unipen_json
 from inkground_lib.formats.xmlsafe import FormatError
 

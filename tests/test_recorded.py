@@ -24,7 +24,7 @@ from inkground_lib.datasets.recorded import (
     plan_pages,
 )
 from inkground_lib.datasets.segmentation import core_height
-from inkground_lib.formats.inkml import write_inkml
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 
 IAM = Path(__file__).resolve().parent / "fixtures" / "iamondb"

@@ -58,7 +58,8 @@ from inkground_lib.datasets.synth.photo import (
 )
 from inkground_lib.datasets.synth.texts import split_words
 from inkground_lib.formats.iamondb import read_iamondb_report, transcription_tokens
-from inkground_lib.formats.inkml import DIALECTS, InkMLDocument, read_inkml
+from inkground_lib.formats.inkml import DIALECTS, read_inkml
+from inkground_lib.formats.inkml_document import InkMLDocument
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 from inkground_lib.formats.unipen_release import read_unipen_release
 from inkground_lib.formats.xmlsafe import FormatError
