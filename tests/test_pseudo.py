@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
-from inkground_lib.components.metrics.trajectory import subsequence_dtw
+from inkground_lib.components.metrics.subsequence_dtw import subsequence_dtw
 from inkground_lib.core.dataset import Page, Word, load_dataset, write_manifest
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.datasets.synth.generate import SynthParams, generate
