@@ -62,7 +62,7 @@ EXAMPLES = {
     "inkground_lib.evaluation.systems.providers": 5,
     "inkground_lib.evaluation.systems.registry": 1,
     "inkground_lib.evaluation.systems.retry": 2,
-    "inkground_lib.formats.iamondb": 3,
+    "inkground_lib.formats.iamondb_transcriptions": 3,
     "inkground_lib.formats.inksight_canvas": 4,
     "inkground_lib.formats.xmlsafe": 2,
     "inkground_lib.pseudo.derenderer_comparison": 3,

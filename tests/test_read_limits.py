@@ -22,12 +22,9 @@ from inkground_lib.core.dataset import (
     load_dataset,
     read_limit,
 )
-from inkground_lib.formats.iamondb import (
-    read_iamondb,
-    read_iamondb_ascii,
-    read_iamondb_original,
-    read_iamondb_strokes,
-)
+from inkground_lib.formats.iamondb import read_iamondb
+from inkground_lib.formats.iamondb_strokes import read_iamondb_strokes
+from inkground_lib.formats.iamondb_transcriptions import read_iamondb_ascii, read_iamondb_original
 from inkground_lib.formats.inkml import read_inkml
 from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.unipen import read_unipen_json

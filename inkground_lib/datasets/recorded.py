@@ -57,7 +57,8 @@ from inkground_lib.datasets.synth.photo import (
     photograph,
 )
 from inkground_lib.datasets.synth.texts import split_words
-from inkground_lib.formats.iamondb import read_iamondb_report, transcription_tokens
+from inkground_lib.formats.iamondb import read_iamondb_report
+from inkground_lib.formats.iamondb_transcriptions import transcription_tokens
 from inkground_lib.formats.inkml import DIALECTS, read_inkml
 from inkground_lib.formats.inkml_document import InkMLDocument
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
@@ -189,7 +190,7 @@ def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_fact
     must fit clearly best) or skipped (``lines_skipped``: "form's lines not matched ...").
 
     Cutting: a line is cut at pen-up gaps into as many pieces as its transcription has words
-    (:func:`~inkground_lib.formats.iamondb.transcription_tokens`: struck-out, unreadable and bracketed words
+    (:func:`~inkground_lib.formats.iamondb_transcriptions.transcription_tokens`: struck-out, unreadable and bracketed words
     count, as they are ink on the line; a full stop or comma written close to its word is taken back from the
     word's end), and the cut is used only when it is also supported by the words' lengths
     (:func:`~inkground_lib.datasets.segmentation.cut_line` and ``check_cut``: punctuation gets small ink, each
