@@ -51,7 +51,7 @@ EXAMPLES = {
     "inkground_lib.core.reruns": 16,
     "inkground_lib.core.secrets": 15,
     "inkground_lib.core.text": 1,
-    "inkground_lib.datasets.recorded": 1,
+    "inkground_lib.datasets.recorded_inkml": 1,
     "inkground_lib.datasets.remade": 2,
     "inkground_lib.datasets.segmentation": 1,
     "inkground_lib.evaluation.cost": 15,

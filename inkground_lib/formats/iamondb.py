@@ -262,7 +262,7 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     carry exactly the same line numbers (``match`` ``"number"``); where they differ (a line or a file missing, so
     numbers would shift the text onto the wrong ink) no line of the form gets a text here: each is left with
     ``text_note`` ``"line count"`` and the form's lines in ``form_text``, and
-    :func:`inkground_lib.datasets.recorded.iamondb_words` matches them by their lengths or skips them.
+    :func:`inkground_lib.datasets.recorded_iamondb.iamondb_words` matches them by their lengths or skips them.
     ``whiteboard`` as in :func:`read_iamondb_strokes`. Files that break the
     format raise FormatError naming file and element; every file is read through the size check and the safe
     XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`). The quirks of
