@@ -24,7 +24,8 @@ from inkground_lib.rate.assign import (
     check_score,
 )
 from inkground_lib.core.run_loaders import RunError, load_pseudo_run
-from inkground_lib.rate.server import Server, open_session, session_hash
+from inkground_lib.rate.server import Server
+from inkground_lib.rate.session import open_session, session_hash
 from inkground_lib.core.dataset import dataset_hash
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import RUN_MARK
