@@ -2,7 +2,7 @@
 
 A pair is a page: the page photo beside the render of all its pseudo-labels, zoomable to each word (its pen
 path plays); one score 0-10 per page. Ratings go, one row at a time and fsynced, to a ratings file outside
-the run folder (:class:`inkground_lib.pseudo.raters.RatingsLog`), which ``inkground pseudo --ratings`` and
+the run folder (:class:`inkground_lib.pseudo.ratings_log.RatingsLog`), which ``inkground pseudo --ratings`` and
 section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.rate.assign`; the run and its
 ratings file: :mod:`inkground_lib.rate.session`; a page and the statistics as the app sends them:
 :mod:`inkground_lib.rate.payloads`.

@@ -12,7 +12,8 @@ from typing import Optional
 from inkground_lib.core.defaults import RATERS_PER_PAIR, RESERVE_SECONDS
 from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
 from inkground_lib.core.run_loaders import PseudoRun, load_pseudo_run
-from inkground_lib.pseudo.raters import RatingsError, RatingsLog
+from inkground_lib.pseudo.raters import RatingsError
+from inkground_lib.pseudo.ratings_log import RatingsLog
 from inkground_lib.rate.assign import Ledger, RateError
 
 
