@@ -292,8 +292,6 @@ def read_iamondb_report(root: str | os.PathLike, split: Optional[str] = None, *,
 
 def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Optional[int], whiteboard: str,
                  tolerant: bool) -> tuple[list[IamLine], IamReport]:
-    from inkground_lib.core.progress import bar as progress_bar
-
     if whiteboard not in WHITEBOARD_MODES:
         raise ValueError(f"whiteboard must be one of {WHITEBOARD_MODES}, got {whiteboard!r}")
     if not root.is_dir():
@@ -301,110 +299,142 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
     strokes_dir = _first_dir(root, ["lineStrokes-all/lineStrokes", "lineStrokes"])
     if strokes_dir is None:
         raise FormatError(f"{root}: no lineStrokes-all/lineStrokes or lineStrokes folder")
-    report = IamReport(str(root))
+    folder = _Folder(root, strokes_dir, split, max_bytes, tolerant)
+    per_form = folder.read_line_files(whiteboard, progress)
+    lines = [ln for form, entries in sorted(per_form.items()) for ln in folder.form_lines(form, entries)]
+    lines.sort(key=lambda ln: ln.id)
+    folder.report_writers()
+    return lines, folder.report
 
-    def attempt(fn, *args, **kw):
+
+class _Folder:
+    """One IAM-OnDB folder being read: where its parts are, what has been read of them (each file once), and the
+    report of what was found, read and failed."""
+
+    def __init__(self, root: Path, strokes_dir: Path, split: Optional[str], max_bytes: Optional[int],
+                 tolerant: bool):
+        self.strokes_dir, self.max_bytes, self.tolerant = strokes_dir, max_bytes, tolerant
+        self.report = IamReport(str(root))
+        self.original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
+                                          root / "original") if d.is_dir()]
+        self.ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
+        self.forms_file = _first_file(root, ["forms.txt", "data/forms.txt"])
+        self.writers_file = _first_file(root, ["writers.xml", "data/writers.xml"])
+        self.forms_map = ((self.attempt(read_iamondb_forms, self.forms_file, max_bytes=max_bytes) or {})
+                          if self.forms_file else {})
+        self.writers = (self.attempt(read_iamondb_writers, self.writers_file, max_bytes=max_bytes)
+                        if self.writers_file else None)
+        self.keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
+        self.forms_cache: dict[Path, list[IamForm]] = {}
+        self.ascii_cache: dict[Path, Optional[dict]] = {}
+        self.conflicts: dict = {}
+        self.unknown: dict = {}
+
+    def attempt(self, fn, *args, **kw):
         """fn(...), or None with the failure recorded (tolerant) / raised (strict)."""
         try:
             return fn(*args, **kw)
         except FormatError as e:
-            if not tolerant:
+            if not self.tolerant:
                 raise
             msg = str(e)
             where = str(args[0]) if args else ""
-            report.files_failed.append((where, msg[len(where) + 2:] if msg.startswith(where + ": ") else msg))
+            self.report.files_failed.append((where, msg[len(where) + 2:] if msg.startswith(where + ": ") else msg))
             return None
 
-    original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
-                                 root / "original") if d.is_dir()]
-    ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
-    forms_file = _first_file(root, ["forms.txt", "data/forms.txt"])
-    writers_file = _first_file(root, ["writers.xml", "data/writers.xml"])
-    forms_map = (attempt(read_iamondb_forms, forms_file, max_bytes=max_bytes) or {}) if forms_file else {}
-    writers = attempt(read_iamondb_writers, writers_file, max_bytes=max_bytes) if writers_file else None
-    keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
-
-    files = sorted(strokes_dir.rglob("*.xml"))
-    forms_cache: dict[Path, list[IamForm]] = {}
-    ascii_cache: dict[Path, Optional[dict]] = {}
-
-    def read_form(f: Path) -> Optional[IamForm]:
-        fm = attempt(read_iamondb_original, f, max_bytes=max_bytes)
+    def read_form(self, f: Path) -> Optional[IamForm]:
+        fm = self.attempt(read_iamondb_original, f, max_bytes=self.max_bytes)
         placed = _form_from_path(f)
         if fm is not None and placed and fm.id and fm.id != placed:
-            report.quirk("form id", f, f"<Form id={fm.id!r}> names another form than its folder and file, "
-                                       f"{placed} ({f.parent.name}/{f.name}): read as {placed}")
+            self.report.quirk("form id", f, f"<Form id={fm.id!r}> names another form than its folder and file, "
+                                            f"{placed} ({f.parent.name}/{f.name}): read as {placed}")
             fm = _rebase_form(fm, placed)
         return fm
 
-    def forms_in(sub: Path) -> list[IamForm]:
+    def forms_in(self, sub: Path) -> list[IamForm]:
         out = []
-        for od in original_dirs:
+        for od in self.original_dirs:
             d = od / sub
-            if d not in forms_cache:
-                forms_cache[d] = ([fm for fm in (read_form(f) for f in sorted(d.glob("*.xml"))) if fm is not None]
-                                  if d.is_dir() else [])
-            out.extend(forms_cache[d])
+            if d not in self.forms_cache:
+                self.forms_cache[d] = ([fm for fm in (self.read_form(f) for f in sorted(d.glob("*.xml")))
+                                        if fm is not None] if d.is_dir() else [])
+            out.extend(self.forms_cache[d])
         return out
 
-    def ascii_lines(af: Path) -> Optional[dict]:
-        if af not in ascii_cache:
-            ascii_cache[af] = attempt(read_iamondb_ascii, af, max_bytes=max_bytes) if af.is_file() else None
-        return ascii_cache[af]
+    def ascii_lines(self, af: Path) -> Optional[dict]:
+        if af not in self.ascii_cache:
+            self.ascii_cache[af] = (self.attempt(read_iamondb_ascii, af, max_bytes=self.max_bytes) if af.is_file()
+                                    else None)
+        return self.ascii_cache[af]
 
-    lines, conflicts, unknown = [], {}, {}
-    per_form: dict[str, list] = {}  # form -> [(line id, file, ink, whiteboard or None (file unread))]
-    for f in progress_bar(files, desc="IAM-OnDB lines", enabled=progress):
-        lid = f.stem
-        m = _LINE_ID.match(lid)
-        if not m:
-            continue  # not a line file
-        form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
-        if keep is not None and form not in keep and lid not in keep:
-            continue
-        report.files_found += 1
-        got = attempt(read_line, f, max_bytes, whiteboard)
-        # found, read or not: a broken file is reported as such, and still counts as one of the form's lines
-        per_form.setdefault(form, []).append((lid, f, got))
-        if got is None:
-            continue
-        report.files_read += 1
-        ink = got[0]
-        dots = sum(len(s) == 1 for s in ink.strokes)
-        back = sum(bool((np.diff(s[:, 2]) < 0).any()) for s in ink.strokes)
-        report.single_point_strokes += dots
-        if back:
-            report.strokes_time_backwards += back
-            report.lines_time_backwards += 1
-            report.quirk("time backwards", f, f"point times run backwards in {back} of {len(ink)} strokes: the "
-                                              "file's point order is kept")
-    for form, entries in sorted(per_form.items()):
-        sub = entries[0][1].parent.relative_to(strokes_dir)
+    def read_line_files(self, whiteboard: str, progress: bool) -> dict[str, list]:
+        """{form: [(line id, file, (ink, whiteboard) or None where the file could not be read)]} of the line
+        files in the split; a broken file is reported as such, and still counts as one of the form's lines."""
+        from inkground_lib.core.progress import bar as progress_bar
+
+        report = self.report
+        per_form: dict[str, list] = {}
+        for f in progress_bar(sorted(self.strokes_dir.rglob("*.xml")), desc="IAM-OnDB lines", enabled=progress):
+            lid = f.stem
+            m = _LINE_ID.match(lid)
+            if not m:
+                continue  # not a line file
+            form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
+            if self.keep is not None and form not in self.keep and lid not in self.keep:
+                continue
+            report.files_found += 1
+            got = self.attempt(read_line, f, self.max_bytes, whiteboard)
+            per_form.setdefault(form, []).append((lid, f, got))
+            if got is None:
+                continue
+            report.files_read += 1
+            ink = got[0]
+            dots = sum(len(s) == 1 for s in ink.strokes)
+            back = sum(bool((np.diff(s[:, 2]) < 0).any()) for s in ink.strokes)
+            report.single_point_strokes += dots
+            if back:
+                report.strokes_time_backwards += back
+                report.lines_time_backwards += 1
+                report.quirk("time backwards", f, f"point times run backwards in {back} of {len(ink)} strokes: "
+                                                  "the file's point order is kept")
+        return per_form
+
+    def form_writer(self, form: str, sub: Path) -> tuple:
+        """The form's writer and where it comes from, and its transcription lines ({line id: text}, from ONE
+        source: the original xml, else the ascii file) with that source and where in it."""
         writer = source = form_file = None
-        transcribed: Optional[dict] = None  # the form's transcription lines {line id: text}, from ONE source
+        transcribed: Optional[dict] = None
         text_source = where = None
-        for fm in forms_in(sub):
+        for fm in self.forms_in(sub):
             mine = {k: t for k, t in fm.lines.items() if k.startswith(form + "-")}
             if fm.writer and writer is None and (mine or fm.id == form):
                 writer, source, form_file = fm.writer, "original-xml", fm.path
             if mine and transcribed is None:
                 transcribed, text_source, where = mine, "original-xml", f"{fm.path} <Transcription>"
-        listed = forms_map.get(form)
+        listed = self.forms_map.get(form)
         if writer is None and listed is not None:
             writer, source = listed, "forms.txt"
         elif writer is not None and listed is not None and listed != writer:
-            conflicts[form] = (writer, form_file, listed)
-        if transcribed is None and ascii_dir is not None:
-            af = ascii_dir / sub / f"{form}.txt"
-            asc = ascii_lines(af)
+            self.conflicts[form] = (writer, form_file, listed)
+        if transcribed is None and self.ascii_dir is not None:
+            af = self.ascii_dir / sub / f"{form}.txt"
+            asc = self.ascii_lines(af)
             if asc:
                 transcribed, text_source, where = dict(asc), "ascii", f"{af} CSR:"
+        return writer, source, transcribed, text_source, where
+
+    def form_lines(self, form: str, entries: list) -> list[IamLine]:
+        """The lines read of one form, each with its writer and, where the form's files and transcription lines
+        carry the same numbers, its text."""
+        report = self.report
+        sub = entries[0][1].parent.relative_to(self.strokes_dir)
+        writer, source, transcribed, text_source, where = self.form_writer(form, sub)
         info = {}
-        if writers is not None and writer is not None:
-            if writer in writers:
-                info = writers[writer]
+        if self.writers is not None and writer is not None:
+            if writer in self.writers:
+                info = self.writers[writer]
             else:
-                unknown.setdefault(writer, form)
+                self.unknown.setdefault(writer, form)
         ids = [lid for lid, _, _ in entries]
         by_number = transcribed is not None and set(ids) == set(transcribed)
         if transcribed is not None and not by_number:
@@ -416,6 +446,7 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
                                                     if missing else "")
                          + (f"; lines without a file of that number: {', '.join(unused)}" if unused else ""))
         form_text = tuple(sorted(transcribed.items())) if transcribed is not None else ()
+        lines = []
         for lid, f, got in entries:
             if got is None:
                 continue
@@ -432,12 +463,16 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
                     text, note = None, "placeholder"
             lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb, note, src,
                                  "number" if text is not None else None, form_text, text_source))
-    lines.sort(key=lambda ln: ln.id)
-    for form, (w, fp, listed) in sorted(conflicts.items()):
-        report.quirk("writer", None, f"form {form}: writer {w} in {fp} <Form writerID>, {listed} in {forms_file}; "
-                                   f"{w} (the original xml) is used")
-    if unknown:
-        some = ", ".join(f"{w} (form {fm})" for w, fm in sorted(unknown.items())[:5])
-        report.quirk("unknown writer", writers_file, f"{len(unknown)} writer id(s) of the forms are not in it: "
-                                                      f"{some}" + (" ..." if len(unknown) > 5 else ""))
-    return lines, report
+        return lines
+
+    def report_writers(self) -> None:
+        """The writer quirks, once every form is read: a form whose two sources name different writers, writer
+        ids the writers file does not hold."""
+        for form, (w, fp, listed) in sorted(self.conflicts.items()):
+            self.report.quirk("writer", None, f"form {form}: writer {w} in {fp} <Form writerID>, {listed} in "
+                                              f"{self.forms_file}; {w} (the original xml) is used")
+        if self.unknown:
+            some = ", ".join(f"{w} (form {fm})" for w, fm in sorted(self.unknown.items())[:5])
+            self.report.quirk("unknown writer", self.writers_file, f"{len(self.unknown)} writer id(s) of the forms "
+                                                                   f"are not in it: {some}"
+                              + (" ..." if len(self.unknown) > 5 else ""))
