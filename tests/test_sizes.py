@@ -14,7 +14,7 @@ LONG_FUNCTIONS = {
     "inkground_lib/report/player.py::pen_path_svg": 167,
     "inkground_lib/report/reviewers.py::reviewers_page": 133,
     "inkground_lib/pseudo/run.py::_run_pseudo_labels": 124,
-    "inkground_lib/datasets/recorded_inkml.py::inkml_words": 122,
+    "inkground_lib/datasets/recorded_inkml.py::inkml_words": 94,
     "inkground_lib/evaluation/style_stage.py::start_style_classifier": 105,
     "inkground_lib/datasets/synth/writers.py::write_word": 104,
     "inkground_lib/publish/ci.py::evaluate": 95,

@@ -125,7 +125,6 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
     (``warnings_by_kind``, examples in ``warning_examples``); groups left out are counted by reason
     (``words_skipped``, examples in ``words_skipped_examples``), and words whose ink has no width or no height
     too (``words_degenerate``); ``writer_sources`` counts where each word's writer came from."""
-    from inkground_lib.core.defaults import MAX_WORD_POINTS, MAX_WORD_TEXT
     from inkground_lib.core.progress import bar as progress_bar
 
     if writer not in INKML_WRITERS:
@@ -133,12 +132,7 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
     if dialect not in DIALECTS:
         raise ValueError(f"inkml dialect: expected one of {DIALECTS}, got {dialect!r}")
     r = Path(root)
-    if not r.is_dir():
-        raise DatasetError(f"{r}: InkML folder not found")
-    files = sorted((p for p in r.rglob("*") if p.is_file() and p.suffix.lower() in INKML_SUFFIXES),
-                   key=lambda p: p.relative_to(r).as_posix())
-    if not files:
-        raise DatasetError(f"{r}: no InkML files ({', '.join('*' + x for x in INKML_SUFFIXES)}) in the folder")
+    files = _inkml_files(r)
     words, failed, not_inkml, no_writer, digests = [], [], [], [], {}
     skipped, by_kind, dialects, wsrc = Counter(), Counter(), Counter(), Counter()
     examples, skip_examples = [], []
@@ -166,7 +160,6 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
         math = is_math_document(doc)
         chosen, left = _word_groups(doc, _MATH_LABELS if math else frozenset())
         skipped.update(left)
-        folder = Path(rel).parent.as_posix()
         if writer == "annotation" and not any(_group_writer(doc, k) for k in chosen):
             if chosen:
                 no_writer.append((rel, f"{len(chosen)} word(s), no annotation type=\"writer\" (--inkml-writer "
@@ -174,34 +167,13 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
             continue
         for k in chosen:
             g = doc[k]
-
-            def leave(reason: str, detail: str) -> None:
-                skipped[reason] += 1
+            left_out = _left_out(g, math, symbols)
+            if left_out is not None:
+                skipped[left_out[0]] += 1
                 if len(skip_examples) < 50:
-                    skip_examples.append(f"{rel}#{g.id if g.id is not None else k}: {detail}")
-
-            if len(g.text) > MAX_WORD_TEXT:
-                leave("text longer than MAX_WORD_TEXT", f"a text of {len(g.text):,} characters (at most "
-                                                        f"{MAX_WORD_TEXT})")
+                    skip_examples.append(f"{rel}#{g.id if g.id is not None else k}: {left_out[1]}")
                 continue
-            if not symbols and math:
-                leave("a symbol of a mathematical expression (--inkml-symbols keeps them)",
-                      f"{g.text[:40]!r} is a symbol of the file's mathematical expression (--inkml-symbols keeps it)")
-                continue
-            if not symbols and not is_word_text(g.text):
-                leave("text not a word (math, symbols or numbers; --inkml-symbols keeps them)",
-                      f"{g.text[:40]!r} is not a word (--inkml-symbols keeps it)")
-                continue
-            if g.ink.n_points > MAX_WORD_POINTS:
-                leave("ink over MAX_WORD_POINTS", f"{g.ink.n_points:,} points (at most {MAX_WORD_POINTS:,})")
-                continue
-            ann = _group_writer(doc, k)
-            if writer in ("auto", "annotation") and ann:
-                who, how = f"inkml:{ann}", "annotation"
-            elif writer == "folder" or (writer == "auto" and folder != "."):
-                who, how = f"inkml:{folder}", "folder"
-            else:
-                who, how = f"inkml:{Path(rel).with_suffix('').as_posix()}", "file"
+            who, how = _word_writer(writer, _group_writer(doc, k), rel)
             w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", who, g.text, g.ink,
                              {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect,
                               "writer_from": how})
@@ -224,6 +196,46 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
               "writer_sources": dict(sorted(wsrc.items())), "warnings": sum(by_kind.values()),
               "warnings_by_kind": dict(sorted(by_kind.items())), "warning_examples": examples}
     return words, source
+
+
+def _inkml_files(r: Path) -> list[Path]:
+    """The InkML files of folder ``r`` (sub-folders too), by their path in it; DatasetError when there are none."""
+    if not r.is_dir():
+        raise DatasetError(f"{r}: InkML folder not found")
+    files = sorted((p for p in r.rglob("*") if p.is_file() and p.suffix.lower() in INKML_SUFFIXES),
+                   key=lambda p: p.relative_to(r).as_posix())
+    if not files:
+        raise DatasetError(f"{r}: no InkML files ({', '.join('*' + x for x in INKML_SUFFIXES)}) in the folder")
+    return files
+
+
+def _left_out(g, math: bool, symbols: bool) -> Optional[tuple[str, str]]:
+    """Why :func:`inkml_words` leaves group ``g`` out (the reason counted, and the example's detail), or None
+    for a word it keeps."""
+    from inkground_lib.core.defaults import MAX_WORD_POINTS, MAX_WORD_TEXT
+
+    if len(g.text) > MAX_WORD_TEXT:
+        return "text longer than MAX_WORD_TEXT", f"a text of {len(g.text):,} characters (at most {MAX_WORD_TEXT})"
+    if not symbols and math:
+        return ("a symbol of a mathematical expression (--inkml-symbols keeps them)",
+                f"{g.text[:40]!r} is a symbol of the file's mathematical expression (--inkml-symbols keeps it)")
+    if not symbols and not is_word_text(g.text):
+        return ("text not a word (math, symbols or numbers; --inkml-symbols keeps them)",
+                f"{g.text[:40]!r} is not a word (--inkml-symbols keeps it)")
+    if g.ink.n_points > MAX_WORD_POINTS:
+        return "ink over MAX_WORD_POINTS", f"{g.ink.n_points:,} points (at most {MAX_WORD_POINTS:,})"
+    return None
+
+
+def _word_writer(writer: str, annotation: Optional[str], rel: str) -> tuple[str, str]:
+    """The writer of a word of file ``rel`` under the rule ``writer`` (:data:`INKML_WRITERS`), and where it came
+    from: annotation, folder or file."""
+    folder = Path(rel).parent.as_posix()
+    if writer in ("auto", "annotation") and annotation:
+        return f"inkml:{annotation}", "annotation"
+    if writer == "folder" or (writer == "auto" and folder != "."):
+        return f"inkml:{folder}", "folder"
+    return f"inkml:{Path(rel).with_suffix('').as_posix()}", "file"
 
 
 def _not_inkml(path: Path, message: str) -> Optional[str]:
