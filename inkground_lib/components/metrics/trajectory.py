@@ -517,12 +517,7 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     out = np.empty((k, 2))
     if k == 0:
         return out
-    checked = []
-    for i, item in enumerate(items):
-        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
-            raise ValueError(f"geometry_batch: pair {i} must be (pred, ref) or (pred, ref, page_size)")
-        page_size = item[2] if len(item) == 3 else None
-        checked.append(_checked(item[0], item[1], page_size, f"geometry_batch pair {i}"))
+    checked = _checked_pairs(items)
     n_threads = nb.config.NUMBA_NUM_THREADS if workers is None else int(workers)
     if not 1 <= n_threads <= nb.config.NUMBA_NUM_THREADS:
         raise ValueError(f"workers must be between 1 and {nb.config.NUMBA_NUM_THREADS}, got {workers!r}")
@@ -535,22 +530,39 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     old = nb.get_num_threads()
     nb.set_num_threads(n_threads)
     try:
-        # pack the next chunk in a helper thread while the kernel (nogil) scores the current one
-        with ThreadPoolExecutor(max_workers=1) as ex:
-            starts_at = list(range(0, k, chunk_size))
-            fut = ex.submit(_pack, checked[0:chunk_size])
-            for n, a in enumerate(starts_at):
-                xy, st, inks = fut.result()
-                if n + 1 < len(starts_at):
-                    b = starts_at[n + 1]
-                    fut = ex.submit(_pack, checked[b:b + chunk_size])
-                m = (len(inks) - 1) // 2
-                _batch_kernel(xy, st, inks, s, out[a:a + m])
-                if bar is not None:
-                    bar.update(m)
+        _score_in_chunks(checked, s, chunk_size, out, bar)
     finally:
         nb.set_num_threads(old)
         if bar is not None:
             bar.close()
     return out
+
+
+def _checked_pairs(items: list) -> list:
+    """:func:`geometry_batch`'s items, each checked (:func:`_checked`) or refused naming its index."""
+    checked = []
+    for i, item in enumerate(items):
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+            raise ValueError(f"geometry_batch: pair {i} must be (pred, ref) or (pred, ref, page_size)")
+        page_size = item[2] if len(item) == 3 else None
+        checked.append(_checked(item[0], item[1], page_size, f"geometry_batch pair {i}"))
+    return checked
+
+
+def _score_in_chunks(checked: list, spacing, chunk_size: int, out: np.ndarray, bar) -> None:
+    """Score the checked pairs into ``out``, ``chunk_size`` pairs at a time: the next chunk is packed in a helper
+    thread while the kernel (nogil) scores the current one."""
+    k = len(checked)
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        starts_at = list(range(0, k, chunk_size))
+        fut = ex.submit(_pack, checked[0:chunk_size])
+        for n, a in enumerate(starts_at):
+            xy, st, inks = fut.result()
+            if n + 1 < len(starts_at):
+                b = starts_at[n + 1]
+                fut = ex.submit(_pack, checked[b:b + chunk_size])
+            m = (len(inks) - 1) // 2
+            _batch_kernel(xy, st, inks, spacing, out[a:a + m])
+            if bar is not None:
+                bar.update(m)
 
