@@ -26,11 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from inkground_lib.core.layout import UNIPEN_SUBSET
-from inkground_lib.datasets.recorded import (
-    PAPER_WORDS_PER_PAGE,
-    build_recorded,
-    plan_pages,
-)
+from inkground_lib.datasets.recorded import PAPER_WORDS_PER_PAGE, build_recorded
+from inkground_lib.datasets.recorded_pages import plan_pages
 from inkground_lib.formats.unipen import read_unipen_json
 from inkground_lib.formats.unipen_release import failure_kind, read_unipen_release
 

@@ -17,7 +17,7 @@ _PUBLIC = {
     "Ink": "inkground_lib.core.ink",
     "render_ink": "inkground_lib.core.render",
     "read_inkml": "inkground_lib.formats.inkml",
-    "write_inkml": "inkground_lib.formats.inkml",
+    "write_inkml": "inkground_lib.formats.inkml_write",
     "dtw": "inkground_lib.components.metrics.trajectory",
     "chamfer": "inkground_lib.components.metrics.trajectory",
     "char_rates": "inkground_lib.components.metrics.readability",

@@ -122,7 +122,7 @@ def test_pseudo_exits_1_when_no_page_is_kept(tmp_path, capsys):
 
 def test_pseudo_table_says_real_ratings_or_simulated(tmp_path, capsys):
     from inkground_lib.datasets.synth.generate import SynthParams, generate
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     cand = generate(tmp_path / "cand", SynthParams(pages=2, words_min=1, words_max=2, words_mean=1.5, seed=3,
                                                    width=500, height=650), progress=False, workers=1)

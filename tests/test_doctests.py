@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import inkground_lib
-from inkground_lib.components.metrics import readability, trajectory
+from inkground_lib.components.metrics import readability, subsequence_dtw, trajectory
 from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
@@ -30,7 +30,8 @@ EXAMPLES = {
     "inkground_lib.components.derenderers.tracer.features": 2,
     "inkground_lib.components.metrics.order": 10,
     "inkground_lib.components.metrics.readability": 21,
-    "inkground_lib.components.metrics.trajectory": 47,
+    "inkground_lib.components.metrics.subsequence_dtw": 6,
+    "inkground_lib.components.metrics.trajectory": 41,
     "inkground_lib.components.style.head": 6,
     "inkground_lib.components.style.inputs": 4,
     "inkground_lib.components.style.metric": 4,
@@ -50,7 +51,7 @@ EXAMPLES = {
     "inkground_lib.core.reruns": 16,
     "inkground_lib.core.secrets": 15,
     "inkground_lib.core.text": 1,
-    "inkground_lib.datasets.recorded": 1,
+    "inkground_lib.datasets.recorded_inkml": 1,
     "inkground_lib.datasets.remade": 2,
     "inkground_lib.datasets.segmentation": 1,
     "inkground_lib.evaluation.cost": 15,
@@ -61,7 +62,7 @@ EXAMPLES = {
     "inkground_lib.evaluation.systems.providers": 5,
     "inkground_lib.evaluation.systems.registry": 1,
     "inkground_lib.evaluation.systems.retry": 2,
-    "inkground_lib.formats.iamondb": 3,
+    "inkground_lib.formats.iamondb_transcriptions": 3,
     "inkground_lib.formats.inksight_canvas": 4,
     "inkground_lib.formats.xmlsafe": 2,
     "inkground_lib.pseudo.derenderer_comparison": 3,
@@ -146,7 +147,10 @@ def f(x):
     assert {**EXAMPLES, "inkground_lib.components.metrics.trajectory": 44} != example_counts()
 
 
-@pytest.mark.parametrize("module", [trajectory, readability, style_metric], ids=lambda m: m.__name__)
+METRIC_MODULES = [trajectory, subsequence_dtw, readability, style_metric]
+
+
+@pytest.mark.parametrize("module", METRIC_MODULES, ids=lambda m: m.__name__)
 def test_public_functions_document_formula_and_example(module):
     functions = [name for name in module.__all__ if inspect.isfunction(getattr(module, name))]
     assert functions, f"{module.__name__}.__all__ lists no functions"
@@ -157,7 +161,7 @@ def test_public_functions_document_formula_and_example(module):
             assert ".. math::" in doc, f"{module.__name__}.{name} has no '.. math::' formula"
 
 
-@pytest.mark.parametrize("module", [trajectory, readability, style_metric], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", METRIC_MODULES, ids=lambda m: m.__name__)
 def test_each_public_name_has_its_own_example(module):
     finder = doctest.DocTestFinder()
     for name in module.__all__:

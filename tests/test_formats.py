@@ -12,13 +12,11 @@ import pytest
 
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.datasets.segmentation import core_band, segment_line_words
-from inkground_lib.formats.iamondb import (
-    read_iamondb,
-    read_iamondb_ascii,
-    read_iamondb_original,
-    read_iamondb_strokes,
-)
-from inkground_lib.formats.inkml import read_inkml, write_inkml
+from inkground_lib.formats.iamondb import read_iamondb
+from inkground_lib.formats.iamondb_strokes import read_iamondb_strokes
+from inkground_lib.formats.iamondb_transcriptions import read_iamondb_ascii, read_iamondb_original
+from inkground_lib.formats.inkml import read_inkml
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.unipen import read_unipen_json
 from inkground_lib.formats.xmlsafe import FormatError
 

@@ -12,18 +12,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inkground_lib.formats import iamondb
+from inkground_lib.formats import iamondb_transcriptions
 from inkground_lib.formats.iamondb import (
     IAMONDB_SPLITS,
     iamondb_split_ids,
     read_iamondb,
-    read_iamondb_ascii,
     read_iamondb_forms,
-    read_iamondb_original,
-    read_iamondb_strokes,
     read_iamondb_task,
-    read_iamondb_whiteboard,
     read_iamondb_writers,
+)
+from inkground_lib.formats.iamondb_strokes import read_iamondb_strokes, read_iamondb_whiteboard
+from inkground_lib.formats.iamondb_transcriptions import (
+    read_iamondb_ascii,
+    read_iamondb_original,
     unescape_iamondb_text,
 )
 from inkground_lib.formats.xmlsafe import FormatError
@@ -133,7 +134,7 @@ def test_transcriptions_are_unescaped_in_original_xml_and_ascii():
     assert asc == {"a01-000u-01": 'he said "go" (ascii)', "a01-000u-02": "it's time (ascii)"}
     # one pass: an escaped entity stays an entity; unknown ones are kept as written
     assert unescape_iamondb_text("&amp;quot; &nbsp; &#x41;&#66;") == "&quot; &nbsp; AB"
-    res = doctest.testmod(iamondb, optionflags=doctest.NORMALIZE_WHITESPACE)
+    res = doctest.testmod(iamondb_transcriptions, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.failed == 0 and res.attempted >= 1
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from inkground_lib.core.ink import Ink
-from inkground_lib.datasets.recorded import build_recorded, iamondb_words
+from inkground_lib.datasets.recorded import build_recorded
+from inkground_lib.datasets.recorded_iamondb import iamondb_words
 from inkground_lib.datasets.segmentation import (
     check_cut,
     cut_line,

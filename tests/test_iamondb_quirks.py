@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 from inkground_lib.core.dataset import load_dataset
-from inkground_lib.datasets.recorded import build_recorded, iamondb_words
-from inkground_lib.formats.iamondb import (
-    IAM_QUIRKS,
+from inkground_lib.datasets.recorded import build_recorded
+from inkground_lib.datasets.recorded_iamondb import iamondb_words
+from inkground_lib.formats.iamondb import IAM_QUIRKS, read_iamondb, read_iamondb_report
+from inkground_lib.formats.iamondb_transcriptions import (
     is_placeholder_transcription,
-    read_iamondb,
     read_iamondb_ascii,
-    read_iamondb_report,
     transcription_tokens,
 )
 from inkground_lib.formats.xmlsafe import FormatError

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inkground_lib.formats.inkml import read_inkml, write_inkml
+from inkground_lib.formats.inkml import read_inkml
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.xmlsafe import FormatError
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "inkml"

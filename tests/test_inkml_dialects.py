@@ -17,15 +17,9 @@ import numpy as np
 import pytest
 
 import inkground_lib
-from inkground_lib.formats.inkml import (
-    DEVIATIONS,
-    DIALECTS,
-    WARNING_KINDS,
-    InkMLDocument,
-    InkMLGroup,
-    read_inkml,
-    write_inkml,
-)
+from inkground_lib.formats.inkml import DIALECTS, read_inkml
+from inkground_lib.formats.inkml_document import DEVIATIONS, WARNING_KINDS, InkMLDocument, InkMLGroup
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.inksight_canvas import canvas_placement, canvas_to_box
 from inkground_lib.formats.xmlsafe import FormatError
 

@@ -273,13 +273,13 @@ def test_every_notebook_parameter_equals_the_library_default_it_mirrors():
 # that the named function, class or constant's own source matches (so a row that points at a function which no
 # longer holds the definition fails). A new row needs an entry here.
 MAP_DEFINITIONS = {
-    "inkground_lib/components/metrics/trajectory.py::_dtw_chamfer":
+    "inkground_lib/components/metrics/trajectory_kernels.py::_dtw_chamfer":
         [r"_local_cost\(xi, yi, R\[j, 0\], R\[j, 1\]\)", r"d = prev\[j\]", r"u = prev\[j \+ 1\]",
          r"b if b < left else left", r"left = b \+ c", r"colmin\[j\] = c if c < cm else cm"],
-    "inkground_lib/components/metrics/trajectory.py::_scores":
+    "inkground_lib/components/metrics/trajectory_kernels.py::_scores":
         [r"d / R\.shape\[0\]", r"0\.5 \* \(rs / P\.shape\[0\] \+ cs / R\.shape\[0\]\)"],
-    "inkground_lib/components/metrics/trajectory.py::_frame": [r"h = y1 - y0", r"x0 = x", r"y0 = y"],
-    "inkground_lib/components/metrics/trajectory.py::_stroke_fill":
+    "inkground_lib/components/metrics/trajectory_kernels.py::_frame": [r"h = y1 - y0", r"x0 = x", r"y0 = y"],
+    "inkground_lib/components/metrics/trajectory_kernels.py::_stroke_fill":
         [r"math\.ceil\(total / spacing\)", r"\(px - x0\) / h"],
     "inkground_lib/components/metrics/readability.py::EditCounts":
         [r"\(self\.N - self\.S - self\.D - self\.I\) / self\.N", r"\(self\.N - self\.S - self\.D\) / self\.N"],
@@ -353,7 +353,7 @@ def test_readme_map_names_the_function_that_holds_each_definition():
 def test_the_map_check_fails_when_a_row_points_at_the_wrong_function():
     """DTW's recurrence named at dtw (a wrapper that only calls the kernel) instead of _dtw_chamfer is caught."""
     ref = "inkground_lib/components/metrics/trajectory.py::dtw"
-    wrong = {ref: MAP_DEFINITIONS["inkground_lib/components/metrics/trajectory.py::_dtw_chamfer"]}
+    wrong = {ref: MAP_DEFINITIONS["inkground_lib/components/metrics/trajectory_kernels.py::_dtw_chamfer"]}
     assert map_faults([ref], wrong) and all("does not contain" in f for f in map_faults([ref], wrong))
     assert "no such function" in map_faults(["inkground_lib/core/defaults.py::NO_SUCH"],
                                             {"inkground_lib/core/defaults.py::NO_SUCH": ["x"]})[0]

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
-from inkground_lib.components.metrics.trajectory import subsequence_dtw
+from inkground_lib.components.metrics.subsequence_dtw import subsequence_dtw
 from inkground_lib.core.dataset import Page, Word, load_dataset, write_manifest
 from inkground_lib.core.ink import Ink, as_ink
 from inkground_lib.datasets.synth.generate import SynthParams, generate
@@ -485,7 +485,7 @@ def test_read_ratings_of_inkground_rate_file_undo_and_torn_line(tmp_path):
 
 
 def test_run_pseudo_labels_with_real_ratings_says_so(synth_ds, tmp_path):
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
     from inkground_lib.report.pseudo_labels import provenance
 
     ds = load_dataset(synth_ds)
@@ -545,7 +545,7 @@ def test_pages_with_fewer_than_k_ratings_await_and_more_than_half_refuses(synth_
     """K comes from the file (raters_per_page = 3 here, not raters_per_pair): a page with fewer standing ratings
     is neither kept nor rejected, even when one of them is below 10; when more than half of the OCR-passed pages
     await ratings, no benchmark is built and no table written, unless allow_partial_ratings."""
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     ds = load_dataset(synth_ds)
     p0, p1, p2 = (p.id for p in ds.pages)
@@ -586,7 +586,7 @@ def test_the_run_folder_holds_the_ratings_it_used(synth_ds, tmp_path):
     the file, its sha256 and K."""
     import hashlib
 
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     ds = load_dataset(synth_ds)
     p0, p1, _ = (p.id for p in ds.pages)
@@ -634,7 +634,8 @@ def test_load_ratings_k_and_its_errors(tmp_path):
 
 
 def test_ratings_log_refuses_a_moved_or_replaced_file(tmp_path):
-    from inkground_lib.pseudo.raters import RatingsFileGone, RatingsLog
+    from inkground_lib.pseudo.raters import RatingsFileGone
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     f = tmp_path / "r.csv"
     log = RatingsLog(f)

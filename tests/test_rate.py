@@ -24,16 +24,13 @@ from inkground_lib.rate.assign import (
     check_score,
 )
 from inkground_lib.core.run_loaders import RunError, load_pseudo_run
-from inkground_lib.rate.server import Server, open_session, session_hash
+from inkground_lib.rate.server import Server
+from inkground_lib.rate.session import open_session, session_hash
 from inkground_lib.core.dataset import dataset_hash
 from inkground_lib.core.files import atomic_write_json
 from inkground_lib.core.folders import RUN_MARK
-from inkground_lib.pseudo.raters import (
-    LOG_COLUMNS,
-    RatingsError,
-    RatingsLog,
-    read_ratings,
-)
+from inkground_lib.pseudo.raters import LOG_COLUMNS, RatingsError, read_ratings
+from inkground_lib.pseudo.ratings_log import RatingsLog
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -212,7 +209,7 @@ def test_read_ratings_undo_errors_name_line(tmp_path):
 
 WRITER = """
 import sys
-from inkground_lib.pseudo.raters import RatingsLog
+from inkground_lib.pseudo.ratings_log import RatingsLog
 log = RatingsLog(sys.argv[1])
 who, n = sys.argv[2], int(sys.argv[3])
 for i in range(n):

@@ -12,7 +12,8 @@ import pytest
 
 from inkground_lib.core.defaults import DIGIT_PAIR_MS
 from inkground_lib.pseudo.raters import RatingsError, read_ratings
-from inkground_lib.rate.server import Server, open_session
+from inkground_lib.rate.server import Server
+from inkground_lib.rate.session import open_session
 
 CHROMIUM = "/usr/bin/chromium"
 # Playwright's BrowserType.launch(executable_path=...) runs a browser already installed instead of one it

@@ -22,13 +22,11 @@ from inkground_lib.core.dataset import (
     load_dataset,
     read_limit,
 )
-from inkground_lib.formats.iamondb import (
-    read_iamondb,
-    read_iamondb_ascii,
-    read_iamondb_original,
-    read_iamondb_strokes,
-)
-from inkground_lib.formats.inkml import read_inkml, write_inkml
+from inkground_lib.formats.iamondb import read_iamondb
+from inkground_lib.formats.iamondb_strokes import read_iamondb_strokes
+from inkground_lib.formats.iamondb_transcriptions import read_iamondb_ascii, read_iamondb_original
+from inkground_lib.formats.inkml import read_inkml
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.unipen import read_unipen_json
 from inkground_lib.formats.unipen_dat import parse_unipen, read_unipen_dat
 from inkground_lib.formats.unipen_release import read_unipen_release

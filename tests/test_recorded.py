@@ -15,16 +15,12 @@ import pytest
 
 from inkground_lib.core.dataset import DatasetError, load_dataset
 from inkground_lib.core.ink import as_ink
-from inkground_lib.datasets.recorded import (
-    Layout,
-    build_recorded,
-    compose_page,
-    iamondb_words,
-    inkml_words,
-    plan_pages,
-)
+from inkground_lib.datasets.recorded import build_recorded
+from inkground_lib.datasets.recorded_iamondb import iamondb_words
+from inkground_lib.datasets.recorded_inkml import inkml_words
+from inkground_lib.datasets.recorded_pages import Layout, compose_page, plan_pages
 from inkground_lib.datasets.segmentation import core_height
-from inkground_lib.formats.inkml import write_inkml
+from inkground_lib.formats.inkml_write import write_inkml
 from inkground_lib.formats.unipen import RecordedWord, read_unipen_json
 
 IAM = Path(__file__).resolve().parent / "fixtures" / "iamondb"

@@ -180,7 +180,7 @@ def _rating(page, rater, score=10, action="rate"):
 def test_appending_a_rating_re_executes_section_02(tmp_path, fake_papermill):
     import hashlib
 
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     f = tmp_path / "people.csv"
     log = RatingsLog(f)
@@ -204,7 +204,7 @@ def test_appending_a_rating_re_executes_section_02(tmp_path, fake_papermill):
 
 def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, monkeypatch, capsys):
     from inkground_lib.publish import notebook_runner
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     from inkground_lib.core import layout
 
@@ -240,7 +240,7 @@ def test_section_02_reexecutes_when_a_rating_is_appended(tmp_path):
 
     from inkground_lib.core.dataset import load_dataset
     from inkground_lib.datasets.synth.generate import SynthParams, generate
-    from inkground_lib.pseudo.raters import RatingsLog
+    from inkground_lib.pseudo.ratings_log import RatingsLog
 
     cand = generate(tmp_path / "ds", SynthParams(pages=4, width=500, height=650, words_min=1, words_max=2,
                                                 words_mean=1.5, seed=3), progress=False, workers=1)

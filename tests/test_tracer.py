@@ -155,7 +155,7 @@ def test_shipped_weights_load_checked_and_trace_a_shipped_recorded_word():
     from inkground_lib.components.derenderers.tracer.weights import SHIPPED_SHA256, SHIPPED_WEIGHTS
     from inkground_lib.components.metrics.trajectory import dtw
     from inkground_lib.core.layout import UNIPEN_SUBSET
-    from inkground_lib.datasets.recorded import Layout, compose_page
+    from inkground_lib.datasets.recorded_pages import Layout, compose_page
     from inkground_lib.datasets.segmentation import core_height
     from inkground_lib.datasets.synth.page_layout import clean_page
     from inkground_lib.formats.unipen import read_unipen_json

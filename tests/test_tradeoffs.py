@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from inkground_lib.analysis.rescoring import casefold_counts, rescore_geometry
 from inkground_lib.analysis.tradeoffs import (
     Variant,
-    casefold_counts,
     definition_variants,
     kendall_table,
     median_gap,
@@ -21,7 +21,6 @@ from inkground_lib.analysis.tradeoffs import (
     point_values,
     rank_table,
     reference_flips,
-    rescore_geometry,
     style_chance_table,
 )
 from inkground_lib.core.run_loaders import load_eval_run
@@ -189,15 +188,15 @@ def test_rescore_at_the_runs_spacing_reproduces_its_scores(tiny_run):
 
 def test_several_spacings_read_each_systems_predictions_once_and_equal_one_at_a_time(tiny_run, monkeypatch):
     """Section 04's spacing variants (issue 43: a run-04 rerun spent most of its time re-reading predictions)."""
-    from inkground_lib.analysis import tradeoffs
+    from inkground_lib.analysis import rescoring
 
     run = load_eval_run(tiny_run[0])
     one = {sp: rescore_geometry(run, sp) for sp in (0.02, 0.5)}
     reads = []
-    real = tradeoffs.prediction_inks
-    monkeypatch.setattr(tradeoffs, "prediction_inks", lambda r, system, *a, **k: reads.append(system) or
+    real = rescoring.prediction_inks
+    monkeypatch.setattr(rescoring, "prediction_inks", lambda r, system, *a, **k: reads.append(system) or
                         real(r, system, *a, **k))
-    both = tradeoffs.rescore_geometries(run, [0.02, 0.5])
+    both = rescoring.rescore_geometries(run, [0.02, 0.5])
     assert sorted(reads) == sorted(set(reads)) == sorted(run.scores["system"].unique())
     for sp in (0.02, 0.5):
         pd.testing.assert_frame_equal(both[sp], one[sp])

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from inkground_lib.formats.iamondb import (
-    read_iamondb,
-    read_iamondb_original,
-    read_iamondb_strokes,
-)
+from inkground_lib.formats.iamondb import read_iamondb
+from inkground_lib.formats.iamondb_strokes import read_iamondb_strokes
+from inkground_lib.formats.iamondb_transcriptions import read_iamondb_original
 from inkground_lib.formats.inkml import read_inkml
 from inkground_lib.formats.xmlsafe import FormatError, parse_xml
 

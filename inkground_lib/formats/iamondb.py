@@ -9,15 +9,17 @@ writer-id. For that, see data/forms.txt, which contains the mapping of all forms
 "Contains the ascii-transcriptions of all files in the database (Under the CSR:-part)"; task IAM-OnDB-t1: "The
 database is divided into 4 parts, a training set, a first validation set, a second validation set and a final test
 set". How public readers take the files apart (checked 2026-11-30) is cited at each reader below.
+
+This module reads the writers, forms and the task's split files and a whole release folder (:func:`read_iamondb`,
+with its report); one line's strokes are :mod:`~inkground_lib.formats.iamondb_strokes`, the transcriptions
+:mod:`~inkground_lib.formats.iamondb_transcriptions`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import warnings
-import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,378 +27,20 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from inkground_lib.core.dataset import check_file_size
-from inkground_lib.core.defaults import MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV
-from inkground_lib.core.ink import Ink
-from inkground_lib.formats.xmlsafe import (
-    FormatError,
-    finite_number,
-    local_name,
-    parse_xml,
+from inkground_lib.formats.iamondb_strokes import WHITEBOARD_MODES, IamLine, read_line
+from inkground_lib.formats.iamondb_transcriptions import (
+    IamForm,
+    is_placeholder_transcription,
+    read_iamondb_ascii,
+    read_iamondb_original,
+    read_text_file,
 )
+from inkground_lib.formats.xmlsafe import FormatError, local_name, parse_xml
 
 #: the task IAM-OnDB-t1's split files, in the download page's order: training set, first validation set, second
 #: validation set, final test set (names as public readers open them, e.g. jan-auer/rnnlib-iam README:
 #: "testset_f.txt testset_t.txt testset_v.txt trainset.txt", checked 2026-11-30)
 IAMONDB_SPLITS = ("trainset", "testset_v", "testset_t", "testset_f")
-
-#: how :func:`read_iamondb_strokes` applies the ``WhiteboardDescription``
-WHITEBOARD_MODES = ("normalise", "check", "ignore")
-
-
-@dataclass(frozen=True)
-class IamWhiteboard:
-    """A ``WhiteboardDescription``: the corner the eBeam sensor sat in (``SensorLocation corner``) and the
-    whiteboard's three other corners in the sensor's units (``DiagonallyOppositeCoords`` and so on, each (x, y)).
-
-    With the sensor top-left, the corner below it (vertically opposite) gives the board's left edge and bottom,
-    the corner right of it (horizontally opposite) its right edge and top, the diagonal one the bottom-right;
-    ``origin`` is the board's top-left corner (left edge x, top edge y)."""
-
-    corner: str
-    diagonal: tuple[float, float]
-    vertical: tuple[float, float]
-    horizontal: tuple[float, float]
-
-    @property
-    def origin(self) -> tuple[float, float]:
-        return (self.vertical[0], self.horizontal[1])
-
-    @property
-    def size(self) -> tuple[float, float]:
-        """(width, height) of the board in sensor units."""
-        return (self.diagonal[0] - self.vertical[0], self.diagonal[1] - self.horizontal[1])
-
-
-@dataclass
-class IamLine:
-    """One IAM-OnDB text line: ``id`` like ``a01-000u-01``, ``form`` like ``a01-000u``, ``writer`` the form's
-    writer id (original-xml ``Form writerID``, else the forms.txt listing; None where neither has the form),
-    ``text`` the transcription (original xml, else ascii CSR; entities such as ``&quot;`` unescaped; None where
-    neither has it or it is a placeholder, ``text_note`` saying which), ``ink`` in whiteboard units (y down as in the file; by default shifted so the whiteboard's
-    top-left corner is (0, 0), see :func:`read_iamondb_strokes`; t in ms from the line's first point), ``path``
-    the lineStrokes file, ``writer_source`` where the writer id came from (``"original-xml"``, ``"forms.txt"``
-    or None), ``writer_info`` the writer's entry in writers.xml ({} when absent), ``whiteboard`` the file's
-    WhiteboardDescription (None when it has none)."""
-
-    id: str
-    form: str
-    writer: Optional[str]
-    text: Optional[str]
-    ink: Ink
-    path: Path
-    writer_source: Optional[str] = None
-    writer_info: dict = field(default_factory=dict)
-    whiteboard: Optional[IamWhiteboard] = None
-    text_note: Optional[str] = None
-    """Why ``text`` is None: ``"placeholder"`` (the transcription is the recording tool's placeholder, see
-    :func:`is_placeholder_transcription`), ``"line count"`` (the form's lineStrokes files and its transcription
-    lines are not the same line numbers: no line of the form is matched by number, see :func:`read_iamondb`),
-    ``"no transcription"`` (no source transcribes the form)."""
-    text_source: Optional[str] = None
-    """Where ``text`` came from: ``"original-xml"`` or ``"ascii"`` (None without text)."""
-    match: Optional[str] = None
-    """How ``text`` was matched to this file: ``"number"`` (the form's files and lines have the same numbers)."""
-    form_text: tuple = ()
-    """The form's transcription lines as ((line id, text), ...), from the one source read for the form (empty
-    when none transcribes it): what a caller that matches lines by another rule needs."""
-    form_text_source: Optional[str] = None
-    """Where ``form_text`` came from (``"original-xml"`` / ``"ascii"``)."""
-
-
-def _num(el: ET.Element, key: str, where: str) -> float:
-    v = el.get(key)
-    if v is None:
-        raise FormatError(f"{where}: attribute {key} is missing")
-    return finite_number(v, where, f"attribute {key}={v!r}")
-
-
-def _root_session(path: Path, max_bytes: Optional[int]) -> ET.Element:
-    root = parse_xml(path, max_bytes=max_bytes)
-    if local_name(root.tag) != "WhiteboardCaptureSession":
-        raise FormatError(f"{path}: root element is <{local_name(root.tag)}>, expected <WhiteboardCaptureSession>")
-    return root
-
-
-# WhiteboardDescription: public readers of lineStrokes files (checked 2026-11-30) take the three corners as the
-# board's extent: hardmaru/write-rnn-tensorflow utils.py (DataLoader.preprocess) subtracts the smallest x and y of
-# WhiteboardDescription's children 1..3 from every point; X-rayLaser/pytorch-handwriting-synthesis-toolkit
-# iam_ondb/_line_strokes.py reads SensorLocation corner and the three *OppositeCoords (x, y). Every published
-# sample has SensorLocation corner="top_left" (e.g. a01-000u-01.xml as quoted in the pywritesmooth README:
-# DiagonallyOppositeCoords x="6512" y="1376", VerticallyOppositeCoords x="966" y="1376",
-# HorizontallyOppositeCoords x="6512" y="787"), and no public reader handles another corner, so another value is
-# refused rather than guessed.
-_CORNERS = ("DiagonallyOppositeCoords", "VerticallyOppositeCoords", "HorizontallyOppositeCoords")
-
-
-def _whiteboard(root: ET.Element, path: Path) -> Optional[IamWhiteboard]:
-    descs = [el for el in root if local_name(el.tag) == "WhiteboardDescription"]
-    if not descs:
-        return None
-    desc = descs[0]
-    where = f"{path}: <WhiteboardDescription>"
-    kids = {}
-    for el in desc:
-        kids.setdefault(local_name(el.tag), el)
-    loc = kids.get("SensorLocation")
-    if loc is None:
-        raise FormatError(f"{where}: no <SensorLocation> element")
-    corner = loc.get("corner")
-    if corner is None:
-        raise FormatError(f"{where} <SensorLocation>: attribute corner is missing")
-    if corner != "top_left":
-        raise FormatError(f"{where} <SensorLocation>: attribute corner={corner!r} is not understood (only "
-                          "'top_left', the value of every published IAM-OnDB file, is read)")
-    pts = []
-    for name in _CORNERS:
-        el = kids.get(name)
-        if el is None:
-            raise FormatError(f"{where}: no <{name}> element")
-        pts.append((_num(el, "x", f"{where} <{name}>"), _num(el, "y", f"{where} <{name}>")))
-    wb = IamWhiteboard(corner, *pts)
-    # the check: with the sensor top-left, the board lies right of and below it: the diagonal corner right of
-    # the vertically opposite one (x grows rightwards), the vertically opposite corner below the horizontally
-    # opposite one (y grows downwards); a description that says otherwise is refused, not flipped
-    if not wb.diagonal[0] > wb.vertical[0]:
-        raise FormatError(f"{where} <DiagonallyOppositeCoords>: x={wb.diagonal[0]:g} is not right of "
-                          f"<VerticallyOppositeCoords> x={wb.vertical[0]:g} (sensor corner top_left)")
-    if not wb.vertical[1] > wb.horizontal[1]:
-        raise FormatError(f"{where} <VerticallyOppositeCoords>: y={wb.vertical[1]:g} is not below "
-                          f"<HorizontallyOppositeCoords> y={wb.horizontal[1]:g} (sensor corner top_left)")
-    return wb
-
-
-def read_iamondb_whiteboard(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> Optional[IamWhiteboard]:
-    """The ``WhiteboardDescription`` of an IAM-OnDB lineStrokes or original-xml file, checked (see
-    :func:`read_iamondb_strokes`), or None when the file has none. Size limit as in :func:`read_iamondb_strokes`."""
-    path = Path(path)
-    return _whiteboard(_root_session(path, max_bytes), path)
-
-
-def _strokes(root: ET.Element, path: Path) -> Ink:
-    sets = [el for el in root if local_name(el.tag) == "StrokeSet"]
-    if not sets:
-        raise FormatError(f"{path}: <WhiteboardCaptureSession>: no <StrokeSet> element")
-    strokes = []
-    for si, st in enumerate(el for el in sets[0] if local_name(el.tag) == "Stroke"):
-        where_s = f"{path}: <Stroke> #{si}"
-        pts = []
-        for pi, p in enumerate(el for el in st if local_name(el.tag) == "Point"):
-            where = f"{where_s} <Point> #{pi}"
-            pts.append((_num(p, "x", where), _num(p, "y", where),
-                        _num(p, "time", where) if p.get("time") is not None else math.nan))
-        if pts:
-            strokes.append(np.asarray(pts, dtype=np.float64))
-    if not strokes:
-        raise FormatError(f"{path}: <StrokeSet>: no <Stroke> with <Point>s")
-    t0 = next((float(s[0, 2]) for s in strokes if np.isfinite(s[0, 2])), math.nan)
-    for s in strokes:
-        s[:, 2] = np.round((s[:, 2] - t0) * 1000.0, 3)
-    return Ink(tuple(strokes))
-
-
-def _read_line(path: Path, max_bytes: Optional[int], whiteboard: str) -> tuple[Ink, Optional[IamWhiteboard]]:
-    if whiteboard not in WHITEBOARD_MODES:
-        raise ValueError(f"whiteboard must be one of {WHITEBOARD_MODES}, got {whiteboard!r}")
-    root = _root_session(path, max_bytes)
-    wb = _whiteboard(root, path) if whiteboard != "ignore" else None
-    ink = _strokes(root, path)
-    if wb is not None and whiteboard == "normalise":
-        ox, oy = wb.origin
-        ink = Ink(tuple(np.column_stack([s[:, 0] - ox, s[:, 1] - oy, s[:, 2]]) for s in ink.strokes))
-    return ink, wb
-
-
-def read_iamondb_strokes(path: str | os.PathLike, *, max_bytes: Optional[int] = None,
-                         whiteboard: str = "normalise") -> Ink:
-    """Read an IAM-OnDB lineStrokes (or original) XML file's ``StrokeSet`` into an Ink.
-
-    x, y in whiteboard units, y down as in the file; t = (time - first time) in ms. ``whiteboard``:
-    ``"normalise"`` (default) checks the file's ``WhiteboardDescription`` and shifts x, y so that the board's
-    top-left corner is (0, 0) (the sensor's origin is wherever the sensor was clipped, so raw coordinates of
-    different sessions do not share a frame; units and orientation are kept); ``"check"`` checks it and keeps
-    the file's coordinates; ``"ignore"`` does neither. The check: ``SensorLocation corner`` is ``top_left`` and
-    the three opposite corners put the board right of and below the sensor (x right, y down); anything else
-    raises FormatError naming the element and attribute. A file without a WhiteboardDescription is read as is.
-    Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no DTDs or entities; at most ``max_bytes``
-    bytes, default MAX_INK_FILE_BYTES or $INKGROUND_MAX_INK_FILE_MB in MiB).
-    """
-    return _read_line(Path(path), max_bytes, whiteboard)[0]
-
-
-# ------------------------------------------------------------------------------------------ transcriptions
-
-# The transcriptions keep XML's character escapes: handwriting_synthesis/data.py clean_text() in
-# X-rayLaser/pytorch-handwriting-synthesis-toolkit (checked 2026-11-30) "Substitutes special text codes for a
-# character with an actual character", replacing '&apos;' and '&quot;' in every IAM-OnDB line it reads (original
-# xml or ascii). One pass over XML's predefined entities and character references; '&amp;quot;' becomes '&quot;'.
-_ENTITY = re.compile(r"&(?:(quot|apos|amp|lt|gt)|#([0-9]+)|#[xX]([0-9a-fA-F]+));")
-_NAMED = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">"}
-
-
-def unescape_iamondb_text(text: str) -> str:
-    """IAM-OnDB transcription text with ``&quot;``, ``&apos;``, ``&amp;``, ``&lt;``, ``&gt;`` and numeric
-    character references replaced by their characters (one pass; anything else is kept as written).
-
-    >>> unescape_iamondb_text("he said &quot;no&quot; &amp; it&apos;s &#65;")
-    'he said "no" & it\\'s A'
-    """
-
-    def sub(m: re.Match) -> str:
-        if m.group(1):
-            return _NAMED[m.group(1)]
-        code = int(m.group(2), 10) if m.group(2) else int(m.group(3), 16)
-        try:
-            return chr(code)
-        except (ValueError, OverflowError):
-            return m.group(0)
-
-    return _ENTITY.sub(sub, text)
-
-
-# Transcription marks. IAM-OnDB's own data-format page (https://fki.tic.heia-fr.ch/databases/iam-on-line-
-# handwriting-database/data-format) is not in the search index (2026-12-01: only its link, in third-party
-# READMEs, and the download page, which names the CSR part, were found), so the rules below follow the IAM
-# lab's convention for its handwriting databases as a public reader of the IAM database applies it, and what
-# the distributed files hold (issue 24), each stated:
-#  * '#' marks a word the writer struck out: jpuigcerver/PyLaia egs/iam-htr/src/prepare_texts.sh ("Also,
-#    replace # by <stroke>", checked 2026-12-01). A token holding '#' is ink on the line (it counts when the
-#    line is cut into words) but no target.
-#  * a token made only of '%' (e.g. '%%%%%%%%%%%') stands for text that could not be read: it counts when the
-#    line is cut, is no target; a line made only of such tokens is untranscribed.
-#  * text in square brackets ('[...]', one token or several) is the transcriber's, not a plain reading of the
-#    ink: each bracketed token counts when the line is cut, none is a target (a bracket left open runs to the
-#    end of the line).
-#  * the recording tool's placeholder "Please Enter Transcription here" (case and spacing aside) is no
-#    transcription: the line is untranscribed.
-_PLACEHOLDER = "please enter transcription here"
-
-
-def is_placeholder_transcription(text: Optional[str]) -> bool:
-    """True for the recording tool's placeholder text "Please Enter Transcription here" (case, white space and
-    a final full stop aside).
-
-    >>> is_placeholder_transcription("  please enter  Transcription here. ")
-    True
-    """
-    return text is not None and " ".join(text.lower().split()).rstrip(".") == _PLACEHOLDER
-
-
-@dataclass(frozen=True)
-class IamToken:
-    """A word of an IAM-OnDB transcription: ``text`` as written; ``mark`` None for a plain word, else
-    ``"struck out"`` ('#'), ``"unreadable"`` (only '%') or ``"bracketed"`` ([...]); only plain words with a
-    character other than the marks are targets (``target``)."""
-
-    text: str
-    mark: Optional[str] = None
-
-    @property
-    def target(self) -> bool:
-        return self.mark is None
-
-
-def transcription_tokens(text: str) -> list[IamToken]:
-    """The white-space separated words of a transcription with the marks above.
-
-    >>> [(t.text, t.mark) for t in transcription_tokens("we # it %%%% [sic] ok")]
-    [('we', None), ('#', 'struck out'), ('it', None), ('%%%%', 'unreadable'), ('[sic]', 'bracketed'), ('ok', None)]
-    """
-    out, bracket = [], False
-    for tok in text.split():
-        if tok.startswith("[") or bracket:
-            bracket = "]" not in tok
-            out.append(IamToken(tok, "bracketed"))
-        elif "#" in tok:
-            out.append(IamToken(tok, "struck out"))
-        elif set(tok) == {"%"}:
-            out.append(IamToken(tok, "unreadable"))
-        else:
-            out.append(IamToken(tok))
-    return out
-
-
-@dataclass
-class IamForm:
-    """An IAM-OnDB original-xml form: ``id`` (Form id), ``writer`` (Form writerID; None if absent) and
-    ``lines`` {line id: transcription text, unescaped}; ``corrected_ids`` {TextLine id as written: line id
-    used} for lines whose Word ids name another line (see :func:`read_iamondb_original`)."""
-
-    id: Optional[str]
-    writer: Optional[str]
-    lines: dict
-    path: Path
-    corrected_ids: dict = field(default_factory=dict)
-
-
-def _words_line_id(tl: ET.Element) -> Optional[str]:
-    ids = Counter()
-    for w in tl:
-        wid = w.get("id") if local_name(w.tag) == "Word" else None
-        if wid and wid.count("-") >= 3:
-            ids[wid.rsplit("-", 1)[0]] += 1
-    return ids.most_common(1)[0][0] if ids else None
-
-
-def read_iamondb_original(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> IamForm:
-    """Read an IAM-OnDB original-xml file: ``General/Form(id, writerID)`` and ``Transcription/TextLine(id,
-    text)``. Files of original-xml-all without a transcription or writer give an empty ``lines`` / None.
-
-    Texts are unescaped (:func:`unescape_iamondb_text`). A TextLine's id is not always the line its words
-    belong to: X-rayLaser/pytorch-handwriting-synthesis-toolkit iam_ondb/_transcriptions.py
-    (auto_correct_file_id, checked 2026-11-30) takes the line id most of the line's ``Word`` ids start with
-    (word ``a01-000u-01-02`` belongs to line ``a01-000u-01``) over the TextLine's own; so does this reader,
-    recording the change in ``corrected_ids``. Parsed by :func:`~inkground_lib.formats.xmlsafe.parse_xml` (no
-    DTDs or entities; size limit ``max_bytes`` as in :func:`read_iamondb_strokes`)."""
-    path = Path(path)
-    root = _root_session(path, max_bytes)
-    form_id = writer = None
-    for gen in (el for el in root if local_name(el.tag) == "General"):
-        for form in (el for el in gen if local_name(el.tag) == "Form"):
-            form_id = form.get("id")
-            writer = form.get("writerID")
-    lines, corrected = {}, {}
-    for tr in (el for el in root if local_name(el.tag) == "Transcription"):
-        for i, tl in enumerate(el for el in tr if local_name(el.tag) == "TextLine"):
-            lid, text = tl.get("id"), tl.get("text")
-            if lid is None or text is None:
-                raise FormatError(f"{path}: <Transcription> <TextLine> #{i}: attribute "
-                                  f"{'id' if lid is None else 'text'} is missing")
-            by_words = _words_line_id(tl)
-            if by_words and by_words != lid:
-                corrected[lid] = by_words
-                lid = by_words
-            if lid in lines:
-                raise FormatError(f"{path}: <Transcription> <TextLine> #{i}: line id {lid!r} given twice")
-            lines[lid] = unescape_iamondb_text(text)
-    return IamForm(form_id, writer, lines, path, corrected)
-
-
-def _check_size(path: Path, max_bytes: Optional[int], what: str) -> None:
-    check_file_size(path, max_bytes, MAX_INK_FILE_BYTES, MAX_INK_FILE_ENV, FormatError, what)
-
-
-def _read_text(path: Path, max_bytes: Optional[int], what: str) -> str:
-    _check_size(path, max_bytes, what)
-    try:
-        return path.read_text("latin-1")
-    except OSError as e:
-        raise FormatError(f"{path}: cannot be read ({e.strerror or e})") from None
-
-
-def read_iamondb_ascii(path: str | os.PathLike, *, max_bytes: Optional[int] = None) -> dict:
-    """Read an IAM-OnDB ascii file: the lines under ``CSR:`` as {``<form>-<k:02d>``: text}, k from 1, texts
-    unescaped (:func:`unescape_iamondb_text`). Line k of the CSR part is line k of the form, as public readers
-    number them (X-rayLaser/pytorch-handwriting-synthesis-toolkit iam_ondb/_transcriptions.py
-    extract_transcription_from_txt_file: ``f'{object_id}-{i + 1:02}'``, checked 2026-11-30).
-    At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
-    path = Path(path)
-    raw = _read_text(path, max_bytes, "an IAM-OnDB ascii file")
-    m = re.search(r"^\s*CSR:\s*$", raw, re.MULTILINE)
-    if not m:
-        raise FormatError(f"{path}: no 'CSR:' section")
-    lines = [ln.strip() for ln in raw[m.end():].splitlines() if ln.strip()]
-    return {f"{path.stem}-{k + 1:02d}": unescape_iamondb_text(t) for k, t in enumerate(lines)}
 
 
 # ------------------------------------------------------------------------------------------ writers
@@ -414,7 +58,7 @@ def read_iamondb_forms(path: str | os.PathLike, *, max_bytes: Optional[int] = No
     with different writers raises FormatError naming the file and line number. At most ``max_bytes`` bytes."""
     path = Path(path)
     out: dict[str, str] = {}
-    for n, ln in enumerate(_read_text(path, max_bytes, "an IAM-OnDB forms listing").splitlines(), 1):
+    for n, ln in enumerate(read_text_file(path, max_bytes, "an IAM-OnDB forms listing").splitlines(), 1):
         s = ln.strip()
         if not s or s.startswith("#"):
             continue
@@ -489,7 +133,7 @@ def iamondb_split_ids(root: str | os.PathLike, split: str, *, max_bytes: Optiona
     At most ``max_bytes`` bytes (as in :func:`read_iamondb_strokes`), checked before reading."""
     p = _split_path(Path(root), split)
     out = set()
-    for n, ln in enumerate(_read_text(p, max_bytes, "an IAM-OnDB split file").splitlines(), 1):
+    for n, ln in enumerate(read_text_file(p, max_bytes, "an IAM-OnDB split file").splitlines(), 1):
         s = ln.strip()
         if not s:
             continue
@@ -618,7 +262,7 @@ def read_iamondb(root: str | os.PathLike, split: Optional[str] = None, *, progre
     carry exactly the same line numbers (``match`` ``"number"``); where they differ (a line or a file missing, so
     numbers would shift the text onto the wrong ink) no line of the form gets a text here: each is left with
     ``text_note`` ``"line count"`` and the form's lines in ``form_text``, and
-    :func:`inkground_lib.datasets.recorded.iamondb_words` matches them by their lengths or skips them.
+    :func:`inkground_lib.datasets.recorded_iamondb.iamondb_words` matches them by their lengths or skips them.
     ``whiteboard`` as in :func:`read_iamondb_strokes`. Files that break the
     format raise FormatError naming file and element; every file is read through the size check and the safe
     XML parser of the single-file readers (``max_bytes`` as in :func:`read_iamondb_strokes`). The quirks of
@@ -648,8 +292,6 @@ def read_iamondb_report(root: str | os.PathLike, split: Optional[str] = None, *,
 
 def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Optional[int], whiteboard: str,
                  tolerant: bool) -> tuple[list[IamLine], IamReport]:
-    from inkground_lib.core.progress import bar as progress_bar
-
     if whiteboard not in WHITEBOARD_MODES:
         raise ValueError(f"whiteboard must be one of {WHITEBOARD_MODES}, got {whiteboard!r}")
     if not root.is_dir():
@@ -657,110 +299,142 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
     strokes_dir = _first_dir(root, ["lineStrokes-all/lineStrokes", "lineStrokes"])
     if strokes_dir is None:
         raise FormatError(f"{root}: no lineStrokes-all/lineStrokes or lineStrokes folder")
-    report = IamReport(str(root))
+    folder = _Folder(root, strokes_dir, split, max_bytes, tolerant)
+    per_form = folder.read_line_files(whiteboard, progress)
+    lines = [ln for form, entries in sorted(per_form.items()) for ln in folder.form_lines(form, entries)]
+    lines.sort(key=lambda ln: ln.id)
+    folder.report_writers()
+    return lines, folder.report
 
-    def attempt(fn, *args, **kw):
+
+class _Folder:
+    """One IAM-OnDB folder being read: where its parts are, what has been read of them (each file once), and the
+    report of what was found, read and failed."""
+
+    def __init__(self, root: Path, strokes_dir: Path, split: Optional[str], max_bytes: Optional[int],
+                 tolerant: bool):
+        self.strokes_dir, self.max_bytes, self.tolerant = strokes_dir, max_bytes, tolerant
+        self.report = IamReport(str(root))
+        self.original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
+                                          root / "original") if d.is_dir()]
+        self.ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
+        self.forms_file = _first_file(root, ["forms.txt", "data/forms.txt"])
+        self.writers_file = _first_file(root, ["writers.xml", "data/writers.xml"])
+        self.forms_map = ((self.attempt(read_iamondb_forms, self.forms_file, max_bytes=max_bytes) or {})
+                          if self.forms_file else {})
+        self.writers = (self.attempt(read_iamondb_writers, self.writers_file, max_bytes=max_bytes)
+                        if self.writers_file else None)
+        self.keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
+        self.forms_cache: dict[Path, list[IamForm]] = {}
+        self.ascii_cache: dict[Path, Optional[dict]] = {}
+        self.conflicts: dict = {}
+        self.unknown: dict = {}
+
+    def attempt(self, fn, *args, **kw):
         """fn(...), or None with the failure recorded (tolerant) / raised (strict)."""
         try:
             return fn(*args, **kw)
         except FormatError as e:
-            if not tolerant:
+            if not self.tolerant:
                 raise
             msg = str(e)
             where = str(args[0]) if args else ""
-            report.files_failed.append((where, msg[len(where) + 2:] if msg.startswith(where + ": ") else msg))
+            self.report.files_failed.append((where, msg[len(where) + 2:] if msg.startswith(where + ": ") else msg))
             return None
 
-    original_dirs = [d for d in (root / "original-xml-part/original", root / "original-xml-all/original",
-                                 root / "original") if d.is_dir()]
-    ascii_dir = _first_dir(root, ["ascii-all/ascii", "ascii"])
-    forms_file = _first_file(root, ["forms.txt", "data/forms.txt"])
-    writers_file = _first_file(root, ["writers.xml", "data/writers.xml"])
-    forms_map = (attempt(read_iamondb_forms, forms_file, max_bytes=max_bytes) or {}) if forms_file else {}
-    writers = attempt(read_iamondb_writers, writers_file, max_bytes=max_bytes) if writers_file else None
-    keep = iamondb_split_ids(root, split, max_bytes=max_bytes) if split else None
-
-    files = sorted(strokes_dir.rglob("*.xml"))
-    forms_cache: dict[Path, list[IamForm]] = {}
-    ascii_cache: dict[Path, Optional[dict]] = {}
-
-    def read_form(f: Path) -> Optional[IamForm]:
-        fm = attempt(read_iamondb_original, f, max_bytes=max_bytes)
+    def read_form(self, f: Path) -> Optional[IamForm]:
+        fm = self.attempt(read_iamondb_original, f, max_bytes=self.max_bytes)
         placed = _form_from_path(f)
         if fm is not None and placed and fm.id and fm.id != placed:
-            report.quirk("form id", f, f"<Form id={fm.id!r}> names another form than its folder and file, "
-                                       f"{placed} ({f.parent.name}/{f.name}): read as {placed}")
+            self.report.quirk("form id", f, f"<Form id={fm.id!r}> names another form than its folder and file, "
+                                            f"{placed} ({f.parent.name}/{f.name}): read as {placed}")
             fm = _rebase_form(fm, placed)
         return fm
 
-    def forms_in(sub: Path) -> list[IamForm]:
+    def forms_in(self, sub: Path) -> list[IamForm]:
         out = []
-        for od in original_dirs:
+        for od in self.original_dirs:
             d = od / sub
-            if d not in forms_cache:
-                forms_cache[d] = ([fm for fm in (read_form(f) for f in sorted(d.glob("*.xml"))) if fm is not None]
-                                  if d.is_dir() else [])
-            out.extend(forms_cache[d])
+            if d not in self.forms_cache:
+                self.forms_cache[d] = ([fm for fm in (self.read_form(f) for f in sorted(d.glob("*.xml")))
+                                        if fm is not None] if d.is_dir() else [])
+            out.extend(self.forms_cache[d])
         return out
 
-    def ascii_lines(af: Path) -> Optional[dict]:
-        if af not in ascii_cache:
-            ascii_cache[af] = attempt(read_iamondb_ascii, af, max_bytes=max_bytes) if af.is_file() else None
-        return ascii_cache[af]
+    def ascii_lines(self, af: Path) -> Optional[dict]:
+        if af not in self.ascii_cache:
+            self.ascii_cache[af] = (self.attempt(read_iamondb_ascii, af, max_bytes=self.max_bytes) if af.is_file()
+                                    else None)
+        return self.ascii_cache[af]
 
-    lines, conflicts, unknown = [], {}, {}
-    per_form: dict[str, list] = {}  # form -> [(line id, file, ink, whiteboard or None (file unread))]
-    for f in progress_bar(files, desc="IAM-OnDB lines", enabled=progress):
-        lid = f.stem
-        m = _LINE_ID.match(lid)
-        if not m:
-            continue  # not a line file
-        form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
-        if keep is not None and form not in keep and lid not in keep:
-            continue
-        report.files_found += 1
-        got = attempt(_read_line, f, max_bytes, whiteboard)
-        # found, read or not: a broken file is reported as such, and still counts as one of the form's lines
-        per_form.setdefault(form, []).append((lid, f, got))
-        if got is None:
-            continue
-        report.files_read += 1
-        ink = got[0]
-        dots = sum(len(s) == 1 for s in ink.strokes)
-        back = sum(bool((np.diff(s[:, 2]) < 0).any()) for s in ink.strokes)
-        report.single_point_strokes += dots
-        if back:
-            report.strokes_time_backwards += back
-            report.lines_time_backwards += 1
-            report.quirk("time backwards", f, f"point times run backwards in {back} of {len(ink)} strokes: the "
-                                              "file's point order is kept")
-    for form, entries in sorted(per_form.items()):
-        sub = entries[0][1].parent.relative_to(strokes_dir)
+    def read_line_files(self, whiteboard: str, progress: bool) -> dict[str, list]:
+        """{form: [(line id, file, (ink, whiteboard) or None where the file could not be read)]} of the line
+        files in the split; a broken file is reported as such, and still counts as one of the form's lines."""
+        from inkground_lib.core.progress import bar as progress_bar
+
+        report = self.report
+        per_form: dict[str, list] = {}
+        for f in progress_bar(sorted(self.strokes_dir.rglob("*.xml")), desc="IAM-OnDB lines", enabled=progress):
+            lid = f.stem
+            m = _LINE_ID.match(lid)
+            if not m:
+                continue  # not a line file
+            form = f"{m.group(1)}-{m.group(2)}{m.group(3)}"
+            if self.keep is not None and form not in self.keep and lid not in self.keep:
+                continue
+            report.files_found += 1
+            got = self.attempt(read_line, f, self.max_bytes, whiteboard)
+            per_form.setdefault(form, []).append((lid, f, got))
+            if got is None:
+                continue
+            report.files_read += 1
+            ink = got[0]
+            dots = sum(len(s) == 1 for s in ink.strokes)
+            back = sum(bool((np.diff(s[:, 2]) < 0).any()) for s in ink.strokes)
+            report.single_point_strokes += dots
+            if back:
+                report.strokes_time_backwards += back
+                report.lines_time_backwards += 1
+                report.quirk("time backwards", f, f"point times run backwards in {back} of {len(ink)} strokes: "
+                                                  "the file's point order is kept")
+        return per_form
+
+    def form_writer(self, form: str, sub: Path) -> tuple:
+        """The form's writer and where it comes from, and its transcription lines ({line id: text}, from ONE
+        source: the original xml, else the ascii file) with that source and where in it."""
         writer = source = form_file = None
-        transcribed: Optional[dict] = None  # the form's transcription lines {line id: text}, from ONE source
+        transcribed: Optional[dict] = None
         text_source = where = None
-        for fm in forms_in(sub):
+        for fm in self.forms_in(sub):
             mine = {k: t for k, t in fm.lines.items() if k.startswith(form + "-")}
             if fm.writer and writer is None and (mine or fm.id == form):
                 writer, source, form_file = fm.writer, "original-xml", fm.path
             if mine and transcribed is None:
                 transcribed, text_source, where = mine, "original-xml", f"{fm.path} <Transcription>"
-        listed = forms_map.get(form)
+        listed = self.forms_map.get(form)
         if writer is None and listed is not None:
             writer, source = listed, "forms.txt"
         elif writer is not None and listed is not None and listed != writer:
-            conflicts[form] = (writer, form_file, listed)
-        if transcribed is None and ascii_dir is not None:
-            af = ascii_dir / sub / f"{form}.txt"
-            asc = ascii_lines(af)
+            self.conflicts[form] = (writer, form_file, listed)
+        if transcribed is None and self.ascii_dir is not None:
+            af = self.ascii_dir / sub / f"{form}.txt"
+            asc = self.ascii_lines(af)
             if asc:
                 transcribed, text_source, where = dict(asc), "ascii", f"{af} CSR:"
+        return writer, source, transcribed, text_source, where
+
+    def form_lines(self, form: str, entries: list) -> list[IamLine]:
+        """The lines read of one form, each with its writer and, where the form's files and transcription lines
+        carry the same numbers, its text."""
+        report = self.report
+        sub = entries[0][1].parent.relative_to(self.strokes_dir)
+        writer, source, transcribed, text_source, where = self.form_writer(form, sub)
         info = {}
-        if writers is not None and writer is not None:
-            if writer in writers:
-                info = writers[writer]
+        if self.writers is not None and writer is not None:
+            if writer in self.writers:
+                info = self.writers[writer]
             else:
-                unknown.setdefault(writer, form)
+                self.unknown.setdefault(writer, form)
         ids = [lid for lid, _, _ in entries]
         by_number = transcribed is not None and set(ids) == set(transcribed)
         if transcribed is not None and not by_number:
@@ -772,6 +446,7 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
                                                     if missing else "")
                          + (f"; lines without a file of that number: {', '.join(unused)}" if unused else ""))
         form_text = tuple(sorted(transcribed.items())) if transcribed is not None else ()
+        lines = []
         for lid, f, got in entries:
             if got is None:
                 continue
@@ -788,12 +463,16 @@ def _read_folder(root: Path, split: Optional[str], progress: bool, max_bytes: Op
                     text, note = None, "placeholder"
             lines.append(IamLine(lid, form, writer, text, ink, f, source, info, wb, note, src,
                                  "number" if text is not None else None, form_text, text_source))
-    lines.sort(key=lambda ln: ln.id)
-    for form, (w, fp, listed) in sorted(conflicts.items()):
-        report.quirk("writer", None, f"form {form}: writer {w} in {fp} <Form writerID>, {listed} in {forms_file}; "
-                                   f"{w} (the original xml) is used")
-    if unknown:
-        some = ", ".join(f"{w} (form {fm})" for w, fm in sorted(unknown.items())[:5])
-        report.quirk("unknown writer", writers_file, f"{len(unknown)} writer id(s) of the forms are not in it: "
-                                                      f"{some}" + (" ..." if len(unknown) > 5 else ""))
-    return lines, report
+        return lines
+
+    def report_writers(self) -> None:
+        """The writer quirks, once every form is read: a form whose two sources name different writers, writer
+        ids the writers file does not hold."""
+        for form, (w, fp, listed) in sorted(self.conflicts.items()):
+            self.report.quirk("writer", None, f"form {form}: writer {w} in {fp} <Form writerID>, {listed} in "
+                                              f"{self.forms_file}; {w} (the original xml) is used")
+        if self.unknown:
+            some = ", ".join(f"{w} (form {fm})" for w, fm in sorted(self.unknown.items())[:5])
+            self.report.quirk("unknown writer", self.writers_file, f"{len(self.unknown)} writer id(s) of the forms "
+                                                                   f"are not in it: {some}"
+                              + (" ..." if len(self.unknown) > 5 else ""))

@@ -426,12 +426,13 @@ class _Watch:
         self._n_code = len(code)
         self._report("starting the kernel")
 
-    def cell(self, index: int, cell) -> None:
-        if index in self._code_index:
+    def on_cell_start(self, cell, cell_index: int) -> None:
+        """nbclient's ``on_cell_start`` hook (called with the keywords ``cell`` and ``cell_index``)."""
+        if cell_index in self._code_index:
             tags = cell.get("metadata", {}).get("tags", [])
             what = "parameters" if {"parameters", "injected-parameters"} & set(tags) else \
                 cell_summary(cell.get("source", ""))
-            self._report(f"cell {self._code_index[index]}/{self._n_code}" + (f" ({what})" if what else ""))
+            self._report(f"cell {self._code_index[cell_index]}/{self._n_code}" + (f" ({what})" if what else ""))
 
     def finished(self, nb) -> None:
         self.save(nb)
@@ -487,9 +488,17 @@ errors reach the notebook and the runner through the messages, not this log."""
 
 def _engine() -> str:
     """papermill's nbclient engine, registered once as "inkground", with the runner's two hooks (see
-    :class:`_Watch`): a code cell starts; every cell has run and the kernel is still up. The second comes right
-    after papermill's own loop over the cells (``PapermillNotebookClient.papermill_execute_cells``, papermill 2.7),
-    before ``execute`` shuts the kernel down."""
+    :class:`_Watch`): a code cell starts; every cell has run and the kernel is still up.
+
+    The first is nbclient's public hook ``on_cell_start`` and the kernel's arguments its ``extra_arguments``,
+    both traits of ``nbclient.NotebookClient`` (jupyter/nbclient nbclient/client.py, the hooks' "Called with
+    kwargs ``cell`` and ``cell_index``"; read 2026-12-06 in the installed nbclient 0.11.0 and with the search
+    tool, the extension points asked for in jupyter/nbclient#158). The second has no public hook: nbclient's
+    ``on_cell_complete`` / ``on_cell_executed`` of the last cell come before papermill records that cell's end
+    (``nb_man.cell_complete``, which the saved notebook holds), and ``on_notebook_complete`` after the kernel is
+    shut down. So it stays right after papermill's own loop over the cells
+    (``PapermillNotebookClient.papermill_execute_cells``, papermill 2.7), before ``execute`` shuts the kernel
+    down."""
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
     from papermill.log import logger
@@ -502,11 +511,6 @@ def _engine() -> str:
         def __init__(self, nb_man, watch: _Watch, **kw):
             super().__init__(nb_man, **kw)
             self.watch = watch
-            self.extra_arguments = [*self.extra_arguments, *KERNEL_ARGUMENTS]
-
-        def execute_cell(self, cell, cell_index, *args, **kwargs):
-            self.watch.cell(cell_index, cell)
-            return super().execute_cell(cell, cell_index, *args, **kwargs)
 
         def papermill_execute_cells(self):
             # the kernel's language info, which papermill records after the cells, is asked for before them: once
@@ -535,7 +539,8 @@ def _engine() -> str:
             final_kwargs = merge_kwargs(safe_kwargs, timeout=execution_timeout if execution_timeout else
                                         kwargs.get("timeout"), startup_timeout=start_timeout, kernel_name=kernel_name,
                                         log=logger, log_output=log_output,
-                                        stdout_file=stdout_file, stderr_file=stderr_file)
+                                        stdout_file=stdout_file, stderr_file=stderr_file,
+                                        on_cell_start=watch.on_cell_start, extra_arguments=[*KERNEL_ARGUMENTS])
             return Client(nb_man, watch, **final_kwargs).execute()
 
     papermill_engines.register(_ENGINE, Engine)

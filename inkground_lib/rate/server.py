@@ -2,8 +2,10 @@
 
 A pair is a page: the page photo beside the render of all its pseudo-labels, zoomable to each word (its pen
 path plays); one score 0-10 per page. Ratings go, one row at a time and fsynced, to a ratings file outside
-the run folder (:class:`inkground_lib.pseudo.raters.RatingsLog`), which ``inkground pseudo --ratings`` and
-section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.rate.assign`.
+the run folder (:class:`inkground_lib.pseudo.ratings_log.RatingsLog`), which ``inkground pseudo --ratings`` and
+section 02 (``ratings`` parameter) read. Assignment rules: :mod:`inkground_lib.rate.assign`; the run and its
+ratings file: :mod:`inkground_lib.rate.session`; a page and the statistics as the app sends them:
+:mod:`inkground_lib.rate.payloads`.
 
 Framework and server: **Tornado** (tornado.web + its HTTP server, one process, one event loop). It is a
 maintained framework *and* server in one package, already installed here (Jupyter depends on it), so this
@@ -38,15 +40,12 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import hashlib
 import hmac
 import ipaddress
 import json
 import logging
 import secrets
 import threading
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -54,32 +53,17 @@ import tornado.web
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
-from inkground_lib.core.defaults import (
-    DIGIT_PAIR_MS,
-    RATE_HOST,
-    RATE_PORT,
-    RATERS_PER_PAIR,
-    RESERVE_SECONDS,
-)
-from inkground_lib.core.folders import LOCK_FILE, RUN_MARK
-from inkground_lib.core.run_loaders import PseudoRun, load_pseudo_run
-from inkground_lib.pseudo.raters import (
-    LOG_COLUMNS,
-    RaterOutcome,
-    RatingsError,
-    RatingsFileGone,
-    RatingsLog,
-    rater_outcome,
-    ratings_frame,
-)
-
-from .assign import (
+from inkground_lib.core.defaults import DIGIT_PAIR_MS, RATE_HOST, RATE_PORT, RESERVE_SECONDS
+from inkground_lib.pseudo.raters import LOG_COLUMNS, RatingsError, RatingsFileGone
+from inkground_lib.rate.assign import (
     Ledger,
     RateError,
     check_name,
     check_page_id,
     check_score,
 )
+from inkground_lib.rate.payloads import page_payload, stats
+from inkground_lib.rate.session import Session, log, open_session, session_hash
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
@@ -97,8 +81,6 @@ ACCESS_COOKIE = "inkground_access"
 MAX_BODY = 16 * 1024
 """Largest request body accepted (bytes): requests are tiny JSON objects."""
 
-log = logging.getLogger("inkground.rate")
-
 
 def is_loopback(host: str) -> bool:
     if host == "localhost":
@@ -107,90 +89,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def session_hash(token: str) -> str:
-    """What the ratings file stores about a browser session: a hash of its cookie, never the cookie."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
-
-
-def check_ratings_path(ratings, run: PseudoRun) -> Path:
-    """The ratings file must lie outside every folder a pipeline command writes: not in the run folder, not
-    in the candidate pages, not under any inkground run or dataset folder; its folder must exist."""
-    p = Path(ratings)
-    if p.exists() and not p.is_file():
-        raise RateError(f"--ratings {p}: exists and is not a file")
-    parent = p.resolve().parent
-    if not parent.is_dir():
-        raise RateError(f"--ratings {p}: its folder {parent} does not exist; create it first")
-    target = parent / p.name
-    for root in (run.run.resolve(), run.candidates.resolve()):
-        if target == root or root in target.parents:
-            raise RateError(f"--ratings {p}: inside {root}, a folder the pipeline writes; keep ratings outside "
-                            f"every run and dataset folder (e.g. ratings/{p.name} at the top of your project)")
-    for d in target.parents:
-        if (d / RUN_MARK).exists() or (d / LOCK_FILE).exists() or (d / "manifest.json").exists():
-            raise RateError(f"--ratings {p}: inside {d}, a folder inkground writes (run or dataset); keep ratings "
-                            f"outside it")
-    return p
-
-
-@dataclass
-class Session:
-    """Everything the handlers share."""
-
-    run: PseudoRun
-    ledger: Ledger
-    log: RatingsLog
-    ratings_path: Path
-    token: Optional[str]
-    allowed_hosts: Optional[set]  # None: any Host header (wildcard bind; the token protects)
-    current: dict  # session hash -> rater name in use
-    sessions_last: dict  # session hash -> rater of the session's latest row in the file
-
-
-def open_session(run_dir, ratings, k: Optional[int] = None, *, candidates=None, pages: str = "ocr-passed",
-                 reserve_s: float = RESERVE_SECONDS, token: Optional[str] = None,
-                 allowed_hosts: Optional[set] = None) -> Session:
-    """Load the run and the ratings file (created with its header if new) and check they belong together:
-    every page in the file is a page of the run, and the file's K (raters per page) is ``k``. ``k`` None:
-    the file's K, or :data:`inkground_lib.core.defaults.RATERS_PER_PAIR` for a new file."""
-    run = load_pseudo_run(run_dir, candidates, pages)
-    path = check_ratings_path(ratings, run)
-    rows: list[dict] = []
-    try:
-        rlog = RatingsLog(path, on_event=lambda row, line: rows.append(row))
-    except RatingsError as e:
-        raise RateError(str(e)) from None
-    if rlog.repaired:
-        log.warning(rlog.repaired)
-    ks = {r["raters_per_page"] for r in rows}
-    if len(ks) > 1:
-        raise RateError(f"{path}: rows were written with different raters per page {sorted(ks)}")
-    file_k = int(next(iter(ks))) if ks else None
-    if k is None:
-        k = file_k or RATERS_PER_PAIR
-    if file_k is not None and int(k) != file_k:
-        raise RateError(f"{path}: this file was collected with {file_k} raters per page; use "
-                        f"--raters-per-pair {file_k} (K is fixed for a ratings file)")
-    alien = sorted({r["page"] for r in rows} - set(run.all_pages))
-    if alien:
-        raise RateError(f"{path}: rates pages {alien[:5]} that are not pages of the run {run.run}; is it the "
-                        f"ratings file of another run?")
-    ledger = Ledger(list(run.offered), int(k), reserve_s=reserve_s)
-    last: dict = {}
-    for n, row in enumerate(rows):
-        ledger.apply(row, n)
-        if row["session"]:
-            last[row["session"]] = row["rater"]
-
-    def on_event(row, line):
-        ledger.apply(row, line)
-        if row["session"]:
-            last[row["session"]] = row["rater"]
-
-    rlog.on_event = on_event
-    return Session(run, ledger, rlog, path, token, allowed_hosts, {}, last)
 
 
 # --------------------------------------------------------------------------------------------- handlers
@@ -497,37 +395,6 @@ class Photo(Base):
         self.finish(img.read_bytes())
 
 
-def _figures(o: RaterOutcome) -> dict:
-    ag = o.agreement
-    return {"pages": list(o.pages), "n_pages": len(o.pages), "ratings": int(len(o.ratings)), "kept": len(o.kept),
-            "rejected": len(o.rejected), "awaiting": len(o.awaiting), "rated": len(o.kept) + len(o.rejected),
-            "agreement": _finite(ag["agreement"]), "alpha": _finite(ag["alpha"]),
-            "pages_with_two_or_more": int(ag["pages"])}
-
-
-def _finite(x):
-    return None if x is None or x != x else float(x)
-
-
-def stats(s: Session) -> dict:
-    """The statistics page's numbers. ``used``: over exactly the pages section 02 uses (the run's pages that
-    passed the OCR filter, from its pages.csv), with section 02's own function
-    (:func:`inkground_lib.pseudo.raters.rater_outcome`) and this file's K: kept, rejected, awaiting ratings,
-    agreement and Krippendorff's alpha on accept (10) vs reject. ``other``: the same for the pages this
-    session offers that section 02 leaves out (``--pages all``: those that failed the OCR filter), apart;
-    None when there are none. Also per-rater progress and the session's progress."""
-    L, run = s.ledger, s.run
-    rows = [{"page": p, "rater": r, "score": sc, "source": "real"} for p, got in L.ratings.items()
-            for r, sc in got.items()]
-    rt = ratings_frame(rows)
-    used = [p for p in run.all_pages if run.ocr_pass.get(p)]
-    rest = [p for p in L.pages if p not in set(used)]
-    return {"run": str(run.run), "ratings_file": str(s.ratings_path), "k": L.k, "progress": L.progress(),
-            "raters": L.per_rater(), "ocr_threshold": run.ocr_threshold,
-            "used": _figures(rater_outcome(rt, used, L.k)),
-            "other": _figures(rater_outcome(rt, rest, L.k)) if rest else None}
-
-
 class Stats(Base):
     def get(self) -> None:
         s = self.s
@@ -551,35 +418,6 @@ class StatsJson(Api):
 
 def _fmt(x) -> str:
     return "—" if x is None or (isinstance(x, float) and x != x) else f"{x:.3f}"
-
-
-@lru_cache(maxsize=32)
-def _page_payload(run_id: int, page_id: str) -> str:
-    from inkground_lib.report.player import pen_path_svg
-
-    run = _RUNS[run_id]
-    page = run.page(page_id)
-    words = []
-    for i, w in enumerate(page.words):
-        ink = run.pseudo[w.id]
-        words.append({
-            "id": w.id, "text": w.text, "box": [round(float(v), 1) for v in w.box],
-            "strokes": [[[round(float(x), 1), round(float(y), 1)] for x, y in s[:, :2]] for s in ink.strokes],
-            "svg": pen_path_svg([(ink, "pseudo-label")], width_px=420, title=f"Pseudo-label of the word {w.text}",
-                                controls=False, fig_id=f"w{i}"),
-        })
-    return json.dumps({"id": page.id, "width": page.width, "height": page.height, "photo": f"/photo/{page.id}",
-                       "words": words})
-
-
-_RUNS: dict[int, PseudoRun] = {}
-
-
-def page_payload(run: PseudoRun, page_id: str) -> dict:
-    """A page as the app draws it: photo address, size, and per word its text, box, pseudo-label strokes
-    (page pixels) and an animated pen-path SVG (report.player) for the zoomed view."""
-    _RUNS[id(run)] = run
-    return json.loads(_page_payload(id(run), page_id))
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:

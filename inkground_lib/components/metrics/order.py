@@ -16,7 +16,8 @@ from typing import Optional
 import numpy as np
 from scipy.spatial import cKDTree
 
-from inkground_lib.components.metrics.trajectory import subsequence_dtw, word_height
+from inkground_lib.components.metrics.subsequence_dtw import subsequence_dtw
+from inkground_lib.components.metrics.trajectory import word_height
 from inkground_lib.core.defaults import DIRECTION_MIN_LENGTH, DIRECTION_TOL, ORDER_TOL, SPACING
 from inkground_lib.core.ink import Ink, resample
 
@@ -45,7 +46,7 @@ def stroke_alignment(ink: Ink, true: Ink, spacing: float = SPACING) -> StrokeAli
        :math:`\pi_k = k / (N - 1)` in [0, 1].
     2. Each stroke :math:`s` of ``ink`` is matched to the true stroke whose points are nearest on average (mean
        over the points of :math:`s` of the distance to that true stroke's nearest point), and aligned to it by
-       :func:`~inkground_lib.components.metrics.trajectory.subsequence_dtw` as drawn (cost :math:`f`) and
+       :func:`~inkground_lib.components.metrics.subsequence_dtw.subsequence_dtw` as drawn (cost :math:`f`) and
        reversed (cost :math:`r`); the alignment with the lower cost gives each of its points an aligned true
        point.
 

@@ -3,21 +3,22 @@
 Inks are strokes of x, y, t in page pixels (origin top-left, y down; t is not used here). Both inks are
 put in units of the reference word height (:func:`word_height`, :func:`normalise`), resampled along arc
 length, and scored by :func:`dtw` and :func:`chamfer` (one pair) or :func:`geometry_batch` (many pairs).
-:func:`dtw_points` and :func:`chamfer_points` score already-normalised points; :func:`subsequence_dtw`
-aligns a query sequence inside a reference. Every DTW and Chamfer here comes from one numba kernel
-(:func:`_dtw_chamfer`, through :func:`_scores`), so a pair scored alone and in a batch gets the same bits. The
-numba kernels (names starting with ``_``) are private.
+:func:`dtw_points` and :func:`chamfer_points` score already-normalised points
+(:mod:`~inkground_lib.components.metrics.subsequence_dtw` aligns a query sequence inside a reference). Every DTW and
+Chamfer here comes from one numba kernel (``_dtw_chamfer``, through ``_scores``, in
+:mod:`~inkground_lib.components.metrics.trajectory_kernels`), so a pair scored alone and in a batch gets the same
+bits.
 """
 
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Sequence
 
 import numba as nb
 import numpy as np
 
+from inkground_lib.components.metrics.trajectory_kernels import _batch_kernel, _pair_points, _scores
 from inkground_lib.core.defaults import SPACING as DEFAULT_SPACING
 from inkground_lib.core.ink import Ink, InkLike, as_ink
 
@@ -29,192 +30,10 @@ __all__ = [
     "geometry_batch",
     "invalid_prediction",
     "normalise",
-    "subsequence_dtw",
     "word_height",
 ]
 
 PageSize = tuple[float, float]
-
-
-@nb.njit(cache=True, nogil=True)
-def _frame(xy, s0, s1):
-    """Origin (x0, y0) and height h of the points xy[s0:s1] (at least one point), flat-reference rule."""
-    x0 = xy[s0, 0]
-    y0 = xy[s0, 1]
-    x1 = x0
-    y1 = y0
-    for k in range(s0 + 1, s1):
-        x = xy[k, 0]
-        y = xy[k, 1]
-        if x < x0:
-            x0 = x
-        if x > x1:
-            x1 = x
-        if y < y0:
-            y0 = y
-        if y > y1:
-            y1 = y
-    h = y1 - y0
-    if h <= 0.0:
-        h = x1 - x0
-        if h <= 0.0:
-            h = 1.0
-    return x0, y0, h
-
-
-@nb.njit(cache=True, nogil=True)
-def _stroke_count(xy, a, b, x0, y0, h, spacing):
-    """Number of points stroke xy[a:b] has after normalisation and resampling (spacing <= 0: none)."""
-    n = b - a
-    if n < 2 or spacing <= 0.0:
-        return n
-    total = 0.0
-    for k in range(a + 1, b):
-        dx = (xy[k, 0] - xy[k - 1, 0]) / h
-        dy = (xy[k, 1] - xy[k - 1, 1]) / h
-        total += math.sqrt(dx * dx + dy * dy)
-    if total == 0.0:
-        return 1
-    return max(int(math.ceil(total / spacing)), 1) + 1
-
-
-@nb.njit(cache=True, nogil=True)
-def _stroke_fill(xy, a, b, x0, y0, h, spacing, out, o, cum):
-    """Write the normalised, resampled stroke xy[a:b] into out[o:]; return the next free row.
-
-    Same rule as ``ink.resample`` (np.linspace targets, np.interp's linear interpolation).
-    """
-    n = b - a
-    if n < 2 or spacing <= 0.0:
-        for k in range(n):
-            out[o + k, 0] = (xy[a + k, 0] - x0) / h
-            out[o + k, 1] = (xy[a + k, 1] - y0) / h
-        return o + n
-    cum[0] = 0.0
-    for k in range(1, n):
-        dx = (xy[a + k, 0] - xy[a + k - 1, 0]) / h
-        dy = (xy[a + k, 1] - xy[a + k - 1, 1]) / h
-        cum[k] = cum[k - 1] + math.sqrt(dx * dx + dy * dy)
-    total = cum[n - 1]
-    if total == 0.0:
-        out[o, 0] = (xy[a, 0] - x0) / h
-        out[o, 1] = (xy[a, 1] - y0) / h
-        return o + 1
-    steps = max(int(math.ceil(total / spacing)), 1)
-    step = total / steps
-    seg = 0
-    for q in range(steps + 1):
-        d = q * step if q < steps else total
-        while seg < n - 2 and cum[seg + 1] <= d:
-            seg += 1
-        if d >= total:
-            px = xy[a + n - 1, 0]
-            py = xy[a + n - 1, 1]
-        else:
-            w = cum[seg + 1] - cum[seg]
-            xa = xy[a + seg, 0]
-            ya = xy[a + seg, 1]
-            px = (xy[a + seg + 1, 0] - xa) / w * (d - cum[seg]) + xa
-            py = (xy[a + seg + 1, 1] - ya) / w * (d - cum[seg]) + ya
-        out[o + q, 0] = (px - x0) / h
-        out[o + q, 1] = (py - y0) / h
-    return o + steps + 1
-
-
-@nb.njit(cache=True, nogil=True)
-def _ink_points(xy, starts, k0, k1, x0, y0, h, spacing):
-    """Normalised, resampled points of the strokes k0..k1-1 (stroke k = xy[starts[k]:starts[k+1]])."""
-    total = 0
-    longest = 1
-    for k in range(k0, k1):
-        total += _stroke_count(xy, starts[k], starts[k + 1], x0, y0, h, spacing)
-        longest = max(longest, starts[k + 1] - starts[k])
-    out = np.empty((total, 2))
-    cum = np.empty(longest)
-    o = 0
-    for k in range(k0, k1):
-        o = _stroke_fill(xy, starts[k], starts[k + 1], x0, y0, h, spacing, out, o, cum)
-    return out
-
-
-@nb.njit(cache=True, nogil=True)
-def _pair_points(xy, starts, inks, p, spacing):
-    """Normalised points of pair p: prediction = ink 2p, reference = ink 2p + 1 (strokes inks[i]:inks[i+1])."""
-    r0 = inks[2 * p + 1]
-    r1 = inks[2 * p + 2]
-    x0, y0, h = _frame(xy, starts[r0], starts[r1])
-    P = _ink_points(xy, starts, inks[2 * p], r0, x0, y0, h, spacing)
-    R = _ink_points(xy, starts, r0, r1, x0, y0, h, spacing)
-    return P, R
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _local_cost(ax, ay, bx, by):
-    """The local cost of both DTWs: the Euclidean distance between two points."""
-    dx = ax - bx
-    dy = ay - by
-    return math.sqrt(dx * dx + dy * dy)
-
-
-@nb.njit(cache=True, nogil=True)
-def _dtw_chamfer(P, R):
-    """(DTW accumulated cost, sum of P->R nearest distances, sum of R->P nearest distances).
-
-    Rows = P (n points), columns = R (m points); two rows of the cost matrix are kept. The nearest-point
-    distances come for free from the same Euclidean distances (a running row minimum and a column-minimum
-    array), so Chamfer costs no extra pass.
-    """
-    n = P.shape[0]
-    m = R.shape[0]
-    inf = np.inf
-    prev = np.empty(m + 1)
-    cur = np.empty(m + 1)
-    colmin = np.full(m, inf)
-    prev[0] = 0.0
-    for j in range(1, m + 1):
-        prev[j] = inf
-    rsum = 0.0
-    for i in range(n):
-        cur[0] = inf
-        xi = P[i, 0]
-        yi = P[i, 1]
-        left = inf
-        rmin = inf
-        for j in range(m):
-            c = _local_cost(xi, yi, R[j, 0], R[j, 1])
-            if c < rmin:
-                rmin = c
-            cm = colmin[j]
-            colmin[j] = c if c < cm else cm
-            d = prev[j]
-            u = prev[j + 1]
-            b = d if d < u else u
-            b = b if b < left else left
-            left = b + c
-            cur[j + 1] = left
-        rsum += rmin
-        prev, cur = cur, prev
-    csum = 0.0
-    for j in range(m):
-        csum += colmin[j]
-    return prev[m], rsum, csum
-
-
-@nb.njit(cache=True, nogil=True)
-def _scores(P, R):
-    """(DTW, Chamfer) of two point sequences: the formulas of :func:`dtw_points` and :func:`chamfer_points`
-    over :func:`_dtw_chamfer`'s sums, the one place they are computed."""
-    d, rs, cs = _dtw_chamfer(P, R)
-    return d / R.shape[0], 0.5 * (rs / P.shape[0] + cs / R.shape[0])
-
-
-@nb.njit(cache=True, nogil=True, parallel=True)
-def _batch_kernel(xy, starts, inks, spacing, out):
-    """DTW and Chamfer of every pair (see _pair_points for the layout), pairs in parallel."""
-    k = out.shape[0]
-    for p in nb.prange(k):
-        P, R = _pair_points(xy, starts, inks, p, spacing)
-        out[p, 0], out[p, 1] = _scores(P, R)
 
 
 def invalid_prediction(page_size: PageSize) -> Ink:
@@ -698,12 +517,7 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     out = np.empty((k, 2))
     if k == 0:
         return out
-    checked = []
-    for i, item in enumerate(items):
-        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
-            raise ValueError(f"geometry_batch: pair {i} must be (pred, ref) or (pred, ref, page_size)")
-        page_size = item[2] if len(item) == 3 else None
-        checked.append(_checked(item[0], item[1], page_size, f"geometry_batch pair {i}"))
+    checked = _checked_pairs(items)
     n_threads = nb.config.NUMBA_NUM_THREADS if workers is None else int(workers)
     if not 1 <= n_threads <= nb.config.NUMBA_NUM_THREADS:
         raise ValueError(f"workers must be between 1 and {nb.config.NUMBA_NUM_THREADS}, got {workers!r}")
@@ -716,19 +530,7 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     old = nb.get_num_threads()
     nb.set_num_threads(n_threads)
     try:
-        # pack the next chunk in a helper thread while the kernel (nogil) scores the current one
-        with ThreadPoolExecutor(max_workers=1) as ex:
-            starts_at = list(range(0, k, chunk_size))
-            fut = ex.submit(_pack, checked[0:chunk_size])
-            for n, a in enumerate(starts_at):
-                xy, st, inks = fut.result()
-                if n + 1 < len(starts_at):
-                    b = starts_at[n + 1]
-                    fut = ex.submit(_pack, checked[b:b + chunk_size])
-                m = (len(inks) - 1) // 2
-                _batch_kernel(xy, st, inks, s, out[a:a + m])
-                if bar is not None:
-                    bar.update(m)
+        _score_in_chunks(checked, s, chunk_size, out, bar)
     finally:
         nb.set_num_threads(old)
         if bar is not None:
@@ -736,105 +538,31 @@ def geometry_batch(pairs: Iterable, *, spacing: float | None = DEFAULT_SPACING, 
     return out
 
 
-# ---------------------------------------------------------------------------- subsequence DTW
-# The same local cost and steps as dtw(), with an open begin and end in the reference: used by section 02
-# to align each derendered stroke inside the writer's true trajectory.
-
-@nb.njit(cache=True)
-def _subseq_dtw(Q, R):
-    n, m = Q.shape[0], R.shape[0]
-    D = np.empty((n, m))
-    for i in range(n):
-        for j in range(m):
-            c = _local_cost(Q[i, 0], Q[i, 1], R[j, 0], R[j, 1])
-            if i == 0:
-                best = 0.0  # open begin: the query may start anywhere in R
-            elif j == 0:
-                best = D[i - 1, 0]
-            else:
-                best = min(D[i - 1, j - 1], D[i - 1, j], D[i, j - 1])
-            D[i, j] = c + best
-    jend = 0
-    for j in range(1, m):
-        if D[n - 1, j] < D[n - 1, jend]:
-            jend = j
-    idx = np.empty(n, np.int64)
-    i, j = n - 1, jend
-    idx[i] = j
-    while i > 0:
-        if j > 0:
-            a, b, c = D[i - 1, j - 1], D[i - 1, j], D[i, j - 1]
-            if a <= b and a <= c:
-                i -= 1
-                j -= 1
-            elif b <= c:
-                i -= 1
-            else:
-                j -= 1
-        else:
-            i -= 1
-        idx[i] = j
-    return D[n - 1, jend], idx
+def _checked_pairs(items: list) -> list:
+    """:func:`geometry_batch`'s items, each checked (:func:`_checked`) or refused naming its index."""
+    checked = []
+    for i, item in enumerate(items):
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+            raise ValueError(f"geometry_batch: pair {i} must be (pred, ref) or (pred, ref, page_size)")
+        page_size = item[2] if len(item) == 3 else None
+        checked.append(_checked(item[0], item[1], page_size, f"geometry_batch pair {i}"))
+    return checked
 
 
-def subsequence_dtw(Q: np.ndarray, R: np.ndarray) -> tuple[float, np.ndarray]:
-    r"""Subsequence DTW: the best alignment of a whole query Q inside any stretch of a reference R.
+def _score_in_chunks(checked: list, spacing, chunk_size: int, out: np.ndarray, bar) -> None:
+    """Score the checked pairs into ``out``, ``chunk_size`` pairs at a time: the next chunk is packed in a helper
+    thread while the kernel (nogil) scores the current one."""
+    k = len(checked)
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        starts_at = list(range(0, k, chunk_size))
+        fut = ex.submit(_pack, checked[0:chunk_size])
+        for n, a in enumerate(starts_at):
+            xy, st, inks = fut.result()
+            if n + 1 < len(starts_at):
+                b = starts_at[n + 1]
+                fut = ex.submit(_pack, checked[b:b + chunk_size])
+            m = (len(inks) - 1) // 2
+            _batch_kernel(xy, st, inks, spacing, out[a:a + m])
+            if bar is not None:
+                bar.update(m)
 
-    Open begin and open end in the reference: the path runs from Q's first to Q's last point but may
-    start and end at any point of R. Same Euclidean local cost and steps (1, 0), (0, 1), (1, 1) as
-    :func:`dtw_points`, but the cost is not divided by anything. The points are used as given (no
-    normalisation), so the cost is in their units.
-
-    Parameters
-    ----------
-    Q : (n, 2) array_like
-        The query points, x then y; non-empty.
-    R : (m, 2) array_like
-        The reference points, x then y; non-empty.
-
-    Returns
-    -------
-    cost : float
-        The accumulated cost of the best path, :math:`\min_j D_{n,j}`.
-    idx : ndarray of int64, shape (n,)
-        For each query point, the index in R of the point it is aligned to (non-decreasing). Where the
-        path stays on one query point over several reference points, the first of them.
-
-    Raises
-    ------
-    ValueError
-        If an array is empty or not of shape (k, 2).
-
-    Notes
-    -----
-    With :math:`c_{ij} = \lVert q_i - r_j \rVert_2` (:math:`i = 1, \dots, n`, :math:`j = 1, \dots, m`):
-
-    .. math::
-
-        D_{1,j} = c_{1j}, \qquad D_{i,1} = c_{i1} + D_{i-1,1} \quad (i > 1),
-
-        D_{i,j} = c_{ij} + \min(D_{i-1,j-1}, D_{i-1,j}, D_{i,j-1}) \quad (i, j > 1),
-
-        \mathrm{cost} = \min_{j} D_{n,j}.
-
-    So a horizontal run in the first row costs only its last cell. The path ends at the first j that
-    attains the minimum and is traced back preferring the diagonal, then (i - 1, j), then (i, j - 1).
-
-    Examples
-    --------
-    A two-point query half a unit above the middle of a four-point reference:
-
-    >>> import numpy as np
-    >>> from inkground_lib.components.metrics.trajectory import subsequence_dtw
-    >>> Q = np.array([[1.0, 0.5], [2.0, 0.5]])
-    >>> R = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
-    >>> cost, idx = subsequence_dtw(Q, R)
-    >>> round(cost, 4), idx.tolist()
-    (1.0, [1, 2])
-    """
-    Q = np.ascontiguousarray(Q, dtype=np.float64)
-    R = np.ascontiguousarray(R, dtype=np.float64)
-    if Q.ndim != 2 or R.ndim != 2 or Q.shape[1] != 2 or R.shape[1] != 2 or not len(Q) or not len(R):
-        raise ValueError(f"subsequence_dtw: need non-empty (n, 2) arrays, got {Q.shape} and {R.shape}")
-    cost, idx = _subseq_dtw(Q, R)
-    return float(cost), idx

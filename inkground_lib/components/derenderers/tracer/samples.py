@@ -4,7 +4,7 @@ as the pseudo-label stage cuts them, traced by the skeleton derenderer, and labe
 A sample holds the word's text and writer, the skeleton's strokes and the true strokes (x, y in page
 pixels, y down) and, per skeleton stroke, the targets (:func:`stroke_targets`): its *progress* in the
 writer's trajectory, its *reversal gain* and its length. Pages are composed one writer a page with
-:func:`inkground_lib.datasets.recorded.compose_page` (the writer's scale as ``build_recorded`` takes it),
+:func:`inkground_lib.datasets.recorded_pages.compose_page` (the writer's scale as ``build_recorded`` takes it),
 drawn by :func:`~inkground_lib.datasets.synth.page_layout.clean_page`, photographed, JPEG-encoded and decoded,
 and each word is cut with :func:`~inkground_lib.components.derenderers.base.crop_word` around its true box
 (box + 10%), as section 02 does. With :class:`RenderAug` the writer's size, pen width, slant, photo effects
@@ -25,7 +25,7 @@ from inkground_lib.components.derenderers.skeleton import SkeletonDerenderer
 from inkground_lib.components.metrics.order import stroke_alignment
 from inkground_lib.core.defaults import CROP_GROW, SPACING
 from inkground_lib.core.ink import Ink, as_ink
-from inkground_lib.datasets.recorded import Layout, compose_page
+from inkground_lib.datasets.recorded_pages import Layout, compose_page
 from inkground_lib.datasets.segmentation import core_height
 from inkground_lib.datasets.synth.page_layout import clean_page
 from inkground_lib.datasets.synth.photo import PhotoEffects, apply_homography, encode_jpeg, photograph
@@ -37,7 +37,7 @@ SAMPLE_CODE = (
     "inkground_lib.components.derenderers.base",
     "inkground_lib.components.metrics.order",
     "inkground_lib.core.ink",
-    "inkground_lib.datasets.recorded",
+    "inkground_lib.datasets.recorded_pages",
     "inkground_lib.datasets.segmentation",
     "inkground_lib.datasets.synth.page_layout",
     "inkground_lib.datasets.synth.photo",
