@@ -21,7 +21,6 @@ LONG_FUNCTIONS = {
     "inkground_lib/publish/ci.py::evaluate": 95,
     "inkground_lib/datasets/synth/photo.py::photograph": 95,
     "inkground_lib/core/dataset.py::load_dataset": 95,
-    "inkground_lib/report/tradeoffs.py::fig_tradeoffs": 94,
     "inkground_lib/formats/unipen_release.py::read_unipen_release": 84,
     "inkground_lib/analysis/tradeoffs.py::definition_variants": 84,
     "inkground_lib/datasets/recorded_iamondb.py::iamondb_words": 81,

@@ -222,6 +222,36 @@ def paper_classes(reported: pd.DataFrame | None) -> dict:
     return {ds: (int(float(rp.loc[i, "value"])), unit) for ds, (i, unit) in PAPER_CLASS_IDS.items() if i in rp.index}
 
 
+def _fig_dtw(summary: pd.DataFrame, paper: pd.DataFrame | None, dtw_symlog_above: float):
+    """:func:`fig_tradeoffs` with ``y="dtw"``: one axes, DTW against AR (see there)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.0), layout="constrained")
+    texts, xs, ys = [], [], []
+    for label, ds, g, c, m, ours in _groups(summary, paper, "dtw"):
+        t, x, yy = _plot_group(ax, g, "dtw", "min", c, m, ours, label)
+        texts += t
+        xs += x
+        ys += yy
+    top = max([v for v in ys if not math.isnan(v)] + list(summary.get("dtw_hi", pd.Series(dtype=float)).dropna())
+              + [0.1])
+    _ar_axis(ax)
+    ax.set_xlabel(AR_LABEL)
+    ax.set_ylabel(DTW_LABEL)
+    if top > dtw_symlog_above:
+        ax.set_yscale("symlog", linthresh=1.0, linscale=1.5)
+        ax.set_ylim(-0.05, top * 1.3)
+        _round_ticks(ax.yaxis, symlog_max=top * 1.3)
+    else:
+        ax.set_ylim(-0.04 * top, top * 1.12)
+        _round_ticks(ax.yaxis)
+    _legend(fig, ax)
+    _freeze_layout(fig)
+    _place_labels(fig, ax, texts, xs, ys)
+    plt.close(fig)
+    return fig
+
+
 def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y: str = "dtw",
                   reported: pd.DataFrame | None = None, dtw_symlog_above: float = 3.0):
     """Section 04's trade-off figure, AR on the x axis:
@@ -243,31 +273,7 @@ def fig_tradeoffs(summary: pd.DataFrame, paper: pd.DataFrame | None = None, *, y
     if y not in ("dtw", "style"):
         raise ValueError(f"fig_tradeoffs: y must be 'dtw' or 'style', got {y!r}")
     if y == "dtw":
-        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.0), layout="constrained")
-        texts, xs, ys = [], [], []
-        for label, ds, g, c, m, ours in _groups(summary, paper, "dtw"):
-            t, x, yy = _plot_group(ax, g, "dtw", "min", c, m, ours, label)
-            texts += t
-            xs += x
-            ys += yy
-        top = max([v for v in ys if not math.isnan(v)] + list(summary.get("dtw_hi", pd.Series(dtype=float)).dropna())
-                  + [0.1])
-        _ar_axis(ax)
-        ax.set_xlabel(AR_LABEL)
-        ax.set_ylabel(DTW_LABEL)
-        if top > dtw_symlog_above:
-            ax.set_yscale("symlog", linthresh=1.0, linscale=1.5)
-            ax.set_ylim(-0.05, top * 1.3)
-            _round_ticks(ax.yaxis, symlog_max=top * 1.3)
-        else:
-            ax.set_ylim(-0.04 * top, top * 1.12)
-            _round_ticks(ax.yaxis)
-        _legend(fig, ax)
-        _freeze_layout(fig)
-        _place_labels(fig, ax, texts, xs, ys)
-        plt.close(fig)
-        return fig
-
+        return _fig_dtw(summary, paper, dtw_symlog_above)
     ours = list(summary.groupby("dataset", sort=False))
     classes = paper_classes(reported)
     pap = [] if paper is None else [(ds, g[g["ar"].notna() & g["style"].notna()])
