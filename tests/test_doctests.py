@@ -47,7 +47,7 @@ EXAMPLES = {
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.metric_table": 5,
     "inkground_lib.core.notebook_params": 2,
-    "inkground_lib.core.registry": 2,
+    "inkground_lib.core.registry": 7,
     "inkground_lib.core.repo_paths": 4,
     "inkground_lib.core.reruns": 16,
     "inkground_lib.core.secrets": 15,

@@ -37,6 +37,7 @@ from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, unm
 from inkground_lib.core.defaults import KEEP_SCORE
 from inkground_lib.core.metric_table import metric_of_label
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
+from inkground_lib.core.registry import LiveMapping
 from inkground_lib.evaluation.systems.registry import adapters, load_registry
 
 CLAIM_COLUMNS = ("claim_id", "section", "sentence", "about", "kind", "refs", "check", "unchecked", "measured_as", "needs",
@@ -135,8 +136,9 @@ def stand_in_systems() -> dict[str, tuple[str, ...]]:
     return out
 
 
-STAND_IN_SYSTEMS = stand_in_systems()
-"""Paper system -> our offline systems that stand in for it (:func:`stand_in_systems`, from the cards)."""
+STAND_IN_SYSTEMS = LiveMapping(stand_in_systems)
+"""Paper system -> our offline systems that stand in for it (:func:`stand_in_systems`: the cards, read when
+asked)."""
 
 
 PAPER_DATASET_ROLE = {"inkGround": "benchmark", "IAM-OnDB": "recorded"}

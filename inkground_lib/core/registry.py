@@ -10,7 +10,8 @@ library only: ``make clean`` reads the cards with the system Python.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, TypeVar
+from collections.abc import Mapping
+from typing import Callable, Iterable, TypeVar
 
 SECTIONS = ("02", "03")
 """The sections a component can serve: 02 (pseudo-labels: derender, OCR filter), 03 (a system, the OCR of renders)."""
@@ -63,3 +64,40 @@ def lookup(table: Mapping[str, T], name, what: str, choices: Iterable[str] | Non
         return table[name]
     except (KeyError, TypeError):
         raise UnknownComponent(what, name, table if choices is None else choices) from None
+
+
+
+class LiveMapping(Mapping):
+    """A read-only mapping that ``make()`` computes again at each look-up: a view of a registry's cards in which a
+    row added to the table (a test's toy component) is present at once."""
+
+    def __init__(self, make: Callable[[], dict]):
+        self._make = make
+
+    def __getitem__(self, name):
+        return self._make()[name]
+
+    def __iter__(self):
+        return iter(self._make())
+
+    def __len__(self):
+        return len(self._make())
+
+    def __repr__(self):
+        return f"LiveMapping({self._make()!r})"
+
+
+def card_view(table: Mapping, field: str, keep: Callable = lambda row: True) -> LiveMapping:
+    """Name -> the card's ``field``, for the rows of ``table`` (each with a ``card``) that ``keep(row)`` and whose
+    field is not empty, read at each look-up (:class:`LiveMapping`).
+
+    >>> from types import SimpleNamespace as Row
+    >>> table = {"a": Row(card=Card(text="A")), "b": Row(card=Card())}
+    >>> v = card_view(table, "text")
+    >>> dict(v), "b" in v
+    ({'a': 'A'}, False)
+    >>> table["c"] = Row(card=Card(text="C")); v["c"]
+    'C'
+    """
+    return LiveMapping(lambda: {n: getattr(r.card, field) for n, r in list(table.items())
+                                if keep(r) and getattr(r.card, field)})

@@ -216,7 +216,7 @@ def _ocr_engines(values) -> tuple[list[str], list[str]]:
 
 
 def _derenderers(values) -> tuple[list[str], list[str]]:
-    from inkground_lib.components.derenderers.factory import NAMES, parse_derenderer
+    from inkground_lib.components.derenderers.factory import derenderer_names, parse_derenderer
 
     bad = []
     for v in values:
@@ -224,7 +224,7 @@ def _derenderers(values) -> tuple[list[str], list[str]]:
             parse_derenderer(v)
         except ValueError:  # an unknown name (UnknownComponent), a missing or an unexpected argument (DerenderError)
             bad.append(v)
-    return bad, list(NAMES)
+    return bad, derenderer_names()
 
 
 def _references(values) -> tuple[list[str], list[str]]:

@@ -9,15 +9,16 @@ import pandas as pd
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, shown
 from inkground_lib.components.derenderers.factory import DERENDERERS
 from inkground_lib.components.ocr.factory import ENGINES
+from inkground_lib.core.registry import card_view
 from inkground_lib.evaluation.systems.registry import ADAPTERS
 from inkground_lib.report.format import join_names
 from inkground_lib.report.names import manifest_mode
 
-DERENDERER_TEXT = {n: d.card.text for n, d in DERENDERERS.items() if d.card.text}
+DERENDERER_TEXT = card_view(DERENDERERS, "text")
 """Derenderer mode (its one displayed name, :mod:`inkground_lib.report.names`) -> that name and what it is, in
-words (section 02's provenance and every sentence naming a derenderer): the derenderers' cards."""
+words (section 02's provenance and every sentence naming a derenderer): the derenderers' cards, read when asked."""
 
-OCR_TEXT = {n: e.card.text for n, e in ENGINES.items() if e.card.text}
+OCR_TEXT = card_view(ENGINES, "text")
 """OCR engine name -> what it is, in words: the engines' cards."""
 
 AGREEMENT_UNIT = "pairs (a page's photo and its pseudo-labels) rated at least twice"
@@ -25,7 +26,7 @@ AGREEMENT_UNIT = "pairs (a page's photo and its pseudo-labels) rated at least tw
 pseudo-labels), those with at least two ratings (:func:`inkground_lib.pseudo.raters.agreement`). Section 02 and
 the front page both say it this way."""
 
-BASELINE_TEXT = {n: a.card.text for n, a in ADAPTERS.items() if a.kind == "local" and a.card.text}
+BASELINE_TEXT = card_view(ADAPTERS, "text", lambda a: a.kind == "local")
 """Baseline system name -> what it shows, in words (sections 03 and 04 name the baselines that ran): the cards of
 the local adapters."""
 

@@ -101,9 +101,6 @@ def derenderer_names() -> list[str]:
     return [ARGUMENTS[d.argument].format(n) for n, d in DERENDERERS.items()]
 
 
-NAMES = tuple(derenderer_names())
-
-
 def derenderer_card(name: str) -> Card:
     """The card of the derenderer ``name`` (its argument after a colon ignored); UnknownComponent when there is
     none."""
@@ -148,11 +145,12 @@ def parse_derenderer(spec: str) -> tuple[str, Optional[str]]:
     from inkground_lib.components.derenderers.base import DerenderError
 
     if not isinstance(spec, str):
-        raise DerenderError(f"derenderer: {spec!r} is not a name; known: {', '.join(NAMES)}")
+        raise DerenderError(f"derenderer: {spec!r} is not a name; known: {', '.join(derenderer_names())}")
     name, sep, arg = spec.partition(":")
     takes = lookup(DERENDERERS, name, "derenderer", derenderer_names()).argument
     if takes == "none" and sep:
-        raise DerenderError(f"derenderer: {name!r} takes no argument, got {spec!r}; known: {', '.join(NAMES)}")
+        raise DerenderError(f"derenderer: {name!r} takes no argument, got {spec!r}; known: "
+                            f"{', '.join(derenderer_names())}")
     if takes == "required" and not arg:
         raise DerenderError(f"derenderer: {name!r} needs an argument ({name}:<model folder>), got {spec!r}")
     return name, (arg if sep else None)
