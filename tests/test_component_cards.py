@@ -138,3 +138,17 @@ def test_the_cards_tables_import_without_numpy():
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_defaults_name_registered_components():
+    """core.defaults holds parameter values (the notebooks repeat them as literals); each names a registered
+    component, and what runs by default offline is free to run again."""
+    from inkground_lib.core import defaults
+
+    for name in defaults.COMPARED_DERENDERERS + (defaults.DERENDERER,):
+        card = derenderers.derenderer_card(name)
+        assert card.free and "02" in card.sections, name
+    assert all(n in ENGINES for n in defaults.VARIANT_OCR_ENGINES)
+    reg = registry.load_registry(use_env=False)
+    assert set(defaults.BOOK_SYSTEMS) <= set(reg)
+    assert {reg[n]["adapter"] for n in defaults.PAPER_SCALE_SYSTEMS} <= registry.free_adapters()
