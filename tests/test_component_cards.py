@@ -76,6 +76,7 @@ def test_a_toy_derenderer_is_a_section_03_system(toy):
     assert registry.adapters()["toy"].kind == "specialist"
     reg = {"toy": registry.validate_entry("toy", {"adapter": "toy", "grow": 0.2})}
     assert reg["toy"]["label"] == "Toy derenderer (a line)"  # the card's label: the entry names none
+    assert "label" not in registry.validate_entry("toy-2", {"adapter": "toy"})  # another entry: its own name
     assert registry.system_kind("toy", reg) == "specialist" and "toy" in registry.free_adapters()
     system = registry.make_system("toy", registry=reg)
     assert isinstance(system.derenderer, ToyDerenderer) and system.label == "Toy derenderer (a line)"

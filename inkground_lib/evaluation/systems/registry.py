@@ -39,8 +39,8 @@ API_FIELDS = {"model", "api_key_env", "base_url_env", "default_base_url", "max_t
 @dataclass(frozen=True)
 class Adapter:
     """One adapter family: how to build a system from its registry entry, its kind, the fields its entries may
-    carry (besides the common ones) and its card (the label of an entry that gives none, the book's sentence,
-    whether its predictions are free to make again)."""
+    carry (besides the common ones) and its card (the book's sentence, whether its predictions are free to make
+    again; a derenderer's label, which the entry named after it takes when it gives none)."""
 
     build: Callable[..., "System"]  # (name, cfg, retry, **options) -> System (API adapters: offline=)
     kind: str
@@ -90,17 +90,17 @@ ADAPTERS: dict[str, Adapter] = {
     "openai": Adapter(_api("OpenAISystem"), "api", frozenset(API_FIELDS | {"max_tokens_param"}), _API_CARD),
     "anthropic": Adapter(_api("AnthropicSystem"), "api", frozenset(API_FIELDS | {"api_version"}), _API_CARD),
     "reference": Adapter(_local("ReferenceSystem"), "local", frozenset(), Card(
-        label="Reference ink (sanity check)", free=True, sections=("03",),
+        free=True, sections=("03",),
         text="the reference ink is a sanity check (it is the reference, so it scores 0 against it)")),
     "font": Adapter(_local("FontSystem"), "local", frozenset({"font"}), Card(
-        label="Font baseline (Hershey futural)", free=True, sections=("03",),
+        free=True, sections=("03",),
         text="the font baseline writes the right word in the right box in a typeface: readable, but in no one's "
              "hand")),
     "box": Adapter(_local("BoxSystem"), "local", frozenset({"shape"}), Card(
-        label="Box baseline (line through the box centre)", free=True, sections=("03",),
+        free=True, sections=("03",),
         text="the box baseline knows where the word is but not what it says")),
     "replay": Adapter(_replay, "replay", frozenset({"path", "path_env", "source", "model"}), Card(
-        label="Replayed outputs", free=True, sections=("03",))),
+        free=True, sections=("03",))),
 }
 """Adapter name -> :class:`Adapter`: the adapter families of their own (a provider's protocol, the baselines, the
 replay). A new adapter family is one class plus one line here; a provider protocol is an adapter of kind ``"api"``
@@ -200,8 +200,8 @@ def validate_entry(name: str, cfg, where: str = "registry") -> dict:
     if dbu is not None and bad:
         raise SystemConfigError(f"{w}: field default_base_url: must be a public https:// URL ({bad}; private URLs "
                                 f"come from base_url_env)")
-    label = families[adapter].card.label  # an entry that names no label takes its adapter's
-    return dict(cfg) if "label" in cfg or not label else {**cfg, "label": label}
+    label = families[adapter].card.label  # the adapter's own entry (of its name) takes its card's label
+    return dict(cfg) if "label" in cfg or name != adapter or not label else {**cfg, "label": label}
 
 
 def _read_yaml(path: Path) -> dict:
