@@ -147,7 +147,7 @@ def test_the_defaults_name_registered_components():
     from inkground_lib.core import defaults
 
     for name in defaults.COMPARED_DERENDERERS + (defaults.DERENDERER,):
-        card = derenderers.derenderer_card(name)
+        card = DERENDERERS[name].card
         assert card.free and "02" in card.sections, name
     assert all(n in ENGINES for n in defaults.VARIANT_OCR_ENGINES)
     reg = registry.load_registry(use_env=False)

@@ -101,12 +101,6 @@ def derenderer_names() -> list[str]:
     return [ARGUMENTS[d.argument].format(n) for n, d in DERENDERERS.items()]
 
 
-def derenderer_card(name: str) -> Card:
-    """The card of the derenderer ``name`` (its argument after a colon ignored); UnknownComponent when there is
-    none."""
-    return lookup(DERENDERERS, str(name).split(":", 1)[0], "derenderer", derenderer_names()).card
-
-
 def make_derenderer(spec="skeleton"):
     """A derenderer from a name or an object with ``derender(crop, crop_box, text)``.
 

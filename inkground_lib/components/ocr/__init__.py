@@ -15,7 +15,7 @@ import importlib
 _PUBLIC = {
     "OCREngine": "base", "OCRUnavailable": "base", "OCRInputError": "base", "OCRError": "base",
     "as_ocr_image": "base", "make_engine": "factory", "get_engine": "factory", "engine_names": "factory",
-    "engine_card": "factory", "RapidOCREngine": "rapidocr", "rapidocr_rec_model": "rapidocr",
+    "RapidOCREngine": "rapidocr", "rapidocr_rec_model": "rapidocr",
     "DeepSeekOCREngine": "deepseek", "clean_deepseek_text": "deepseek", "square_pad": "deepseek",
     "TesseractEngine": "tesseract", "tesseract_command": "tesseract",
 }

@@ -42,11 +42,6 @@ def engine_names() -> list[str]:
     return sorted(ENGINES)
 
 
-def engine_card(name: str) -> Card:
-    """The card of the OCR engine ``name``; UnknownComponent when there is none."""
-    return lookup(ENGINES, name, "OCR engine", engine_names()).card
-
-
 def make_engine(name: str, progress: bool | None = None, **kw):
     """Build the OCR engine ``name`` ("rapidocr", "deepseek-ocr", "tesseract") with keyword settings ``kw``.
 

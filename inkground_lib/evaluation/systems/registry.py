@@ -122,11 +122,6 @@ def adapters() -> dict[str, Adapter]:
     return {**ADAPTERS, **derived}
 
 
-def adapter(name: str) -> Adapter:
-    """The adapter family ``name`` (:func:`adapters`); UnknownComponent naming the adapters when there is none."""
-    return lookup(adapters(), name, "adapter", sorted(adapters()))
-
-
 def provider_adapters() -> tuple[str, ...]:
     """The adapters that speak a provider's protocol (kind ``"api"``), in :data:`ADAPTERS` order: their entries
     name a ``provider`` of ``providers.yaml`` (or take their adapter's default), and ``inkground check`` tests
