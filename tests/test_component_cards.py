@@ -74,6 +74,9 @@ def test_a_toy_derenderer_is_a_section_03_system(toy):
     from inkground_lib.evaluation.systems.base import Item
 
     assert registry.adapters()["toy"].kind == "specialist"
+    # a system by its name with no line of YAML: an entry of its own after the packaged ones
+    assert list(registry.load_registry(use_env=False))[-1] == "toy"
+    assert registry.make_system("toy").derenderer.name == "toy"
     reg = {"toy": registry.validate_entry("toy", {"adapter": "toy", "grow": 0.2})}
     assert reg["toy"]["label"] == "Toy derenderer (a line)"  # the card's label: the entry names none
     assert "label" not in registry.validate_entry("toy-2", {"adapter": "toy"})  # another entry: its own name
@@ -98,6 +101,13 @@ def test_a_toy_derenderer_is_named_in_the_books_sentences(toy):
     t = derenderers_compared_text(["skeleton", "toy"])
     assert TOY.card.text in t and DERENDERERS["skeleton"].card.text in t and t.startswith("This run compares 2 ")
     assert stand_in_systems()["InkSight"] == ("skeleton", "tracer", "toy")
+    from types import SimpleNamespace as NS
+
+    from inkground_lib.report.prose import systems_stand_in_text
+
+    ran = NS(runs={"reference": 0, "toy": 0}, unavailable={})
+    assert systems_stand_in_text(ran, "rapidocr", registry.load_registry(use_env=False)).startswith(
+        "1 system ran here besides the reference ink (Toy derenderer (a line))")
 
 
 def test_make_clean_keeps_what_the_cards_do_not_call_free():

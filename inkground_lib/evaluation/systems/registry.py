@@ -218,28 +218,38 @@ def _read_yaml(path: Path) -> dict:
 def load_registry(extra: str | os.PathLike | Sequence | None = None, use_env: bool = True) -> dict[str, dict]:
     """All system entries: the packaged ``systems.yaml``, then each file named by ``INKGROUND_SYSTEMS``
     (``os.pathsep``-separated; when ``use_env``), then ``extra`` (a path or a list of paths). Later entries
-    replace earlier ones of the same name; an entry with ``extends: <name>`` is merged onto that entry.
+    replace earlier ones of the same name; an entry with ``extends: <name>`` is merged onto that entry. A
+    derenderer adapter with no packaged entry gets one of its name (:func:`adapters`), after the packaged ones.
     Every entry is validated."""
-    files = [REGISTRY_FILE]
+    files = []
     if use_env and os.environ.get(ENV_EXTRA):
         files += [Path(p) for p in os.environ[ENV_EXTRA].split(os.pathsep) if p]
     if extra is not None:
         files += [Path(extra)] if isinstance(extra, (str, os.PathLike)) else [Path(p) for p in extra]
     reg: dict[str, dict] = {}
+    _merge(reg, REGISTRY_FILE)
+    for name, a in adapters().items():  # a derenderer serving section 03 runs by its name with no line of YAML
+        if a.kind == "specialist" and name not in reg:
+            reg[name] = validate_entry(name, {"adapter": name}, "derenderer card")
     for path in files:
-        for name, cfg in _read_yaml(Path(path)).items():
-            name = str(name)
-            if isinstance(cfg, dict) and cfg.get("extends") is not None:
-                base = cfg["extends"]
-                if base not in reg:
-                    raise SystemConfigError(f"{path}: system {name}: field extends: no system {base!r} defined "
-                                            f"before it")
-                own = {k: v for k, v in cfg.items() if k != "extends"}
-                # a derived entry is not the paper's system: its label is its own name unless given, and it
-                # is reported as nothing unless it says so
-                cfg = {**reg[base], "label": name, "reported_as": None, **own}
-            reg[name] = validate_entry(name, cfg, str(path))
+        _merge(reg, path)
     return reg
+
+
+def _merge(reg: dict, path: Path) -> None:
+    """The entries of the YAML file ``path`` into ``reg``, validated (see :func:`load_registry`)."""
+    for name, cfg in _read_yaml(Path(path)).items():
+        name = str(name)
+        if isinstance(cfg, dict) and cfg.get("extends") is not None:
+            base = cfg["extends"]
+            if base not in reg:
+                raise SystemConfigError(f"{path}: system {name}: field extends: no system {base!r} defined "
+                                        f"before it")
+            own = {k: v for k, v in cfg.items() if k != "extends"}
+            # a derived entry is not the paper's system: its label is its own name unless given, and it
+            # is reported as nothing unless it says so
+            cfg = {**reg[base], "label": name, "reported_as": None, **own}
+        reg[name] = validate_entry(name, cfg, str(path))
 
 
 def list_systems(registry: Optional[dict] = None) -> list[str]:
