@@ -175,7 +175,7 @@ def test_packaged_api_entries_name_a_known_formula_a_sampling_and_prices_where_p
 
 
 def test_systems_table_shows_sampling_and_rpm():
-    from inkground_lib.evaluation.systems.base import SystemConfigError
+    from inkground_lib.core.registry import UnknownComponent
     from inkground_lib.evaluation.systems.registry import load_registry
     from inkground_lib.report.evaluation import systems_table
 
@@ -188,5 +188,5 @@ def test_systems_table_shows_sampling_and_rpm():
     assert rows.loc["gemini-3.1-pro", "model"] == "gemini-3.1-pro-preview"
     assert rows.loc["qwen3-vl-32b", "rpm"] == "-" and "greedy" in rows.loc["qwen3-vl-32b", "sampling"]
     assert rows.loc["skeleton", "kind"] == "specialist" and rows.loc["skeleton", "sampling"] == "-"
-    with pytest.raises(SystemConfigError, match="unknown system"):
+    with pytest.raises(UnknownComponent, match="unknown system 'no-such-system'; known: gemini-3.1-pro"):
         systems_table(["no-such-system"], reg)

@@ -21,6 +21,7 @@ from inkground_lib.components.style import metric as style_metric
 
 EXAMPLES = {
     "inkground_lib.analysis.check_language": 6,
+    "inkground_lib.analysis.claims": 1,
     "inkground_lib.analysis.derenderer_modes": 6,
     "inkground_lib.analysis.origins": 6,
     "inkground_lib.analysis.ties": 4,
@@ -47,6 +48,7 @@ EXAMPLES = {
     "inkground_lib.core.manifest_schema": 4,
     "inkground_lib.core.metric_table": 5,
     "inkground_lib.core.notebook_params": 2,
+    "inkground_lib.core.registry": 7,
     "inkground_lib.core.repo_paths": 4,
     "inkground_lib.core.reruns": 16,
     "inkground_lib.core.secrets": 15,
@@ -60,7 +62,7 @@ EXAMPLES = {
     "inkground_lib.evaluation.prompt": 2,
     "inkground_lib.evaluation.systems.api": 2,
     "inkground_lib.evaluation.systems.providers": 5,
-    "inkground_lib.evaluation.systems.registry": 1,
+    "inkground_lib.evaluation.systems.registry": 2,
     "inkground_lib.evaluation.systems.retry": 2,
     "inkground_lib.formats.iamondb_transcriptions": 3,
     "inkground_lib.formats.inksight_canvas": 4,

@@ -287,7 +287,10 @@ MAP_DEFINITIONS = {
     "inkground_lib/components/metrics/readability.py::normalise_text":
         [r'unicodedata\.normalize\("NFC"', r"\.casefold\(\)"],
     "inkground_lib/components/style/metric.py::true_writer_probability": [r"softmax_rows\(z\)\[np\.arange"],
-    "inkground_lib/components/ocr/factory.py::_ENGINES": [r'"rapidocr"', r'"deepseek-ocr"', r'"tesseract"'],
+    "inkground_lib/components/derenderers/factory.py::DERENDERERS":
+        [r'"skeleton": Derenderer\(', r'"tracer-recognize": Derenderer\(', r"Card\("],
+    "inkground_lib/components/ocr/factory.py::ENGINES": [r'"rapidocr": Engine\(', r'"deepseek-ocr": Engine\(',
+                                                        r'"tesseract": Engine\(', r"Card\("],
     "inkground_lib/core/manifest_schema.py::manifest_schema": [r'"required"', r'"properties"', r'"pages"'],
     "inkground_lib/evaluation/prompt.py::instructions": [r"<strokes>", r"<points>"],
     "inkground_lib/evaluation/systems/systems.yaml": [r"(?m)^gemini-3\.1-pro:", r"(?m)^skeleton:"],

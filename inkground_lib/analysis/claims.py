@@ -37,7 +37,8 @@ from inkground_lib.analysis.run_conditions import PAPER_CONDITIONS, RunInfo, unm
 from inkground_lib.core.defaults import KEEP_SCORE
 from inkground_lib.core.metric_table import metric_of_label
 from inkground_lib.core.paper import CLAIMS_CSV, paper_numbers
-from inkground_lib.evaluation.systems.registry import load_registry
+from inkground_lib.core.registry import LiveMapping
+from inkground_lib.evaluation.systems.registry import adapters, load_registry
 
 CLAIM_COLUMNS = ("claim_id", "section", "sentence", "about", "kind", "refs", "check", "unchecked", "measured_as", "needs",
                  "note")
@@ -121,8 +122,23 @@ STATUS_RULES = {
 STATUSES = tuple(STATUS_RULES)
 
 
-STAND_IN_SYSTEMS = {"InkSight": ("skeleton", "tracer")}
-"""Paper system -> our offline systems that stand in for it (the derenderers that run offline)."""
+def stand_in_systems() -> dict[str, tuple[str, ...]]:
+    """Paper system -> our systems that stand in for it offline: the adapters whose card says so (``stands_in``:
+    the skeleton and the tracer for InkSight), in the registry's order.
+
+    >>> stand_in_systems()
+    {'InkSight': ('skeleton', 'tracer')}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for name, a in adapters().items():
+        if a.card.stands_in:
+            out[a.card.stands_in] = out.get(a.card.stands_in, ()) + (name,)
+    return out
+
+
+STAND_IN_SYSTEMS = LiveMapping(stand_in_systems)
+"""Paper system -> our offline systems that stand in for it (:func:`stand_in_systems`: the cards, read when
+asked)."""
 
 
 PAPER_DATASET_ROLE = {"inkGround": "benchmark", "IAM-OnDB": "recorded"}

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from inkground_lib.cli.options import describe, overwrite_option
+from inkground_lib.components.derenderers.factory import DERENDERERS, derenderer_names
+from inkground_lib.components.ocr.factory import engine_names
 from inkground_lib.core.defaults import DERENDERER, N_RATERS, OCR_THRESHOLD, RATERS_PER_PAIR
 
 
@@ -46,10 +48,10 @@ def add_pseudo_parser(sub) -> None:
     ps.add_argument("--candidates", required=True, help="dataset folder of candidate pages")
     ps.add_argument("--run", required=True, help="run folder (caches, tables, benchmark/)")
     ps.add_argument("--derenderer", default=DERENDERER,
-                    help=f"skeleton, tracer-recognize (the learned tracer given the OCR reading of each crop), "
-                         f"tracer (given the true text), tracer-no-text, each [:<weights .npz>], or "
-                         f"inksight-small-p:<SavedModel folder> (default {DERENDERER})")
-    ps.add_argument("--ocr", default="rapidocr", help="OCR engine: rapidocr, deepseek-ocr, tesseract")
+                    help="; ".join(f"{written} ({d.card.gloss})" if d.card.gloss else written
+                                   for written, d in zip(derenderer_names(), DERENDERERS.values()))
+                    + f" (default {DERENDERER})")
+    ps.add_argument("--ocr", default="rapidocr", help=f"OCR engine: {', '.join(engine_names())}")
     ps.add_argument("--ocr-threshold", dest="ocr_threshold", type=float, default=OCR_THRESHOLD,
                     help=f"a page passes the OCR filter when this share of its words match (default {OCR_THRESHOLD})")
     ps.add_argument("--ratings", help="CSV of real ratings (page, rater, score[, source, time, ...]), e.g. written by "

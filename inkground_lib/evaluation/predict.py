@@ -14,6 +14,7 @@ from inkground_lib.core.files import append_jsonl_many
 from inkground_lib.core.folders import run_folder
 from inkground_lib.core.parallel import ordered_map
 from inkground_lib.core.progress import bar as progress_bar
+from inkground_lib.core.registry import UnknownComponent
 from inkground_lib.core.run_files import EVAL_RUN_FILES, RUN_PATTERNS
 from inkground_lib.evaluation.asking import ask, run_predictions
 from inkground_lib.evaluation.cache import (
@@ -27,7 +28,7 @@ from inkground_lib.evaluation.cache import (
 from inkground_lib.evaluation.items import NON_TARGETS, make_items, need_words, record_ink, target_dataset
 from inkground_lib.evaluation.plan import SpendingCap, plan_predictions
 from inkground_lib.evaluation.systems.base import SystemConfigError, SystemUnavailable
-from inkground_lib.evaluation.systems.registry import get_system
+from inkground_lib.evaluation.systems.registry import make_system
 
 
 @dataclass
@@ -71,7 +72,7 @@ def predict_system(name: str, ds, run_dir, *, grid: int = GRID, progress: bool =
     derenderer system that keeps its answers there (the skeleton, the tracer) reads where their content keys
     match, besides those it finds itself (the same answers, bit for bit; section 03 passes section 02's)."""
     overrides = {} if max_deadline_failures is None else {"max_deadline_failures": int(max_deadline_failures)}
-    system = get_system(name, extra=registry_extra, **overrides)
+    system = make_system(name, extra=registry_extra, **overrides)
     if traces and hasattr(system, "trace_logs"):
         system.trace_logs = tuple(str(t) for t in traces)
     ds = target_dataset(ds)  # one target, one question (components.targets)
@@ -102,7 +103,7 @@ def plan_system(name: str, ds, run_dir, *, grid: int = GRID, registry_extra=None
     """What predicting ``name`` on ``ds`` would send and cost (:class:`inkground_lib.evaluation.plan.RunPlan`);
     nothing is sent or written, no key is needed (the system is built offline) and no image is encoded unless
     its size alone cannot tell whether it fits the provider's limits. ``progress``: a bar per stage."""
-    system = get_system(name, extra=registry_extra, offline=True)
+    system = make_system(name, extra=registry_extra, offline=True)
     ds = target_dataset(ds)
     need_words(ds, "send")
     check_pages(ds, progress)
@@ -181,6 +182,6 @@ def run_systems(ds, systems: Sequence[str], run_dir, grid: int, progress: bool =
         try:
             runs[name] = predict_system(name, ds, run_dir, grid=grid, progress=progress,
                                         registry_extra=registry_extra, executor=executor, traces=traces)
-        except (SystemConfigError, SystemUnavailable) as e:
+        except (SystemConfigError, SystemUnavailable, UnknownComponent) as e:
             unavailable[name] = str(e)
     return runs, unavailable

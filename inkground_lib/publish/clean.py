@@ -23,8 +23,8 @@ files of :mod:`inkground_lib.core.run_files`), and it keeps, in place:
 (``--yes`` answers for a script; without a terminal and without ``--yes`` nothing is removed); it still keeps
 what inkground did not write.
 
-Standard library only (and the light modules of ``inkground_lib.core``): it runs with the system Python,
-before or without the virtual environment.
+Standard library only (and the light modules of ``inkground_lib.core`` and the component tables, whose cards say
+what is free): it runs with the system Python, before or without the virtual environment.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ import os
 import sys
 from pathlib import Path, PurePosixPath
 
+from inkground_lib.components.derenderers.factory import DERENDERERS
+from inkground_lib.components.ocr.factory import ENGINES
 from inkground_lib.core.folders import FOREIGN_MARK, LOCK_FILE, RUN_MARK
 from inkground_lib.core.layout import (
     BENCH_EVAL_RUN,
@@ -53,6 +55,7 @@ from inkground_lib.core.layout import (
 )
 from inkground_lib.core.manifest_schema import SCHEMA as DATASET_SCHEMA
 from inkground_lib.core.run_files import EVAL_RUN_PATTERNS, PREDICTIONS_DIR, PSEUDO_RUN_PATTERNS
+from inkground_lib.evaluation.systems.registry import free_adapters
 
 GENERATED = (ROOT / "_build", SECTIONS_DIR)
 """Folders that hold only what ``make book`` builds (the HTML book, the executed sections): removed whole."""
@@ -65,12 +68,13 @@ default: cleaned file by file."""
 TARGETS = GENERATED + REBUILT
 """What ``make clean`` looks at."""
 
-FREE_ADAPTERS = frozenset({"reference", "box", "font", "skeleton", "tracer", "replay"})
-"""Adapters whose predictions cost nothing to make again (local baselines, the skeleton derenderer, the shipped
-tracer, replays)."""
+FREE_ADAPTERS = free_adapters()
+"""Adapters whose predictions cost nothing to make again, as their cards say (local baselines, the skeleton
+derenderer, the shipped tracer, replays)."""
 
-FREE_COMPONENTS = frozenset({"skeleton", "tracer", "rapidocr", "tesseract"})
-"""Derenderers and OCR engines that run here quickly and for free: their logs are rebuilt by ``make book``."""
+FREE_COMPONENTS = frozenset(n for table in (DERENDERERS, ENGINES) for n, row in table.items() if row.card.free)
+"""Derenderers and OCR engines that run here quickly and for free, as their cards say: their logs are rebuilt by
+``make book``."""
 
 DATASET_PATTERNS = ("manifest.json", "pages/p*.jpg", "pages/p*.png", "inks/p*.json", "generator.json",
                     "recorded_builder.json", "sources.json", "reference_ocr.json")

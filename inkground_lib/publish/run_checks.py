@@ -216,16 +216,15 @@ def _ocr_engines(values) -> tuple[list[str], list[str]]:
 
 
 def _derenderers(values) -> tuple[list[str], list[str]]:
-    from inkground_lib.components.derenderers.base import DerenderError
-    from inkground_lib.components.derenderers.factory import NAMES, parse_derenderer
+    from inkground_lib.components.derenderers.factory import derenderer_names, parse_derenderer
 
     bad = []
     for v in values:
         try:
             parse_derenderer(v)
-        except DerenderError:
+        except ValueError:  # an unknown name (UnknownComponent), a missing or an unexpected argument (DerenderError)
             bad.append(v)
-    return bad, list(NAMES)
+    return bad, derenderer_names()
 
 
 def _references(values) -> tuple[list[str], list[str]]:

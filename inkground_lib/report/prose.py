@@ -7,44 +7,28 @@ from __future__ import annotations
 import pandas as pd
 
 from inkground_lib.analysis.ties import SHOWN_DECIMALS, shown
+from inkground_lib.components.derenderers.factory import DERENDERERS
+from inkground_lib.components.ocr.factory import ENGINES
+from inkground_lib.core.registry import card_view
+from inkground_lib.evaluation.systems.registry import ADAPTERS
 from inkground_lib.report.format import join_names
-from inkground_lib.report.names import MODE_GLOSS, SYSTEM_MODE, SYSTEM_OF_MODE, manifest_mode
+from inkground_lib.report.names import manifest_mode
 
-DERENDERER_TEXT = {
-    "skeleton": "skeleton, the heuristic derenderer (binarise, skeletonise, trace and order strokes; inkground's "
-                "offline stand-in for InkSight Small-p, which needs TensorFlow and its weights)",
-    "tracer-recognize": "tracer-recognize, inkground's tracer given the OCR reading of the word's crop (the "
-                        "paper's \"recognize and derender\"; the tracer orders and directs the skeleton's strokes "
-                        "with a small network trained here on recorded UNIPEN words of writers outside this book; an "
-                        "offline stand-in for InkSight Small-p, not a port of it)",
-    "tracer": "tracer, inkground's tracer given the word's true text (the skeleton's strokes ordered and directed by "
-              "a small network trained here on recorded UNIPEN words of writers outside this book; an offline "
-              "stand-in for InkSight Small-p, not a port of it)",
-    "tracer-no-text": "tracer-no-text, inkground's tracer given no text",
-    "inksight-small-p": "InkSight Small-p (the paper's derenderer)",
-}
+DERENDERER_TEXT = card_view(DERENDERERS, "text")
 """Derenderer mode (its one displayed name, :mod:`inkground_lib.report.names`) -> that name and what it is, in
-words (section 02's provenance and every sentence naming a derenderer)."""
+words (section 02's provenance and every sentence naming a derenderer): the derenderers' cards, read when asked."""
 
-OCR_TEXT = {
-    "rapidocr": "RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which runs "
-                "on a GPU server (vLLM) that inkground calls when DEEPSEEK_OCR_BASE_URL is set)",
-    "deepseek-ocr": "DeepSeek-OCR (the paper's OCR)",
-    "tesseract": "tesseract (an offline alternative; the paper used DeepSeek-OCR)",
-}
-"""OCR engine name -> what it is, in words."""
+OCR_TEXT = card_view(ENGINES, "text")
+"""OCR engine name -> what it is, in words: the engines' cards."""
 
 AGREEMENT_UNIT = "pairs (a page's photo and its pseudo-labels) rated at least twice"
 """What rater agreement is counted over, in words: the paper's pairs, which here are pages (one photo and its
 pseudo-labels), those with at least two ratings (:func:`inkground_lib.pseudo.raters.agreement`). Section 02 and
 the front page both say it this way."""
 
-BASELINE_TEXT = {
-    "reference": "the reference ink is a sanity check (it is the reference, so it scores 0 against it)",
-    "font": "the font baseline writes the right word in the right box in a typeface: readable, but in no one's hand",
-    "box": "the box baseline knows where the word is but not what it says",
-}
-"""Baseline system name -> what it shows, in words (sections 03 and 04 name the baselines that ran)."""
+BASELINE_TEXT = card_view(ADAPTERS, "text", lambda a: a.kind == "local")
+"""Baseline system name -> what it shows, in words (sections 03 and 04 name the baselines that ran): the cards of
+the local adapters."""
 
 
 def _registry(registry=None) -> dict:
@@ -110,9 +94,9 @@ def systems_stand_in_text(bench, ocr_engine: str, registry: dict | None = None) 
 
 def maker_row_text(bench, bench_true, maker: str, registry: dict | None = None) -> str:
     """Section 03's sentence on the row of the system that runs the derenderer that made the pseudo-labels
-    (``maker``: its mode, from the benchmark's manifest, :func:`labels_maker`; the system:
-    :data:`inkground_lib.report.names.SYSTEM_OF_MODE`). Nothing is claimed by construction: the sentence counts,
-    from the run's per-word scores, on how many words that system's ink equals the labels (DTW 0 as shown) and
+    (``maker``: its mode, from the benchmark's manifest, :func:`labels_maker`; the system: the ``system`` of its
+    row of :data:`~inkground_lib.components.derenderers.factory.DERENDERERS`). Nothing is claimed by
+    construction: the sentence counts, from the run's per-word scores, on how many words that system's ink equals the labels (DTW 0 as shown) and
     how far it lies on the others, says that its Table 1 row is scored against labels its own network made (so
     it is not a measurement of tracing), and gives the same predictions' DTW against the true trajectories.
 
@@ -135,7 +119,7 @@ def maker_row_text(bench, bench_true, maker: str, registry: dict | None = None) 
         row = res.summary[res.summary["system"] == system]
         return float(row[col].iloc[0]) if len(row) and pd.notna(row[col].iloc[0]) else None
 
-    system = SYSTEM_OF_MODE.get(maker)
+    system = DERENDERERS[maker].system if maker in DERENDERERS else ""
     own = value(bench) if system else None
     scores = getattr(bench, "scores", None)
     d = (scores.loc[scores["system"] == system, "dtw"].dropna()
@@ -144,10 +128,10 @@ def maker_row_text(bench, bench_true, maker: str, registry: dict | None = None) 
         return (f"The pseudo-labels were made by {maker}; no system of this run runs that derenderer, so no row "
                 f"of Table 1 is scored against labels it made.")
     n, same = len(d), int((shown(d) == 0).sum())
-    if SYSTEM_MODE.get(system) == maker:
+    if system == maker:  # the system is the derenderer in the mode that made the labels
         how = "runs the same derenderer in the same mode, so it is scored against labels it made itself"
     else:
-        how = (f"runs the same network {MODE_GLOSS.get(SYSTEM_MODE.get(system, ''), '').split('; ', 1)[-1]}, "
+        how = (f"runs the same network {DERENDERERS[system].card.gloss.split('; ', 1)[-1]}, "
                f"so it is scored against labels its own network made")
     dd = SHOWN_DECIMALS
     s = f"The pseudo-labels were made by {maker}; the {system} row of Table 1 {how}, which measures agreement with " \

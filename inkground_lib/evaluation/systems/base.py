@@ -15,6 +15,7 @@ import numpy as np
 from inkground_lib.core.files import sha256_file, sha256_json
 from inkground_lib.core.ink import Ink
 from inkground_lib.core.secrets import scrub_secrets
+from inkground_lib.evaluation.systems.errors import SystemConfigError, SystemUnavailable  # noqa: F401 (re-exported)
 
 KINDS = ("api", "local", "replay", "specialist")
 
@@ -36,14 +37,6 @@ and are asked again on the next run)."""
 RETRIED_ON_REQUEST = ("refusal", "empty", "too_large")
 """Cached answers asked again only when the user asks for it (``--retry-refusals``): a refusal, an empty
 answer or one over the size limit may not recur, but asking again costs money."""
-
-
-class SystemConfigError(ValueError):
-    """A registry entry or a system call that cannot work as configured (names the entry and field)."""
-
-
-class SystemUnavailable(RuntimeError):
-    """A system whose software, weights or hardware are missing here (e.g. InkSight without TensorFlow)."""
 
 
 @dataclass

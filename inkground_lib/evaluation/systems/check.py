@@ -83,7 +83,7 @@ def live_item():
 def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
                  timeout: float = CHECK_TIMEOUT) -> CheckRow:
     """Check one system (see module doc). Never raises for a system's own faults: they are the row's detail."""
-    from inkground_lib.evaluation.systems.registry import get_system, load_registry, provider_adapters
+    from inkground_lib.evaluation.systems.registry import load_registry, make_system, provider_adapters
 
     row = CheckRow(name)
     try:
@@ -113,7 +113,7 @@ def check_system(name: str, registry: Optional[dict] = None, live: bool = False,
         row.config, row.detail = "ok", "set " + ", ".join(row.missing_env)
         return row
     try:
-        system = get_system(name, registry=reg)
+        system = make_system(name, registry=reg)
     except SystemUnavailable as e:
         row.detail = str(e)
         return row

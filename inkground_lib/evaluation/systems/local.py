@@ -222,8 +222,18 @@ def benchmark_traces(folder: str):
     return None
 
 
-def build_skeleton(name, cfg):
-    return DerenderSystem(name, cfg, make_derenderer("skeleton"), "skeleton")
+def build_derenderer(adapter: str, name, cfg):
+    """The section-03 system of the derenderer ``adapter`` (a row of
+    :data:`~inkground_lib.components.derenderers.factory.DERENDERERS` whose card serves "03"): its own builder
+    where it has one (:data:`SYSTEM_BUILDERS`: settings from the entry's fields), else the derenderer built by its
+    name on the word crop (:class:`DerenderSystem`)."""
+    own = SYSTEM_BUILDERS.get(adapter)
+    if own is not None:
+        return own(name, cfg)
+    try:
+        return DerenderSystem(name, cfg, make_derenderer(adapter), adapter)
+    except DerenderError as e:
+        raise SystemUnavailable(f"system {name}: the derenderer {adapter} cannot be loaded: {e}") from None
 
 
 class TracerSystem(DerenderSystem):
@@ -293,3 +303,9 @@ def build_inksight(name, cfg):
     except (DerenderError, ImportError, OSError) as e:
         raise SystemUnavailable(f"system {name}: InkSight cannot be loaded: {e}") from None
     return InkSightSystem(name, cfg, d)
+
+
+SYSTEM_BUILDERS = {"tracer": build_tracer, "inksight": build_inksight}
+"""Derenderers whose section-03 system reads settings of its registry entry (the tracer's ``weights``, InkSight's
+``model_dir_env`` and ``timeout``): adapter name -> builder(name, cfg). Every other derenderer serving section 03
+runs by its name alone (:func:`build_derenderer`)."""
