@@ -2,9 +2,12 @@
 HTML page (jupyter-book build --builder singlehtml, into _build/singlehtml), and Debian's Chromium prints it
 (headless, through Playwright's ``Page.pdf``: https://playwright.dev/python/docs/api/class-page#page-pdf,
 ``outline`` for the PDF's bookmarks, ``tagged`` for its structure) once MathJax has typeset every formula. A
-contents page listing every chapter and its sections, with links, opens the PDF; headers, footers and page
-numbers come from Chromium's print template. Figures are the book's own PNG/SVG, tables are text, and every
-number of the sections stays text (searchable, copyable).
+contents page listing the book's opening sections, every chapter and its sections, each with a link and the page
+it lands on, opens the PDF (:func:`print_pdf`: Chromium has no page references, so the book is printed twice and
+the pages read back with pypdf); the bookmarks carry the headings' own text (:func:`retitle_outline`); headers,
+footers and page numbers come from Chromium's print template. Figures are the book's own PNG/SVG, tables are
+text, and every number of the sections stays text (searchable, copyable). :func:`sparse_pages` names a blank,
+nearly blank or caption-only page (make book warns of each).
 
     python -m inkground_lib.publish.pdf _build/html _build/html/inkground.pdf
 """
@@ -378,8 +381,11 @@ def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
     page = build_singlehtml(root)
     info = print_pdf(page, out)
     stamp.write_text(source + "\n")
-    print(f"[inkground] PDF: {out} ({info['chapters']} chapters, {info['bytes'] / 1e6:.1f} MB, sha256 "
+    print(f"[inkground] PDF: {out} ({info['pages']} pages, {info['chapters']} chapters, {info['bytes'] / 1e6:.1f} "
+          f"MB, printed {info['prints']} times for the contents' page numbers, sha256 "
           f"{hashlib.sha256(out.read_bytes()).hexdigest()[:12]})", flush=True)
+    for number, text in info["sparse"]:
+        print(f"[inkground] PDF: warning: page {number} is blank or holds only a caption: {text[:80]!r}", flush=True)
     return out
 
 
