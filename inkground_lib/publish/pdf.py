@@ -168,10 +168,15 @@ def contents_html(entries: list[dict], pages: dict[str, int] | None = None) -> s
 
 
 def _reader(data: bytes):
+    """pypdf's reader of the PDF ``data``. pypdf's logger is set to errors only (for the process): its note on
+    Chromium's cross-reference table ("Object count ... exceeds defined trailer size", harmless: every object is
+    read) would otherwise land in make book's output."""
     import io
+    import logging
 
     import pypdf
 
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     return pypdf.PdfReader(io.BytesIO(data))
 
 
