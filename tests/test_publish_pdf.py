@@ -71,7 +71,8 @@ def printed(tmp_path_factory):
 def test_bookmarks_are_the_headings_text(printed):
     import pypdf
 
-    out, _ = printed
+    out, info = printed
+    assert info["outline"] is None
     reader = pypdf.PdfReader(out)
     titles = [it.title for it in pdf.outline_items(reader)]
     assert titles == _expected_titles()

@@ -299,14 +299,16 @@ def _print(pg, title: str) -> bytes:
 
 def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     """Print the single-page book ``page`` to ``out`` with Chromium; returns {"chapters", "bytes", "pages",
-    "prints", "contents": [(title, page)], "sparse": :func:`sparse_pages`}.
+    "prints", "contents": [(title, page)], "sparse": :func:`sparse_pages`, "outline": None, or why the bookmarks
+    kept Chromium's titles}.
 
     The contents page lists each chapter and its sections with the page each lands on. Chromium's print-to-PDF
     numbers pages in its footer but has no page references, so the book is printed twice: first with a
     placeholder as wide as any page number (:data:`PAGE_PLACEHOLDER`), the pages of its headings read from the
     PDF's named destinations (:func:`destination_pages`, pypdf), then again with those numbers, until the numbers
     shown are where the headings land (at most :data:`MAX_PRINTS` prints; PdfError otherwise). The bookmarks are
-    Chromium's (``outline``), retitled with the headings' text (:func:`retitle_outline`). Written here."""
+    Chromium's (``outline``), retitled with the headings' text (:func:`retitle_outline`; when they are not the
+    headings, kept as they are and said in "outline"). Written here."""
     from inkground_lib.publish.chromium import in_browser
 
     def work(b):
@@ -348,12 +350,16 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
         else:
             raise PdfError(f"the contents' page numbers did not settle in {MAX_PRINTS} prints")
         ctx.close()
-        return chapters, retitle_outline(data, titles), prints, [(e["title"], shown[e["id"]]) for e in entries]
+        return chapters, data, prints, [(e["title"], shown[e["id"]]) for e in entries], titles
 
-    chapters, data, prints, contents = in_browser(work)
+    chapters, data, prints, contents, titles = in_browser(work)
+    try:
+        data, outline = retitle_outline(data, titles), None
+    except PdfError as e:  # the PDF is still whole: its bookmarks keep Chromium's titles, and make book says so
+        outline = f"bookmarks kept as Chromium titled them ({e})"
     atomic_write_bytes(Path(out), data)
     return {"chapters": chapters, "bytes": len(data), "pages": len(_reader(data).pages), "prints": prints,
-            "contents": contents, "sparse": sparse_pages(data, title)}
+            "contents": contents, "sparse": sparse_pages(data, title), "outline": outline}
 
 
 def book_sources_hash(root: Path = ROOT) -> str:
@@ -389,6 +395,8 @@ def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
     print(f"[inkground] PDF: {out} ({info['pages']} pages, {info['chapters']} chapters, {info['bytes'] / 1e6:.1f} "
           f"MB, printed {info['prints']} times for the contents' page numbers, sha256 "
           f"{hashlib.sha256(out.read_bytes()).hexdigest()[:12]})", flush=True)
+    if info["outline"]:
+        print(f"[inkground] PDF: warning: {info['outline']}", flush=True)
     for number, text in info["sparse"]:
         print(f"[inkground] PDF: warning: page {number} is blank or holds only a caption: {text[:80]!r}", flush=True)
     return out
