@@ -97,9 +97,33 @@ CONTENTS_JS = """
 """
 """Puts the contents page's HTML (:func:`contents_html`) into the page after the heading whose id is given."""
 
+
 class PdfError(RuntimeError):
     """The PDF cannot be made (no Chromium, no single-page build, MathJax did not finish, the contents' page
     numbers did not settle, the bookmarks do not match the headings)."""
+
+
+def build_singlehtml(root: Path = ROOT) -> Path:
+    """``jupyter-book build --builder singlehtml`` of ``root`` (warnings as errors, as the HTML book); returns
+    the one page holding the whole book."""
+    from inkground_lib.publish.notebook_runner import RunnerError, build_book
+
+    try:
+        build_book(root, builder="singlehtml")
+    except RunnerError as e:
+        raise PdfError(str(e)) from None
+    import yaml
+
+    out = Path(root) / "_build" / "singlehtml"
+    toc_root = (yaml.safe_load((Path(root) / "_toc.yml").read_text("utf-8")) or {}).get("root", "index")
+    found = [out / f"{toc_root}.html"]
+    if not found[0].is_file():
+        raise PdfError(f"the single-page build wrote no {found[0]}")
+    # Sphinx writes the root document (book/intro) one folder down but its links as from the build's top
+    # (_static/, _images/): the page is read from the top, where they resolve
+    page = out / "whole-book.html"
+    page.write_bytes(found[0].read_bytes())
+    return page
 
 
 CONTENTS_TITLE = "Contents"
