@@ -249,8 +249,8 @@ def retitle_outline(data: bytes, titles: list[str]) -> bytes:
     text). Chromium titles each bookmark from the heading as laid out, which glues wrapped lines ("reproducible
     companion" -> "reproduciblecompanion") and repeats some text ("SummarySummary"); its bookmarks' places and
     nesting are right. Raises PdfError when the bookmarks are not the headings: another count, or a bookmark whose
-    text, spaces removed, does not hold its heading's characters in order. Written here (pypdf reads and writes the outline, nothing
-    retitles one)."""
+    text, spaces removed, does not hold its heading's characters in order. Written here (pypdf reads and writes the
+    outline, nothing retitles one)."""
     import io
 
     import pypdf

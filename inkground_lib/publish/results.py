@@ -17,8 +17,8 @@ an added file, or an archive of another build fails. It judges the files, not th
 unpacked and zipped again (``zip -r``: folder entries, other times, attributes, order and compression) verifies
 the same. It reads the archive as it would be unpacked (:mod:`inkground_lib.core.archive`): a name that would
 leave its folder, a link, a duplicated name, a size the manifest does not state are refused before anything is
-read, and each member is streamed (bounded memory). :func:`archive_manifest` gives a command that unpacks the archive (``restore``) the
-same checks: ``with open_archive(p) as a: extract(a, archive_manifest(a)[1], dest)``.
+read, and each member is streamed (bounded memory). :func:`archive_manifest` gives a command that unpacks the
+archive (``restore``) the same checks: ``with open_archive(p) as a: extract(a, archive_manifest(a)[1], dest)``.
 """
 
 from __future__ import annotations
