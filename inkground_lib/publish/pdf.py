@@ -206,7 +206,8 @@ def _reader(data: bytes):
 
 def destination_pages(data: bytes, ids) -> dict[str, int]:
     """The page (from 1) of each of ``ids`` in the PDF ``data``, read from its named destinations (Chromium writes
-    one for each element a link of the page points to); ids without one are left out."""
+    one for each element a link of the page points to: observed with Debian's Chromium 156, no documented promise,
+so a missing one stops the print with PdfError); ids without one are left out."""
     reader = _reader(data)
     named = reader.named_destinations
     out = {}
