@@ -283,6 +283,20 @@ def test_whole_book_pdf_holds_every_chapter_with_numbers_as_text(published_book)
     for t in titles:
         assert t.split(" (")[0][:25] in text, t
     assert len(outline) > len(titles)
+    # issue 45: bookmarks titled with the headings' text (Chromium's glued and repeated it), the contents' page
+    # numbers where the headings are, no blank or caption-only page
+    from inkground_lib.publish import pdf
+
+    assert not [t for t in outline if re.search(r"(.{6,})\1", "".join(t.split()))], outline
+    assert set(titles) <= set(outline), set(titles) - set(outline)
+    pages = [unicodedata.normalize("NFKC", " ".join((p.extract_text() or "").split())) for p in reader.pages]
+    first = unicodedata.normalize("NFKC", reader.pages[0].extract_text() or "").split("Contents", 1)[1]
+    listed = [m.groups() for m in re.finditer(r"^(.*\S) (\d+)$", first, re.M)
+              if not re.fullmatch(r"\d+ / \d+", m.group(0).strip())]
+    assert len(listed) >= len(titles), first
+    for title, number in listed:
+        assert 1 < int(number) <= len(pages) and title.strip() in pages[int(number) - 1], (title, number)
+    assert pdf.sparse_pages((html / "inkground.pdf").read_bytes()) == []
     for name in ("03_model_evaluation", "04_tradeoffs"):
         page = (html / "book" / "sections" / f"{name}.html").read_text("utf-8")
         cells = re.findall(r"<td[^>]*>\s*(?:<p>)?\s*(-?\d+\.\d+)\s*(?:</p>)?\s*</td>", page)

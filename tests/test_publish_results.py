@@ -272,3 +272,95 @@ def test_restore_unpacks_a_checked_archive_and_nothing_of_a_refused_one(tmp_path
     with open_archive(out) as a, pytest.raises(ArchiveError, match="leaves the folder"):
         extract(a, results.archive_manifest(a)[1], dest)
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+# ------------------------------------------------- issue 45: judged by its files, anchored by the printed digest
+
+def _zip_r(folder, out, what="."):
+    """``zip -r`` as a reader would run it in ``folder`` (Info-ZIP: folder entries, the files' own times, extra
+    fields with their owner and times, its own order)."""
+    import os
+    import shutil
+    import subprocess
+
+    exe = shutil.which("zip")
+    if exe is None:
+        if os.environ.get("CI", "").strip().lower() in ("true", "1"):
+            pytest.fail("zip is not installed (apt-get install -y zip)")
+        pytest.skip("zip is not installed (apt-get install -y zip)")
+    subprocess.run([exe, "-r", "-q", str(out), what], cwd=folder, check=True)
+    return out
+
+
+def _unzipped(tmp_path):
+    import hashlib
+
+    _, ex = _book(tmp_path)
+    out = tmp_path / "inkground-results.zip"
+    results.pack(out, [ex])
+    folder = tmp_path / "inkground-results"
+    with zipfile.ZipFile(out) as z:
+        z.extractall(folder)
+        digest = hashlib.sha256(z.read("MANIFEST.json")).hexdigest()
+    return ex, folder, digest
+
+
+def _csv(folder):
+    return next(folder.rglob("summary-reference.csv"))
+
+
+def test_an_archive_unpacked_and_zipped_again_with_zip_r_verifies(tmp_path):
+    ex, folder, digest = _unzipped(tmp_path)
+    again = _zip_r(folder, tmp_path / "again.zip")
+    with zipfile.ZipFile(again) as z:
+        infos = z.infolist()
+    # what zip -r changed: folder entries, times, extra fields (what verify must not judge)
+    assert any(i.is_dir() for i in infos) and any(i.extra for i in infos)
+    assert any(i.date_time != (2026, 1, 1, 0, 0, 0) for i in infos if not i.is_dir())
+    assert results.verify(again, [ex], anchor=digest) == []
+
+
+def test_a_file_edited_before_zip_r_is_named(tmp_path):
+    import hashlib
+
+    ex, folder, digest = _unzipped(tmp_path)
+    csv = _csv(folder)
+    csv.write_text(csv.read_text().replace("0.123", "0.124"))
+    problems = results.verify(_zip_r(folder, tmp_path / "again.zip"), [ex], anchor=digest)
+    edited = hashlib.sha256(csv.read_bytes()).hexdigest()[:12]
+    assert len(problems) == 1 and f"summary-reference.csv: sha256 {edited}, the manifest says" in problems[0]
+
+
+def test_a_file_edited_with_its_manifest_line_is_refused_by_the_printed_digest(tmp_path, monkeypatch, capsys):
+    import hashlib
+
+    ex, folder, digest = _unzipped(tmp_path)
+    csv = _csv(folder)
+    csv.write_text(csv.read_text().replace("0.123", "0.012"))
+    manifest = json.loads((folder / "MANIFEST.json").read_text())
+    entry = next(f for f in manifest["files"] if f["path"].endswith("summary-reference.csv"))
+    entry["sha256"], entry["bytes"] = hashlib.sha256(csv.read_bytes()).hexdigest(), csv.stat().st_size
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    forged = _zip_r(folder, tmp_path / "forged.zip")
+    assert results.verify(forged, [ex]) == []  # the files match the forged manifest: only the anchor tells
+    problems = results.verify(forged, [ex], anchor=digest)
+    assert len(problems) == 1 and problems[0].startswith("MANIFEST.json: sha256 ") and digest in problems[0]
+    # the command: the digest given, or read from the book's reviewers' page
+    monkeypatch.setattr(results, "SECTIONS_DIR", tmp_path / "no-sections")
+    assert results.main(["verify", str(forged), "--manifest-sha256", digest]) == 1
+    page = tmp_path / "reviewers.md"
+    page.write_text(f"# Reviewers\n\n{results.ANCHOR_TARGET}\n## Check the results archive\n\n```text\n{digest}\n```\n")
+    monkeypatch.setattr(results, "ANCHOR_PAGE", page)
+    capsys.readouterr()
+    assert results.main(["verify", str(forged)]) == 1
+    assert "MANIFEST.json: sha256" in capsys.readouterr().out
+    assert results.main(["verify", str(tmp_path / "inkground-results.zip")]) == 0
+    assert f"checked against the digest printed in {page}" in capsys.readouterr().out
+    assert results.main(["verify", str(forged), "--manifest-sha256", "0123"]) == 2
+
+
+def test_an_archive_zipped_with_its_folder_says_how_to_zip_it(tmp_path):
+    _, folder, _ = _unzipped(tmp_path)
+    wrapped = _zip_r(tmp_path, tmp_path / "wrapped.zip", folder.name)
+    with pytest.raises(results.ResultsError, match=r"inkground-results/MANIFEST.json.*zip -r"):
+        results.verify(wrapped, [])

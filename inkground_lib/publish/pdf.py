@@ -2,9 +2,12 @@
 HTML page (jupyter-book build --builder singlehtml, into _build/singlehtml), and Debian's Chromium prints it
 (headless, through Playwright's ``Page.pdf``: https://playwright.dev/python/docs/api/class-page#page-pdf,
 ``outline`` for the PDF's bookmarks, ``tagged`` for its structure) once MathJax has typeset every formula. A
-contents page listing every chapter and its sections, with links, opens the PDF; headers, footers and page
-numbers come from Chromium's print template. Figures are the book's own PNG/SVG, tables are text, and every
-number of the sections stays text (searchable, copyable).
+contents page listing the book's opening sections, every chapter and its sections, each with a link and the page
+it lands on, opens the PDF (:func:`print_pdf`: Chromium has no page references, so the book is printed twice and
+the pages read back with pypdf); the bookmarks carry the headings' own text (:func:`retitle_outline`); headers,
+footers and page numbers come from Chromium's print template. Figures are the book's own PNG/SVG, tables are
+text, and every number of the sections stays text (searchable, copyable). :func:`sparse_pages` names a blank,
+nearly blank or caption-only page (make book warns of each).
 
     python -m inkground_lib.publish.pdf _build/html _build/html/inkground.pdf
 """
@@ -12,6 +15,7 @@ number of the sections stays text (searchable, copyable).
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -26,15 +30,20 @@ MATHJAX_TIMEOUT_MS = 120_000
 PRINT_CSS = """
 .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-footer, .bd-footer-article, .header-article,
 .prev-next-area, .bd-header-announcement, .headerlink, .toggle-button, .copybtn, #pst-back-to-top,
-.bd-search, .search-button, .theme-switch-button, .article-header-buttons, .sidebar-toggle { display: none !important; }
+.bd-search, .search-button, .theme-switch-button, .article-header-buttons, .sidebar-toggle,
+#jb-print-toc { display: none !important; }
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; padding: 0 !important; }
 .bd-page-width { max-width: 100% !important; }
 body { font-size: 10.5pt; }
 span[id^="document-"] + section { break-before: page; }
 #ink-pdf-contents { break-after: page; }
-#ink-pdf-contents ol { list-style: none; padding-left: 1.2em; }
-#ink-pdf-contents > ol { padding-left: 0; }
-#ink-pdf-contents a { text-decoration: none; color: inherit; }
+#ink-pdf-contents ol { list-style: none; padding-left: 0; font-size: 9pt; line-height: 1.3; }
+#ink-pdf-contents li { margin: 0; }
+#ink-pdf-contents li.ink-toc-1 { font-weight: 600; margin-top: 0.35em; }
+#ink-pdf-contents li.ink-toc-2 { padding-left: 1.5em; font-weight: normal; }
+#ink-pdf-contents a { display: flex; align-items: baseline; text-decoration: none; color: inherit; }
+#ink-pdf-contents .ink-leader { flex: 1 1 auto; min-width: 1em; margin: 0 0.4em; border-bottom: 1px dotted #bbb; }
+#ink-pdf-contents .ink-page { flex: none; min-width: 3ch; text-align: right; font-variant-numeric: tabular-nums; }
 img, figure, table, svg, .cell_output { break-inside: avoid; max-width: 100% !important; }
 figure.ink-table-figure > figcaption { break-after: avoid; }
 .ink-table-wrap { break-before: avoid; overflow: visible !important; }
@@ -42,53 +51,56 @@ figure.ink-table-figure table.ink-table { break-inside: auto; }
 figure.ink-table-figure table.ink-table tr { break-inside: avoid; }
 .cell_output:has(figure.ink-table-figure) { break-inside: auto; }
 pre { white-space: pre-wrap !important; }
+h1, h2, h3, h4, h5, h6 { break-after: avoid; break-inside: avoid; }
 details.hide.above-input, details.hide.below-input > summary { display: none !important; }
 """
 
-CONTENTS_JS = """
+HEADINGS_JS = """
 () => {
-  // singlehtml marks where each document of the table of contents starts: <span id="document-NAME"></span>
-  // followed by its top section; the root document comes first, without a mark
-  const article = document.querySelector('.bd-article') || document.body;
-  const title = (h) => h.textContent.replace(/#\\s*$/, '').trim();
-  const box = document.createElement('nav');
-  box.id = 'ink-pdf-contents';
-  box.innerHTML = '<h1>Contents</h1>';
-  const top = document.createElement('ol');
-  box.appendChild(top);
-  let n = 0;
-  for (const mark of article.querySelectorAll('span[id^="document-"]')) {
-    const sec = mark.nextElementSibling;
-    if (!sec || sec.tagName !== 'SECTION') continue;
-    const h = sec.querySelector(':scope > h1, :scope > h2, :scope > h3');
-    if (!h) continue;
-    const li = document.createElement('li');
-    li.innerHTML = '<a></a>';
-    li.firstChild.href = '#' + (sec.id || mark.id);
-    li.firstChild.textContent = title(h);
-    const sub = document.createElement('ol');
-    for (const s of sec.querySelectorAll(':scope > section')) {
-      const hs = s.querySelector(':scope > h2, :scope > h3, :scope > h4');
-      if (!hs || !s.id) continue;
-      const l2 = document.createElement('li');
-      l2.innerHTML = '<a></a>';
-      l2.firstChild.href = '#' + s.id;
-      l2.firstChild.textContent = title(hs);
-      sub.appendChild(l2);
-    }
-    if (sub.children.length) li.appendChild(sub);
-    top.appendChild(li);
-    n++;
+  // every heading the PDF shows, in document order: singlehtml marks where each document of the table of
+  // contents starts (<span id="document-NAME"></span>); the root document comes first, without a mark
+  const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const title = (h) => {
+    const c = h.cloneNode(true);
+    c.querySelectorAll('.headerlink, .toggle-button, script, style').forEach((e) => e.remove());
+    return c.textContent.replace(/\\s+/g, ' ').trim();
+  };
+  const out = [];
+  let chapter = 0, n = 0;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT);
+  for (let e = walker.currentNode; e; e = walker.nextNode()) {
+    if (e.tagName === 'SPAN' && e.id.startsWith('document-')) { chapter += 1; continue; }
+    if (!/^H[1-6]$/.test(e.tagName) || !visible(e)) continue;
+    if (!e.id) e.id = 'ink-heading-' + (++n);
+    out.push({id: e.id, title: title(e), level: +e.tagName[1], chapter: chapter});
   }
-  const first = article.querySelector('section');
-  article.insertBefore(box, first ? first.nextSibling : article.firstChild);
-  return n;
+  return out;
 }
 """
+"""Lists every visible heading of the single-page book in document order - {id, title (its text without the
+permalink sign, spaces collapsed), level (1-6), chapter (0: the root document, k: the k-th document of the table
+of contents)} - and gives each heading without an id one (``ink-heading-N``), so the contents can link it."""
+
+CONTENTS_JS = """
+([html, first]) => {
+  // the contents page: put in (or replaced) after the root document's first heading, before its text
+  let box = document.getElementById('ink-pdf-contents');
+  if (!box) {
+    box = document.createElement('nav');
+    box.id = 'ink-pdf-contents';
+    const h = document.getElementById(first);
+    h.parentNode.insertBefore(box, h.nextSibling);
+  }
+  box.innerHTML = html;
+  return box.querySelectorAll('a').length;
+}
+"""
+"""Puts the contents page's HTML (:func:`contents_html`) into the page after the heading whose id is given."""
 
 
 class PdfError(RuntimeError):
-    """The PDF cannot be made (no Chromium, no single-page build, MathJax did not finish)."""
+    """The PDF cannot be made (no Chromium, no single-page build, MathJax did not finish, the contents' page
+    numbers did not settle, the bookmarks do not match the headings)."""
 
 
 def build_singlehtml(root: Path = ROOT) -> Path:
@@ -114,8 +126,214 @@ def build_singlehtml(root: Path = ROOT) -> Path:
     return page
 
 
+CONTENTS_TITLE = "Contents"
+"""The contents page's heading (and its bookmark)."""
+
+CONTENTS_DEPTH = 2
+"""Levels the contents page lists: each chapter (a document of the table of contents) and the headings one level
+below its title."""
+
+MAX_PRINTS = 4
+"""Prints at most, until the page numbers the contents shows are where its headings land (two when the numbers
+take the width the placeholders took, which :data:`PRINT_CSS` makes so)."""
+
+PAGE_PLACEHOLDER = "000"
+"""What the contents shows before the first print has placed its headings: as wide as any page number up to 999
+(tabular figures), so filling in the numbers moves nothing."""
+
+
+def contents_entries(headings: list[dict]) -> list[dict]:
+    """The contents page's entries from :data:`HEADINGS_JS`'s list, {id, title, depth (1 or 2)}: the sections of
+    the root document (the book's opening, below its title: the first heading) at depth 1, then each chapter's
+    title (its first heading) at depth 1 and the chapter's headings one level below it at depth 2
+    (:data:`CONTENTS_DEPTH` levels).
+
+    >>> hs = [{"id": "t", "title": "Book", "level": 1, "chapter": 0},
+    ...       {"id": "o", "title": "Opening", "level": 2, "chapter": 0},
+    ...       {"id": "o1", "title": "Detail", "level": 3, "chapter": 0},
+    ...       {"id": "a", "title": "1. Data", "level": 2, "chapter": 1},
+    ...       {"id": "a1", "title": "Ours", "level": 3, "chapter": 1},
+    ...       {"id": "a11", "title": "Detail", "level": 4, "chapter": 1},
+    ...       {"id": "b", "title": "2. Labels", "level": 2, "chapter": 2}]
+    >>> [(e["title"], e["depth"]) for e in contents_entries(hs)]
+    [('Opening', 1), ('1. Data', 1), ('Ours', 2), ('2. Labels', 1)]
+    """
+    out, top = [], {}
+    for h in headings:
+        chapter = h["chapter"]
+        if chapter not in top:
+            top[chapter] = h["level"]
+            if chapter:
+                out.append({"id": h["id"], "title": h["title"], "depth": 1})
+            continue
+        below = h["level"] - top[chapter]  # levels below the chapter's (the book's) title
+        if (chapter and 1 <= below < CONTENTS_DEPTH) or (not chapter and below == 1):
+            out.append({"id": h["id"], "title": h["title"], "depth": below + 1 if chapter else 1})
+    return out
+
+
+def contents_html(entries: list[dict], pages: dict[str, int] | None = None) -> str:
+    """The contents page: a heading, then each entry as a link with its page number (``pages``: {id: page, from 1})
+    right-aligned after a dotted leader; :data:`PAGE_PLACEHOLDER` where no number is known yet.
+
+    >>> contents_html([{"id": "a", "title": "1. <Data>", "depth": 1}], {"a": 7}).count('<span class="ink-page">7<')
+    1
+    """
+    import html
+
+    rows = []
+    for e in entries:
+        page = (pages or {}).get(e["id"])
+        number = str(page) if page is not None else PAGE_PLACEHOLDER
+        rows.append(f'<li class="ink-toc-{e["depth"]}"><a href="#{html.escape(e["id"])}">'
+                    f'<span class="ink-title">{html.escape(e["title"])}</span><span class="ink-leader"></span>'
+                    f'<span class="ink-page">{number}</span></a></li>')
+    return f'<h1 id="ink-pdf-contents-title">{CONTENTS_TITLE}</h1><ol>{"".join(rows)}</ol>'
+
+
+def _reader(data: bytes):
+    """pypdf's reader of the PDF ``data``. pypdf's logger is set to errors only (for the process): its note on
+    Chromium's cross-reference table ("Object count ... exceeds defined trailer size", harmless: every object is
+    read) would otherwise land in make book's output."""
+    import io
+    import logging
+
+    import pypdf
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    return pypdf.PdfReader(io.BytesIO(data))
+
+
+def destination_pages(data: bytes, ids) -> dict[str, int]:
+    """The page (from 1) of each of ``ids`` in the PDF ``data``, read from its named destinations (Chromium writes
+    one for each element a link of the page points to: observed with Debian's Chromium 156, no documented promise,
+so a missing one stops the print with PdfError); ids without one are left out."""
+    reader = _reader(data)
+    named = reader.named_destinations
+    out = {}
+    for i in ids:
+        dest = named.get("/" + i) or named.get(i)
+        if dest is not None:
+            out[i] = reader.get_destination_page_number(dest) + 1
+    return out
+
+
+def outline_items(reader) -> list:
+    """The PDF's bookmarks (outline items) in reading order, nested ones after their parent."""
+    flat = []
+
+    def walk(items):
+        for it in items:
+            walk(it) if isinstance(it, list) else flat.append(it)
+    walk(reader.outline)
+    return flat
+
+
+def _squashed(text: str) -> str:
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+
+def _within(short: str, long: str) -> bool:
+    """Whether ``short``'s characters occur in ``long`` in order (a subsequence).
+
+    >>> _within("thecommand", "the: the command command"), _within("ab", "ba")
+    (True, False)
+    """
+    rest = iter(long)
+    return all(c in rest for c in short)
+
+
+def retitle_outline(data: bytes, titles: list[str]) -> bytes:
+    """The PDF ``data`` with its bookmarks' titles replaced, in reading order, by ``titles`` (the headings' own
+    text). Chromium titles each bookmark from the heading as laid out, which glues wrapped lines ("reproducible
+    companion" -> "reproduciblecompanion") and repeats some text ("SummarySummary"); its bookmarks' places and
+    nesting are right. Raises PdfError when the bookmarks are not the headings: another count, or a bookmark whose
+    text, spaces removed, does not hold its heading's characters in order. Written here (pypdf reads and writes the
+    outline, nothing retitles one)."""
+    import io
+
+    import pypdf
+    from pypdf.generic import NameObject, TextStringObject
+
+    writer = pypdf.PdfWriter(clone_from=_reader(data))
+    items = []
+    node = writer._root_object.get("/Outlines")
+    node = node.get_object().get("/First") if node is not None else None
+
+    def walk(ref):
+        while ref is not None:
+            item = ref.get_object()
+            items.append(item)
+            walk(item.get("/First"))
+            ref = item.get("/Next")
+    walk(node)
+    if len(items) != len(titles):
+        raise PdfError(f"the PDF has {len(items)} bookmarks for {len(titles)} headings")
+    for item, title in zip(items, titles):
+        if not _within(_squashed(title), _squashed(str(item["/Title"]))):
+            raise PdfError(f"bookmark {str(item['/Title'])!r} is not the heading {title!r}")
+        item[NameObject("/Title")] = TextStringObject(title)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+CAPTION = re.compile(r"^(Table|Figure|Fig\.)\s*[\dA-Z][\w.]*[:.]", re.I)
+"""How a table's or figure's caption begins ("Table 2.3:", "Fig. 9.")."""
+
+SPARSE_CHARS = 300
+"""A page whose body text (without the running header and footer) is shorter than this (characters), holds no
+image and begins like a caption holds a caption alone (its table or figure went to the next page)."""
+
+NEARLY_BLANK_CHARS = 80
+"""A page with no image whose body text is shorter than this (characters) is blank or nearly so (a heading or the
+last line of a list pushed over)."""
+
+
+def page_body_text(page, title: str) -> str:
+    """A PDF page's text without the running header (``title``) and footer ("N / M"), spaces collapsed."""
+    lines = [ln.strip() for ln in (page.extract_text() or "").splitlines()]
+    lines = [ln for ln in lines if ln and ln != title and not re.fullmatch(r"\d+ / \d+", ln)]
+    return " ".join(" ".join(lines).split())
+
+
+def sparse_pages(data: bytes, title: str = "inkground") -> list[tuple[int, str]]:
+    """The pages (from 1, with their text) of the PDF ``data`` that hold no image and either a body text
+    (:func:`page_body_text`) of fewer than NEARLY_BLANK_CHARS characters (blank or nearly so) or a caption alone
+    (:data:`CAPTION`, fewer than SPARSE_CHARS characters)."""
+    out = []
+    for i, page in enumerate(_reader(data).pages):
+        text = page_body_text(page, title)
+        if len(page.images):
+            continue
+        if len(text) < NEARLY_BLANK_CHARS or (len(text) < SPARSE_CHARS and CAPTION.match(text)):
+            out.append((i + 1, text))
+    return out
+
+
+def _print(pg, title: str) -> bytes:
+    return pg.pdf(format="A4", print_background=True, outline=True, tagged=True, display_header_footer=True,
+                  margin={"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
+                  header_template=f'<div style="font-size:7pt;width:100%;text-align:center;color:#666">'
+                                  f'{title}</div>',
+                  footer_template='<div style="font-size:7pt;width:100%;text-align:center;color:#666">'
+                                  '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+
+
 def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
-    """Print the single-page book ``page`` to ``out`` with Chromium; returns {"chapters", "bytes"}."""
+    """Print the single-page book ``page`` to ``out`` with Chromium; returns {"chapters", "bytes", "pages",
+    "prints", "contents": [(title, page)], "sparse": :func:`sparse_pages`, "outline": None, or why the bookmarks
+    kept Chromium's titles}.
+
+    The contents page lists each chapter and its sections with the page each lands on. Chromium's print-to-PDF
+    numbers pages in its footer but has no page references, so the book is printed twice: first with a
+    placeholder as wide as any page number (:data:`PAGE_PLACEHOLDER`), the pages of its headings read from the
+    PDF's named destinations (:func:`destination_pages`, pypdf), then again with those numbers, until the numbers
+    shown are where the headings land (at most :data:`MAX_PRINTS` prints; PdfError otherwise). The bookmarks are
+    Chromium's (``outline``), retitled with the headings' text (:func:`retitle_outline`; when they are not the
+    headings, kept as they are and said in "outline"). Written here."""
     from inkground_lib.publish.chromium import in_browser
 
     def work(b):
@@ -136,22 +354,37 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
             left = pg.evaluate("() => document.querySelectorAll('.math:not(:has(mjx-container))').length")
             if left:
                 raise PdfError(f"{left} formula(s) of {page} were not typeset by MathJax")
-        chapters = pg.evaluate(CONTENTS_JS)
+        pg.emulate_media(media="print")
+        headings = pg.evaluate(HEADINGS_JS)
+        entries = contents_entries(headings)
+        chapters = sum(e["depth"] == 1 for e in entries)
         if not chapters:
             raise PdfError(f"{page}: no chapter found for the contents (no singlehtml document marks)")
-        pg.emulate_media(media="print")
-        data = pg.pdf(format="A4", print_background=True, outline=True, tagged=True, display_header_footer=True,
-                      margin={"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
-                      header_template=f'<div style="font-size:7pt;width:100%;text-align:center;color:#666">'
-                                      f'{title}</div>',
-                      footer_template='<div style="font-size:7pt;width:100%;text-align:center;color:#666">'
-                                      '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+        titles = [headings[0]["title"], CONTENTS_TITLE] + [h["title"] for h in headings[1:]]
+        shown = None
+        for prints in range(1, MAX_PRINTS + 1):
+            pg.evaluate(CONTENTS_JS, [contents_html(entries, shown), headings[0]["id"]])
+            data = _print(pg, title)
+            landed = destination_pages(data, [e["id"] for e in entries])
+            if len(landed) != len(entries):
+                missing = [e["title"] for e in entries if e["id"] not in landed]
+                raise PdfError(f"{len(missing)} heading(s) of the contents have no place in the PDF: {missing[:3]}")
+            if landed == shown:
+                break
+            shown = landed
+        else:
+            raise PdfError(f"the contents' page numbers did not settle in {MAX_PRINTS} prints")
         ctx.close()
-        return chapters, data
+        return chapters, data, prints, [(e["title"], shown[e["id"]]) for e in entries], titles
 
-    chapters, data = in_browser(work)
+    chapters, data, prints, contents, titles = in_browser(work)
+    try:
+        data, outline = retitle_outline(data, titles), None
+    except PdfError as e:  # the PDF is still whole: its bookmarks keep Chromium's titles, and make book says so
+        outline = f"bookmarks kept as Chromium titled them ({e})"
     atomic_write_bytes(Path(out), data)
-    return {"chapters": chapters, "bytes": len(data)}
+    return {"chapters": chapters, "bytes": len(data), "pages": len(_reader(data).pages), "prints": prints,
+            "contents": contents, "sparse": sparse_pages(data, title), "outline": outline}
 
 
 def book_sources_hash(root: Path = ROOT) -> str:
@@ -184,8 +417,13 @@ def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
     page = build_singlehtml(root)
     info = print_pdf(page, out)
     stamp.write_text(source + "\n")
-    print(f"[inkground] PDF: {out} ({info['chapters']} chapters, {info['bytes'] / 1e6:.1f} MB, sha256 "
+    print(f"[inkground] PDF: {out} ({info['pages']} pages, {info['chapters']} chapters, {info['bytes'] / 1e6:.1f} "
+          f"MB, printed {info['prints']} times for the contents' page numbers, sha256 "
           f"{hashlib.sha256(out.read_bytes()).hexdigest()[:12]})", flush=True)
+    if info["outline"]:
+        print(f"[inkground] PDF: warning: {info['outline']}", flush=True)
+    for number, text in info["sparse"]:
+        print(f"[inkground] PDF: warning: page {number} is blank or holds only a caption: {text[:80]!r}", flush=True)
     return out
 
 

@@ -6,16 +6,19 @@ BibTeX). At most ARCHIVE_CAP (100 MiB); ``inkground restore`` turns it back into
 (:mod:`inkground_lib.publish.restore`).
 
     python -m inkground_lib.publish.results pack _build/html/inkground-results.zip
-    python -m inkground_lib.publish.results verify _build/html/inkground-results.zip
+    python -m inkground_lib.publish.results verify _build/html/inkground-results.zip [--manifest-sha256 HEX]
     python -m inkground_lib.publish.results members _build/html/inkground-results.zip   # a table of what it holds
 
-``verify`` recomputes each file's sha256 from the archive and compares it with the manifest, and the
-manifest's record of each section (parameters, fingerprint) with the executed notebooks of the book, so an
-edited value or parameter, a missing or an added file, or an archive of another build fails. It reads the archive
-as it would be unpacked (:mod:`inkground_lib.core.archive`): a name that would leave its folder, a link, a
-duplicated name, a size the manifest does not state are refused before anything is read, and each member is
-streamed (bounded memory). :func:`archive_manifest` gives a command that unpacks the archive (``restore``) the
-same checks: ``with open_archive(p) as a: extract(a, archive_manifest(a)[1], dest)``.
+``verify`` recomputes each file's sha256 from the archive and compares it with the manifest, the manifest's own
+sha256 with the one the book's reviewers' page prints (the anchor: a file edited together with its line in the
+manifest changes it; ``--manifest-sha256 HEX`` gives it by hand), and the manifest's record of each section
+(parameters, fingerprint) with the executed notebooks of the book, so an edited value or parameter, a missing or
+an added file, or an archive of another build fails. It judges the files, not the zip they came in: an archive
+unpacked and zipped again (``zip -r``: folder entries, other times, attributes, order and compression) verifies
+the same. It reads the archive as it would be unpacked (:mod:`inkground_lib.core.archive`): a name that would
+leave its folder, a link, a duplicated name, a size the manifest does not state are refused before anything is
+read, and each member is streamed (bounded memory). :func:`archive_manifest` gives a command that unpacks the
+archive (``restore``) the same checks: ``with open_archive(p) as a: extract(a, archive_manifest(a)[1], dest)``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import ast
 import hashlib
 import io
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -70,6 +74,14 @@ MANIFEST_SCHEMA = {
     },
 }
 """What verify (and restore) read of a MANIFEST.json: the JSON Schema (draft 2020-12) of the fields they use."""
+
+
+ANCHOR_PAGE = SECTIONS_DIR / "reviewers.md"
+"""The book's page that prints the sha256 of the archive's MANIFEST.json (report.reviewers.archive_lines), under
+its target ANCHOR_TARGET: what ``verify`` checks a manifest against when no digest is given."""
+ANCHOR_TARGET = "(reviewers-archive)="
+SHA256_LINE = re.compile(r"^[0-9a-f]{64}$")
+"""A sha256 as the page prints it: 64 lowercase hex digits alone on a line."""
 
 
 class ResultsError(ValueError):
@@ -212,6 +224,12 @@ def archive_manifest(archive: Archive) -> tuple[dict, dict[str, Expected]]:
 
     where = f"{archive.path}: {MANIFEST}"
     if MANIFEST not in archive.files:
+        inside = sorted(n for n in archive.files if n.endswith("/" + MANIFEST))
+        if inside:  # the folder it was unpacked into zipped with it (zip -r new.zip folder/)
+            folder = inside[0][:-len(MANIFEST)]
+            raise ResultsError(f"{archive.path}: no {MANIFEST} at its top, but {inside[0]}: the archive holds the "
+                               f"folder it was unpacked into; zip that folder's contents (cd {folder} && zip -r "
+                               f"../again.zip .)")
         raise ResultsError(f"{archive.path}: no {MANIFEST}")
     try:
         raw = read_member(archive, MANIFEST, MANIFEST_MAX_BYTES)
@@ -280,12 +298,35 @@ def section_problems(manifest: dict, executed: list[Path]) -> list[str]:
     return problems
 
 
-def verify(archive: Path, executed: list[Path] | None = None, max_bytes: int | None = None) -> list[str]:
+def printed_anchor(page: Path | None = None) -> str | None:
+    """The manifest sha256 the book's reviewers' page prints: the first line of 64 hex digits after its target
+    ANCHOR_TARGET (``page``, default ANCHOR_PAGE); None when there is no such page or digest (a book built
+    without an archive).
+
+    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "r.md"
+    >>> _ = p.write_text("(reviewers-archive)=\\n## Check\\n```text\\n" + "ab" * 32 + "\\n```\\n")
+    >>> printed_anchor(p) == "ab" * 32, printed_anchor(p.with_name("none.md"))
+    (True, None)
+    """
+    try:
+        text = Path(ANCHOR_PAGE if page is None else page).read_text("utf-8")
+    except OSError:
+        return None
+    start = text.find(ANCHOR_TARGET)
+    if start < 0:
+        return None
+    return next((ln.strip() for ln in text[start:].splitlines() if SHA256_LINE.match(ln.strip())), None)
+
+
+def verify(archive: Path, executed: list[Path] | None = None, max_bytes: int | None = None,
+           anchor: str | None = None) -> list[str]:
     """What does not hold in ``archive`` ([] when it verifies), one line each: a member unsafe to unpack (then
-    nothing else is read), each file's size and sha256 against the manifest (streamed), no file missing or
-    unlisted, and each section's parameters and fingerprint against the executed notebooks (``executed``,
-    default the book's; [] skips that part). Raises ResultsError (one line) when the archive cannot be read,
-    is over its read limit (``max_bytes``, see core.archive), or its manifest is missing or malformed."""
+    nothing else is read), the manifest's sha256 against ``anchor`` (the digest the book prints; None: not
+    checked), each file's size and sha256 against the manifest (streamed), no file missing or unlisted, and each
+    section's parameters and fingerprint against the executed notebooks (``executed``, default the book's; []
+    skips that part). Only the files count, not how they were zipped: folder entries, times, attributes, order
+    and compression are not compared. Raises ResultsError (one line) when the archive cannot be read, is over
+    its read limit (``max_bytes``, see core.archive), or its manifest is missing or malformed."""
     try:
         with open_archive(archive, max_bytes) as a:
             if a.problems:
@@ -294,6 +335,10 @@ def verify(archive: Path, executed: list[Path] | None = None, max_bytes: int | N
             problems = check(a, expected)
     except ArchiveError as e:
         raise ResultsError(str(e)) from None
+    digest = expected[MANIFEST].sha256
+    if anchor is not None and digest != anchor.strip().lower():
+        problems.insert(0, f"{MANIFEST}: sha256 {digest}, the book prints {anchor.strip().lower()}: the manifest "
+                           "is not the book's (edited, or of another build)")
     executed = sorted(SECTIONS_DIR.glob("[0-9][0-9]_*.ipynb")) if executed is None else executed
     return problems + section_problems(manifest, executed)
 
@@ -342,6 +387,12 @@ def members_table(manifest: dict, archive_bytes: int | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    anchor = None
+    if len(argv) == 4 and argv[0] == "verify" and argv[2] == "--manifest-sha256":
+        anchor, argv = argv[3], argv[:2]
+        if not SHA256_LINE.match(anchor.strip().lower()):
+            print(f"results: --manifest-sha256 {anchor!r}: not a sha256 (64 hex digits)", file=sys.stderr)
+            return 2
     if len(argv) != 2 or argv[0] not in ("pack", "verify", "members"):
         print(__doc__, file=sys.stderr)
         return 2
@@ -358,12 +409,22 @@ def main(argv: list[str] | None = None) -> int:
                 manifest, _ = archive_manifest(a)
             print(members_table(manifest, path.stat().st_size))
             return 0
-        problems = verify(path)
+        source = "given" if anchor is not None else None
+        if anchor is None:
+            anchor = printed_anchor()
+            source = f"printed in {ANCHOR_PAGE.relative_to(ROOT) if ANCHOR_PAGE.is_relative_to(ROOT) else ANCHOR_PAGE}"
+        problems = verify(path, anchor=anchor)
     except (ResultsError, OSError, ValueError) as e:
         print(f"results: {e}", file=sys.stderr)
         return 1
     for p in problems:
         print(p)
+    if anchor is None:
+        print(f"{path}: its {MANIFEST} was not checked against a printed digest (no {ANCHOR_PAGE.name} in this "
+              "checkout): compare its sha256 with the one the book's reviewers' page prints, or pass "
+              "--manifest-sha256 HEX")
+    else:
+        print(f"{path}: {MANIFEST} checked against the digest {source} ({anchor.strip().lower()[:12]}...)")
     print(f"{path}: {'verifies' if not problems else f'{len(problems)} problem(s)'}")
     return 1 if problems else 0
 
