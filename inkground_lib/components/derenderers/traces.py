@@ -45,18 +45,16 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from inkground_lib.components.derenderers.base import DerenderError
-from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl_at
+from inkground_lib.core.files import JSONLError, append_jsonl, iter_jsonl_at, sha256_array
 from inkground_lib.core.run_files import TRACES_SCHEMA
 
 KINDS = ("strokes", "arrangement")
 
 
 def crop_digest(gray: np.ndarray) -> str:
-    """sha256 of a word crop's pixels: its shape, dtype and bytes (C order). Equal digests, equal crops."""
-    a = np.ascontiguousarray(gray)
-    h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode())
-    h.update(a.tobytes())
-    return h.hexdigest()
+    """sha256 of a word crop's pixels: its shape, dtype and bytes (C order), as
+    :func:`~inkground_lib.core.files.sha256_array` digests every array. Equal digests, equal crops."""
+    return sha256_array(gray)
 
 
 def strokes_entry(key: str, strokes: Sequence[np.ndarray], seconds: float) -> dict:
