@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import collections
-import hashlib
 import json
 import os
 import threading
