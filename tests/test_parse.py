@@ -197,12 +197,13 @@ def test_to_ink_and_summary():
     ("<strokes><s1><points>x1y1,", 40_000, "truncated"), ("< / s 1 >", 100_000, "no_strokes")])
 def test_large_adversarial_inputs_finish(unit, n, status):
     text = unit * n
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     r = parse_strokes(text, G, SIZE)
-    took = time.perf_counter() - t0
-    print(f"{len(text)} chars of {unit!r}: {r.status}, {took:.3f} s")
-    # about 1 s or less each (2026-11); a super-linear blow-up on ~1 MB would take minutes
-    assert took < 30, f"{took:.1f} s"
+    took = time.process_time() - t0
+    print(f"{len(text)} chars of {unit!r}: {r.status}, {took:.3f} CPU-s")
+    # about 1 CPU-s or less each (2026-11); a super-linear blow-up on ~1 MB would take minutes. CPU time of this
+    # process, not wall time: a loaded machine (39.7 s wall at load 9) does not make it fail
+    assert took < 30, f"{took:.1f} CPU-s"
     assert r.status == status, r.message
     if unit == "<s1><points>x1y":
         assert r.n_bad_points == n
