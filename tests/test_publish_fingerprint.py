@@ -104,9 +104,9 @@ def test_section_kernel_prints_no_log_noise(tmp_path, capfd):
     src = tmp_path / "n.ipynb"
     nbformat.write(nb, src)
 
-    class Watch:
+    class Watch:  # the runner's watch (notebook_runner._Watch) without its relay
         def started(self, nb): pass
-        def cell(self, i, c): pass
+        def on_cell_start(self, cell, cell_index): pass
         def finished(self, nb): pass
 
     def run():

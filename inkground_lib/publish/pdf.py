@@ -45,6 +45,7 @@ span[id^="document-"] + section { break-before: page; }
 #ink-pdf-contents .ink-leader { flex: 1 1 auto; min-width: 1em; margin: 0 0.4em; border-bottom: 1px dotted #bbb; }
 #ink-pdf-contents .ink-page { flex: none; min-width: 3ch; text-align: right; font-variant-numeric: tabular-nums; }
 img, figure, table, svg, .cell_output { break-inside: avoid; max-width: 100% !important; }
+img { max-height: 225mm; width: auto; height: auto; object-fit: contain; }
 figure.ink-table-figure > figcaption { break-after: avoid; }
 .ink-table-wrap { break-before: avoid; overflow: visible !important; }
 figure.ink-table-figure table.ink-table { break-inside: auto; }
