@@ -98,6 +98,9 @@ def test_a_toy_derenderer_is_named_in_the_books_sentences(toy):
     from inkground_lib.report.prose import DERENDERER_TEXT, derenderers_compared_text
 
     assert DERENDERER_TEXT["toy"] == TOY.card.text
+    from inkground_lib.report.names import SYSTEM_OF_MODE, labelled
+
+    assert labelled("toy") == "toy (a line)" and "toy" not in SYSTEM_OF_MODE  # its gloss; it runs as no system
     t = derenderers_compared_text(["skeleton", "toy"])
     assert TOY.card.text in t and DERENDERERS["skeleton"].card.text in t and t.startswith("This run compares 2 ")
     assert stand_in_systems()["InkSight"] == ("skeleton", "tracer", "toy")
@@ -128,8 +131,7 @@ def test_the_book_reads_each_fact_from_the_cards():
     assert STAND_IN_SYSTEMS == {"InkSight": ("skeleton", "tracer")}
     assert list(BASELINE_TEXT) == ["reference", "font", "box"]
     assert OCR_TEXT["rapidocr"] == ENGINES["rapidocr"].card.text and ENGINES["rapidocr"].card.stands_in == "DeepSeek-OCR"
-    # report.names keeps its own copies of the glosses and of the system each mode runs as until it reads the
-    # cards: held equal to them here
+    # report.names reads the glosses and the system each mode runs as from the derenderers' table
     assert names.MODE_GLOSS == {n: d.card.gloss for n, d in DERENDERERS.items() if d.card.gloss}
     assert names.SYSTEM_OF_MODE == {n: d.system for n, d in DERENDERERS.items() if d.system}
     assert names.SYSTEM_MODE == {d.system: d.system for d in DERENDERERS.values() if d.system}

@@ -2,7 +2,7 @@
 
 A derenderer mode is what the command line and the notebooks' parameters call it
 (:mod:`inkground_lib.analysis.derenderer_modes`: ``tracer-recognize`` is the tracer given the OCR reading); the
-book shows exactly that name, with a gloss where it helps (:data:`MODE_GLOSS`), and says what a section-03 row
+book shows exactly that name, with a gloss where it helps (:data:`MODE_GLOSS`, the derenderer's card), and says what a section-03 row
 is to references made by one mode (:func:`maker_note`). Internal keys (cache keys, run records, file names)
 are unchanged.
 """
@@ -10,13 +10,10 @@ are unchanged.
 from __future__ import annotations
 
 from inkground_lib.analysis.derenderer_modes import TRACER_MODES, manifest_mode, mode_name, summary_mode  # noqa: F401
+from inkground_lib.components.derenderers.factory import DERENDERERS
+from inkground_lib.core.registry import LiveMapping, card_view
 
-MODE_GLOSS = {
-    "skeleton": "heuristic",
-    "tracer-recognize": "learned here; given the OCR reading of the word's crop",
-    "tracer": "learned here; given the word's true text",
-    "tracer-no-text": "learned here; given no text",
-}
+MODE_GLOSS = card_view(DERENDERERS, "gloss")
 """A derenderer mode -> a few words on what it is (shown in brackets after its name)."""
 
 
@@ -30,12 +27,12 @@ def labelled(mode: str) -> str:
     return f"{mode} ({gloss})" if gloss else mode
 
 
-SYSTEM_OF_MODE = {"skeleton": "skeleton", "tracer": "tracer", "tracer-recognize": "tracer", "tracer-no-text": "tracer"}
-"""A derenderer mode -> the section-03 system that runs the same derenderer (the ``tracer`` system is the tracer
-given the word's true text, as every system there is given the target word)."""
+SYSTEM_OF_MODE = LiveMapping(lambda: {n: d.system for n, d in DERENDERERS.items() if d.system})
+"""A derenderer mode -> the section-03 system that runs the same derenderer (its row's ``system``: the ``tracer``
+system is the tracer given the word's true text, as every system there is given the target word)."""
 
-SYSTEM_MODE = {"skeleton": "skeleton", "tracer": "tracer"}
-"""A section-03 system that is a derenderer -> its mode."""
+SYSTEM_MODE = LiveMapping(lambda: {d.system: d.system for d in DERENDERERS.values() if d.system})
+"""A section-03 system that is a derenderer -> its mode (the mode of the system's own name)."""
 
 
 def maker_note(maker: str, system: str) -> str | None:
