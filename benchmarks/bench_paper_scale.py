@@ -26,7 +26,9 @@ LIMITS = {
               "the skeleton derenderer is ~1/5 of it",
     "predict": "CPU: the skeleton derenderer on every benchmark word and RapidOCR on the font and box renders "
                "(the reference's and skeleton's renders were read in section 02)",
-    "style": "CPU, one thread per classifier: ResNet-18 training, images x epochs (both classifiers side by side)",
+    "style": "CPU: the shipped backbone's features of the training renders (~120-130 per CPU-s) and one "
+             "logistic-regression head per classifier (pool jobs, side by side); the from-random recipe "
+             "(--style-fit): ResNet-18 training, images x epochs",
     "score": "CPU: Style inference on every distinct render, DTW / Chamfer (numba), bootstrap",
 }
 
