@@ -21,23 +21,15 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from inkground_lib.core.run_files import PREDICTIONS_DIR  # noqa: E402
-
-
-def _seed(book_run: Path, out_run: Path) -> None:
-    """The book run's predictions and render-OCR logs, nothing of its Style."""
-    out_run.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(book_run / PREDICTIONS_DIR, out_run / PREDICTIONS_DIR, dirs_exist_ok=True)
-    for f in book_run.glob("ocr-renders-*.jsonl"):
-        shutil.copy2(f, out_run / f.name)
+from bench_style_systems import _seed_stores  # noqa: E402  (the book run's predictions and OCR logs, no Style)
 
 
 def main() -> int:
@@ -58,7 +50,7 @@ def main() -> int:
     out = Path(a.out or tempfile.mkdtemp(prefix="style-stage-"))
     runs = {k: out / k / "03_evaluation" for k in book}
     for k in book:
-        _seed(book[k], runs[k])
+        _seed_stores(book[k], runs[k])
     print(f"# bench_style_stage: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {root}, systems "
           f"{', '.join(systems)}; load {os.getloadavg()[0]:.1f} at the start; out {out}")
     walls = []

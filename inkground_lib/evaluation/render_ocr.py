@@ -112,7 +112,7 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
     elif parallel:
         texts_of_batches = windowed_map(executor, _read_images, jobs())
     else:
-        texts_of_batches = (list(map(str, ocr.read(images))) for _, images in jobs())
+        texts_of_batches = (ocr.read(images) for _, images in jobs())  # made str below
     with progress_bar(total=len(todo), desc=f"OCR of renders ({ocr.name})", unit="word",
                       enabled=bool(progress and parallel and todo)) as bar:
         for i, texts in enumerate(texts_of_batches):
