@@ -135,7 +135,8 @@ _OFFSD = ((1, 1), (1, -1))
 
 def _pixel_adjacency(skel: np.ndarray):
     """Pixels of a thin skeleton and their neighbours: 4-neighbours, plus diagonal neighbours that are not
-    already joined through a shared 4-neighbour (so L-corners do not look like junctions)."""
+    already joined through a shared 4-neighbour (so L-corners do not look like junctions). Returns the pixels'
+    (x, y), each pixel's neighbours and their number."""
     ys, xs = np.nonzero(skel)
     n = len(ys)
     h, w = skel.shape
@@ -154,7 +155,7 @@ def _pixel_adjacency(skel: np.ndarray):
     for a, b in pairs.tolist():
         nbrs[a].append(b)
         nbrs[b].append(a)
-    return np.column_stack([xs, ys]).astype(np.float64), nbrs
+    return np.column_stack([xs, ys]).astype(np.float64), nbrs, np.bincount(pairs.ravel(), minlength=n)
 
 
 class _UF:
@@ -181,9 +182,8 @@ def _path_length(p: np.ndarray) -> float:
 def _skeleton_graph(skel: np.ndarray) -> _Graph:
     """Graph of a skeleton: nodes = end points, isolated pixels and clusters of junction pixels (and one
     pixel on each junction-free loop, its leftmost); edges = pixel paths between nodes."""
-    xy, nbrs = _pixel_adjacency(skel)
+    xy, nbrs, deg = _pixel_adjacency(skel)
     n = len(nbrs)
-    deg = np.fromiter((len(v) for v in nbrs), np.int64, n)
     node_of = np.full(n, -1, np.int64)
     # junction clusters
     junc = np.flatnonzero(deg >= 3)
@@ -246,8 +246,10 @@ def _skeleton_graph(skel: np.ndarray) -> _Graph:
     return _Graph(node_xy, edges)
 
 
-def _prune_spurs(skel: np.ndarray, max_len: float, rounds: int = 3) -> np.ndarray:
-    """Remove end branches (end point -> junction) shorter than ``max_len`` px, keeping the junction."""
+def _prune_spurs(skel: np.ndarray, max_len: float, rounds: int = 3) -> tuple[np.ndarray, Optional[_Graph]]:
+    """Remove end branches (end point -> junction) shorter than ``max_len`` px, keeping the junction. Returns the
+    pruned skeleton and its graph when the last round found nothing to remove (the graph of the skeleton as it is
+    returned: made once, not again by the caller), else None."""
     skel = skel.copy()
     for _ in range(rounds):
         g = _skeleton_graph(skel)
@@ -271,8 +273,8 @@ def _prune_spurs(skel: np.ndarray, max_len: float, rounds: int = 3) -> np.ndarra
             degree[junction] -= 1
             removed = True
         if not removed:
-            break
-    return skel
+            return skel, g
+    return skel, None
 
 
 def _merge_close_junctions(g: _Graph, max_len: float) -> _Graph:
@@ -334,6 +336,20 @@ class _Component:
         for e in comp_edges:
             self.degree[edges[e][0]] += 1
             self.degree[edges[e][1]] += 1
+        self._walks: dict[tuple[int, bool, int], tuple] = {}
+
+    def walk(self, e: int, reverse: bool, k: int) -> tuple:
+        """Edge ``e``'s path walked from its first node (``reverse``: from its last), with the unit tangents at
+        its start and at its end over ``k`` points: (path, start tangent, end tangent). Made once per component
+        and reused by every trace tried from its candidate starts (the same arrays, so the same arithmetic)."""
+        key = (e, reverse, k)
+        got = self._walks.get(key)
+        if got is None:
+            p = self.g.edges[e][2]
+            q = p[::-1] if reverse else p
+            j = min(k, len(q) - 1)
+            got = self._walks[key] = (q, _unit(q[j] - q[0]), _unit(q[-1] - q[-1 - j]))
+        return got
 
 
 def _trace_component(comp: _Component, incident: list[list[int]], ink_height: float,
@@ -347,6 +363,15 @@ def _trace_component(comp: _Component, incident: list[list[int]], ink_height: fl
     k = max(2, int(params.tangent_length))
     unvisited = set(comp.edges)
     nodes, local = comp.nodes, comp.local
+    n_open = dict.fromkeys(nodes, 0)  # per node: the ends of unvisited edges at it (a loop counts twice)
+    for e in unvisited:
+        n_open[edges[e][0]] += 1
+        n_open[edges[e][1]] += 1
+
+    def visit(e):
+        unvisited.discard(e)
+        n_open[edges[e][0]] -= 1
+        n_open[edges[e][1]] -= 1
 
     def options(v, incoming):
         out = []
@@ -354,19 +379,16 @@ def _trace_component(comp: _Component, incident: list[list[int]], ink_height: fl
         for e in incident[v]:
             if e not in unvisited:
                 continue
-            a, b, p, _ = edges[e]
-            for q in ((p,) if a == v and b != v else (p[::-1],) if a != v else (p, p[::-1])):
-                d = _unit(q[min(k, len(q) - 1)] - q[0])
-                out.append((-float(d @ ref), e, q))
+            a, b = edges[e][0], edges[e][1]
+            for rev in ((False,) if a == v and b != v else (True,) if a != v else (False, True)):
+                q, d, end = comp.walk(e, rev, k)
+                out.append((-float(d @ ref), e, q, end))
         out.sort(key=lambda c: (c[0], c[1]))
         return out
 
-    def n_open(v):
-        return sum((2 if edges[e][0] == edges[e][1] else 1) for e in incident[v] if e in unvisited)
-
     def restart() -> int:
-        cands = [v for v in nodes if n_open(v) > 0]
-        odd = [v for v in cands if n_open(v) % 2 == 1]
+        cands = [v for v in nodes if n_open[v] > 0]
+        odd = [v for v in cands if n_open[v] % 2 == 1]
         return min(odd or cands, key=lambda v: g.node_xy[v])
 
     strokes = []
@@ -376,17 +398,16 @@ def _trace_component(comp: _Component, incident: list[list[int]], ink_height: fl
     while unvisited:
         opts = options(cur, incoming)
         if opts:
-            _, e, q = opts[min(rank, len(opts) - 1)]
+            _, e, q, incoming = opts[min(rank, len(opts) - 1)]
             rank = 0
-            unvisited.discard(e)
+            visit(e)
             stroke.append(q)
-            incoming = _unit(q[-1] - q[-1 - min(k, len(q) - 1)])
             a, b = edges[e][0], edges[e][1]
             cur = b if cur == a else a
             continue
         # dead end with branches left: retrace (pen down) or lift the pen
         i0 = local[cur]
-        goal = [(comp.dist[i0, local[v]], v) for v in nodes if n_open(v) > 0]
+        goal = [(comp.dist[i0, local[v]], v) for v in nodes if n_open[v] > 0]
         dmin, target = min(goal)
         if np.isfinite(dmin) and dmin <= max_retrace:
             route, j = [], local[target]
@@ -396,9 +417,8 @@ def _trace_component(comp: _Component, incident: list[list[int]], ink_height: fl
                 j = i
             for u, v in reversed(route):
                 e = comp.best[(min(u, v), max(u, v))]
-                q = edges[e][2] if edges[e][0] == u else edges[e][2][::-1]
+                q, _, incoming = comp.walk(e, edges[e][0] != u, k)
                 stroke.append(q)
-                incoming = _unit(q[-1] - q[-1 - min(k, len(q) - 1)])
                 retraced += edges[e][3]
             cur = target
             continue
@@ -568,8 +588,8 @@ class SkeletonDerenderer:
         ink_height = float(rows[-1] - rows[0] + 1)
         dist = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 3)
         pen = max(2.0 * float(np.median(dist[skel])), 1.0) if skel.any() else 1.0
-        skel = _prune_spurs(skel, prm.spur_length * pen)
-        g = _merge_close_junctions(_skeleton_graph(skel), prm.merge_length * pen)
+        skel, g = _prune_spurs(skel, prm.spur_length * pen)
+        g = _merge_close_junctions(g if g is not None else _skeleton_graph(skel), prm.merge_length * pen)
         incident: list[list[int]] = [[] for _ in g.node_xy]
         uf = _UF(len(g.node_xy))
         for i, (a, b, _, _) in enumerate(g.edges):
