@@ -198,11 +198,11 @@ def test_every_page_names_the_tracer_given_the_ocr_reading_tracer_recognize(tmp_
 
 
 def test_a_benchmarks_maker_is_read_as_its_mode():
-    from inkground_lib.report.prose import both_sides_intro, labels_maker
+    from inkground_lib.report.prose import both_sides_names, labels_maker
 
     ds = NS(meta={"derenderer": "tracer", "derenderer_config": {"settings": {"text_mode": "recognize"}}})
     assert labels_maker(ds) == "tracer-recognize"
-    assert both_sides_intro(labels_maker(ds)).startswith("A, the tracer-recognize derenderer that made")
+    assert both_sides_names(labels_maker(ds))["a"] == "the tracer-recognize derenderer"
     assert labels_maker(NS(meta={"derenderer": "skeleton", "derenderer_config": {"settings": {}}})) == "skeleton"
 
 

@@ -144,20 +144,18 @@ def _both_sides(dataset_dir, run_dir, second: SkeletonParams, n_boot: int, seed:
 
 
 def glue_values(res: BothSides) -> dict:
-    """The numbers the section's prose cites (plain floats / ints / text); the sentences are chosen by the
-    numbers (``flattered``: does each derenderer score better against the other's labels than against the
-    truth?)."""
+    """The numbers the section's prose cites (plain floats / ints / text), each glued on its own; the two clauses
+    are chosen by the numbers (``flattered``: does each derenderer score better against the other's labels,
+    ``a_other`` and ``b_other``, than against the truth? ``verdict``: do the two differ enough for the test?)."""
     t = res.table.set_index(["derenderer", "scored against"])["dtw"]
     a_other, b_other = t[("A (made the labels)", "B's labels")], t[("B (second derenderer)", "A's labels")]
     both = a_other < res.d_a_truth and b_other < res.d_b_truth
-    flattered = (f"against the other's labels each looks closer than against the truth ({a_other:.3f} and "
-                 f"{b_other:.3f} against {res.d_a_truth:.3f} and {res.d_b_truth:.3f}), so a benchmark whose "
-                 f"references come from a derenderer favours derenderers that share its biases") if both else (
-                 f"against the other's labels they do not both look closer than against the truth ({a_other:.3f} "
-                 f"and {b_other:.3f} against {res.d_a_truth:.3f} and {res.d_b_truth:.3f}): no flattering beyond "
-                 f"the zero of self-scoring is measured here")
-    return {"flattered": flattered, "d_ab": res.d_ab, "d_a_truth": res.d_a_truth, "d_b_truth": res.d_b_truth, "n_words": res.n_words,
-            "n_empty": res.n_empty, "ratio_a": res.d_ab / res.d_a_truth if res.d_a_truth else float("nan"),
+    flattered = ("each looks closer to the other's labels than to the truth, so a benchmark whose references come "
+                 "from a derenderer favours derenderers that share its biases") if both else (
+                 "they do not both look closer to the other's labels than to the truth, so no flattering beyond the "
+                 "zero of self-scoring is measured here")
+    return {"flattered": flattered, "a_other": float(a_other), "b_other": float(b_other), "d_ab": res.d_ab,
+            "d_a_truth": res.d_a_truth, "d_b_truth": res.d_b_truth, "n_words": res.n_words, "n_empty": res.n_empty,
             "verdict": ("they differ enough for the test to mean something (at least half as far apart as each "
                         "is from the truth)") if res.differ_enough else
                        ("they do NOT differ enough for the test to mean much (less than half as far apart as "

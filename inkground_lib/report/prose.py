@@ -196,17 +196,17 @@ def baselines_text(names) -> str:
     return "Our baselines are not the paper's systems: " + "; ".join(parts) + "."
 
 
-def both_sides_intro(maker: str) -> str:
-    """Section 03's "both sides" sentence naming its two derenderers: A made the benchmark's pseudo-labels (from
-    the benchmark's manifest), B is the skeleton derenderer with other binarisation, retracing and
-    stroke-ordering rules (:data:`inkground_lib.evaluation.both_sides.SECOND`).
+def both_sides_names(maker: str) -> dict:
+    """The two derenderers of section 03's "both sides" sentence, in a few words each (the notebook's Markdown
+    holds the sentence and glues each): ``a`` made the benchmark's pseudo-labels (``maker``, from the benchmark's
+    manifest), ``b`` is the skeleton derenderer with other binarisation, retracing and stroke-ordering rules
+    (:data:`inkground_lib.evaluation.both_sides.SECOND`), "a second" one where A is the skeleton too.
 
-    >>> both_sides_intro("tracer-recognize").startswith("A, the tracer-recognize derenderer that made")
-    True
+    >>> both_sides_names("tracer-recognize")
+    {'a': 'the tracer-recognize derenderer', 'b': 'the skeleton derenderer'}
     """
-    b = ("a second skeleton derenderer" if maker == "skeleton" else "the skeleton derenderer")
-    return (f"A, {derenderer_name_text(maker)} that made this benchmark's pseudo-labels, and B, {b} with other "
-            f"binarisation, retracing and stroke-ordering rules, run on the same crops")
+    return {"a": derenderer_name_text(maker),
+            "b": "a second skeleton derenderer" if maker == "skeleton" else "the skeleton derenderer"}
 
 
 def derenderers_compared_text(names, registry: dict | None = None) -> str:

@@ -256,14 +256,16 @@ def ratings_file_text(res: PipelineResult) -> str:
     return f"ratings read from {name} (sources: {', '.join(sources)})"
 
 
-def filters_vs_truth_text(nums: dict) -> str:
-    """Section 02's sentence on whether the filters keep the better references: per-stage medians of the page
-    means (DTW, Chamfer, stroke-order and direction shares) from :func:`inkground_lib.pseudo.run.summary_numbers`,
-    3 decimals; a stage with no page reads as an em dash with the reason, never as NaN.
+def filters_vs_truth(nums: dict) -> dict:
+    """The numbers of section 02's sentence on whether the filters keep the better references, as shown: per stage
+    outcome (failed / passed the OCR filter, rejected / kept by the raters) and truth metric (:data:`TRUTH_METRICS`),
+    the median of the page means from :func:`inkground_lib.pseudo.run.summary_numbers` at 3 decimals, keyed
+    ``<stage>_<metric>`` (the notebook's Markdown holds the sentence and glues each); a stage with no page reads as
+    an em dash with the reason, never as NaN.
 
-    >>> t = filters_vs_truth_text({"ocr_fail_dtw_median": float("nan"), "ocr_pass_dtw_median": 0.1234})
-    >>> "— (no page failed the OCR filter)" in t and "0.123 on pages that passed" in t
-    True
+    >>> t = filters_vs_truth({"ocr_fail_dtw_median": float("nan"), "ocr_pass_dtw_median": 0.1234})
+    >>> t["ocr_fail_dtw"], t["ocr_pass_dtw"]
+    ('— (no page failed the OCR filter)', '0.123')
     """
     import math
 
@@ -276,15 +278,7 @@ def filters_vs_truth_text(nums: dict) -> str:
             return f"— ({why[stage]})"
         return f"{float(x):.3f}"
 
-    return (f"Per page (page means over words), the median DTW is {v('ocr_fail', 'dtw')} on pages that failed the "
-            f"OCR filter and {v('ocr_pass', 'dtw')} on pages that passed; among those, {v('rejected', 'dtw')} on "
-            f"pages the raters rejected and {v('kept', 'dtw')} on kept pages. The median Chamfer is "
-            f"{v('ocr_fail', 'chamfer')} / {v('ocr_pass', 'chamfer')} (failed / passed OCR) and "
-            f"{v('rejected', 'chamfer')} / {v('kept', 'chamfer')} (rejected / kept); the share of words in a "
-            f"different stroke order {v('ocr_fail', 'order_differs')} / {v('ocr_pass', 'order_differs')} and "
-            f"{v('rejected', 'order_differs')} / {v('kept', 'order_differs')}; in a different direction "
-            f"{v('ocr_fail', 'direction_differs')} / {v('ocr_pass', 'direction_differs')} and "
-            f"{v('rejected', 'direction_differs')} / {v('kept', 'direction_differs')}.")
+    return {f"{stage}_{m}": v(stage, m) for stage in why for m, _ in TRUTH_METRICS}
 
 
 def alpha_text(alpha) -> str:
