@@ -57,6 +57,9 @@ BUDGET = {
     # archive (5 s), taken from section 03, which is far over its share anyway (benchmarks/bench_book_floor.py)
     "results archive": 5,
     "pdf": 20,
+    # 2026-12-06 (issue 42): the archive is compressed in a thread beside the pages and the PDF; what make book
+    # still waits for after the PDF, from the archive's 5 s
+    "results archive, waited for": 0,
 }
 BUDGET["section 03"] -= BUDGET["results archive"] + BUDGET["pdf"]
 FIRST_TARGET, SECOND_TARGET = 600, 30  # issue 32: a rerun within 30 s

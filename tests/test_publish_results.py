@@ -364,3 +364,19 @@ def test_an_archive_zipped_with_its_folder_says_how_to_zip_it(tmp_path):
     wrapped = _zip_r(tmp_path, tmp_path / "wrapped.zip", folder.name)
     with pytest.raises(results.ResultsError, match=r"inkground-results/MANIFEST.json.*zip -r"):
         results.verify(wrapped, [])
+
+
+def test_the_digest_printed_before_the_archive_is_written_is_the_written_archives(tmp_path):
+    """make book prints the manifest's digest on the reviewers' page while the archive is still being compressed
+    (issue 42): it must be the digest of the archive then written, and the page must say it."""
+    from inkground_lib.report.reviewers import archive_lines, manifest_digest
+
+    run, ex = _book(tmp_path)
+    contents = results.archive_contents([ex])
+    out = tmp_path / "r.zip"
+    results.write_archive(out, contents)
+    assert manifest_digest(out) == contents.digest()
+    (run / "facts.json").write_text('{"words": 13}')  # another result: another digest
+    assert results.archive_contents([ex]).digest() != contents.digest()
+    printed = "\n".join(archive_lines(None, digest=contents.digest()))
+    assert contents.digest()[0] in printed and f"lists the {contents.digest()[1]:,} files" in printed

@@ -30,6 +30,7 @@ import json
 import re
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from inkground_lib.core.archive import Archive, ArchiveError, Expected, check, open_archive, read_member
@@ -168,8 +169,29 @@ def collect(executed: list[Path], root: Path = ROOT) -> tuple[dict[str, Path], d
 
 def pack(out: Path, executed: list[Path] | None = None, root: Path = ROOT) -> dict:
     """Write the archive to ``out``; returns its manifest. Deterministic: the same files give the same bytes."""
-    from inkground_lib.publish.citation import bibtex
+    contents = archive_contents(executed, root)
+    write_archive(out, contents)
+    return contents.manifest
 
+
+@dataclass
+class ArchiveContents:
+    """What an archive holds before it is written: {name in the archive: file}, the manifest (every file with its
+    size and sha256) and the manifest as it is stored (``listing``, the bytes whose sha256 the reviewers' page
+    prints)."""
+
+    files: dict[str, Path]
+    manifest: dict
+    listing: bytes
+
+    def digest(self) -> tuple[str, int]:
+        """(sha256 of the stored manifest, how many files it lists): what the reviewers' page prints."""
+        return hashlib.sha256(self.listing).hexdigest(), len(self.manifest["files"])
+
+
+def archive_contents(executed: list[Path] | None = None, root: Path = ROOT) -> ArchiveContents:
+    """The archive of the executed sections ``executed`` (default: every executed section of the book), read
+    and hashed but not written (:func:`write_archive` writes it)."""
     executed = list(executed) if executed is not None else sorted(SECTIONS_DIR.glob("[0-9][0-9]_*.ipynb"))
     executed = [p for p in executed if not p.name.endswith((".failed.ipynb",)) and not p.name.startswith(".")]
     if not executed:
@@ -179,8 +201,19 @@ def pack(out: Path, executed: list[Path] | None = None, root: Path = ROOT) -> di
         data = files[entry["path"]].read_bytes()
         entry["sha256"], entry["bytes"] = hashlib.sha256(data).hexdigest(), len(data)
     listing = json.dumps(manifest, indent=1, sort_keys=True, default=str).encode()
+    return ArchiveContents(files, manifest, listing)
+
+
+def write_archive(out: Path, contents: ArchiveContents) -> None:
+    """Write the archive ``contents`` to ``out`` (atomically; nothing when the archive there holds the same files
+    already): deflated, every member dated 2026-01-01, so the same files give the same bytes. Refused, with the
+    largest files named, over :data:`ARCHIVE_CAP`. Compressing is most of the time, and zlib lets other threads
+    run meanwhile (``make book`` writes the archive beside the PDF)."""
+    from inkground_lib.publish.citation import bibtex
+
+    files, manifest, listing = contents.files, contents.manifest, contents.listing
     if _same_archive(Path(out), listing, bibtex(ROOT).encode()):
-        return manifest  # the same files: the archive there has these bytes already (pack is deterministic)
+        return  # the same files: the archive there has these bytes already (pack is deterministic)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         def add(name: str, data: bytes):
@@ -199,7 +232,6 @@ def pack(out: Path, executed: list[Path] | None = None, root: Path = ROOT) -> di
         raise ResultsError(f"{out}: the archive would be {buf.tell():,} bytes, more than its cap of {ARCHIVE_CAP:,} "
                            f"(the largest files: {biggest}); not written")
     atomic_write_bytes(Path(out), buf.getvalue())
-    return manifest
 
 
 def _same_archive(out: Path, listing: bytes, bib: bytes) -> bool:

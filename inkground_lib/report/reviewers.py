@@ -45,14 +45,14 @@ from inkground_lib.report.names import summary_mode
 def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iterable = (), pseudo_run=None,
                    dataset_stats: Mapping[str, dict] | None = None, *, as_paper: dict[str, str] | None = None,
                    root: Path | None = None, summary_txt: Path | None = None,
-                   archive: Path | None = None) -> str:
+                   archive: Path | None = None, archive_digest: tuple[str, int] | None = None) -> str:
     """The reviewers' page (markdown): every claim of ``claims`` with its status, the check over the paper's
     own numbers, what was measured here, and what a user needs to reproduce it.
 
     ``eval_runs``: section-03 run folders (or :class:`RunInfo` objects); ``pseudo_run``: the section-02 run
     folder (its summary.json) or the summary dict; ``dataset_stats``: {dataset name: statistics dict} of
     section 01 (:func:`inkground_lib.datasets.statistics.statistics`); ``archive``: the book's results archive,
-    whose manifest digest and check the page prints (:func:`archive_lines`)."""
+    whose manifest digest the page prints (:func:`archive_lines`), or ``archive_digest``: (that digest, files)."""
     eval_runs = list(eval_runs or [])
     runs = [r for r in eval_runs if isinstance(r, RunInfo)]
     runs += load_run_infos([r for r in eval_runs if not isinstance(r, RunInfo)])
@@ -120,7 +120,7 @@ def reviewers_page(claims: pd.DataFrame, reported: pd.DataFrame, eval_runs: Iter
                  f"ratings {md_escape(comp.get('ratings_source', '?'))}")
     for name in stats:
         L.append(f"* section 1 statistics of dataset {md_escape(name)} (our pages)")
-    L += [""] + archive_lines(archive)
+    L += [""] + archive_lines(archive, digest=archive_digest)
     L += ["(reviewers-overview)=", "## Overview", "",
           "Each claim with its status and what our numbers for it are; the link leads to its details below.", "",
           "| claim | status | our numbers for it | details |", "|---|---|---|---|"]
@@ -226,12 +226,14 @@ def manifest_digest(archive: str | Path) -> tuple[str, int] | None:
         return None
 
 
-def archive_lines(archive: str | Path | None, name: str = "inkground-results.zip") -> list[str]:
+def archive_lines(archive: str | Path | None, name: str = "inkground-results.zip",
+                  digest: tuple[str, int] | None = None) -> list[str]:
     """The reviewers' page's section on the results archive: the sha256 of its manifest (the anchor), the
     command that checks it with Python's standard library only (:data:`ARCHIVE_CHECK`), and what that command
-    refuses; when there is no archive, says so."""
+    refuses; when there is no archive, says so. ``digest``: (that sha256, the manifest's number of files) of an
+    archive being written, instead of reading them from ``archive``."""
     L = ["(reviewers-archive)=", "## Check the results archive", ""]
-    found = manifest_digest(archive) if archive is not None else None
+    found = digest if digest is not None else manifest_digest(archive) if archive is not None else None
     if found is None:
         return L + [f"This build wrote no results archive ({name}), so there is no manifest digest to print.", ""]
     digest, n_files = found
@@ -319,11 +321,13 @@ def default_inputs(root: Path) -> dict:
     return {"eval_runs": runs, "pseudo_run": pseudo if pseudo.is_file() else None, "dataset_stats": stats}
 
 
-def write_default_reviewers_page(root: Path = ROOT, archive: Path | None = None) -> Path:
-    """Write ``root/book/sections/reviewers.md`` from the data under ``root`` (``make book`` calls this, after
-    it has written the results ``archive``, whose manifest digest the page prints)."""
+def write_default_reviewers_page(root: Path = ROOT, archive: Path | None = None,
+                                 archive_digest: tuple[str, int] | None = None) -> Path:
+    """Write ``root/book/sections/reviewers.md`` from the data under ``root`` (``make book`` calls this with the
+    results ``archive``, or its manifest's ``archive_digest`` while the archive is being written: the page prints
+    it)."""
     root = Path(root)
     reported = paper_numbers(root / PAPER_CSV.relative_to(ROOT))
     claims = load_claims(root / CLAIMS_CSV.relative_to(ROOT), reported)
     return write_reviewers_page(root / SECTIONS_DIR.relative_to(ROOT) / "reviewers.md", claims, reported, root=root,
-                                archive=archive, **default_inputs(root))
+                                archive=archive, archive_digest=archive_digest, **default_inputs(root))
