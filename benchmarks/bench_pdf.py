@@ -76,7 +76,7 @@ def main() -> None:
     wall = time.perf_counter() - t
     b = bookmarks(out)
     wrong = contents_check(out, info["contents"])
-    print(f"after: {info['pages']} pages, printed {info['prints']} times in {wall:.1f} s, {b['bookmarks']} bookmarks, "
+    print(f"after: {info['pages']} pages, printed whole {info['prints']} time(s), its {info.get('contents_reprinted', 0)} contents page(s) again, in {wall:.1f} s, {b['bookmarks']} bookmarks, "
           f"{len(b['repeated'])} repeating text ({b['repeated'][:3]}), sparse pages {info['sparse']}")
     print(f"contents: {len(info['contents'])} entries on pages {info['contents'][0][1]}-{info['contents'][-1][1]}, "
           f"{len(wrong)} whose number is not where the heading's text is{': ' + '; '.join(wrong[:5]) if wrong else ''}")

@@ -73,7 +73,7 @@ EXAMPLES = {
     "inkground_lib.publish.ci": 2,
     "inkground_lib.publish.citation": 2,
     "inkground_lib.publish.notebook_runner": 3,
-    "inkground_lib.publish.pdf": 4,
+    "inkground_lib.publish.pdf": 5,
     "inkground_lib.publish.results": 4,
     "inkground_lib.publish.run_checks": 1,
     "inkground_lib.report.derenderer_table": 2,

@@ -128,3 +128,27 @@ def _one_page_pdf() -> bytes:
     buf = io.BytesIO()
     w.write(buf)
     return buf.getvalue()
+
+
+def test_contents_pages_are_drawn_in_only_when_they_are_fewer_than_the_books(tmp_path):
+    """Issue 42: the contents' pages printed again with their numbers replace the book's first pages only when
+    they are laid out as the placeholders were; a print with as many pages as the book is not a contents print."""
+    import io
+
+    import pypdf
+
+    def blank(n: int) -> bytes:
+        w = pypdf.PdfWriter()
+        for _ in range(n):
+            w.add_blank_page(100, 100)
+        w.add_outline_item(title="Only", page_number=0)
+        buf = io.BytesIO()
+        w.write(buf)
+        return buf.getvalue()
+
+    assert pdf.laid_out_alike(blank(3), blank(1))
+    assert not pdf.laid_out_alike(blank(3), blank(3))
+    data, note = pdf.finish_pdf(blank(3), ["Only"], blank(1))
+    assert note is None and len(pypdf.PdfReader(io.BytesIO(data)).pages) == 3
+    data, note = pdf.finish_pdf(blank(3), ["A", "B"])
+    assert "bookmarks kept as Chromium titled them" in note and len(pypdf.PdfReader(io.BytesIO(data)).pages) == 3

@@ -3,9 +3,10 @@ HTML page (jupyter-book build --builder singlehtml, into _build/singlehtml), and
 (headless, through Playwright's ``Page.pdf``: https://playwright.dev/python/docs/api/class-page#page-pdf,
 ``outline`` for the PDF's bookmarks, ``tagged`` for its structure) once MathJax has typeset every formula. A
 contents page listing the book's opening sections, every chapter and its sections, each with a link and the page
-it lands on, opens the PDF (:func:`print_pdf`: Chromium has no page references, so the book is printed twice and
-the pages read back with pypdf); the bookmarks carry the headings' own text (:func:`retitle_outline`); headers,
-footers and page numbers come from Chromium's print template. Figures are the book's own PNG/SVG, tables are
+it lands on, opens the PDF (:func:`print_pdf`: Chromium has no page references, so the book is printed with
+placeholders, the pages read back with pypdf, and the contents' pages printed again with the numbers); the
+bookmarks carry the headings' own text (:func:`finish_pdf`); headers, footers and page numbers come from
+Chromium's print template. Figures are the book's own PNG/SVG, tables are
 text, and every number of the sections stays text (searchable, copyable). :func:`sparse_pages` names a blank,
 nearly blank or caption-only page (make book warns of each).
 
@@ -248,17 +249,36 @@ def _within(short: str, long: str) -> bool:
 
 def retitle_outline(data: bytes, titles: list[str]) -> bytes:
     """The PDF ``data`` with its bookmarks' titles replaced, in reading order, by ``titles`` (the headings' own
-    text). Chromium titles each bookmark from the heading as laid out, which glues wrapped lines ("reproducible
-    companion" -> "reproduciblecompanion") and repeats some text ("SummarySummary"); its bookmarks' places and
-    nesting are right. Raises PdfError when the bookmarks are not the headings: another count, or a bookmark whose
-    text, spaces removed, does not hold its heading's characters in order. Written here (pypdf reads and writes the
-    outline, nothing retitles one)."""
+    text; :func:`_retitle`)."""
+    writer = _writer(data)
+    _retitle(writer, titles)
+    return _written(writer)
+
+
+def _writer(data: bytes):
+    """A pypdf writer holding the PDF ``data`` (cloned: its pages, outline, names and structure)."""
+    import pypdf
+
+    return pypdf.PdfWriter(clone_from=_reader(data))
+
+
+def _written(writer) -> bytes:
     import io
 
-    import pypdf
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _retitle(writer, titles: list[str]) -> None:
+    """Replace the titles of the bookmarks of the PDF in ``writer``, in reading order, by ``titles`` (the headings'
+    own text). Chromium titles each bookmark from the heading as laid out, which glues wrapped lines
+    ("reproducible companion" -> "reproduciblecompanion") and repeats some text ("SummarySummary"); its bookmarks'
+    places and nesting are right. Raises PdfError, changing nothing, when the bookmarks are not the headings:
+    another count, or a bookmark whose text, spaces removed, does not hold its heading's characters in order.
+    Written here (pypdf reads and writes the outline, nothing retitles one)."""
     from pypdf.generic import NameObject, TextStringObject
 
-    writer = pypdf.PdfWriter(clone_from=_reader(data))
     items = []
     node = writer._root_object.get("/Outlines")
     node = node.get_object().get("/First") if node is not None else None
@@ -275,10 +295,24 @@ def retitle_outline(data: bytes, titles: list[str]) -> bytes:
     for item, title in zip(items, titles):
         if not _within(_squashed(title), _squashed(str(item["/Title"]))):
             raise PdfError(f"bookmark {str(item['/Title'])!r} is not the heading {title!r}")
+    for item, title in zip(items, titles):
         item[NameObject("/Title")] = TextStringObject(title)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
+
+
+def finish_pdf(data: bytes, titles: list[str], contents: bytes | None = None) -> tuple[bytes, str | None]:
+    """The printed book ``data`` made whole in one pass of pypdf (each pass reads and writes the whole PDF: a few
+    seconds): its first pages drawn as in ``contents`` when given (:func:`_draw_contents`), its bookmarks
+    retitled (:func:`_retitle`). Returns the PDF and None, or why the bookmarks kept Chromium's titles (the PDF is
+    whole all the same)."""
+    writer = _writer(data)
+    if contents is not None:
+        _draw_contents(writer, contents)
+    try:
+        _retitle(writer, titles)
+        note = None
+    except PdfError as e:
+        note = f"bookmarks kept as Chromium titled them ({e})"
+    return _written(writer), note
 
 
 CAPTION = re.compile(r"^(Table|Figure|Fig\.)\s*[\dA-Z][\w.]*[:.]", re.I)
@@ -330,8 +364,45 @@ def sparse_pages(data: bytes, title: str = "inkground") -> list[tuple[int, str]]
     return out
 
 
-def _print(pg, title: str) -> bytes:
+def _numberless(text: str) -> str:
+    """A page's text with every run of digits as one "#": the contents page with placeholders and with its page
+    numbers read alike when they are laid out alike.
+
+    >>> _numberless("2. Labels  000") == _numberless("2. Labels 17"), _numberless("Labels 17") == _numberless("Data 17")
+    (True, False)
+    """
+    return re.sub(r"[0-9]+", "#", " ".join(text.split()))
+
+
+def laid_out_alike(data: bytes, contents: bytes) -> bool:
+    """Whether ``contents`` (the first pages of the book ``data`` printed again, its contents' page numbers filled
+    in) is laid out as those pages of ``data`` (printed with placeholders): as many pages, fewer than the book's,
+    each with the same text but for its digits (:func:`_numberless`). Then only the digits differ, and the pages
+    after them are the same."""
+    book, first = _reader(data), _reader(contents)
+    n = len(first.pages)
+    return 0 < n < len(book.pages) and all(
+        _numberless(book.pages[i].extract_text() or "") == _numberless(first.pages[i].extract_text() or "")
+        for i in range(n))
+
+
+def _draw_contents(writer, contents: bytes) -> None:
+    """Draw the first pages of the book in ``writer`` as in ``contents`` (:func:`laid_out_alike`): each page
+    keeps its links, annotations and structure and takes its counterpart's drawing (content stream) and
+    resources (fonts), so the bookmarks and named destinations stay the book's own."""
+    from pypdf.generic import NameObject
+
+    for i, drawn in enumerate(_reader(contents).pages):
+        page = writer.pages[i]
+        for key in ("/Contents", "/Resources"):
+            page[NameObject(key)] = drawn.raw_get(key).clone(writer)
+
+
+def _print(pg, title: str, pages: str = "") -> bytes:
+    """The page ``pg`` printed to PDF (A4, the book's header and footer); ``pages``: Chromium's page ranges
+    ("1-2"; all when empty)."""
     return pg.pdf(format="A4", print_background=True, outline=True, tagged=True, display_header_footer=True,
+                  page_ranges=pages,
                   margin={"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"},
                   header_template=f'<div style="font-size:7pt;width:100%;text-align:center;color:#666">'
                                   f'{title}</div>',
@@ -341,16 +412,19 @@ def _print(pg, title: str) -> bytes:
 
 def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     """Print the single-page book ``page`` to ``out`` with Chromium; returns {"chapters", "bytes", "pages",
-    "prints", "contents": [(title, page)], "sparse": :func:`sparse_pages`, "outline": None, or why the bookmarks
-    kept Chromium's titles}.
+    "prints" (of the whole book), "contents_reprinted" (the contents' pages printed again, 0 when the book was),
+    "contents": [(title, page)], "sparse": :func:`sparse_pages`, "outline": None, or why the bookmarks kept
+    Chromium's titles}.
 
     The contents page lists each chapter and its sections with the page each lands on. Chromium's print-to-PDF
-    numbers pages in its footer but has no page references, so the book is printed twice: first with a
-    placeholder as wide as any page number (:data:`PAGE_PLACEHOLDER`), the pages of its headings read from the
-    PDF's named destinations (:func:`destination_pages`, pypdf), then again with those numbers, until the numbers
-    shown are where the headings land (at most :data:`MAX_PRINTS` prints; PdfError otherwise). The bookmarks are
-    Chromium's (``outline``), retitled with the headings' text (:func:`retitle_outline`; when they are not the
-    headings, kept as they are and said in "outline"). Written here."""
+    numbers pages in its footer but has no page references, so the book is printed first with a placeholder as
+    wide as any page number (:data:`PAGE_PLACEHOLDER`), the pages of its headings read from the PDF's named
+    destinations (:func:`destination_pages`, pypdf); then only the contents' pages are printed again with those
+    numbers (2 s instead of a whole print's 9-15 s) and drawn into the book (:func:`laid_out_alike`,
+    :func:`finish_pdf`). Where they are not laid out as the placeholders were, the whole book is printed again
+    with the numbers, until the numbers shown are where the headings land (at most :data:`MAX_PRINTS` prints;
+    PdfError otherwise). The bookmarks are Chromium's (``outline``), retitled with the headings' text
+    (:func:`_retitle`; when they are not the headings, kept as they are and said in "outline"). Written here."""
     from inkground_lib.publish.chromium import in_browser
 
     def work(b):
@@ -378,7 +452,7 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
         if not chapters:
             raise PdfError(f"{page}: no chapter found for the contents (no singlehtml document marks)")
         titles = [headings[0]["title"], CONTENTS_TITLE] + [h["title"] for h in headings[1:]]
-        shown = None
+        shown, again, contents = None, 0, None
         for prints in range(1, MAX_PRINTS + 1):
             pg.evaluate(CONTENTS_JS, [contents_html(entries, shown), headings[0]["id"]])
             data = _print(pg, title)
@@ -389,18 +463,26 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
             if landed == shown:
                 break
             shown = landed
+            # the contents ends its page (PRINT_CSS) and every entry lands after it: its pages are those before
+            # the first entry's. Print only them again, with the numbers, into the book printed with placeholders
+            front = min(shown.values()) - 1
+            if front >= 1:
+                pg.evaluate(CONTENTS_JS, [contents_html(entries, shown), headings[0]["id"]])
+                contents = _print(pg, title, f"1-{front}")
+                if laid_out_alike(data, contents):
+                    again = front
+                    break
+                contents = None
         else:
             raise PdfError(f"the contents' page numbers did not settle in {MAX_PRINTS} prints")
         ctx.close()
-        return chapters, data, prints, [(e["title"], shown[e["id"]]) for e in entries], titles
+        return chapters, data, contents, prints, again, [(e["title"], shown[e["id"]]) for e in entries], titles
 
-    chapters, data, prints, contents, titles = in_browser(work)
-    try:
-        data, outline = retitle_outline(data, titles), None
-    except PdfError as e:  # the PDF is still whole: its bookmarks keep Chromium's titles, and make book says so
-        outline = f"bookmarks kept as Chromium titled them ({e})"
+    chapters, data, first_pages, prints, again, contents, titles = in_browser(work)
+    data, outline = finish_pdf(data, titles, first_pages)  # outline: None, or why make book warns
     atomic_write_bytes(Path(out), data)
     return {"chapters": chapters, "bytes": len(data), "pages": len(_reader(data).pages), "prints": prints,
+            "contents_reprinted": again,
             "contents": contents, "sparse": sparse_pages(data, title), "outline": outline}
 
 
@@ -434,8 +516,10 @@ def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
     page = build_singlehtml(root)
     info = print_pdf(page, out)
     stamp.write_text(source + "\n")
+    how = (f"printed once and its {info['contents_reprinted']} contents page(s) again with their page numbers"
+           if info["contents_reprinted"] else f"printed {info['prints']} times for the contents' page numbers")
     print(f"[inkground] PDF: {out} ({info['pages']} pages, {info['chapters']} chapters, {info['bytes'] / 1e6:.1f} "
-          f"MB, printed {info['prints']} times for the contents' page numbers, sha256 "
+          f"MB, {how}, sha256 "
           f"{hashlib.sha256(out.read_bytes()).hexdigest()[:12]})", flush=True)
     if info["outline"]:
         print(f"[inkground] PDF: warning: {info['outline']}", flush=True)
