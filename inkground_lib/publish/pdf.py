@@ -395,7 +395,10 @@ def _draw_contents(writer, contents: bytes) -> None:
     for i, drawn in enumerate(_reader(contents).pages):
         page = writer.pages[i]
         for key in ("/Contents", "/Resources"):
-            page[NameObject(key)] = drawn.raw_get(key).clone(writer)
+            if key in drawn:
+                page[NameObject(key)] = drawn.raw_get(key).clone(writer)
+            else:  # a page that draws nothing
+                page.pop(key, None)
 
 
 def _print(pg, title: str, pages: str = "") -> bytes:
