@@ -15,7 +15,6 @@ LONG_FUNCTIONS = {
     "inkground_lib/datasets/recorded_inkml.py::inkml_words": 94,
     "inkground_lib/evaluation/style_stage.py::start_style_classifier": 99,
     "inkground_lib/evaluation/render_ocr.py::read_renders": 84,
-    "inkground_lib/datasets/synth/writers.py::write_word": 104,
     "inkground_lib/publish/ci.py::evaluate": 95,
     "inkground_lib/datasets/synth/photo.py::photograph": 95,
     "inkground_lib/core/dataset.py::load_dataset": 95,
