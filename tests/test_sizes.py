@@ -11,7 +11,6 @@ MAX_MODULE_LINES = 650
 MAX_FUNCTION_LINES = 80
 
 LONG_FUNCTIONS = {
-    "inkground_lib/pseudo/run.py::_run_pseudo_labels": 124,
     "inkground_lib/datasets/recorded_inkml.py::inkml_words": 94,
     "inkground_lib/evaluation/style_stage.py::start_style_classifier": 99,
     "inkground_lib/evaluation/render_ocr.py::read_renders": 84,
