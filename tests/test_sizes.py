@@ -11,7 +11,6 @@ MAX_MODULE_LINES = 650
 MAX_FUNCTION_LINES = 80
 
 LONG_FUNCTIONS = {
-    "inkground_lib/formats/unipen_release.py::read_unipen_release": 84,
     "inkground_lib/analysis/tradeoffs.py::definition_variants": 84,
     "inkground_lib/datasets/recorded_iamondb.py::iamondb_words": 81,
 }
