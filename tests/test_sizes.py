@@ -10,11 +10,10 @@ PACKAGE = ROOT / "inkground_lib"
 MAX_MODULE_LINES = 650
 MAX_FUNCTION_LINES = 80
 
-LONG_FUNCTIONS = {
-}
-"""The functions over :data:`MAX_FUNCTION_LINES` lines (docstring included) on 2026-12-06, each with its length then
-as its ceiling: split one along its steps and lower its number, or drop it once it fits; never raise one or add
-one."""
+LONG_FUNCTIONS: dict[str, int] = {}
+"""The functions over :data:`MAX_FUNCTION_LINES` lines (docstring included), each with its length as its ceiling:
+split one along its steps and lower its number, or drop it once it fits; never raise one or add one. The 13 of
+2026-12-06 have all been split (issue 47), so none is left."""
 
 
 def module_lengths(package: Path) -> dict[str, int]:
