@@ -182,21 +182,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
         geo_alt = rescore_geometries(run, alt, dataset_dir, progress=progress) if alt else {}
     except (FileNotFoundError, ValueError) as e:
         geo_alt = {sp: f"not available here: {e}" for sp in alt}
-    def against_other(m: str) -> None:
-        if other is not None and METRICS[m].reference:
-            out.append(Variant(m, reference_variant_name(other.reference), point_values(other.scores, m),
-                               description=f"the same predictions scored against {REFERENCE_NAMES[other.reference]}"))
-
-    for m in metric_names(computed="geometry"):
-        out.append(Variant(m, f"default (spacing {spacing0}, all words)", point_values(s, m), default=True,
-                           description="centre-dot rule for invalid outputs"))
-        against_other(m)
-        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
-        for sp, g in geo_alt.items():
-            if isinstance(g, str):
-                out.append(Variant(m, f"spacing {sp}", reason=g))
-            else:
-                out.append(Variant(m, f"spacing {sp}", point_values(g, m)))
+    out += _geometry_variants(s, spacing0, geo_alt, other)
     engines = {}
     for name in ocr_engines:
         if name == engine0:
@@ -210,6 +196,43 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
             engines[name] = reocr_counts(run, eng, dataset_dir, casefold=casefold0, progress=progress)
         except (FileNotFoundError, ValueError, OCRError) as e:  # OCRError: a server that is down
             engines[name] = f"not available here: {e}"
+    out += _ocr_variants(s, engine0, casefold0, engines)
+    out += _style_and_word_variants(s, other)
+    return out
+
+
+def _against_other(other: EvalRun | None, m: str) -> list[Variant]:
+    """Metric ``m`` of the same predictions scored against the other reference (``other``'s), for a metric
+    read against a reference (:data:`REFERENCE_METRICS`) when that run exists; else nothing."""
+    if other is not None and METRICS[m].reference:
+        return [Variant(m, reference_variant_name(other.reference), point_values(other.scores, m),
+                        description=f"the same predictions scored against {REFERENCE_NAMES[other.reference]}")]
+    return []
+
+
+def _geometry_variants(s: pd.DataFrame, spacing0, geo_alt: dict, other: EvalRun | None) -> list[Variant]:
+    """The geometry metrics' variants from the scores ``s``: the default (resample spacing ``spacing0`` word
+    heights, all words), the other reference, valid outputs only, and each other spacing's re-scored scores in
+    ``geo_alt`` (spacing -> scores, or the reason they are not available here)."""
+    out = []
+    for m in metric_names(computed="geometry"):
+        out.append(Variant(m, f"default (spacing {spacing0}, all words)", point_values(s, m), default=True,
+                           description="centre-dot rule for invalid outputs"))
+        out += _against_other(other, m)
+        out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
+        for sp, g in geo_alt.items():
+            if isinstance(g, str):
+                out.append(Variant(m, f"spacing {sp}", reason=g))
+            else:
+                out.append(Variant(m, f"spacing {sp}", point_values(g, m)))
+    return out
+
+
+def _ocr_variants(s: pd.DataFrame, engine0: str, casefold0: bool, engines: dict) -> list[Variant]:
+    """The OCR metrics' variants from the scores ``s``: the default (OCR engine ``engine0``, casefolded or not
+    as ``casefold0``, all words), valid outputs only, the other casefold setting, and each other engine's
+    counts in ``engines`` (name -> counts, or the reason it is not available here)."""
+    out = []
     cf = casefold_counts(s, not casefold0)
     for m in metric_names(computed="ocr"):
         out.append(Variant(m, f"default ({engine0}, {'casefolded' if casefold0 else 'case-sensitive'}, all words)",
@@ -221,9 +244,17 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
                 out.append(Variant(m, f"OCR {name}", reason=c))
             else:
                 out.append(Variant(m, f"OCR {name}", _corpus(c)[m].reindex(sorted(s["system"].astype(str).unique()))))
+    return out
+
+
+def _style_and_word_variants(s: pd.DataFrame, other: EvalRun | None) -> list[Variant]:
+    """The Style metric's variants (default: held-out words; the other reference; valid outputs only; all words,
+    from the style_any column where the scores have it) and each per-word metric's (default, the other
+    reference, valid outputs only)."""
+    out = []
     for m in metric_names(computed="style"):
         out.append(Variant(m, "default (held-out words, all outputs)", point_values(s, m), default=True))
-        against_other(m)
+        out += _against_other(other, m)
         out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
         if "style_any" in s.columns:
             out.append(Variant(m, "all words (incl. classifier training words)",
@@ -233,7 +264,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
                                reason="not available here: the scores have no style_any column"))
     for m in metric_names(computed="word"):  # a metric of its own kind: its default and valid outputs only
         out.append(Variant(m, "default (all words)", point_values(s, m), default=True))
-        against_other(m)
+        out += _against_other(other, m)
         out.append(Variant(m, "valid outputs only", point_values(s, m, valid_only=True)))
     return out
 

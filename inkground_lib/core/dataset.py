@@ -483,41 +483,7 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
         inks_of[pid] = inks_path
         if not isinstance(inks, dict) or inks.get("schema") != INKS_SCHEMA or not isinstance(inks.get("words"), dict):
             raise DatasetError(f"{inks_path}: field schema/words: not an {INKS_SCHEMA} file")
-        words = []
-        for wr in pr["words"]:
-            wid = wr["id"]
-            ww = f"{pw} word {wid}"
-            if wid in seen_words:
-                raise DatasetError(f"{ww}: field id: duplicate word id")
-            if wid.casefold() in folded_words:
-                raise DatasetError(f"{ww}: field id: differs from word id {folded_words[wid.casefold()]} only in "
-                                   f"case (ids name files; they would collide on macOS and Windows)")
-            seen_words.add(wid)
-            folded_words[wid.casefold()] = wid
-            box = wr["box"]  # 4 finite numbers (the schema); their order and place are checked here
-            if not (box[0] <= box[2] and box[1] <= box[3]):
-                raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
-            if box[0] == box[2] and box[1] == box[3]:
-                raise DatasetError(f"{ww}: field box: empty (a single point), got {box}")
-            if (box[0] < -BOX_TOLERANCE or box[1] < -BOX_TOLERANCE or box[2] > width + BOX_TOLERANCE
-                    or box[3] > height + BOX_TOLERANCE):
-                raise DatasetError(f"{ww}: field box: {box} lies outside the {width} x {height} page")
-            rec = inks["words"].get(wid)
-            if not isinstance(rec, dict) or "reference" not in rec:
-                raise DatasetError(f"{inks_path}: word {wid}: field reference: missing")
-            try:
-                ink = ink_from_lists(rec["reference"], f"{inks_path}: word {wid}: field reference")
-                true = rec.get("true")
-                true_ink = None if true is None else ink_from_lists(true, f"{inks_path}: word {wid}: field true")
-            except InkError as e:
-                raise DatasetError(str(e)) from None
-            if ink.n_points == 0:
-                raise DatasetError(f"{inks_path}: word {wid}: field reference: empty (a reference must have ink)")
-            check_ink_bounds(ink, width, height, f"{inks_path}: word {wid}: field reference:")
-            if true_ink is not None:
-                check_ink_bounds(true_ink, width, height, f"{inks_path}: word {wid}: field true:")
-            words.append(Word(wid, wr["text"], tuple(float(v) for v in box), ink, pid, wr.get("split", "train"),
-                              true_ink))
+        words = [_load_word(wr, pr, pw, inks, inks_path, seen_words, folded_words) for wr in pr["words"]]
         pages.append(Page(pid, image, writer, width, height, words, photo_decoded=check_images and decode_images))
     ds = Dataset(root, name, kind, reference, meta, pages)
     if check_boxes:
@@ -525,6 +491,48 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
             raise DatasetError(f"{inks_of[page.id]}: page {page.id} word {w.id}: "
                                f"field {field_name}: {why} (inkground validate {root} lists every such word)")
     return ds
+
+
+def _load_word(wr: dict, pr: dict, pw: str, inks: dict, inks_path: Path, seen_words: set,
+               folded_words: dict) -> Word:
+    """The word of manifest record ``wr`` on page record ``pr`` (``pw`` names the page in errors), with its
+    reference and true inks from the page's inks file ``inks`` (read from ``inks_path``). Raises DatasetError
+    for an id seen before (``seen_words``) or differing from one only in case (``folded_words``: casefolded
+    id -> id; both updated), a box out of order, empty or off the page (page pixels, within
+    :data:`BOX_TOLERANCE`), and a missing, unreadable or empty reference or an ink off the page."""
+    width, height, pid = pr["width"], pr["height"], pr["id"]
+    wid = wr["id"]
+    ww = f"{pw} word {wid}"
+    if wid in seen_words:
+        raise DatasetError(f"{ww}: field id: duplicate word id")
+    if wid.casefold() in folded_words:
+        raise DatasetError(f"{ww}: field id: differs from word id {folded_words[wid.casefold()]} only in "
+                           f"case (ids name files; they would collide on macOS and Windows)")
+    seen_words.add(wid)
+    folded_words[wid.casefold()] = wid
+    box = wr["box"]  # 4 finite numbers (the schema); their order and place are checked here
+    if not (box[0] <= box[2] and box[1] <= box[3]):
+        raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
+    if box[0] == box[2] and box[1] == box[3]:
+        raise DatasetError(f"{ww}: field box: empty (a single point), got {box}")
+    if (box[0] < -BOX_TOLERANCE or box[1] < -BOX_TOLERANCE or box[2] > width + BOX_TOLERANCE
+            or box[3] > height + BOX_TOLERANCE):
+        raise DatasetError(f"{ww}: field box: {box} lies outside the {width} x {height} page")
+    rec = inks["words"].get(wid)
+    if not isinstance(rec, dict) or "reference" not in rec:
+        raise DatasetError(f"{inks_path}: word {wid}: field reference: missing")
+    try:
+        ink = ink_from_lists(rec["reference"], f"{inks_path}: word {wid}: field reference")
+        true = rec.get("true")
+        true_ink = None if true is None else ink_from_lists(true, f"{inks_path}: word {wid}: field true")
+    except InkError as e:
+        raise DatasetError(str(e)) from None
+    if ink.n_points == 0:
+        raise DatasetError(f"{inks_path}: word {wid}: field reference: empty (a reference must have ink)")
+    check_ink_bounds(ink, width, height, f"{inks_path}: word {wid}: field reference:")
+    if true_ink is not None:
+        check_ink_bounds(true_ink, width, height, f"{inks_path}: word {wid}: field true:")
+    return Word(wid, wr["text"], tuple(float(v) for v in box), ink, pid, wr.get("split", "train"), true_ink)
 
 
 def dataset_hash(root: str | Path, *, max_manifest_bytes: Optional[int] = None) -> str:

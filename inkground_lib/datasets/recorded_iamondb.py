@@ -106,14 +106,9 @@ def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_fact
             skip(_LINE_SKIPS.get(ln.text_note or "", "no transcription"))
             continue
         tokens = transcription_tokens(text)
-        if not tokens:
-            skip("empty transcription")
-            continue
-        if all(t.mark == "unreadable" for t in tokens):
-            skip("unreadable transcription (only '%' marks)")
-            continue
-        if not any(t.target for t in tokens):
-            skip("no plain word (every word marked)")
+        no_target = _no_target(tokens)
+        if no_target:
+            skip(no_target)
             continue
         with_text += 1
         parts, kind, why_not = cut_line(ln.ink, [t.text for t in tokens], gap_factor=gap_factor,
@@ -126,14 +121,35 @@ def iamondb_words(root: str | os.PathLike, split: str | None = None, *, gap_fact
         row["kept"] = True
         if how == "length":
             row["reason"] = why
-        writer = ln.writer or f"iamondb-form-{ln.form}"
-        for k, (tok, ink) in enumerate(zip(tokens, parts)):
-            if not tok.target or is_punctuation(tok.text):
-                marked[tok.mark or "punctuation"] += 1
-                continue
-            words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok.text, ink,
-                                      {"source": "iamondb", "line": ln.id, "file": str(ln.path)}))
+        words += _line_words(ln, tokens, parts, marked)
     return words, {"lines": len(lines), "lines_with_text": with_text, "lines_segmented": ok, "lines_kept": ok,
                    "lines_matched_by_length": sum(r["match"] == "length" for r in rows),
                    "lines_skipped": dict(sorted(skipped.items())), "words_not_targets": dict(sorted(marked.items())),
                    **report.as_meta(), "line_report": rows}
+
+
+def _no_target(tokens) -> str | None:
+    """Why a line whose transcription gives ``tokens`` has no word to cut for (empty, only unreadable '%'
+    marks, every word marked), or None when it has a plain word."""
+    if not tokens:
+        return "empty transcription"
+    if all(t.mark == "unreadable" for t in tokens):
+        return "unreadable transcription (only '%' marks)"
+    if not any(t.target for t in tokens):
+        return "no plain word (every word marked)"
+    return None
+
+
+def _line_words(ln, tokens, parts, marked: Counter) -> list[RecordedWord]:
+    """The target words of a cut line ``ln``: each plain token with its piece of ink (``parts``, in the
+    line's order; whiteboard units), id ``<line id>-<k:02d>``, writer the line's (else its form's). Marked
+    and punctuation tokens are counted in ``marked`` by mark instead."""
+    writer = ln.writer or f"iamondb-form-{ln.form}"
+    words = []
+    for k, (tok, ink) in enumerate(zip(tokens, parts)):
+        if not tok.target or is_punctuation(tok.text):
+            marked[tok.mark or "punctuation"] += 1
+            continue
+        words.append(RecordedWord(f"{ln.id}-{k:02d}", writer, tok.text, ink,
+                                  {"source": "iamondb", "line": ln.id, "file": str(ln.path)}))
+    return words

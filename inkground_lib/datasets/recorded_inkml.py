@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -133,69 +134,109 @@ def inkml_words(root: str | os.PathLike, *, writer: str = "auto", dialect: str =
         raise ValueError(f"inkml dialect: expected one of {DIALECTS}, got {dialect!r}")
     r = Path(root)
     files = _inkml_files(r)
-    words, failed, not_inkml, no_writer, digests = [], [], [], [], {}
-    skipped, by_kind, dialects, wsrc = Counter(), Counter(), Counter(), Counter()
-    examples, skip_examples = [], []
-    groups = degenerate = 0
+    t = _InkmlTally()
     for f in progress_bar(files, desc="InkML files", enabled=progress):
-        rel = f.relative_to(r).as_posix()
-        try:
-            doc = read_inkml(f, dialect=dialect)
-        except FormatError as e:
-            msg = str(e)
-            msg = msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg
-            kind = _not_inkml(f, msg)
-            if kind:
-                not_inkml.append((rel, kind))
-            else:
-                failed.append((rel, msg))
+        _read_file(t, f, f.relative_to(r).as_posix(), writer, dialect, symbols)
+    return t.words, _inkml_source(t, r, files, writer, dialect, symbols)
+
+
+@dataclass
+class _InkmlTally:
+    """What :func:`inkml_words` found so far: the words kept, the files left out (``failed``: cannot be read;
+    ``not_inkml``; ``no_writer``; each as (path relative to the root, reason)), each parsed file's sha256 by
+    relative path, and counts: groups left out by reason (``skipped``), the reader's warnings by kind, files by
+    dialect, words by where their writer came from (``wsrc``), groups read and degenerate words (no width or no
+    height); ``examples`` / ``skip_examples``: the first 50 warnings / groups left out."""
+    words: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    not_inkml: list = field(default_factory=list)
+    no_writer: list = field(default_factory=list)
+    digests: dict = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)
+    by_kind: Counter = field(default_factory=Counter)
+    dialects: Counter = field(default_factory=Counter)
+    wsrc: Counter = field(default_factory=Counter)
+    examples: list = field(default_factory=list)
+    skip_examples: list = field(default_factory=list)
+    groups: int = 0
+    degenerate: int = 0
+
+
+def _read_file(t: _InkmlTally, f: Path, rel: str, writer: str, dialect: str, symbols: bool) -> None:
+    """Read the InkML file ``f`` (``rel``: its path relative to the root) into the tally ``t``: the file left
+    out with its reason when it cannot be read, is not InkML or (``writer`` "annotation") names no writer;
+    else its digest, dialect, warnings, and its word groups (:func:`_tally_words`)."""
+    try:
+        doc = read_inkml(f, dialect=dialect)
+    except FormatError as e:
+        msg = str(e)
+        msg = msg[len(str(f)) + 2:] if msg.startswith(f"{f}: ") else msg
+        kind = _not_inkml(f, msg)
+        if kind:
+            t.not_inkml.append((rel, kind))
+        else:
+            t.failed.append((rel, msg))
+        return
+    t.digests[rel] = sha256_file(f)
+    t.dialects[doc.dialect] += 1
+    t.groups += len(doc)
+    for w in doc.warnings:
+        t.by_kind[w.kind] += 1
+        if len(t.examples) < 50:
+            t.examples.append(str(w))
+    math = is_math_document(doc)
+    chosen, left = _word_groups(doc, _MATH_LABELS if math else frozenset())
+    t.skipped.update(left)
+    if writer == "annotation" and not any(_group_writer(doc, k) for k in chosen):
+        if chosen:
+            t.no_writer.append((rel, f"{len(chosen)} word(s), no annotation type=\"writer\" (--inkml-writer "
+                                     "auto or folder or file would keep them)"))
+        return
+    _tally_words(t, doc, chosen, rel, math, writer, symbols)
+
+
+def _tally_words(t: _InkmlTally, doc: InkMLDocument, chosen: list, rel: str, math: bool, writer: str,
+                 symbols: bool) -> None:
+    """Add the word groups ``chosen`` of ``doc`` (file ``rel``; ``math``: a file that writes an expression) to
+    ``t``: a group that is no target (:func:`_left_out`) is counted by reason, one whose ink has no extent as
+    degenerate; every other one becomes a word named ``<rel>#<group id or index>`` with its writer by the
+    ``writer`` rule."""
+    for k in chosen:
+        g = doc[k]
+        left_out = _left_out(g, math, symbols)
+        if left_out is not None:
+            t.skipped[left_out[0]] += 1
+            if len(t.skip_examples) < 50:
+                t.skip_examples.append(f"{rel}#{g.id if g.id is not None else k}: {left_out[1]}")
             continue
-        digests[rel] = sha256_file(f)
-        dialects[doc.dialect] += 1
-        groups += len(doc)
-        for w in doc.warnings:
-            by_kind[w.kind] += 1
-            if len(examples) < 50:
-                examples.append(str(w))
-        math = is_math_document(doc)
-        chosen, left = _word_groups(doc, _MATH_LABELS if math else frozenset())
-        skipped.update(left)
-        if writer == "annotation" and not any(_group_writer(doc, k) for k in chosen):
-            if chosen:
-                no_writer.append((rel, f"{len(chosen)} word(s), no annotation type=\"writer\" (--inkml-writer "
-                                       "auto or folder or file would keep them)"))
-            continue
-        for k in chosen:
-            g = doc[k]
-            left_out = _left_out(g, math, symbols)
-            if left_out is not None:
-                skipped[left_out[0]] += 1
-                if len(skip_examples) < 50:
-                    skip_examples.append(f"{rel}#{g.id if g.id is not None else k}: {left_out[1]}")
-                continue
-            who, how = _word_writer(writer, _group_writer(doc, k), rel)
-            w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", who, g.text, g.ink,
-                             {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect,
-                              "writer_from": how})
-            if has_extent(w):
-                words.append(w)
-                wsrc[how] += 1
-            else:
-                degenerate += 1
+        who, how = _word_writer(writer, _group_writer(doc, k), rel)
+        w = RecordedWord(f"{rel}#{g.id if g.id is not None else k}", who, g.text, g.ink,
+                         {"source": "inkml", "file": rel, "group": g.id, "dialect": doc.dialect,
+                          "writer_from": how})
+        if has_extent(w):
+            t.words.append(w)
+            t.wsrc[how] += 1
+        else:
+            t.degenerate += 1
+
+
+def _inkml_source(t: _InkmlTally, r: Path, files: list, writer: str, dialect: str, symbols: bool) -> dict:
+    """The manifest's source entry of an InkML folder ``r``: its sha256 (over the parsed files' paths and
+    digests, sorted), the options, and what the tally ``t`` found (lists cut at 50 entries)."""
     h = hashlib.sha256()
-    for rel in sorted(digests):
-        h.update(f"{rel}\0{digests[rel]}\n".encode())
-    source = {"kind": "inkml", "path": portable_path(r), "sha256": h.hexdigest(), "writer_rule": writer,
-              "dialect": dialect, "symbols": bool(symbols), "files_found": len(files), "files_parsed": len(digests),
-              "files_failed": len(failed), "failed_files": [list(x) for x in failed[:50]],
-              "files_not_inkml": [list(x) for x in not_inkml[:50]], "files_not_inkml_count": len(not_inkml),
-              "files_without_writer": [list(x) for x in no_writer[:50]],
-              "dialects": dict(sorted(dialects.items())), "groups_read": groups, "words": len(words),
-              "words_skipped": dict(sorted(skipped.items())), "words_skipped_examples": skip_examples,
-              "words_degenerate": degenerate, "writers": len({w.writer for w in words}),
-              "writer_sources": dict(sorted(wsrc.items())), "warnings": sum(by_kind.values()),
-              "warnings_by_kind": dict(sorted(by_kind.items())), "warning_examples": examples}
-    return words, source
+    for rel in sorted(t.digests):
+        h.update(f"{rel}\0{t.digests[rel]}\n".encode())
+    words = t.words
+    return {"kind": "inkml", "path": portable_path(r), "sha256": h.hexdigest(), "writer_rule": writer,
+            "dialect": dialect, "symbols": bool(symbols), "files_found": len(files), "files_parsed": len(t.digests),
+            "files_failed": len(t.failed), "failed_files": [list(x) for x in t.failed[:50]],
+            "files_not_inkml": [list(x) for x in t.not_inkml[:50]], "files_not_inkml_count": len(t.not_inkml),
+            "files_without_writer": [list(x) for x in t.no_writer[:50]],
+            "dialects": dict(sorted(t.dialects.items())), "groups_read": t.groups, "words": len(words),
+            "words_skipped": dict(sorted(t.skipped.items())), "words_skipped_examples": t.skip_examples,
+            "words_degenerate": t.degenerate, "writers": len({w.writer for w in words}),
+            "writer_sources": dict(sorted(t.wsrc.items())), "warnings": sum(t.by_kind.values()),
+            "warnings_by_kind": dict(sorted(t.by_kind.items())), "warning_examples": t.examples}
 
 
 def _inkml_files(r: Path) -> list[Path]:

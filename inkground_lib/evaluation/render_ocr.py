@@ -83,36 +83,13 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
     sharing: dict = {}  # render key -> the drawing keys of this call whose render it is
     batches: list = []  # the render keys of each batch handed to the engine, in order
     parallel = executor is not None and getattr(ocr, "parallel", False)
-
-    def jobs():
-        """Render each drawing to read (lazily: the executor reads a batch while the next is rendered); a
-        render already read, or already on its way, is not read again."""
-        imgs: list = []
-        for k, ink in todo.items():
-            img = render_ink(ink)
-            rd = sha256_array(img)
-            memo[(RENDER_OF, k[1])] = rd  # the drawing's render: Style reads one render once too
-            rk = (ocr.name, "render", rd)
-            if rk in memo:
-                memo[k] = memo[rk]
-                continue
-            if rk not in sharing:
-                imgs.append((rk, img))
-            sharing.setdefault(rk, []).append(k)
-            if len(imgs) == OCR_BATCH_WORDS:
-                batches.append([r for r, _ in imgs])
-                yield (ocr.name, [i for _, i in imgs])
-                imgs = []
-        if imgs:
-            batches.append([r for r, _ in imgs])
-            yield (ocr.name, [i for _, i in imgs])
-
+    renders = _render_batches(todo, memo, sharing, batches, ocr.name)  # a generator: renders when asked
     if not todo:
         texts_of_batches = iter(())
     elif parallel:
-        texts_of_batches = windowed_map(executor, _read_images, jobs())
+        texts_of_batches = windowed_map(executor, _read_images, renders)
     else:
-        texts_of_batches = (ocr.read(images) for _, images in jobs())  # made str below
+        texts_of_batches = (ocr.read(images) for _, images in renders)  # made str below
     with progress_bar(total=len(todo), desc=f"OCR of renders ({ocr.name})", unit="word",
                       enabled=bool(progress and parallel and todo)) as bar:
         for i, texts in enumerate(texts_of_batches):
@@ -135,6 +112,34 @@ def read_renders(ocr, inks, memo: dict | None = None, executor=None, progress: b
         if rest:
             append_render_texts(log, identity, list(rest), list(rest.values()))
     return [memo[k] for k in keys]
+
+
+def _render_batches(todo: dict, memo: dict, sharing: dict, batches: list, engine: str):
+    """Render each drawing to read (``todo``: drawing key -> ink) and yield ``(engine, images)`` batches of up
+    to :data:`~inkground_lib.core.defaults.OCR_BATCH_WORDS` distinct renders, lazily (an executor reads a batch
+    while the next is rendered). A render already read (in ``memo`` under ``(engine, "render", digest)``) gives
+    its text at once, and one already on its way is not read again: ``sharing`` (render key -> drawing keys)
+    records which drawings each render answers, ``batches`` the render keys of each batch yielded, in order; each
+    drawing's render digest goes into ``memo`` under ``(RENDER_OF, drawing digest)`` (Style reads it once too)."""
+    imgs: list = []
+    for k, ink in todo.items():
+        img = render_ink(ink)
+        rd = sha256_array(img)
+        memo[(RENDER_OF, k[1])] = rd  # the drawing's render: Style reads one render once too
+        rk = (engine, "render", rd)
+        if rk in memo:
+            memo[k] = memo[rk]
+            continue
+        if rk not in sharing:
+            imgs.append((rk, img))
+        sharing.setdefault(rk, []).append(k)
+        if len(imgs) == OCR_BATCH_WORDS:
+            batches.append([r for r, _ in imgs])
+            yield (engine, [i for _, i in imgs])
+            imgs = []
+    if imgs:
+        batches.append([r for r, _ in imgs])
+        yield (engine, [i for _, i in imgs])
 
 
 def read_all_renders(dataset, runs, settings: EvalSettings, memo: dict, progress: bool = True, executor=None,

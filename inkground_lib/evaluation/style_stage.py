@@ -88,26 +88,12 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     check_precision(params.precision, f"Style ({settings.reference})")  # before anything trains or is written
     memo = {} if memo is None else memo
     store = style_features_dir(run_dir)
-    refs = list(reference_inks(ds, settings.reference))
-    words = [(w, p.writer) for p in ds.pages for w in p.words]
-    train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
-    test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
+    train, test = _train_and_test(ds, settings.reference)
     writers = sorted({wr for _, wr in train})
     out_dir = style_dir(run_dir, settings.reference)
 
     def facts_of(model):
-        ev = {"top1": float("nan"), "mean_true_proba": float("nan")}
-        if test:
-            z = style_rows(model, [k for k, _ in test], memo, executor, store=store)
-            y = [model.class_index(wr, "held-out word") for _, wr in test]
-            ev = classifier_figures(z, y, [wr for _, wr in test], settings.n_boot, settings.seed, settings.ci)
-            ev.pop("n")
-        return {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
-                "n_test": len(test), **ev, "trained_now": bool(model.trained), "precision": model.params.precision,
-                "channels_last": bool(model.params.channels_last), "start": model.params.start,
-                "fit": model.params.fit, "head_c": model.params.head_c if model.params.fit == "head" else None,
-                "backbone": backbone_facts() if model.params.start == "backbone" else None,
-                "fit_seconds": float(model.train_seconds)}
+        return _style_facts(model, train, test, settings, memo, executor, store)
 
     if len(writers) < 2:  # a classifier needs two classes: Style is not computed (NaN), and the book says so
         facts = {"n_classes": len(writers), "chance": float("nan"), "n_train": len(train), "n_test": len(test),
@@ -122,44 +108,85 @@ def start_style_classifier(ds, run_dir, settings: EvalSettings, executor=None, p
     if saved is not None:
         return lambda: (saved, facts_of(saved))
     if params.fit == "head":
-        def fit_here():
-            from inkground_lib.components.style.backbone import load_backbone
-
-            with _FEATURES_LOCK:  # one classifier's features at a time: each fills the pool by itself
-                feats = style_features(load_backbone(), params, [k for k, _ in train], memo, executor,
-                                       progress and not pooled, store)
-            model = train_style(train, params, out_dir, progress=False, features=feats, executor=executor)
-            with _FEATURES_LOCK:
-                return model, facts_of(model)
-        pooled = executor is not None and not getattr(executor, "in_process", False)
-        # with a pool: from now on, beside the caller's work (features and the head's fit run there)
-        return _in_background(fit_here, f"style-{settings.reference}") if pooled else fit_here
+        return _start_head_fit(train, params, out_dir, facts_of, memo, executor, progress, store,
+                               f"style-{settings.reference}")
     if executor is None or getattr(executor, "in_process", False):  # trained when asked, in the caller's thread
         def train_here():  # (a 1-worker pool's jobs showed no bar before: nor do they here)
             model = train_style(train, params, out_dir, progress=progress and executor is None)
             return model, facts_of(model)
         return train_here
     refs_name = "true inks" if settings.reference == "true" else f"{settings.reference}s"
-    show = progress and bar_position is not None
-
-    def epochs():
-        state = load_checkpoint(out_dir, train, params) if resumable else None
-        with progress_bar(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch",
-                          leave=False, desc=f"Style training (on {refs_name})", position=bar_position,
-                          enabled=show) as bar:
-            while state is None or state.epoch < params.epochs:
-                state = executor.submit(_style_epoch_job, (train, params, state, 1 if resumable else None)).result()
-                if resumable and state.epoch < params.epochs:
-                    save_checkpoint(out_dir, state, train, params)
-                bar.update(state.epoch - bar.n)
-        model = style_model_from_state(state, train, params)
-        save_style(model, out_dir, len(train))  # removes the checkpoint
-        return model
 
     def trained():
-        model = epochs()
+        model = _train_on_pool(train, params, out_dir, executor, resumable, progress and bar_position is not None,
+                               bar_position, f"Style training (on {refs_name})")
         return model, facts_of(model)
     return _in_background(trained, f"style-{settings.reference}")
+
+
+def _train_and_test(ds, reference: str) -> tuple[list, list]:
+    """``(train, test)``: the ``reference`` inks of the dataset's train-split and test-split words, each as
+    ``(ink, writer)``, in page and word order."""
+    refs = list(reference_inks(ds, reference))
+    words = [(w, p.writer) for p in ds.pages for w in p.words]
+    train = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "train"]
+    test = [(ink, wr) for ink, (w, wr) in zip(refs, words) if w.split == "test"]
+    return train, test
+
+
+def _style_facts(model, train: list, test: list, settings: EvalSettings, memo: dict, executor, store) -> dict:
+    """A classifier's facts: classes, chance (1 / classes), training and held-out counts, the held-out top-1 and
+    mean true-writer probability with their CIs (NaN without held-out words; rows shared through ``memo``), and
+    its recipe (precision, start, fit, head C, backbone, seconds to fit)."""
+    ev = {"top1": float("nan"), "mean_true_proba": float("nan")}
+    if test:
+        z = style_rows(model, [k for k, _ in test], memo, executor, store=store)
+        y = [model.class_index(wr, "held-out word") for _, wr in test]
+        ev = classifier_figures(z, y, [wr for _, wr in test], settings.n_boot, settings.seed, settings.ci)
+        ev.pop("n")
+    return {"n_classes": model.n_classes, "chance": 1.0 / model.n_classes, "n_train": len(train),
+            "n_test": len(test), **ev, "trained_now": bool(model.trained), "precision": model.params.precision,
+            "channels_last": bool(model.params.channels_last), "start": model.params.start,
+            "fit": model.params.fit, "head_c": model.params.head_c if model.params.fit == "head" else None,
+            "backbone": backbone_facts() if model.params.start == "backbone" else None,
+            "fit_seconds": float(model.train_seconds)}
+
+
+def _start_head_fit(train: list, params: StyleParams, out_dir: Path, facts_of, memo: dict, executor, progress: bool,
+                    store, name: str):
+    """The ``"head"`` recipe: a function of no arguments giving (model, facts) once the backbone's features of
+    the training inks are computed and a head is fitted on them. With a pool (``executor`` not in-process) that
+    work starts now in a background thread ``name``, beside the caller's; otherwise it runs when called."""
+    def fit_here():
+        from inkground_lib.components.style.backbone import load_backbone
+
+        with _FEATURES_LOCK:  # one classifier's features at a time: each fills the pool by itself
+            feats = style_features(load_backbone(), params, [k for k, _ in train], memo, executor,
+                                   progress and not pooled, store)
+        model = train_style(train, params, out_dir, progress=False, features=feats, executor=executor)
+        with _FEATURES_LOCK:
+            return model, facts_of(model)
+    pooled = executor is not None and not getattr(executor, "in_process", False)
+    # with a pool: from now on, beside the caller's work (features and the head's fit run there)
+    return _in_background(fit_here, name) if pooled else fit_here
+
+
+def _train_on_pool(train: list, params: StyleParams, out_dir: Path, executor, resumable: bool, show: bool,
+                   bar_position: int | None, desc: str):
+    """Train a network classifier on ``executor``'s workers and save it in ``out_dir``: one job to the end, or
+    with ``resumable`` one epoch per job, the state kept after each (resuming from a checkpoint there). A bar of
+    the epochs (``desc``, tqdm line ``bar_position``) when ``show``."""
+    state = load_checkpoint(out_dir, train, params) if resumable else None
+    with progress_bar(total=params.epochs, initial=0 if state is None else state.epoch, unit="epoch",
+                      leave=False, desc=desc, position=bar_position, enabled=show) as bar:
+        while state is None or state.epoch < params.epochs:
+            state = executor.submit(_style_epoch_job, (train, params, state, 1 if resumable else None)).result()
+            if resumable and state.epoch < params.epochs:
+                save_checkpoint(out_dir, state, train, params)
+            bar.update(state.epoch - bar.n)
+    model = style_model_from_state(state, train, params)
+    save_style(model, out_dir, len(train))  # removes the checkpoint
+    return model
 
 
 _FEATURES_LOCK = threading.Lock()

@@ -225,34 +225,45 @@ def read_unipen_release(root: str | os.PathLike, *, category: str | Sequence[str
         report.files.update(doc.files)
         report.unknown_keywords.update(doc.unknown_keywords)
         report.damaged_components.extend(p for p in doc.problems if p not in report.damaged_components)
-        for seg in doc.segments:
-            if levels is not None and seg.level.upper() not in levels:
-                report.segments_other_level += 1
-                continue
-            report.segments_read += 1
-            try:
-                w = segment_word(doc, seg)
-            except FormatError as e:
-                kind = failure_kind(str(e))
-                report.skipped[kind] += 1
-                report.skipped_examples.setdefault(kind, str(e))
-                continue
-            st = (w.meta["style"] or "?").upper()
-            report.by_category[w.meta["category"]] += 1
-            report.by_style[st] += 1
-            report.by_quality[seg.quality] += 1
-            if styles is not None and st not in styles:
-                report.not_selected["style"] += 1
-                continue
-            if quals is not None and seg.quality not in quals:
-                report.not_selected["quality"] += 1
-                continue
-            key = (w.meta["data_file"], w.meta["segment"])
-            if key in seen:
-                report.not_selected["duplicate (another category)"] += 1
-                continue
-            seen.add(key)
-            words.append(w)
-            report._writers.add(w.writer)
+        words += _selected_words(doc, report, levels, styles, quals, seen)
     report.words_selected = len(words)
     return words, report
+
+
+def _selected_words(doc, report: ReleaseReport, levels, styles, quals,
+                    seen: set[tuple[str, str]]) -> list[RecordedWord]:
+    """The words of one parsed file ``doc`` that the selection keeps: segments at one of ``levels``, cut into
+    words (:func:`segment_word`), of one of ``styles`` and ``quals`` (each None: any), not already taken from
+    another category (``seen``: (data file, segment) keys, updated). Counts everything read, cut, refused and
+    left out in ``report``."""
+    words: list[RecordedWord] = []
+    for seg in doc.segments:
+        if levels is not None and seg.level.upper() not in levels:
+            report.segments_other_level += 1
+            continue
+        report.segments_read += 1
+        try:
+            w = segment_word(doc, seg)
+        except FormatError as e:
+            kind = failure_kind(str(e))
+            report.skipped[kind] += 1
+            report.skipped_examples.setdefault(kind, str(e))
+            continue
+        st = (w.meta["style"] or "?").upper()
+        report.by_category[w.meta["category"]] += 1
+        report.by_style[st] += 1
+        report.by_quality[seg.quality] += 1
+        if styles is not None and st not in styles:
+            report.not_selected["style"] += 1
+            continue
+        if quals is not None and seg.quality not in quals:
+            report.not_selected["quality"] += 1
+            continue
+        key = (w.meta["data_file"], w.meta["segment"])
+        if key in seen:
+            report.not_selected["duplicate (another category)"] += 1
+            continue
+        seen.add(key)
+        words.append(w)
+        report._writers.add(w.writer)
+    return words

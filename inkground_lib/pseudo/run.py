@@ -150,48 +150,20 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer=DERENDERER, ocr="ra
 def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, rfile, n_raters, raters_per_pair,
                        rater_model, n_candidates, seed, progress, workers, executor=None,
                        allow_partial_ratings=False) -> PipelineResult:
+    """:func:`run_pseudo_labels` inside its run folder and pool: each stage in turn, timed (seconds)."""
     timings: dict[str, float] = {}
     t = time.perf_counter()
     cand = Path(candidates_dir)
     run = Path(run_dir)
-    ds = load_dataset(cand)
-    if rfile is not None:  # a rating of a page that is not a candidate is refused before anything is written
-        check_rating_pages(rfile, [p.id for p in ds.pages])
-    if n_candidates is not None:
-        if int(n_candidates) < 1:
-            raise PseudoError(f"n_candidates: must be >= 1 or None, got {n_candidates!r}")
-        ds.pages = ds.pages[: int(n_candidates)]
+    ds = _candidate_pages(cand, rfile, n_candidates)
     model = rater_model or RaterModel()
     der = make_derenderer(derenderer)
     timings["load"] = time.perf_counter() - t
 
     eng = make_engine(ocr)
-    readings = None
-    if text_mode(der) == "recognize":  # recognize and derender: the filter's reading of each crop, read first
-        t = time.perf_counter()
-        readings = read_crops(ds, ocr if isinstance(ocr, str) else eng, run, progress=progress, workers=workers,
-                              executor=executor)
-        timings["read_crops"] = time.perf_counter() - t
+    pseudo, o = _derender_and_filter(ds, der, ocr, eng, ocr_threshold, run, progress, workers, executor, timings)
     t = time.perf_counter()
-    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers, executor=executor,
-                              readings=readings)
-    timings["derender"] = time.perf_counter() - t
-    t = time.perf_counter()
-    o = ocr_filter(ds, pseudo, ocr if isinstance(ocr, str) else eng, ocr_threshold, run_dir=run, progress=progress,
-                   workers=workers, executor=executor, originals=readings)
-    timings["ocr"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    truth = truth_metrics(ds, pseudo, workers=workers, executor=executor, log=truth_jsonl(run))
-    has_truth = len(truth) > 0
-    errors = derender_errors(run, der)
-    words = o.words.copy()
-    words["strokes"] = [len(pseudo[w]) for w in words["word_id"]]
-    words["points"] = [pseudo[w].n_points for w in words["word_id"]]
-    words["derender_error"] = [errors.get(w, "") for w in words["word_id"]]
-    words = words.merge(truth.drop(columns="page"), on="word_id", how="left")
-    for c in ("dtw", "chamfer", "order_differs", "direction_differs"):
-        words[c] = words[c].astype(float)
+    words, has_truth = _word_table(ds, pseudo, o, run, der, workers, executor)
     timings["truth"] = time.perf_counter() - t
 
     pages = o.pages.copy()
@@ -207,35 +179,13 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
     outcome = rater_outcome(rt, passed, k)
     if rfile is not None:  # before any table of this run is written: the folder keeps its last consistent state
         check_enough_ratings(outcome, f"ratings file {rfile.path}", allow_partial_ratings)
-    all_ids = set(pages["page"])
-    ag = dict(outcome.agreement)
-    ag["ratings_outside_candidates"] = int((~rt["page"].isin(all_ids)).sum())
-    ag["ratings_of_failed_pages"] = int((rt["page"].isin(all_ids) & ~rt["page"].isin(set(passed))).sum())
+    ag = _agreement(outcome, rt, set(pages["page"]), passed)
     kept = outcome.kept
-    g = outcome.ratings.groupby("page")["score"]
-    pages["n_ratings"] = pages["page"].map(g.size()).fillna(0).astype(int)
-    pages["all_ten"] = pages["page"].map(g.min() == KEEP_SCORE).eq(True)
-    pages["kept"] = pages["page"].isin(set(kept))
-    pages["mean_score"] = pages["page"].map(g.mean()).astype(float)
-    pages["defect"] = pages["page"].map(defect).astype(float) if rfile is None else np.nan
-    wt = words.groupby("page")[["dtw", "chamfer", "order_differs", "direction_differs"]].mean()
-    for c in wt.columns:
-        pages[c] = pages["page"].map(wt[c]).astype(float)
-    awaiting = pages["page"].isin(set(outcome.awaiting))
-    pages["stage"] = np.where(~pages["ocr_pass"], STAGES[0], np.where(
-        pages["kept"], STAGES[2], np.where(awaiting, AWAITING, STAGES[1])))
-    pages = pages[PAGE_COLUMNS]
+    pages = _page_table(pages, words, outcome, defect if rfile is None else None)
     write_ratings(outcome.ratings, ratings_csv(run))  # the ratings used, simulated or the file's, never stale
 
-    n0, n1, n2 = len(pages), int(pages["ocr_pass"].sum()), int(pages["kept"].sum())
-    funnel = pd.DataFrame([
-        {"stage": "candidate pages", "pages": n0, "share of candidates": 1.0 if n0 else np.nan,
-         "share of previous stage": np.nan},
-        {"stage": f"OCR filter (>= {ocr_threshold:g} of words match)", "pages": n1,
-         "share of candidates": n1 / n0 if n0 else np.nan, "share of previous stage": n1 / n0 if n0 else np.nan},
-        {"stage": "rater filter (every score 10)", "pages": n2, "share of candidates": n2 / n0 if n0 else np.nan,
-         "share of previous stage": n2 / n1 if n1 else np.nan},
-    ])
+    n0 = len(pages)
+    funnel = _funnel(pages, ocr_threshold)
     dcfg, ecfg = derenderer_config(der), engine_config(eng)
     # what the derenderer was given as each word's text: only for one that reads it (the tracer's text modes)
     components = {"derenderer": dcfg["name"],
@@ -271,6 +221,100 @@ def _run_pseudo_labels(candidates_dir, run_dir, derenderer, ocr, ocr_threshold, 
         "numbers": summary_numbers(res), "components": components, "params": params, "timings": res.timings,
         "agreement": ag, "candidates_hash": cand_hash, "ratings_file": ratings_info}))
     return res
+
+
+def _candidate_pages(cand: Path, rfile: Optional[RatingsFile], n_candidates: Optional[int]):
+    """The candidate dataset at ``cand``, cut to its first ``n_candidates`` pages (None: all); a ratings file
+    that rates a page which is not a candidate is refused here, before anything is written."""
+    ds = load_dataset(cand)
+    if rfile is not None:  # a rating of a page that is not a candidate is refused before anything is written
+        check_rating_pages(rfile, [p.id for p in ds.pages])
+    if n_candidates is not None:
+        if int(n_candidates) < 1:
+            raise PseudoError(f"n_candidates: must be >= 1 or None, got {n_candidates!r}")
+        ds.pages = ds.pages[: int(n_candidates)]
+    return ds
+
+
+def _derender_and_filter(ds, der, ocr, eng, ocr_threshold, run: Path, progress, workers, executor,
+                         timings: dict[str, float]):
+    """Derender every word of ``ds`` and OCR-filter the pseudo-labels: ``(pseudo, ocr filter result)``. For a
+    derenderer that reads each word's text first (text mode "recognize"), the crops are read before it runs
+    and the filter compares with those readings. ``ocr`` goes to the workers by name when it is one, else the
+    engine ``eng``. Adds each stage's seconds to ``timings`` (read_crops, derender, ocr)."""
+    readings = None
+    if text_mode(der) == "recognize":  # recognize and derender: the filter's reading of each crop, read first
+        t = time.perf_counter()
+        readings = read_crops(ds, ocr if isinstance(ocr, str) else eng, run, progress=progress, workers=workers,
+                              executor=executor)
+        timings["read_crops"] = time.perf_counter() - t
+    t = time.perf_counter()
+    pseudo = derender_dataset(ds, der, run, progress=progress, workers=workers, executor=executor,
+                              readings=readings)
+    timings["derender"] = time.perf_counter() - t
+    t = time.perf_counter()
+    o = ocr_filter(ds, pseudo, ocr if isinstance(ocr, str) else eng, ocr_threshold, run_dir=run, progress=progress,
+                   workers=workers, executor=executor, originals=readings)
+    timings["ocr"] = time.perf_counter() - t
+    return pseudo, o
+
+
+def _word_table(ds, pseudo, o, run: Path, der, workers, executor) -> tuple[pd.DataFrame, bool]:
+    """``(words, has_truth)``: one row per word with the OCR filter's columns, the pseudo-label's strokes and
+    points, its derender error ("" for none) and, where true inks exist, the truth comparison (dtw, chamfer,
+    order_differs, direction_differs as floats); ``has_truth``: whether any word had a true ink."""
+    truth = truth_metrics(ds, pseudo, workers=workers, executor=executor, log=truth_jsonl(run))
+    errors = derender_errors(run, der)
+    words = o.words.copy()
+    words["strokes"] = [len(pseudo[w]) for w in words["word_id"]]
+    words["points"] = [pseudo[w].n_points for w in words["word_id"]]
+    words["derender_error"] = [errors.get(w, "") for w in words["word_id"]]
+    words = words.merge(truth.drop(columns="page"), on="word_id", how="left")
+    for c in ("dtw", "chamfer", "order_differs", "direction_differs"):
+        words[c] = words[c].astype(float)
+    return words, len(truth) > 0
+
+
+def _agreement(outcome: RaterOutcome, rt: pd.DataFrame, all_ids: set, passed: list) -> dict:
+    """The raters' agreement, with the count of ratings of pages that are not candidates and of pages that
+    failed the OCR filter (both unused)."""
+    ag = dict(outcome.agreement)
+    ag["ratings_outside_candidates"] = int((~rt["page"].isin(all_ids)).sum())
+    ag["ratings_of_failed_pages"] = int((rt["page"].isin(all_ids) & ~rt["page"].isin(set(passed))).sum())
+    return ag
+
+
+def _page_table(pages: pd.DataFrame, words: pd.DataFrame, outcome: RaterOutcome, defect) -> pd.DataFrame:
+    """The OCR filter's page table with the rater filter's columns (n_ratings, all_ten, kept, mean_score; the
+    simulated raters' ``defect`` per page, NaN with real ratings: ``defect`` None), the page means of the
+    truth comparison and each page's stage, in :data:`PAGE_COLUMNS` order."""
+    g = outcome.ratings.groupby("page")["score"]
+    pages["n_ratings"] = pages["page"].map(g.size()).fillna(0).astype(int)
+    pages["all_ten"] = pages["page"].map(g.min() == KEEP_SCORE).eq(True)
+    pages["kept"] = pages["page"].isin(set(outcome.kept))
+    pages["mean_score"] = pages["page"].map(g.mean()).astype(float)
+    pages["defect"] = pages["page"].map(defect).astype(float) if defect is not None else np.nan
+    wt = words.groupby("page")[["dtw", "chamfer", "order_differs", "direction_differs"]].mean()
+    for c in wt.columns:
+        pages[c] = pages["page"].map(wt[c]).astype(float)
+    awaiting = pages["page"].isin(set(outcome.awaiting))
+    pages["stage"] = np.where(~pages["ocr_pass"], STAGES[0], np.where(
+        pages["kept"], STAGES[2], np.where(awaiting, AWAITING, STAGES[1])))
+    return pages[PAGE_COLUMNS]
+
+
+def _funnel(pages: pd.DataFrame, ocr_threshold: float) -> pd.DataFrame:
+    """The funnel: candidate pages, pages past the OCR filter, pages kept by the raters, each with its share
+    of the candidates and of the previous stage (NaN where that is empty)."""
+    n0, n1, n2 = len(pages), int(pages["ocr_pass"].sum()), int(pages["kept"].sum())
+    return pd.DataFrame([
+        {"stage": "candidate pages", "pages": n0, "share of candidates": 1.0 if n0 else np.nan,
+         "share of previous stage": np.nan},
+        {"stage": f"OCR filter (>= {ocr_threshold:g} of words match)", "pages": n1,
+         "share of candidates": n1 / n0 if n0 else np.nan, "share of previous stage": n1 / n0 if n0 else np.nan},
+        {"stage": "rater filter (every score 10)", "pages": n2, "share of candidates": n2 / n0 if n0 else np.nan,
+         "share of previous stage": n2 / n1 if n1 else np.nan},
+    ])
 
 
 def _json_safe(obj):

@@ -182,40 +182,58 @@ def evaluate(expr: str, context: dict, status: str = "success") -> bool | str:
     text = expr.strip()
     if text.startswith("${{") and text.endswith("}}"):
         text = text[3:-2]
-    toks = _tokens(text)
-    pos = 0
+    parser = _ExpressionParser(expr, _tokens(text), context, status)
+    value = parser.disjunction()
+    if parser.pos != len(parser.toks):
+        raise WorkflowError(f"expression {expr!r}: unexpected {parser.toks[parser.pos][1]!r}")
+    return value
 
-    def peek():
-        return toks[pos] if pos < len(toks) else (None, None)
 
-    def take():
-        nonlocal pos
-        pos += 1
-        return toks[pos - 1]
+class _ExpressionParser:
+    """A recursive-descent reader of one expression's tokens (:func:`evaluate`), lowest precedence first:
+    ``||``, then ``&&``, then ``==`` / ``!=``, then a primary (literal, context property, status function,
+    ``!`` or parentheses). ``expr`` is the expression as written, for error messages; ``pos`` the next token."""
 
-    def lookup(name: str):
-        value = context
+    def __init__(self, expr: str, toks: list[tuple[str, str]], context: dict, status: str):
+        self.expr, self.toks, self.context, self.status = expr, toks, context, status
+        self.pos = 0
+
+    def peek(self):
+        """The next token as (kind, text), not taken; (None, None) at the end."""
+        return self.toks[self.pos] if self.pos < len(self.toks) else (None, None)
+
+    def take(self):
+        """The next token as (kind, text), taken."""
+        self.pos += 1
+        return self.toks[self.pos - 1]
+
+    def lookup(self, name: str):
+        """The context property ``name`` (dotted path; ``''`` where any part is missing)."""
+        value = self.context
         for part in name.split("."):
             value = value.get(part, "") if isinstance(value, dict) else ""
         return value
 
-    def primary():
-        kind, v = take() if pos < len(toks) else (None, None)
+    def primary(self):
+        """A string or number literal, a parenthesised expression, ``!`` and a primary, a status function's
+        value, ``true`` / ``false`` / ``null`` (``''``) or a context property."""
+        expr = self.expr
+        kind, v = self.take() if self.pos < len(self.toks) else (None, None)
         if kind == "str":
             return v[1:-1].replace("''", "'")
         if kind == "num":
             return float(v)
         if kind == "op" and v == "(":
-            value = disjunction()
-            if take()[1] != ")":
+            value = self.disjunction()
+            if self.take()[1] != ")":
                 raise WorkflowError(f"expression {expr!r}: a parenthesis is not closed")
             return value
         if kind == "op" and v == "!":
-            return not truthy(primary())
+            return not truthy(self.primary())
         if kind == "name":
             if v.endswith("()"):
                 fn = v[:-2]
-                calls = {"success": status == "success", "failure": status == "failure", "always": True,
+                calls = {"success": self.status == "success", "failure": self.status == "failure", "always": True,
                          "cancelled": False}
                 if fn not in calls:
                     raise WorkflowError(f"expression {expr!r}: function {fn}() is not one this run knows")
@@ -224,39 +242,37 @@ def evaluate(expr: str, context: dict, status: str = "success") -> bool | str:
                 return v == "true"
             if v == "null":
                 return ""
-            return lookup(v)
+            return self.lookup(v)
         raise WorkflowError(f"expression {expr!r}: unexpected {v!r}")
 
-    def comparison():
-        left = primary()
-        while peek()[1] in ("==", "!="):
-            op = take()[1]
-            right = primary()
+    def comparison(self):
+        """Primaries joined by ``==`` / ``!=`` (left to right; strings compare without case)."""
+        left = self.primary()
+        while self.peek()[1] in ("==", "!="):
+            op = self.take()[1]
+            right = self.primary()
             same = (left.lower() == right.lower() if isinstance(left, str) and isinstance(right, str)
                     else left == right)
             left = same if op == "==" else not same
         return left
 
-    def conjunction():
-        left = comparison()
-        while peek()[1] == "&&":
-            take()
-            right = comparison()
+    def conjunction(self):
+        """Comparisons joined by ``&&``: the first falsy operand's value, else the last one's."""
+        left = self.comparison()
+        while self.peek()[1] == "&&":
+            self.take()
+            right = self.comparison()
             left = right if truthy(left) else left
         return left
 
-    def disjunction():
-        left = conjunction()
-        while peek()[1] == "||":
-            take()
-            right = conjunction()
+    def disjunction(self):
+        """Conjunctions joined by ``||``: the first truthy operand's value, else the last one's."""
+        left = self.conjunction()
+        while self.peek()[1] == "||":
+            self.take()
+            right = self.conjunction()
             left = left if truthy(left) else right
         return left
-
-    value = disjunction()
-    if pos != len(toks):
-        raise WorkflowError(f"expression {expr!r}: unexpected {toks[pos][1]!r}")
-    return value
 
 
 def truthy(value) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -236,16 +236,83 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
     pts = np.concatenate(pts) if pts else np.zeros((0, 2))
     photo_el = None
     if photo is not None and len(pts):
-        img, (px0, py0) = photo
-        ph, pw = np.asarray(img).shape[:2]
-        pts = np.concatenate([pts, [[px0 - 0.5, py0 - 0.5], [px0 + pw - 0.5, py0 + ph - 0.5]]])
-        photo_el = (f'<image x="{_num(px0 - 0.5)}" y="{_num(py0 - 0.5)}" width="{pw}" height="{ph}" '
-                    f'preserveAspectRatio="none" opacity="{PHOTO_OPACITY}" href="data:image/jpeg;base64,{_jpeg_b64(img)}"/>')
+        pts, photo_el = _photo_element(photo, pts)
     legend_rows = len(lay) + (1 if controls and len(pts) else 0)
     row_px = 16.0
     if len(pts) == 0:
         return _empty_svg(fid, lay, width_px, background, title, description, row_px)
+    v = _view(pts, width_px, margin_px, legend_rows * row_px)
+    if total_ms is None:
+        longest = max((_arc_lengths(ink).sum() for ink, *_ in lay), default=0.0) / v.k
+        total_ms = float(np.clip(2.5 * longest, 1500, 15000))
 
+    lw = line_px * v.k
+    out = _svg_head(fid, v, width_px, title, description or _default_desc(lay), background)
+    out += _legend(lay, v, lw, row_px, controls)
+    if photo_el is not None:
+        out.append(photo_el)
+    out.append('<g class="dr">')
+    n_mask = 0
+    for ink, label, colour, dashed in lay:
+        if not len(ink):
+            continue
+        sched = stroke_schedule(ink, total_ms, timing=timing, pen_up_share=pen_up_share)
+        out.append(f'<g class="ly" data-label={html_attr(label)} stroke={html_attr(colour)} '
+                   f'stroke-width="{_num(lw)}">')
+        n_mask = _layer_strokes(out, ink, sched, colour, dashed, fid, v, lw, n_mask)
+        out.append("</g>")
+    out.append("</g>")
+    if controls:
+        out.append(f"<script>{_SCRIPT % fid}</script>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _photo_element(photo, pts: np.ndarray) -> tuple[np.ndarray, str]:
+    """The page crop ``photo`` = ``(image, (x0, y0))`` as an SVG ``<image>`` (embedded JPEG, faded to
+    :data:`PHOTO_OPACITY`), and ``pts`` (page px) extended by the crop's outer corners so that the frame covers
+    it. Pixel (x0, y0) is the crop's top-left pixel centre, hence the half-pixel shifts to its outer edges."""
+    img, (px0, py0) = photo
+    ph, pw = np.asarray(img).shape[:2]
+    pts = np.concatenate([pts, [[px0 - 0.5, py0 - 0.5], [px0 + pw - 0.5, py0 + ph - 0.5]]])
+    return pts, (f'<image x="{_num(px0 - 0.5)}" y="{_num(py0 - 0.5)}" width="{pw}" height="{ph}" '
+                 f'preserveAspectRatio="none" opacity="{PHOTO_OPACITY}" href="data:image/jpeg;base64,{_jpeg_b64(img)}"/>')
+
+
+def _svg_head(fid: str, v: "_View", width_px: float, title: str, desc: str, background: str | None) -> list[str]:
+    """The player's opening elements: the ``<svg>`` tag (``width_px`` screen px wide, viewBox the frame ``v``
+    in page px, accessible name ``title``), its ``<title>``, ``<desc>``, scoped ``<style>`` and, unless
+    ``background`` is None, a rectangle of that CSS colour filling the frame."""
+    g = _num
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="{fid}" class="ig-pen-player" role="img" tabindex="0" '
+        f'aria-label={html_attr(title)} width="{g(width_px)}" height="{g(v.height_px)}" '
+        f'viewBox="{g(v.x0)} {g(v.y0)} {g(v.w)} {g(v.h)}">',
+        f"<title>{html_text(title)}</title>",
+        f"<desc>{html_text(desc)}</desc>",
+        f"<style>{_style(fid)}</style>",
+    ]
+    if background is not None:
+        out.append(f'<rect x="{g(v.x0)}" y="{g(v.y0)}" width="{g(v.w)}" height="{g(v.h)}" fill={html_attr(background)}/>')
+    return out
+
+
+class _View(NamedTuple):
+    """A player's frame: ``k`` page px per screen px; ``m`` the margin (page px); the viewBox ``x0, y0, w, h``
+    (page px, y down, the legend above the ink); ``height_px`` the displayed height (screen px)."""
+    k: float
+    m: float
+    x0: float
+    y0: float
+    w: float
+    h: float
+    height_px: float
+
+
+def _view(pts: np.ndarray, width_px: float, margin_px: float, legend_px: float) -> _View:
+    """The frame around the points ``pts`` (page px) for a player ``width_px`` screen px wide with
+    ``margin_px`` screen px of margin and ``legend_px`` screen px of legend rows above the ink: the ink fits
+    the width, but a very tall ink is no taller than 1.5 widths, and a single point is shown 4x."""
     x0, y0 = pts.min(axis=0)
     x1, y1 = pts.max(axis=0)
     span = max(x1 - x0, y1 - y0, 1.0)
@@ -257,19 +324,17 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
     m = margin_px * k
     vw = width_px * k
     vx0 = (x0 + x1) / 2 - vw / 2
-    legend_h = (legend_rows * row_px + 4) * k
+    legend_h = (legend_px + 4) * k
     vy0 = y0 - m - legend_h
     vh = (y1 - y0) + 2 * m + legend_h
-    height_px = vh / k
-    lw, fs = line_px * k, 11 * k
+    return _View(k, m, vx0, vy0, vw, vh, vh / k)
 
-    if total_ms is None:
-        longest = max((_arc_lengths(ink).sum() for ink, *_ in lay), default=0.0) / k
-        total_ms = float(np.clip(2.5 * longest, 1500, 15000))
 
-    f = _fmt  # ink coordinates (0.1 page px)
-    g = _num  # sizes, legend and frame
-    style = (
+def _style(fid: str) -> str:
+    """The player's CSS, every rule scoped by the figure id ``fid``: the drawing keyframes (dash offset 1 -> 0
+    on ``pathLength=1`` paths), paused states (``pz`` paused by the reader, ``wt`` waiting to scroll into
+    view), the focus ring, and the static complete drawing for reduced motion and print."""
+    return (
         f"#{fid} .s,#{fid} .u{{fill:none;stroke-linecap:round;stroke-linejoin:round;stroke-dasharray:1 2;"
         f"stroke-dashoffset:0;animation:{fid}-d 1ms linear both}}"
         f"#{fid} .u{{stroke-opacity:.35}}"
@@ -284,80 +349,69 @@ def pen_path_svg(layers: Sequence, *, width_px: float = 480, background: str | N
         f"@media print{{#{fid} *{{animation:none!important}}#{fid} .rp,#{fid} .hint{{display:none}}}}"
     )
 
-    desc = description or _default_desc(lay)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" id="{fid}" class="ig-pen-player" role="img" tabindex="0" '
-        f'aria-label={html_attr(title)} width="{g(width_px)}" height="{g(height_px)}" '
-        f'viewBox="{g(vx0)} {g(vy0)} {g(vw)} {g(vh)}">',
-        f"<title>{html_text(title)}</title>",
-        f"<desc>{html_text(desc)}</desc>",
-        f"<style>{style}</style>",
-    ]
-    if background is not None:
-        out.append(f'<rect x="{g(vx0)}" y="{g(vy0)}" width="{g(vw)}" height="{g(vh)}" fill={html_attr(background)}/>')
 
-    # legend: one row per layer (line sample + label), then the controls hint
-    ly = vy0 + 4 * k
+def _legend(lay, v: _View, lw: float, row_px: float, controls: bool) -> list[str]:
+    """The legend's SVG elements: one row (``row_px`` screen px high) per layer, a line sample in the layer's
+    colour and dashes (``lw`` page px wide) and its label; then, with ``controls``, the hint line with the
+    replay control at its right end. Positions are in the frame ``v`` (page px)."""
+    g, k = _num, v.k
+    fs = 11 * k
+    out = []
+    ly = v.y0 + 4 * k
     for i, (ink, label, colour, dashed) in enumerate(lay):
         yy = ly + (i + 0.5) * row_px * k
         da = f' stroke-dasharray="{g(4 * lw)} {g(3 * lw)}"' if dashed else ""
         text = label if len(ink) else f"{label} (no strokes)"
-        out.append(f'<g class="lg"><path d="M{g(vx0 + m)} {g(yy)}h{g(24 * k)}" stroke={html_attr(colour)} '
+        out.append(f'<g class="lg"><path d="M{g(v.x0 + v.m)} {g(yy)}h{g(24 * k)}" stroke={html_attr(colour)} '
                    f'stroke-width="{g(lw)}" fill="none"{da}/>'
-                   f'<text x="{g(vx0 + m + 30 * k)}" y="{g(yy + 4 * k)}" font-size="{g(fs)}" '
+                   f'<text x="{g(v.x0 + v.m + 30 * k)}" y="{g(yy + 4 * k)}" font-size="{g(fs)}" '
                    f'font-family="sans-serif" fill="#222">{html_text(text)}</text></g>')
     if controls:
         yy = ly + (len(lay) + 0.5) * row_px * k
-        out.append(f'<text class="hint" x="{g(vx0 + m)}" y="{g(yy + 4 * k)}" font-size="{g(fs * 0.9)}" '
+        out.append(f'<text class="hint" x="{g(v.x0 + v.m)}" y="{g(yy + 4 * k)}" font-size="{g(fs * 0.9)}" '
                    f'font-family="sans-serif" fill="#555">{html_text(HINT)}</text>')
         bw, bh = 58 * k, 15 * k  # the replay control: a small framed label at the right end of the hint line
-        bx = vx0 + vw - m - bw
+        bx = v.x0 + v.w - v.m - bw
         out.append(f'<g class="rp" role="button" aria-label="replay the drawing">'
                    f'<rect x="{g(bx)}" y="{g(yy - bh / 2)}" width="{g(bw)}" height="{g(bh)}" rx="{g(3 * k)}" '
                    f'fill="#fff" stroke="#0072B2" stroke-width="{g(k)}"/>'
                    f'<text x="{g(bx + bw / 2)}" y="{g(yy + 3.5 * k)}" font-size="{g(fs * 0.9)}" text-anchor="middle" '
                    f'font-family="sans-serif" fill="#0072B2">{html_text(REPLAY_LABEL)}</text></g>')
+    return out
 
-    if photo_el is not None:
-        out.append(photo_el)
-    out.append('<g class="dr">')
-    n_mask = 0
-    for li, (ink, label, colour, dashed) in enumerate(lay):
-        if not len(ink):
-            continue
-        sched = stroke_schedule(ink, total_ms, timing=timing, pen_up_share=pen_up_share)
-        out.append(f'<g class="ly" data-label={html_attr(label)} stroke={html_attr(colour)} '
-                   f'stroke-width="{g(lw)}">')
-        prev_end, prev_stop = None, 0.0
-        for si, (s, (t0, dur)) in enumerate(zip(ink.strokes, sched)):
-            xy = s[:, :2]
-            if prev_end is not None:
-                gap = max(t0 - prev_stop, 0.0)
-                out.append(f'<path class="u" d="M{f(prev_end[0])} {f(prev_end[1])}L{f(xy[0, 0])} {f(xy[0, 1])}" '
-                           f'pathLength="1" stroke-width="{g(lw * 0.4)}" '
-                           f'style="animation-delay:{prev_stop:.0f}ms;animation-duration:{max(gap, 1):.0f}ms"/>')
-            timing_css = f"animation-delay:{t0:.0f}ms;animation-duration:{max(dur, 1):.0f}ms"
-            d = _path_d(xy)
-            if dashed:
-                mid = f"{fid}-k{n_mask}"
-                n_mask += 1
-                out.append(f'<mask id="{mid}" maskUnits="userSpaceOnUse" x="{g(vx0)}" y="{g(vy0)}" '
-                           f'width="{g(vw)}" height="{g(vh)}"><path class="s" d="{d}" pathLength="1" '
-                           f'stroke="#fff" stroke-width="{g(lw * 1.5)}" style="{timing_css}"/></mask>')
-                out.append(f'<path class="sd" d="{d}" fill="none" stroke-linecap="round" '
-                           f'stroke-dasharray="{g(4 * lw)} {g(3 * lw)}" mask="url(#{mid})" '
-                           f'data-stroke="{si}" data-delay-ms="{t0:.0f}" data-duration-ms="{dur:.0f}"/>')
-            else:
-                out.append(f'<path class="s" d="{d}" pathLength="1" data-stroke="{si}" style="{timing_css}"/>')
-            out.append(f'<circle class="m" cx="{f(xy[0, 0])}" cy="{f(xy[0, 1])}" r="{g(lw * 1.1)}" '
-                       f'fill={html_attr(colour)} stroke="none" style="animation-delay:{t0:.0f}ms"/>')
-            prev_end, prev_stop = xy[-1], t0 + dur
-        out.append("</g>")
-    out.append("</g>")
-    if controls:
-        out.append(f"<script>{_SCRIPT % fid}</script>")
-    out.append("</svg>")
-    return "".join(out)
+
+def _layer_strokes(out: list[str], ink: Ink, sched, colour: str, dashed: bool, fid: str, v: _View, lw: float,
+                   n_mask: int) -> int:
+    """Append to ``out`` one layer's animated strokes, in pen order: before each stroke but the first, its
+    pen-up move (a faint line animated in its slot); the stroke (``pathLength=1``, animated over its
+    ``(start, duration)`` in ms from ``sched``; a dashed layer is revealed through an animated mask, numbered
+    on from ``n_mask``); and a dot at its start. Returns the next free mask number."""
+    f, g = _fmt, _num  # ink coordinates (0.1 page px); sizes
+    prev_end, prev_stop = None, 0.0
+    for si, (s, (t0, dur)) in enumerate(zip(ink.strokes, sched)):
+        xy = s[:, :2]
+        if prev_end is not None:
+            gap = max(t0 - prev_stop, 0.0)
+            out.append(f'<path class="u" d="M{f(prev_end[0])} {f(prev_end[1])}L{f(xy[0, 0])} {f(xy[0, 1])}" '
+                       f'pathLength="1" stroke-width="{g(lw * 0.4)}" '
+                       f'style="animation-delay:{prev_stop:.0f}ms;animation-duration:{max(gap, 1):.0f}ms"/>')
+        timing_css = f"animation-delay:{t0:.0f}ms;animation-duration:{max(dur, 1):.0f}ms"
+        d = _path_d(xy)
+        if dashed:
+            mid = f"{fid}-k{n_mask}"
+            n_mask += 1
+            out.append(f'<mask id="{mid}" maskUnits="userSpaceOnUse" x="{g(v.x0)}" y="{g(v.y0)}" '
+                       f'width="{g(v.w)}" height="{g(v.h)}"><path class="s" d="{d}" pathLength="1" '
+                       f'stroke="#fff" stroke-width="{g(lw * 1.5)}" style="{timing_css}"/></mask>')
+            out.append(f'<path class="sd" d="{d}" fill="none" stroke-linecap="round" '
+                       f'stroke-dasharray="{g(4 * lw)} {g(3 * lw)}" mask="url(#{mid})" '
+                       f'data-stroke="{si}" data-delay-ms="{t0:.0f}" data-duration-ms="{dur:.0f}"/>')
+        else:
+            out.append(f'<path class="s" d="{d}" pathLength="1" data-stroke="{si}" style="{timing_css}"/>')
+        out.append(f'<circle class="m" cx="{f(xy[0, 0])}" cy="{f(xy[0, 1])}" r="{g(lw * 1.1)}" '
+                   f'fill={html_attr(colour)} stroke="none" style="animation-delay:{t0:.0f}ms"/>')
+        prev_end, prev_stop = xy[-1], t0 + dur
+    return n_mask
 
 
 PHOTO_JPEG_QUALITY = 80

@@ -112,16 +112,40 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
     Hh, Ww = page_gray.shape
     Hm = photo_homography(rng, effects, (Ww, Hh))
     e = effects
+    ink, paper = _ink_and_paper(rng, e, ink_rgb)
+    alpha = page_gray.astype(np.float32)
+    alpha *= np.float32(-1.0 / 255.0)
+    alpha += np.float32(1.0)                                   # ink coverage 0..1
+    small = (max(Hh // 8, 2), max(Ww // 8, 2))
+    shade = _paper_shade(alpha, rng, e, small)
+    # colour planes (contiguous float32): sheet_c = paper_c * shade * (1 - alpha) + ink_c * alpha
+    keep = shade * (1.0 - alpha)
+    planes = [cv2.scaleAdd(alpha, float(ink[c]), keep * paper[c]) for c in range(3)]
+    if e.frame > 0 or e.perspective > 0 or e.rotation_deg > 0:
+        planes = _on_table(planes, Hm, rng, e)
+    light, warm = _uneven_light(rng, e, small, (Ww, Hh))
+    return _expose(planes, light, warm, rng, e), Hm
+
+
+def _ink_and_paper(rng: np.random.Generator, e: PhotoEffects, ink_rgb: Optional[tuple]):
+    """``(ink, paper)``: the pen's RGB (``ink_rgb``, or one drawn from :data:`INK_COLOURS` by
+    :data:`INK_COLOUR_SHARES`), darkened to black as ``e.ink_colour`` goes to 0, and the paper's RGB (white,
+    tinted by ``e.paper``); float32 (3,) arrays in grey levels 0-255."""
     if ink_rgb is None:
         names = list(INK_COLOURS)
         ink_rgb = INK_COLOURS[names[int(rng.choice(len(names), p=INK_COLOUR_SHARES))]]
     ink = np.asarray(ink_rgb, np.float32) * np.float32(e.ink_colour)
     paper = np.float32(255.0) - np.float32(e.paper) * np.array(
         [rng.uniform(3, 12), rng.uniform(5, 15), rng.uniform(8, 28)], np.float32)
-    alpha = page_gray.astype(np.float32)
-    alpha *= np.float32(-1.0 / 255.0)
-    alpha += np.float32(1.0)                                   # ink coverage 0..1
-    small = (max(Hh // 8, 2), max(Ww // 8, 2))
+    return ink, paper
+
+
+def _paper_shade(alpha: np.ndarray, rng: np.random.Generator, e: PhotoEffects, small: tuple[int, int]) -> np.ndarray:
+    """The paper's texture as a float32 (H, W) brightness factor around 1 (low-frequency blotches and fibres,
+    drawn at ``small`` = (h, w) and resized); with it the ink density varies a little along the page
+    (pressure, pen flow): ``alpha`` (ink coverage 0..1, page space) is scaled in place. No paper effect
+    (``e.paper`` 0): all ones, and ``alpha`` is left as it is."""
+    Hh, Ww = alpha.shape
     if e.paper > 0:
         # ink density varies a little along the page (pressure, pen flow)
         dens = np.clip(1.0 - 0.12 * e.paper * np.abs(_lowfreq(rng, small, 24)), 0.6, 1.0)
@@ -132,31 +156,39 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
         shade += np.float32(1.0)
     else:
         shade = np.ones((Hh, Ww), np.float32)
-    # colour planes (contiguous float32): sheet_c = paper_c * shade * (1 - alpha) + ink_c * alpha
-    keep = shade * (1.0 - alpha)
-    planes = [cv2.scaleAdd(alpha, float(ink[c]), keep * paper[c]) for c in range(3)]
-    warp = e.frame > 0 or e.perspective > 0 or e.rotation_deg > 0
-    if warp:
-        # background (table): colour, low-frequency texture and the sheet's soft shadow, built at 1/4 size
-        sm4 = (max(Hh // 4, 2), max(Ww // 4, 2))
-        base = rng.uniform(60, 160)
-        bg_col = np.array([base, base * rng.uniform(0.82, 0.98), base * rng.uniform(0.6, 0.9)], np.float32)
-        bgs = 1 + 0.08 * _lowfreq(rng, sm4, 8)
-        corners = cv2.perspectiveTransform(
-            np.array([[[0, 0], [Ww - 1, 0], [Ww - 1, Hh - 1], [0, Hh - 1]]], np.float32), Hm)[0]
-        off = rng.uniform(2, 8, 2)
-        sh = np.zeros(sm4, np.float32)
-        cv2.fillPoly(sh, [np.round((corners + off) / 4 * 16).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
-        sh = cv2.GaussianBlur(sh, (0, 0), 3)
-        bgs = (bgs * (1 - 0.35 * sh)).astype(np.float32)
-        bgs = cv2.resize(bgs, (Ww, Hh), interpolation=cv2.INTER_LINEAR)
-        out = []
-        for c in range(3):
-            dst = bgs * bg_col[c]
-            cv2.warpPerspective(planes[c], Hm, (Ww, Hh), dst=dst, flags=cv2.INTER_LINEAR,
-                                borderMode=cv2.BORDER_TRANSPARENT)
-            out.append(dst)
-        planes = out
+    return shade
+
+
+def _on_table(planes: list[np.ndarray], Hm: np.ndarray, rng: np.random.Generator, e: PhotoEffects) -> list:
+    """The sheet's three colour planes (float32, grey levels, page space) warped by the homography ``Hm``
+    onto a table: a random colour with low-frequency texture and the sheet's soft shadow, built at 1/4 size."""
+    Hh, Ww = planes[0].shape
+    # background (table): colour, low-frequency texture and the sheet's soft shadow, built at 1/4 size
+    sm4 = (max(Hh // 4, 2), max(Ww // 4, 2))
+    base = rng.uniform(60, 160)
+    bg_col = np.array([base, base * rng.uniform(0.82, 0.98), base * rng.uniform(0.6, 0.9)], np.float32)
+    bgs = 1 + 0.08 * _lowfreq(rng, sm4, 8)
+    corners = cv2.perspectiveTransform(
+        np.array([[[0, 0], [Ww - 1, 0], [Ww - 1, Hh - 1], [0, Hh - 1]]], np.float32), Hm)[0]
+    off = rng.uniform(2, 8, 2)
+    sh = np.zeros(sm4, np.float32)
+    cv2.fillPoly(sh, [np.round((corners + off) / 4 * 16).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
+    sh = cv2.GaussianBlur(sh, (0, 0), 3)
+    bgs = (bgs * (1 - 0.35 * sh)).astype(np.float32)
+    bgs = cv2.resize(bgs, (Ww, Hh), interpolation=cv2.INTER_LINEAR)
+    out = []
+    for c in range(3):
+        dst = bgs * bg_col[c]
+        cv2.warpPerspective(planes[c], Hm, (Ww, Hh), dst=dst, flags=cv2.INTER_LINEAR,
+                            borderMode=cv2.BORDER_TRANSPARENT)
+        out.append(dst)
+    return out
+
+
+def _uneven_light(rng: np.random.Generator, e: PhotoEffects, small: tuple[int, int], size: tuple[int, int]):
+    """``(light, warm)``: the photo's uneven light as a float32 brightness factor of ``size`` = (W, H) (a
+    gradient, a vignette and a soft shadow blob, built at ``small`` = (h, w)), and the warm tint (per-channel
+    RGB factors). No light effect (``e.light`` 0): ``(None, ones)``."""
     light = None
     warm = np.ones(3, np.float32)
     if e.light > 0:
@@ -168,8 +200,17 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
         vig = 1.0 - e.light * rng.uniform(0.05, 0.18) * (xn ** 2 + yn ** 2) * 2
         cx, cy = rng.uniform(-0.6, 0.6, 2)
         blob = 1.0 - e.light * rng.uniform(0.0, 0.12) * np.exp(-((xn - cx) ** 2 + (yn - cy) ** 2) / 0.08)
-        light = cv2.resize((grad * vig * blob).astype(np.float32), (Ww, Hh), interpolation=cv2.INTER_LINEAR)
+        light = cv2.resize((grad * vig * blob).astype(np.float32), size, interpolation=cv2.INTER_LINEAR)
         warm = 1 + (np.array([1.0, rng.uniform(0.97, 1.0), rng.uniform(0.9, 0.99)], np.float32) - 1) * e.light
+    return light, warm
+
+
+def _expose(planes: list[np.ndarray], light, warm: np.ndarray, rng: np.random.Generator,
+            e: PhotoEffects) -> np.ndarray:
+    """The camera: each colour plane (float32, grey levels) lit (``light`` times the ``warm`` tint), blurred
+    (defocus, sigma ~0.7 px at ``e.blur`` 1) and noised (sensor noise), then clipped and rounded into a uint8
+    (H, W, 3) RGB image."""
+    Hh, Ww = planes[0].shape
     sigma = max(0.7 * e.blur * rng.uniform(0.7, 1.3), 0.05) if e.blur > 0 else 0.0
     # sensor noise: luminance (std 3 * noise) plus an opponent colour component (+R, -B; std 1.2 * noise)
     lum = _noise(rng, (Hh, Ww)) if e.noise > 0 else None
@@ -187,7 +228,7 @@ def photograph(page_gray: np.ndarray, rng: np.random.Generator, effects: PhotoEf
                 p = cv2.scaleAdd(chroma, 1.2 * e.noise * (1 if c == 0 else -1), p)
         np.clip(p, 0, 255, out=p)
         out.append(cv2.convertScaleAbs(p))     # rounds to nearest (values are >= 0 here)
-    return cv2.merge(out), Hm
+    return cv2.merge(out)
 
 
 def apply_homography(ink: InkLike, H: np.ndarray, decimals: Optional[int] = None) -> Ink:

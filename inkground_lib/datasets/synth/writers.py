@@ -152,17 +152,30 @@ def _timed(p: np.ndarray, t0: float, ms_per_unit: float, hz: float) -> np.ndarra
 def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_hz: float = 100.0) -> Ink:
     """The trajectory of ``text`` written by ``style``: an Ink in x-height units, baseline at y = 0, y down,
     starting near x = 0; t in ms from the first point. Strokes: the pen-down body stroke(s), then marks
-    (i/j dots, t/F bars, x crosses) and punctuation in letter order."""
+    (i/j dots, t/F bars, x crosses) and punctuation in letter order.
+
+    ``rng`` is drawn from in a fixed order (the word's wave, then each letter's jitter, then the dots, then
+    the pen-up pauses), so a seeded generator gives the same word every time."""
     if not supported_text(text):
         raise ValueError(f"write_word: {text!r} has characters other than ASCII letters and {PUNCTUATION!r}")
+    # smooth word-level displacement (low-frequency), in x-heights
+    wave = (rng.uniform(0, 2 * math.pi, 2), rng.uniform(0.35, 0.8, 2), rng.normal(0, 0.035 * style.jitter, 2))
+    body, marks, punct = _place_letters(text, style, rng)
+    body_paths = [_smooth_resample(_finish(s, style, wave)) for s in _join_body(body)]
+    mark_paths = [_smooth_resample(_finish(_as_dot_or_path(_join([m])[0], rng), style, wave)) for m in marks]
+    for s in _join(punct):
+        mark_paths.append(_smooth_resample(_finish(_as_dot_or_path(s, rng), style, wave)))
+    n_letters = sum(c.isalpha() for c in text)
+    return Ink(tuple(_timed_strokes(body_paths, mark_paths, n_letters, style, rng, sample_hz)))
+
+
+def _place_letters(text: str, style: WriterStyle, rng: np.random.Generator):
+    """The letters of ``text`` laid out one after another (x-heights, baseline y = 0, y down), each jittered
+    (offset, scale, rotation about its baseline centre) and stretched by ``style``, sorted into
+    ``(body, marks, punct)``: body pieces as ``(piece, is_lower, over_top_entry)``, marks (i/j dots, t/F bars,
+    x crosses) and punctuation pieces. Draws four jitters per letter from ``rng``, in letter order."""
     G = glyphs()
     jit = style.jitter
-    shear = math.tan(math.radians(style.slant_deg))
-    # smooth word-level displacement (low-frequency), in x-heights
-    ph = rng.uniform(0, 2 * math.pi, 2)
-    fr = rng.uniform(0.35, 0.8, 2)
-    amp = rng.normal(0, 0.035 * jit, 2)
-
     body: list[tuple[np.ndarray, bool, bool]] = []   # (piece, is_lower, over_top_entry)
     marks: list[np.ndarray] = []
     punct: list[np.ndarray] = []
@@ -194,7 +207,13 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
                 marks.append(q)
             else:
                 body.append((q, ch.islower(), ch in OVER_TOP and j == 0))
-    # join the body: pieces sharing an end point, retrace gaps and lower-case connections pen-down
+    return body, marks, punct
+
+
+def _join_body(body: list[tuple[np.ndarray, bool, bool]]) -> list[np.ndarray]:
+    """The body pieces ``(piece, is_lower, over_top_entry)`` joined into pen-down strokes: a piece that
+    starts (or, reversed, ends) within 0.06 x-heights of the stroke's end continues it; lower-case letters
+    and gaps under :data:`CAP_JOIN` are joined by a connector; anything else starts a new stroke."""
     strokes: list[np.ndarray] = []
     prev_lower = False
     for q, lower, over in body:
@@ -215,30 +234,39 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
                 continue
         strokes.append(q.copy())
         prev_lower = lower
+    return strokes
 
-    def finish(p: np.ndarray) -> np.ndarray:
-        # proportions, word-level wave, slant
-        p = p.copy()
-        y = p[:, 1]
-        y = np.where(y < -1.0, -1.0 + (y + 1.0) * style.ascender, y)
-        y = np.where(y > 0.0, y * style.descender, y)
-        y = y + amp[0] * np.sin(fr[0] * p[:, 0] + ph[0])
-        x = p[:, 0] + amp[1] * np.sin(fr[1] * p[:, 0] + ph[1])
-        x = x - y * shear
-        return np.column_stack([x, y])
 
-    def as_dot_or_path(p: np.ndarray) -> np.ndarray:
-        ext = np.ptp(p, axis=0)
-        if max(ext) < 0.3:  # a dot drawn as a tiny square in the font
-            return _tick(p.mean(axis=0), rng)
-        return p
+def _finish(p: np.ndarray, style: WriterStyle, wave) -> np.ndarray:
+    """A path (x-heights, baseline y = 0, y down) in the writer's proportions (ascenders above y = -1 and
+    descenders below y = 0 scaled), moved by the word's low-frequency ``wave`` = (phases, frequencies,
+    amplitudes), each a (y, x) pair, and sheared by the writer's slant."""
+    ph, fr, amp = wave
+    shear = math.tan(math.radians(style.slant_deg))
+    p = p.copy()
+    y = p[:, 1]
+    y = np.where(y < -1.0, -1.0 + (y + 1.0) * style.ascender, y)
+    y = np.where(y > 0.0, y * style.descender, y)
+    y = y + amp[0] * np.sin(fr[0] * p[:, 0] + ph[0])
+    x = p[:, 0] + amp[1] * np.sin(fr[1] * p[:, 0] + ph[1])
+    x = x - y * shear
+    return np.column_stack([x, y])
 
-    body_paths = [_smooth_resample(finish(s)) for s in strokes]
-    mark_paths = [_smooth_resample(finish(as_dot_or_path(_join([m])[0]))) for m in marks]
-    for s in _join(punct):
-        mark_paths.append(_smooth_resample(finish(as_dot_or_path(s))))
-    # time: calibrate ms per unit of arc so that the body takes ms_per_letter per letter
-    n_letters = sum(c.isalpha() for c in text)
+
+def _as_dot_or_path(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A mark as drawn: one under 0.3 x-heights each way is a dot (drawn as a tiny square in the font) and
+    becomes a pen tick at its centre (:func:`_tick`, which draws from ``rng``); a longer one stays as it is."""
+    ext = np.ptp(p, axis=0)
+    if max(ext) < 0.3:  # a dot drawn as a tiny square in the font
+        return _tick(p.mean(axis=0), rng)
+    return p
+
+
+def _timed_strokes(body_paths: list, mark_paths: list, n_letters: int, style: WriterStyle,
+                   rng: np.random.Generator, sample_hz: float) -> list[np.ndarray]:
+    """The body paths then the mark paths as timed strokes (x, y, t in ms from 0), sampled at ``sample_hz``.
+    The pen's speed is calibrated so that the body takes about ``style.ms_per_letter`` per letter; each pen-up
+    move takes 90 ms plus its travel at 0.6 of the writing time per unit plus a random 0-40 ms from ``rng``."""
     body_len = sum(float(np.hypot(*np.diff(p, axis=0).T).sum()) for p in body_paths)
     ms_per_unit = style.ms_per_letter * max(n_letters, 1) / max(body_len, 1e-6) * 0.72
     out = []
@@ -252,4 +280,4 @@ def write_word(text: str, style: WriterStyle, rng: np.random.Generator, sample_h
         out.append(s)
         t = float(s[-1, 2])
         last = p[-1]
-    return Ink(tuple(out))
+    return out
