@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fakeserver import FakeServer  # noqa: E402
 
 from inkground_lib.evaluation import asking, cache
-from inkground_lib.evaluation.systems.registry import get_system
+from inkground_lib.evaluation.systems.registry import make_system
 
 
 def main(n: int = 2000) -> None:
@@ -32,7 +32,7 @@ def main(n: int = 2000) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         items = make_items(n)
-        box = get_system("box")
+        box = make_system("box")
         path = tmp / "box.jsonl"
         t = time.perf_counter()
         for it in items:
@@ -48,7 +48,7 @@ def main(n: int = 2000) -> None:
         with FakeServer() as srv:
             os.environ.update(T_KEY="sk-bench", T_OPENAI_URL=srv.openai_url)
             for conc in (1, 4):
-                sysm = get_system("oa", registry=REG)
+                sysm = make_system("oa", registry=REG)
                 p = tmp / f"oa{conc}.jsonl"
                 t = time.perf_counter()
                 asking.run_predictions(sysm, items[:m], p, concurrency=conc, progress=False)

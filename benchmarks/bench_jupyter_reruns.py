@@ -120,8 +120,9 @@ def book_checks() -> None:
     import browser_checks
     import lab_driver as lab
     from inkground_lib.cli.lab import working_copies
-    from inkground_lib.core.notebook_params import section_defaults
-    from inkground_lib.core.reruns import plan_run, read_rerun
+    from inkground_lib.publish.parameters_cell import section_defaults
+    from inkground_lib.publish.rerun_plan import plan_run
+    from inkground_lib.publish.rerun_record import read_rerun
 
     book = {d: lab.sha256_tree(ROOT / d) for d in ("data/runs", "book/sections")}
     print(f"the book's runs: {len(book['data/runs'])} files in data/runs/, {len(book['book/sections'])} in "

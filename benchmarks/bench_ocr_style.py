@@ -78,7 +78,7 @@ def share_right(out, words) -> float:
 def bench_ocr(words, samples, reps: int) -> None:
     print(f"== RapidOCR (recognition only), {len(words)} Hershey-script words", flush=True)
     t = time.perf_counter()
-    eng = ocr.get_engine("rapidocr", progress=False)
+    eng = ocr.make_engine("rapidocr", progress=False)
     print(f"load: {time.perf_counter() - t:.2f} s; model {ocr.rapidocr_rec_model().name}")
     rng = np.random.default_rng(0)
     clean = [hershey_ink(w) for w in words]
@@ -86,7 +86,7 @@ def bench_ocr(words, samples, reps: int) -> None:
     base = [render_ink(k) for k in clean]
     eng.read(base[:8])  # warm-up
     for bs in (1, 4, 16, 64):
-        e = ocr.get_engine("rapidocr", batch_size=bs, progress=False)
+        e = ocr.make_engine("rapidocr", batch_size=bs, progress=False)
         best = np.inf
         for _ in range(reps):
             t = time.perf_counter()

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inkground_lib.components.ocr import get_engine  # noqa: E402
+from inkground_lib.components.ocr import make_engine  # noqa: E402
 from inkground_lib.core.dataset import load_dataset  # noqa: E402
 from inkground_lib.datasets.synth.generate import SynthParams, generate
 from inkground_lib.pseudo.derender_stage import derender_dataset
@@ -41,7 +41,7 @@ def main() -> None:
         dt = time.perf_counter() - t
         print(f"derender (skeleton): {ds.n_words} words on {len(ds.pages)} pages in {dt:.1f} s = "
               f"{ds.n_words / dt:.1f} words/s")
-        eng = get_engine("rapidocr", progress=False)
+        eng = make_engine("rapidocr", progress=False)
         eng.read([__import__("numpy").full((32, 64), 255, "uint8")])  # load the model outside the timing
         t = time.perf_counter()
         ocr_filter(ds, ps, eng, run_dir=Path(tmp) / "stages", progress=False)

@@ -22,7 +22,7 @@ _PUBLIC = {
     "chamfer": "inkground_lib.components.metrics.trajectory",
     "char_rates": "inkground_lib.components.metrics.readability",
     "parse_strokes": "inkground_lib.evaluation.parse",
-    "get_system": "inkground_lib.evaluation.systems.registry",
+    "make_system": "inkground_lib.evaluation.systems.registry",
 }
 
 __all__ = ["__version__", *_PUBLIC]

@@ -25,7 +25,7 @@ from typing import Iterator
 
 from inkground_lib.cli.lab import server_command, server_python
 from inkground_lib.core.layout import ROOT
-from inkground_lib.core.reruns import PLANNED_ENV
+from inkground_lib.publish.rerun_plan import PLANNED_ENV
 
 
 def free_port() -> int:

@@ -24,7 +24,7 @@ from inkground_lib.evaluation.cache import (  # noqa: E402
     failures_path,
     load_cache,
 )
-from inkground_lib.evaluation.systems.registry import get_system  # noqa: E402
+from inkground_lib.evaluation.systems.registry import make_system  # noqa: E402
 from inkground_lib.evaluation.systems.retry import RetryPolicy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def env(monkeypatch):
 
 
 def system(name):
-    return get_system(name, registry=REG, retry=RetryPolicy(max_attempts=2, base_delay=0.01, sleep=lambda s: None))
+    return make_system(name, registry=REG, retry=RetryPolicy(max_attempts=2, base_delay=0.01, sleep=lambda s: None))
 
 
 @pytest.mark.parametrize("name", ["oa", "an"])
@@ -91,7 +91,7 @@ def test_empty_answers_and_plain_refusals_have_their_own_status_and_are_retried_
     assert [r["status"] for r in run_predictions(sysm, items, path, progress=False)] == ["ok"] * 4
     assert env.hits() == 8  # the ok answers are final
     assert len(path.read_text().splitlines()) == 8  # append-only: the old answers are kept in the file
-    rep = get_system("replay", path=str(path), source=name)  # replaying the cache gives the retried answers
+    rep = make_system("replay", path=str(path), source=name)  # replaying the cache gives the retried answers
     assert [rep.predict(it).text for it in items] == [r["raw_text"] for r in retried]
 
 
@@ -153,7 +153,7 @@ def test_x_should_retry_is_obeyed_as_the_sdks_do(env, name):
     """The SDKs obey a server's x-should-retry header before their own rules; so does our retry loop."""
     from fakeserver import http_error
 
-    sysm = get_system(name, registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
+    sysm = make_system(name, registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
     env.script(http_error(400, headers={"x-should-retry": "true"}), ok())
     out = sysm.predict(make_item("alpha", 0))
     assert out.status == "ok" and out.attempts == 2  # a 400 retried because the server said so
@@ -165,7 +165,7 @@ def test_x_should_retry_is_obeyed_as_the_sdks_do(env, name):
 def test_rpm_paces_requests(env, tmp_path):
     """rpm: at most that many requests start per minute (120 rpm: one every 0.5 s), across threads."""
     reg = {"paced": dict(REG["oa"], rpm=120, concurrency=4)}
-    sysm = get_system("paced", registry=reg)
+    sysm = make_system("paced", registry=reg)
     items = [make_item(w, i) for i, w in enumerate(["a", "b", "c", "d"])]
     t0 = time.time()  # the fake server stamps arrivals with time.time()
     run_predictions(sysm, items, cache_path(tmp_path, "paced"), progress=False)
@@ -183,7 +183,7 @@ def test_rpm_paces_requests(env, tmp_path):
 def fast_system(name, **cfg):
     """``name`` of REG with ``cfg`` on top (a 1.5 s timeout by default), one attempt."""
     reg = {name: {**REG[name], "timeout": 1.5, **cfg}}
-    return get_system(name, registry=reg, retry=RetryPolicy(max_attempts=1, base_delay=0.01, sleep=lambda s: None))
+    return make_system(name, registry=reg, retry=RetryPolicy(max_attempts=1, base_delay=0.01, sleep=lambda s: None))
 
 
 @pytest.mark.parametrize("name", ["oa", "an"])
@@ -241,7 +241,7 @@ def test_an_answer_in_time_starts_the_count_of_deadlines_again(env, tmp_path):
 
     env.script(trickle(interval=0.2, seconds=30), ok(), trickle(interval=0.2, seconds=30), ok())
     sysm = fast_system("oa", concurrency=1, max_deadline_failures=2)
-    assert sysm.max_deadline_failures == 2 and get_system("oa", registry=REG).max_deadline_failures == 3
+    assert sysm.max_deadline_failures == 2 and make_system("oa", registry=REG).max_deadline_failures == 3
     items = [make_item(w, i) for i, w in enumerate(["alpha", "beta", "gamma", "delta"])]
     recs = run_predictions(sysm, items, cache_path(tmp_path, "oa"), progress=False)
     assert [r["status"] for r in recs] == ["error", "ok", "error", "ok"] and sysm.exhausted is None
@@ -266,7 +266,7 @@ def test_a_redirect_is_an_error_naming_it_and_is_not_followed(env, tmp_path, nam
     from fakeserver import redirect
 
     env.script(redirect(307, "http://127.0.0.2:9/v1/chat/completions"))
-    sysm = get_system(name, registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
+    sysm = make_system(name, registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
     recs = run_predictions(sysm, [make_item("alpha", 0)], cache_path(tmp_path, name), progress=False)
     assert recs[0]["status"] == "error" and recs[0]["attempts"] == 1
     assert "HTTP 307, a redirect to http://127.0.0.2:9/v1/chat/completions" in recs[0]["error"]
@@ -292,7 +292,7 @@ def test_an_answer_over_the_size_limit_is_kept_cut_with_its_own_status(env, tmp_
     from inkground_lib.core.defaults import MAX_ANSWER_BYTES
     from inkground_lib.evaluation.items import record_ink
 
-    assert MAX_ANSWER_BYTES == 2**20 and get_system(name, registry=REG).max_answer_bytes == 2**20
+    assert MAX_ANSWER_BYTES == 2**20 and make_system(name, registry=REG).max_answer_bytes == 2**20
     big = "<strokes><s1><points>'x1y1', 'x2y2'</points><t_values>0, 1</t_values></s1></strokes>" + "x" * 300_000
     env.script(ok(big))
     sysm = fast_system(name, timeout=10, max_answer_bytes=100_000)
@@ -331,7 +331,7 @@ def test_a_base_url_with_user_info_is_refused_naming_the_variable(env, monkeypat
     monkeypatch.setenv(var, url.replace("http://", "http://user:URLSECRET99@"))
     with pytest.raises(SystemConfigError, match=rf"system {name}: environment variable {var}: the base URL "
                                                 r"carries user info") as e:
-        get_system(name, registry=REG)
+        make_system(name, registry=REG)
     assert "URLSECRET99" not in str(e.value)
     row = check_system(name, registry=REG)
     assert not row.ready and var in row.detail and "URLSECRET99" not in row.detail
@@ -346,7 +346,7 @@ def test_a_key_with_a_line_break_or_a_non_ascii_character_names_the_variable(env
 
     monkeypatch.setenv("T_KEY", bad)
     with pytest.raises(SystemConfigError, match=rf"environment variable T_KEY: the key has {kind} at character") as e:
-        get_system("oa", registry=REG)
+        make_system("oa", registry=REG)
     assert bad.strip() not in str(e.value) and env.hits() == 0
 
 

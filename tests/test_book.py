@@ -9,6 +9,7 @@ import pytest
 
 from inkground_lib.publish import notebook_runner
 from inkground_lib.publish.notebook_runner import build_book, run_section
+from inkground_lib.publish.parameters_cell import all_section_defaults
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.layout import ROOT
 from inkground_lib.datasets.recorded import build_recorded
@@ -82,7 +83,8 @@ def built_book(tmp_path_factory):
     write_tracer_page(sections)  # the shipped model card and curves
     write_reproducibility_page(sections / "reproducibility.md", executed,
                                     {"tiny": {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words,
-                                              "hash": dataset_hash(ds_dir)}})
+                                              "hash": dataset_hash(ds_dir)}},
+                                    defaults=all_section_defaults())
     index = build_book(tmp)
     return tmp, index, executed
 

@@ -28,7 +28,7 @@ from fakeserver import FakeServer, http_error  # noqa: E402
 from inkground_lib.evaluation import asking, cache
 from inkground_lib.evaluation.systems.api import ApiSystem
 from inkground_lib.evaluation.systems.base import Item, RawOutput
-from inkground_lib.evaluation.systems.registry import get_system
+from inkground_lib.evaluation.systems.registry import make_system
 from inkground_lib.evaluation.systems.retry import RetryPolicy
 
 KEY = "sk-test-SECRET-123"
@@ -58,7 +58,7 @@ def make_items(n: int) -> list[Item]:
 
 
 def api_system(max_attempts: int = 3) -> ApiSystem:
-    return get_system("oa", registry=REG, retry=RetryPolicy(max_attempts=max_attempts, base_delay=0.01,
+    return make_system("oa", registry=REG, retry=RetryPolicy(max_attempts=max_attempts, base_delay=0.01,
                                                                   max_delay=0.02))
 
 
@@ -261,16 +261,16 @@ def test_duplicates_first_wins(server, tmp_path):
 def test_wrong_system_and_lock(tmp_path):
     items = make_items(2)
     path = cache.cache_path(tmp_path, "box")
-    asking.run_predictions(get_system("box"), items, path, progress=False)
+    asking.run_predictions(make_system("box"), items, path, progress=False)
     with pytest.raises(cache.CacheError, match="wrong cache file"):
-        asking.run_predictions(get_system("font"), items, path, progress=False)
+        asking.run_predictions(make_system("font"), items, path, progress=False)
     import fcntl
 
     with open(path.with_name("box.lock"), "w") as f:  # another run holds the lock (flock is per open file)
         fcntl.flock(f, fcntl.LOCK_EX)
         with pytest.raises(cache.CacheError, match="another run"):
-            asking.run_predictions(get_system("box"), items, path, progress=False)
-    assert len(asking.run_predictions(get_system("box"), items, path, progress=False)) == 2  # released
+            asking.run_predictions(make_system("box"), items, path, progress=False)
+    assert len(asking.run_predictions(make_system("box"), items, path, progress=False)) == 2  # released
     with pytest.raises(cache.CacheError, match="is not a valid id"):
         cache.cache_path(tmp_path, "../evil")
 
@@ -279,7 +279,7 @@ class CountingBox:
     """The box system, counting its calls."""
 
     def __init__(self):
-        self.inner = get_system("box")
+        self.inner = make_system("box")
         self.name, self.kind, self.label, self.adapter = "box", "local", "Box", "box"
         self.model, self.concurrency, self.calls = None, 1, 0
 
@@ -303,7 +303,7 @@ def test_local_system_outputs_cached_as_strokes(tmp_path, capsys):
     recs = asking.run_predictions(sysm, items, path, progress=True)
     assert "predict box" in capsys.readouterr().err  # the tqdm bar
     assert sysm.calls == 5 and all(r["raw_text"] is None for r in recs)
-    assert ink_from_lists(recs[2]["strokes"]) == get_system("box").predict(items[2]).strokes
+    assert ink_from_lists(recs[2]["strokes"]) == make_system("box").predict(items[2]).strokes
     again = asking.run_predictions(sysm, items, path, progress=False)
     assert sysm.calls == 5 and cache.stable_view(again) == cache.stable_view(recs)
 

@@ -142,6 +142,7 @@ def test_the_reproducibility_page_shows_hostile_names_and_parameters_as_text(tmp
     holding backticks ended its code span (then its HTML was markup)."""
     import json
 
+    from inkground_lib.publish.parameters_cell import all_section_defaults
     from inkground_lib.report.reproducibility import write_reproducibility_page
 
     nb = {"cells": [], "metadata": {"inkground": {"section": "04_tradeoffs", "fingerprint": "ab" * 32},
@@ -149,7 +150,8 @@ def test_the_reproducibility_page_shows_hostile_names_and_parameters_as_text(tmp
     (tmp_path / "04.ipynb").write_text(json.dumps(nb))
     page = write_reproducibility_page(tmp_path / "r.md", [tmp_path / "04.ipynb"],
                                       {DATASET: {"kind": SCRIPT, "pages": 1, "words": 2, "hash": "c" * 64}},
-                                      built_at="2026-12-01 00:00 UTC", commit="`abc1234`", root=tmp_path)
+                                      defaults=all_section_defaults(), built_at="2026-12-01 00:00 UTC",
+                                      commit="`abc1234`", root=tmp_path)
     html = _myst_html(page.read_text())
     assert "<svg" not in html and "<img" not in html and "<script" not in html, html
     assert "&lt;svg onload=alert" in html and "&lt;img src=x" in html

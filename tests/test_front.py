@@ -220,6 +220,7 @@ def test_the_real_config_and_code_licence(tmp_path, registry):
 
 
 def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
+    from inkground_lib.publish.parameters_cell import all_section_defaults
     from inkground_lib.report.reproducibility import (
         git_state,
         write_reproducibility_page,
@@ -238,7 +239,8 @@ def test_reproducibility_page_has_build_time_commit_and_run_times(tmp_path):
     for f in ("run02/summary.json", "run02/notes.txt", "run02/benchmark/manifest.json", "run02/benchmark/pages/a.png"):
         (tmp_path / f).write_text("{}")
     text = write_reproducibility_page(tmp_path / "r.md", [tmp_path / "02.ipynb", tmp_path / "01.ipynb"], {},
-                                      built_at="2026-11-30 20:00 UTC", commit="`abc1234`",
+                                      defaults=all_section_defaults(), built_at="2026-11-30 20:00 UTC",
+                                      commit="`abc1234`",
                                       root=tmp_path).read_text()
     assert "Built 2026-11-30 20:00 UTC from commit `abc1234`." in text
     assert "| 02_pseudo_labels | `ocr_threshold=0.9` (default `0.85`) | 208 s (3.5 min) | 2026-11-30 18:44 |" in text
@@ -263,15 +265,16 @@ def test_reproducibility_page_is_not_rewritten_when_only_its_build_time_would_ch
 
     page = tmp_path / "r.md"
     monkeypatch.setattr(rep, "build_time", lambda: "2026-12-02 17:02 UTC")
-    rep.write_reproducibility_page(page, [], {}, commit="`abc1234`", root=tmp_path)
+    rep.write_reproducibility_page(page, [], {}, defaults={}, commit="`abc1234`", root=tmp_path)
     first = page.read_text()
     monkeypatch.setattr(rep, "build_time", lambda: "2026-12-02 17:04 UTC")
-    rep.write_reproducibility_page(page, [], {}, commit="`abc1234`", root=tmp_path)
+    rep.write_reproducibility_page(page, [], {}, defaults={}, commit="`abc1234`", root=tmp_path)
     assert page.read_text() == first and "Built 2026-12-02 17:02 UTC from commit `abc1234`." in first
     rep.write_reproducibility_page(page, [], {"synth": {"kind": "synth", "pages": 3, "words": 9, "hash": "f" * 64}},
-                                   commit="`abc1234`", root=tmp_path)
+                                   defaults={}, commit="`abc1234`", root=tmp_path)
     assert "Built 2026-12-02 17:04 UTC" in page.read_text() and "| synth | synth | 3 | 9 |" in page.read_text()
-    rep.write_reproducibility_page(page, [], {}, commit="`def5678`", root=tmp_path)  # another commit: rewritten
+    # another commit: rewritten
+    rep.write_reproducibility_page(page, [], {}, defaults={}, commit="`def5678`", root=tmp_path)
     assert "from commit `def5678`." in page.read_text()
 
 
@@ -333,8 +336,9 @@ def test_the_first_screen_answers_first(tmp_path, registry):
 
 def test_the_reproducibility_page_names_a_changed_parameter_beside_its_default_never_a_raw_none():
     """A parameter whose notebook default is None ("not set") is shown as such, not as `None` (issue 13's rule)."""
+    from inkground_lib.publish.parameters_cell import section_defaults
     from inkground_lib.report.reproducibility import _parameter_text
 
-    assert _parameter_text("02", "ratings", "r.csv") == "`ratings='r.csv'` (not set by default)"
-    assert _parameter_text("04", "n_boot", 200) == "`n_boot=200` (default `1000`)"
-    assert _parameter_text("04", "n_boot", 1000) == "`n_boot=1000`"
+    assert _parameter_text("ratings", "r.csv", section_defaults("02")) == "`ratings='r.csv'` (not set by default)"
+    assert _parameter_text("n_boot", 200, section_defaults("04")) == "`n_boot=200` (default `1000`)"
+    assert _parameter_text("n_boot", 1000, section_defaults("04")) == "`n_boot=1000`"

@@ -315,12 +315,12 @@ def test_a_trickling_worker_fails_the_call_within_the_deadline(fakes, tmp_path, 
 
 
 def test_the_inksight_systems_call_deadline_is_the_registry_timeout(fakes, monkeypatch):
-    from inkground_lib.evaluation.systems.registry import get_system
+    from inkground_lib.evaluation.systems.registry import make_system
 
     monkeypatch.setenv("INKSIGHT_MODEL_DIR", str(fakes))
     monkeypatch.setenv("INKSIGHT_PYTHON", sys.executable)
     reg = {"inksight-quick": {"adapter": "inksight", "model_dir_env": "INKSIGHT_MODEL_DIR", "timeout": 7}}
-    system = get_system("inksight-quick", registry=reg)
+    system = make_system("inksight-quick", registry=reg)
     try:
         assert system.derenderer.worker.call_timeout == 7.0
     finally:
@@ -331,18 +331,18 @@ def test_the_inksight_systems_call_deadline_is_the_registry_timeout(fakes, monke
 
 def test_inksight_system_from_the_registry_runs_the_notebook_pipeline(fakes, monkeypatch):
     from inkground_lib.evaluation.systems.base import Item, SystemUnavailable
-    from inkground_lib.evaluation.systems.registry import get_system
+    from inkground_lib.evaluation.systems.registry import make_system
 
     monkeypatch.setenv("INKSIGHT_MODEL_DIR", str(fakes))
     monkeypatch.delenv("INKSIGHT_PYTHON", raising=False)
     with pytest.raises(SystemUnavailable, match="InkSight cannot be loaded: InkSight: INKSIGHT_PYTHON is not set"):
-        get_system("inksight")
+        make_system("inksight")
     monkeypatch.setenv("INKSIGHT_PYTHON", sys.executable)
     page = np.full((300, 400, 3), 255, np.uint8)
     page[130:140, 104:176] = 30
     box = (100.0, 120.0, 180.0, 150.0)
     item = Item(word_id="w1", text="tiny", box=box, page_id="p1", page_size=(400, 300), image=page)
-    system = get_system("inksight")
+    system = make_system("inksight")
     try:
         out = system.predict(item)
         crop, cb = inksight_crop(page, box)

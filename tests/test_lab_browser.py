@@ -19,8 +19,9 @@ import browser_checks
 import lab_driver as lab
 from inkground_lib.cli.lab import working_copies
 from inkground_lib.core import layout
-from inkground_lib.core.notebook_params import section_defaults
-from inkground_lib.core.reruns import plan_run, read_rerun
+from inkground_lib.publish.parameters_cell import section_defaults
+from inkground_lib.publish.rerun_plan import plan_run
+from inkground_lib.publish.rerun_record import read_rerun
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from inkground_lib.core import layout
-from inkground_lib.core.notebook_params import section_defaults, section_notebooks
-from inkground_lib.core.reruns import PLANNED_ENV, notebook_plan, plan_run, planned_by_command, run_folder_parameters
+from inkground_lib.core.rerun_folders import run_folder_parameters
+from inkground_lib.publish.parameters_cell import section_defaults, section_notebooks
+from inkground_lib.publish.rerun_plan import PLANNED_ENV, notebook_plan, plan_run, planned_by_command
 
 
 def _kernel_globals(section: str, **changed) -> dict:

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from inkground_lib.core import layout
-from inkground_lib.core.notebook_params import section_defaults, section_notebooks
-from inkground_lib.core.reruns import PLANNED_ENV, read_rerun
+from inkground_lib.publish.parameters_cell import section_defaults, section_notebooks
+from inkground_lib.publish.rerun_plan import PLANNED_ENV
+from inkground_lib.publish.rerun_record import read_rerun
 from inkground_lib.publish.notebook_start import JUPYTER_SESSION_ENV, finish_run, start_run
 from inkground_lib.publish.run_checks import RunCheckError
 

@@ -20,7 +20,7 @@ WORDS = ["hello", "world", "the", "quick", "brown", "garden", "morning", "letter
 
 @pytest.fixture(scope="module")
 def engine():
-    return ocr.get_engine("rapidocr", progress=False)
+    return ocr.make_engine("rapidocr", progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,8 @@ def test_batched_read_equals_one_by_one_and_plain_rapidocr_call(engine, word_ima
 
     long_word = render_ink(hershey_ink("understanding everything"))  # wider than RapidOCR's 320/48 ratio
     imgs = [long_word] + word_images[:5] + [np.full((64, 64), 255, np.uint8)] + [long_word[:, : long_word.shape[1] // 2]]
-    batched = ocr.get_engine("rapidocr", batch_size=3, progress=False).read(imgs)
-    single = ocr.get_engine("rapidocr", batch_size=1, progress=False).read(imgs)
+    batched = ocr.make_engine("rapidocr", batch_size=3, progress=False).read(imgs)
+    single = ocr.make_engine("rapidocr", batch_size=1, progress=False).read(imgs)
     assert batched == single
     plain = RapidOCR(params={"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True,
                              "Global.log_level": "warning"})
@@ -89,9 +89,9 @@ def test_bad_images_raise_with_index(engine):
 
 
 def test_engine_is_cached_per_process_and_quiet(engine, capfd):
-    again = ocr.get_engine("rapidocr", progress=False)
+    again = ocr.make_engine("rapidocr", progress=False)
     assert again._ocr is engine._ocr
-    assert ocr.get_engine("rapidocr", threads=None, progress=False)._ocr is not engine._ocr
+    assert ocr.make_engine("rapidocr", threads=None, progress=False)._ocr is not engine._ocr
     assert isinstance(engine, ocr.OCREngine)
     assert logging.getLogger("RapidOCR").getEffectiveLevel() >= logging.WARNING
     capfd.readouterr()
@@ -102,7 +102,7 @@ def test_engine_is_cached_per_process_and_quiet(engine, capfd):
 
 def test_progress_bar_can_be_shown(word_images, capfd):
     capfd.readouterr()
-    ocr.get_engine("rapidocr", progress=True).read(word_images[:2])
+    ocr.make_engine("rapidocr", progress=True).read(word_images[:2])
     assert "RapidOCR" in capfd.readouterr().err
 
 
@@ -127,7 +127,7 @@ def test_missing_or_altered_model_raises_instead_of_downloading(monkeypatch, tmp
     (fake / "models").mkdir(parents=True)
     monkeypatch.setattr(rapidocr, "__file__", str(fake / "__init__.py"))
     with pytest.raises(ocr.OCRUnavailable, match="missing from the installed rapidocr package"):
-        ocr.get_engine("rapidocr", progress=False)
+        ocr.make_engine("rapidocr", progress=False)
     (fake / "models" / real_name).write_bytes(b"not a model")
     with pytest.raises(ocr.OCRUnavailable, match="SHA-256"):
         ocr.rapidocr_rec_model()
@@ -136,7 +136,7 @@ def test_missing_or_altered_model_raises_instead_of_downloading(monkeypatch, tmp
 def test_unknown_engine_name():
     assert ocr.engine_names() == ["deepseek-ocr", "rapidocr", "tesseract"]
     with pytest.raises(ValueError, match="unknown OCR engine 'easyocr'; known: deepseek-ocr, rapidocr"):
-        ocr.get_engine("easyocr")
+        ocr.make_engine("easyocr")
 
 
 # DeepSeek-OCR (a client of an OpenAI-compatible server): tests/test_ocr_deepseek.py
@@ -148,7 +148,7 @@ def test_unknown_engine_name():
 def test_tesseract_missing_binary_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("PATH", "")
     with pytest.raises(ocr.OCRUnavailable, match="'tesseract' is not on PATH"):
-        ocr.get_engine("tesseract")
+        ocr.make_engine("tesseract")
     with pytest.raises(ocr.OCRUnavailable, match="'my-tess' is not on PATH"):
         ocr.TesseractEngine(binary="my-tess", which=lambda name: None)
 
@@ -173,7 +173,7 @@ def test_tesseract_engine_runs_the_program(tmp_path, word_images):
     prog = _fake_program(tmp_path / "tesseract", f'echo "$@" > {log}\n'
                          'magic=$(head -c 4 | od -An -c | tr -d " \\n")\n'
                          '[ "$magic" = "211PNG" ] || exit 3\necho "  word$magic  "\n')
-    eng = ocr.get_engine("tesseract", binary=str(prog), progress=False)
+    eng = ocr.make_engine("tesseract", binary=str(prog), progress=False)
     assert eng.read(word_images[:2] + [np.repeat(word_images[0][:, :, None], 3, axis=2)]) == ["word211PNG"] * 3
     assert log.read_text().split() == ["stdin", "stdout", "--psm", "8", "-l", "eng"]
     bad = _fake_program(tmp_path / "tess-bad", "echo 'Error: no language' >&2\nexit 1\n")

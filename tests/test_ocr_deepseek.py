@@ -69,7 +69,7 @@ def env(server, monkeypatch):
 
 def _engine(**kw):
     kw.setdefault("progress", False)
-    return ocr.get_engine("deepseek-ocr", **kw)
+    return ocr.make_engine("deepseek-ocr", **kw)
 
 
 def test_request_has_the_documented_prompt_and_one_square_image_with_the_crop_unstretched(env):
@@ -189,7 +189,7 @@ def test_timeout_is_an_ocr_error(env):
 def test_unset_base_url_is_unavailable_naming_the_variable(monkeypatch):
     monkeypatch.delenv("DEEPSEEK_OCR_BASE_URL", raising=False)
     with pytest.raises(ocr.OCRUnavailable, match="DEEPSEEK_OCR_BASE_URL is not set"):
-        ocr.get_engine("deepseek-ocr")
+        ocr.make_engine("deepseek-ocr")
 
 
 @pytest.mark.parametrize("kw, what", [({"concurrency": 0}, "concurrency"), ({"max_retries": -1}, "max_retries"),

@@ -221,7 +221,7 @@ def test_evaluate_section_equals_three_plain_evaluations(cand, tmp_path):
 
 
 def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_it(cand, tmp_path):
-    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.components.ocr import make_engine
     from inkground_lib.pseudo.benchmark import reference_ocr_texts
     from inkground_lib.pseudo.run import run_pseudo_labels
 
@@ -233,7 +233,7 @@ def test_the_benchmark_carries_the_ocr_of_its_references_and_section_03_reuses_i
     texts = reference_ocr_texts(res.benchmark, "rapidocr")
     assert bench.n_words > 0 and len(texts) == len({ink_digest(w.ink) for w in bench.words()})
     assert reference_ocr_texts(res.benchmark, "tesseract") == {}  # another engine: nothing to reuse
-    fresh = get_engine("rapidocr", progress=False)
+    fresh = make_engine("rapidocr", progress=False)
     inks = [w.ink for w in bench.words()]
     assert read_renders(fresh, inks) == [texts[ink_digest(k)] for k in inks]  # identical by construction
 
@@ -321,10 +321,10 @@ def test_read_renders_on_an_executor_shows_a_bar_and_reads_what_this_process_rea
 
     from inks import hershey_ink
 
-    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.components.ocr import make_engine
     from inkground_lib.core.defaults import OCR_BATCH_WORDS
 
-    ocr = get_engine("rapidocr", progress=False)
+    ocr = make_engine("rapidocr", progress=False)
     words = ["cat", "house", "on", "the", "hill"] * (OCR_BATCH_WORDS // 5 + 1)
     inks = [hershey_ink(w, 0.01 * i) for i, w in enumerate(words)]  # distinct inks, more than one batch
     here = read_renders(ocr, inks)
@@ -393,11 +393,11 @@ def test_the_render_ocr_log_is_reused_after_a_kill_and_written_the_same_with_or_
 
     from inks import hershey_ink
 
-    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.components.ocr import make_engine
     from inkground_lib.core.defaults import OCR_BATCH_WORDS
     from inkground_lib.evaluation.render_ocr_log import read_render_texts
 
-    ocr = get_engine("rapidocr", progress=False)
+    ocr = make_engine("rapidocr", progress=False)
     inks = [hershey_ink(w, 0.01 * i) for i, w in enumerate(["cat", "on", "hill"] * (OCR_BATCH_WORDS // 3 + 2))]
     serial, pooled = tmp_path / "serial.jsonl", tmp_path / "pooled.jsonl"
     texts = read_renders(ocr, inks, {}, log=serial)

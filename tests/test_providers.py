@@ -38,7 +38,7 @@ from inkground_lib.evaluation.systems.providers import (  # noqa: E402
     rule_advice,
     rule_problems,
 )
-from inkground_lib.evaluation.systems.registry import get_system, load_registry  # noqa: E402
+from inkground_lib.evaluation.systems.registry import make_system, load_registry  # noqa: E402
 from inkground_lib.evaluation.systems.retry import RetryPolicy  # noqa: E402
 
 KEY = "sk-prov-SECRET-25"
@@ -131,7 +131,7 @@ def test_request_keys_of_entries_without_new_fields_are_unchanged(monkeypatch):
     new fields are the old ones, value for value."""
     monkeypatch.setenv("K", KEY)
     monkeypatch.setenv("U", "http://127.0.0.1:9/v1")
-    s = get_system("x", registry={"x": {"adapter": "openai", "model": "m", "api_key_env": "K", "base_url_env": "U"}})
+    s = make_system("x", registry={"x": {"adapter": "openai", "model": "m", "api_key_env": "K", "base_url_env": "U"}})
     assert s.answer_params() == {"adapter": "openai", "temperature": 0, "max_tokens": 16384, "variant": "two-image",
                                  "extra_body": {}}
 
@@ -349,7 +349,7 @@ def test_a_downscaled_image_changes_no_coordinate(tmp_path, monkeypatch):
     with FakeServer(responder=_dot_cell_responder(box, built_w, grid)) as srv:
         monkeypatch.setenv("U", srv.openai_url)
         for name, limit in (("as-built", None), ("downscaled", 60_000)):
-            s = get_system(name, registry={name: {"adapter": "openai", "model": "m", "api_key_env": "K",
+            s = make_system(name, registry={name: {"adapter": "openai", "model": "m", "api_key_env": "K",
                                                   "base_url_env": "U"}}, retry=RetryPolicy(1))
             if limit:
                 s.image_limits = ImageLimits(max_image_b64_bytes=limit)
@@ -371,7 +371,7 @@ def test_an_image_that_fits_is_sent_as_built_and_keeps_its_request_key(monkeypat
 
     ex = Example(_photo(300, 200), "ex", [[[50, 100, 0], [250, 100, 10]]])
     req = build_request(_photo(600, 400), (600.0, 400.0), "w", ex, grid=20)
-    s = get_system("x", registry={"x": {"adapter": "openai", "model": "m", "api_key_env": "K", "base_url_env": "U"}})
+    s = make_system("x", registry={"x": {"adapter": "openai", "model": "m", "api_key_env": "K", "base_url_env": "U"}})
     assert all(not im.changed and im.data == raw for im, raw in zip(s.sent_images(req), req.images))
     assert s._hash(req) == request_hash(req, "m", s.answer_params())
     s.image_limits = ImageLimits(max_side=200)
@@ -409,7 +409,7 @@ def test_a_spent_quota_stops_the_run_cleanly_and_a_rerun_resumes(cli, capsys, an
 def test_a_providers_own_quota_error_stops_at_once(cli, tmp_path, provider, name):
     reg, srv, _ = cli
     reg.write_text("")
-    s = get_system(name, rpm=None, concurrency=1, rpd=None)
+    s = make_system(name, rpm=None, concurrency=1, rpd=None)
     server = srv["gemini" if provider == "google-gemini" else "moonshot"]
     server.script(quota_error(provider), match="messages")
     items = [Item(f"w{i}", "x", (0, 0, 1, 1), "p", (10, 10), request=_tiny_request(f"w{i}")) for i in range(4)]
@@ -421,7 +421,7 @@ def test_a_providers_own_quota_error_stops_at_once(cli, tmp_path, provider, name
 def test_a_short_rate_limit_429_is_still_retried(cli, tmp_path):
     reg, srv, _ = cli
     reg.write_text("")
-    s = get_system("kimi-k3", rpm=None, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda _: None))
+    s = make_system("kimi-k3", rpm=None, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda _: None))
     srv["moonshot"].script(http_error(429, retry_after=1), match="messages")
     out = s.predict(Item("w0", "x", (0, 0, 1, 1), "p", (10, 10), request=_tiny_request("w0")))
     assert out.status == "ok" and out.attempts == 2 and s.exhausted is None

@@ -222,10 +222,10 @@ def test_ocr_filter_with_rapidocr_reads_the_crops(synth_ds):
     ds = load_dataset(synth_ds)
     ds.pages = ds.pages[:1]
     from inkground_lib.components.metrics.readability import normalise_text
-    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.components.ocr import make_engine
 
     pseudo = {w.id: w.ink for w in ds.words()}  # the true ink as "pseudo-label"
-    r = ocr_filter(ds, pseudo, get_engine("rapidocr", progress=False), progress=False)
+    r = ocr_filter(ds, pseudo, make_engine("rapidocr", progress=False), progress=False)
     ok = [normalise_text(a) == normalise_text(t) for a, t in zip(r.words["ocr_original"], r.words["text"])]
     assert np.mean(ok) >= 0.5
     assert r.pages.iloc[0]["matched"] == r.words["match"].sum()

@@ -26,7 +26,7 @@ from inkground_lib.evaluation.cache import cache_path, load_cache  # noqa: E402
 from inkground_lib.evaluation.image_fit import png_bound  # noqa: E402
 from inkground_lib.evaluation.items import choose_examples, make_items, target_dataset  # noqa: E402
 from inkground_lib.evaluation.systems.providers import ImageLimits  # noqa: E402
-from inkground_lib.evaluation.systems.registry import get_system  # noqa: E402
+from inkground_lib.evaluation.systems.registry import make_system  # noqa: E402
 
 FIXTURE = HERE / "fixtures" / "ca4736c_cache"
 PREDICTED = ("fx-openai", "fx-claude", "fx-one-image", "fx-kimi")  # as make_fixture.py
@@ -73,7 +73,7 @@ def test_a_cache_written_at_ca4736c_is_answered_without_a_request(fixture_run, c
     assert srv.hits() == 0  # every word answered from the cache written at ca4736c
     assert encoded == []  # and no image was encoded to find that out
     # the images re-fitted to small limits at ca4736c: their keys carry what was sent; same keys now
-    system = get_system("fx-fitted")
+    system = make_system("fx-fitted")
     system.image_limits = ImageLimits(**FITTED_LIMITS)
     items = make_items(target_dataset(load_dataset(ds)), with_prompt=True)
     records = run_predictions(system, items, cache_path(run, "fx-fitted"), progress=False)

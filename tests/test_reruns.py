@@ -1,4 +1,5 @@
-"""Where a rerun writes (core/reruns.py) and what `inkground run` checks before a notebook starts (issue 36).
+"""Where a rerun writes (publish/rerun_plan.py, core/rerun_folders.py) and what `inkground run` checks before a
+notebook starts (issue 36).
 
 papermill is replaced by a stand-in that records the parameters each section would execute with (the rule and
 the checks are what is tested; the notebooks' own execution is tested in test_runner.py)."""
@@ -16,9 +17,10 @@ import pytest
 from inkground_lib.cli import main
 from inkground_lib.core import layout
 from inkground_lib.core.folders import folder_lock
-from inkground_lib.core.notebook_params import section_defaults
-from inkground_lib.core.reruns import (RERUN_RECORD, RerunError, check_name, check_name_free, plan_run, read_rerun,
-                                       record_run, rerun_name, run_folder_parameters)
+from inkground_lib.core.rerun_folders import RERUN_RECORD, RerunError, check_name, rerun_name, run_folder_parameters
+from inkground_lib.publish.parameters_cell import section_defaults
+from inkground_lib.publish.rerun_plan import plan_run
+from inkground_lib.publish.rerun_record import check_name_free, read_rerun, record_run
 
 
 # ------------------------------------------------------------------------------------------ the rule, pure
@@ -62,7 +64,7 @@ def test_an_upstream_folder_is_the_reruns_own_only_when_the_rerun_ran_that_secti
 
 
 def test_a_notebook_finds_the_same_folders_as_the_command_line():
-    from inkground_lib.core.reruns import notebook_plan
+    from inkground_lib.publish.rerun_plan import notebook_plan
 
     values = {**section_defaults("02"), "ocr_threshold": 0.9, "In": [], "Out": {}}  # a kernel's globals()
     assert notebook_plan("02", values).params["run_dir"] == plan_run("02", {"ocr_threshold": 0.9}).params["run_dir"]
@@ -375,8 +377,10 @@ def test_one_writer_of_a_record_at_a_time(rerun_repo):
 
 def test_a_notebooks_rerun_record_under_a_link_to_nothing_is_named_not_file_exists(tmp_path):
     """Issue 44 (defect 11, the notebooks' side): papermill and JupyterLab reach the rerun's record through
-    core.reruns, whose folder made under a dangling data/reruns/<name> link failed with a bare 'File exists'."""
-    from inkground_lib.core.reruns import RerunError, _record_lock
+    publish.rerun_record, whose folder made under a dangling data/reruns/<name> link failed with a bare 'File
+    exists'."""
+    from inkground_lib.core.rerun_folders import RerunError
+    from inkground_lib.publish.rerun_record import _record_lock
 
     link = tmp_path / "reruns" / "02_seed-2"
     link.parent.mkdir()

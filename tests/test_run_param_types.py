@@ -10,7 +10,7 @@ from inkground_lib.publish.notebook_runner import (
     parse_value,
     run_section,
 )
-from inkground_lib.core.notebook_params import notebook_parameters as cell_parameters
+from inkground_lib.publish.parameters_cell import notebook_parameters as cell_parameters
 from inkground_lib.publish.run_checks import accepts, parameter_kinds
 
 

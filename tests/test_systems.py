@@ -28,7 +28,7 @@ from inkground_lib.evaluation.systems.base import (
 )
 from inkground_lib.evaluation.systems.registry import (
     REGISTRY_FILE,
-    get_system,
+    make_system,
     list_systems,
     load_registry,
     system_kind,
@@ -90,7 +90,7 @@ class Sleeps(list):
 def system(name, **kw):
     sleeps = Sleeps()
     pol = RetryPolicy(max_attempts=kw.pop("max_attempts", 5), base_delay=0.01, max_delay=0.05, sleep=sleeps)
-    return get_system(name, registry=REG, retry=pol, **kw), sleeps
+    return make_system(name, registry=REG, retry=pol, **kw), sleeps
 
 
 @pytest.mark.parametrize("name", ["oa", "an"])
@@ -219,11 +219,11 @@ def test_missing_env_fails_before_any_request(server, monkeypatch):
     monkeypatch.delenv("T_KEY", raising=False)
     monkeypatch.setenv("T_OPENAI_URL", server.openai_url)
     with pytest.raises(SystemConfigError, match="environment variable T_KEY is not set"):
-        get_system("oa", registry=REG)
+        make_system("oa", registry=REG)
     monkeypatch.setenv("T_KEY", KEY)
     monkeypatch.delenv("T_OPENAI_URL")
     with pytest.raises(SystemConfigError, match="T_OPENAI_URL") as e:
-        get_system("oa", registry=REG)
+        make_system("oa", registry=REG)
     assert KEY not in str(e.value)
     assert server.hits() == 0
 
@@ -275,16 +275,16 @@ def test_paper_entries_run_through_env(server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
     monkeypatch.setenv("VLLM_API_KEY", KEY)
     monkeypatch.setenv("VLLM_BASE_URL", server.openai_url)
-    claude = get_system("claude-opus-4.8", retry=RetryPolicy(max_attempts=1))
+    claude = make_system("claude-opus-4.8", retry=RetryPolicy(max_attempts=1))
     assert claude.predict(make_item()).status == "ok"
     b = server.requests[-1].body
     assert b["model"] == "claude-opus-4-8" and "temperature" not in b and b["max_tokens"] == 4096
-    qwen = get_system("qwen3-vl-32b", retry=RetryPolicy(max_attempts=1))
+    qwen = make_system("qwen3-vl-32b", retry=RetryPolicy(max_attempts=1))
     assert qwen.predict(make_item()).status == "ok"
     b = server.requests[-1].body
     assert b["model"] == "Qwen/Qwen3-VL-32B-Instruct" and b["temperature"] == 0 and b["max_tokens"] == 16384
     # Molmo is sent the one-image prompt variant; a two-image request is refused with a clear message
-    molmo = get_system("molmo-7b-d", retry=RetryPolicy(max_attempts=1))
+    molmo = make_system("molmo-7b-d", retry=RetryPolicy(max_attempts=1))
     with pytest.raises(SystemConfigError, match="one-image"):
         molmo.predict(make_item(variant="two-image"))
     built = []
@@ -306,7 +306,7 @@ def test_one_yaml_entry_adds_a_model(env, tmp_path, monkeypatch):
                      "oa-long: {extends: qwen3-vl-32b, max_tokens: 32768}\n")
     reg = load_registry(extra, use_env=False)
     assert "my-vl" in reg and reg["oa-long"]["max_tokens"] == 32768 and reg["oa-long"]["reported_as"] is None
-    s = get_system("my-vl", extra=extra)
+    s = make_system("my-vl", extra=extra)
     assert s.label == "My-VL-7B" and s.kind == "api"
     assert s.predict(make_item()).status == "ok" and env.requests[-1].body["model"] == "org/My-VL-7B"
     monkeypatch.setenv("INKGROUND_SYSTEMS", str(extra))
@@ -341,10 +341,10 @@ def test_yaml_is_loaded_safely(tmp_path):
 def test_inksight_unavailable_is_clear(monkeypatch, tmp_path):
     monkeypatch.delenv("INKSIGHT_MODEL_DIR", raising=False)
     with pytest.raises(SystemUnavailable, match="INKSIGHT_MODEL_DIR"):
-        get_system("inksight")
+        make_system("inksight")
     monkeypatch.setenv("INKSIGHT_MODEL_DIR", str(tmp_path))  # no SavedModel there
     with pytest.raises(SystemUnavailable, match="InkSight"):
-        get_system("inksight")
+        make_system("inksight")
 
 
 # ------------------------------------------------------------------------------------------ local systems
@@ -357,38 +357,38 @@ def local_item(text="Hello", box=(40.0, 30.0, 200.0, 80.0), ref=None, image=None
 def test_box_baseline_inside_box():
     it = local_item()
     for shape in ("line", "zigzag"):
-        out = get_system("box", shape=shape).predict(it)
+        out = make_system("box", shape=shape).predict(it)
         assert out.status == "ok" and isinstance(out.strokes, Ink) and len(out.strokes) == 1
         x0, y0, x1, y1 = out.strokes.bbox()
         assert x0 == 40 and x1 == 200 and 30 <= y0 <= y1 <= 80
-    line = get_system("box").predict(it).strokes[0]
+    line = make_system("box").predict(it).strokes[0]
     assert np.allclose(line[:, 1], 55.0)  # through the box centre
-    zz = get_system("box", shape="zigzag").predict(it).strokes[0]
+    zz = make_system("box", shape="zigzag").predict(it).strokes[0]
     assert len(zz) > 4 and set(np.round(zz[:, 1], 6)) == {42.5, 67.5}
 
 
 def test_font_baseline_fits_box_and_is_readable():
     it = local_item("Hello", box=(40.0, 30.0, 200.0, 80.0))
-    out = get_system("font").predict(it)
+    out = make_system("font").predict(it)
     assert out.status == "ok" and len(out.strokes) >= 4
     x0, y0, x1, y1 = out.strokes.bbox()
     assert 40 - 1e-6 <= x0 and x1 <= 200 + 1e-6 and 30 - 1e-6 <= y0 and y1 <= 80 + 1e-6
     assert np.isclose(y1 - y0, 50) or np.isclose(x1 - x0, 160)  # fitted: touches the box on one axis
     assert np.isnan(out.strokes[0][:, 2]).all()
     # "readable": the offline OCR reads the rendered word
-    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.components.ocr import make_engine
     from inkground_lib.core.render import render_ink
 
-    assert get_engine("rapidocr").read([render_ink(out.strokes)])[0].casefold() == "hello"
-    assert get_system("font", font="scripts").predict(it).strokes != out.strokes
+    assert make_engine("rapidocr").read([render_ink(out.strokes)])[0].casefold() == "hello"
+    assert make_system("font", font="scripts").predict(it).strokes != out.strokes
 
 
 def test_reference_system_returns_reference():
     it = local_item()
-    out = get_system("reference").predict(it)
+    out = make_system("reference").predict(it)
     assert out.status == "ok" and out.strokes == it.reference
     it.reference = None
-    assert get_system("reference").predict(it).status == "error"
+    assert make_system("reference").predict(it).status == "error"
 
 
 def test_skeleton_system_traces_crop_in_page_pixels():
@@ -396,7 +396,7 @@ def test_skeleton_system_traces_crop_in_page_pixels():
 
     img = np.full((120, 300, 3), 235, np.uint8)
     cv2.line(img, (60, 55), (180, 55), (20, 20, 20), 4)
-    out = get_system("skeleton").predict(local_item(image=img))
+    out = make_system("skeleton").predict(local_item(image=img))
     assert out.status == "ok" and out.strokes.n_points >= 2
     x0, y0, x1, y1 = out.strokes.bbox()
     assert 50 <= x0 <= 70 and 170 <= x1 <= 190 and 50 <= y0 and y1 <= 60  # page pixels, not crop pixels
@@ -413,7 +413,7 @@ def test_replay(tmp_path):
              replay_record(item("w3"), status="error"),
              replay_record(item("w4"), strokes=as_ink([[[1, 2, np.nan], [3, 4, np.nan]]]))]
     p.write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"word_id": "w5", "raw_te')  # torn tail
-    rep = get_system("replay", path=str(p))
+    rep = make_system("replay", path=str(p))
     get = lambda wid: rep.predict(item(wid))  # noqa: E731
     assert get("w1").text == "<strokes>A</strokes>" and get("w1").status == "ok"  # first wins
     assert get("w2").text == "plain" and get("w2").status == "truncated"
@@ -421,10 +421,10 @@ def test_replay(tmp_path):
         o = get(missing)
         assert o.status == "error" and "no recorded output" in o.error and o.text is None
     assert get("w4").strokes == as_ink([[[1, 2], [3, 4]]])
-    only = get_system("replay", path=str(p), source="gemini")
+    only = make_system("replay", path=str(p), source="gemini")
     assert only.predict(item("w2")).status == "error"
     with pytest.raises(SystemConfigError, match="INKGROUND_REPLAY"):
-        get_system("replay")
+        make_system("replay")
 
 
 def test_replay_keys_answers_by_dataset_page_word_and_request(tmp_path):
@@ -445,7 +445,7 @@ def test_replay_keys_answers_by_dataset_page_word_and_request(tmp_path):
     p = tmp_path / "answers.jsonl"
     p.write_text("".join(json.dumps(replay_record(it, "<strokes>recorded on a</strokes>")) + "\n"
                          for it in make_items(a, with_prompt=False)))
-    rep = get_system("replay", path=str(p))
+    rep = make_system("replay", path=str(p))
     assert all(rep.predict(it).status == "ok" for it in make_items(a, with_prompt=False))
     outs = [rep.predict(it) for it in make_items(b, with_prompt=False)]
     assert all(o.status == "error" and "recorded for another word" in o.error for o in outs)
@@ -456,15 +456,15 @@ def test_replay_keys_answers_by_dataset_page_word_and_request(tmp_path):
     # a line without the key is refused, naming the line and how to write it
     p.write_text(json.dumps({"word_id": "p000-w0", "raw_text": "x"}) + "\n")
     with pytest.raises(SystemConfigError, match=r"line 1: field word_key: missing.*replay_record"):
-        get_system("replay", path=str(p))
+        make_system("replay", path=str(p))
 
 
 def test_replay_of_a_cache_file(tmp_path):
     it = local_item()
     cp = cache_path(tmp_path, "box")
-    run_predictions(get_system("box"), [it], cp, progress=False)
-    rep = get_system("replay", path=str(cp), source="box")
-    assert rep.predict(it).strokes == get_system("box").predict(it).strokes
+    run_predictions(make_system("box"), [it], cp, progress=False)
+    rep = make_system("replay", path=str(cp), source="box")
+    assert rep.predict(it).strokes == make_system("box").predict(it).strokes
 
 
 def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
@@ -478,7 +478,7 @@ def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
     page = ds.pages[1]
     items = [Item.with_prompt(page, w, example, grid=20, max_side=256) for w in page.words]
     assert items[0].page_size == (200, 100) and items[0].reference == page.words[0].ink
-    one = get_system("oa", registry={"oa": {**REG["oa"], "variant": "one-image"}}, retry=RetryPolicy(1))
+    one = make_system("oa", registry={"oa": {**REG["oa"], "variant": "one-image"}}, retry=RetryPolicy(1))
     two, _ = system("oa")
     assert items[0].request_for("one-image").meta["variant"] == "one-image"
     recs = run_predictions(one, items, cache_path(tmp_path / "run", "one"), progress=False)
@@ -489,7 +489,7 @@ def test_items_from_a_dataset_with_the_real_prompt(env, tmp_path):
     assert sum(p["type"] == "image_url" for p in env.requests[-1].body["messages"][1]["content"]) == 2
     assert one.request_key(items[0]) != two.request_key(items[0]) != two.request_key(items[1])
     # local systems run on the same items (the skeleton reads the page photo from its path)
-    assert get_system("skeleton").predict(items[0]).status == "ok"
+    assert make_system("skeleton").predict(items[0]).status == "ok"
 
 
 # ---- issue 33: a provider URL never names a cloud metadata service or a link-local address
@@ -562,14 +562,14 @@ def test_a_name_that_resolves_to_a_metadata_address_is_refused_before_any_reques
     asked = _resolving(monkeypatch, answers)
     with pytest.raises(SystemConfigError, match=rf"system {name}: the base URL's host resolves to .* which is a "
                                                 r"(link-local address|cloud metadata)") as e:
-        get_system(name, registry=REG)
+        make_system(name, registry=REG)
     assert asked == ["internal-alias.example"] and "internal-alias" not in str(e.value) and env.hits() == 0
 
 
 def test_a_provider_url_must_resolve_to_public_addresses_only(monkeypatch, tmp_path):
     """A registry's default_base_url (a provider's) is checked as it resolves: a private, loopback or shared
     address refuses it, before any request."""
-    from inkground_lib.evaluation.systems.registry import get_system as get
+    from inkground_lib.evaluation.systems.registry import make_system as get
 
     monkeypatch.setenv("T_KEY", KEY)
     reg = {"p": {"adapter": "openai", "model": "m", "api_key_env": "T_KEY", "base_url_env": "T_UNSET_URL",
@@ -588,7 +588,7 @@ def test_the_connection_is_pinned_to_the_checked_address(env, monkeypatch):
     resolving it to the metadata address afterwards changes nothing: every request goes to the checked one."""
     monkeypatch.setenv("T_OPENAI_URL", env.openai_url.replace("127.0.0.1", "vllm.lab.test"))
     _resolving(monkeypatch, ["127.0.0.1"])
-    sysm = get_system("oa", registry=REG, retry=RetryPolicy(1))
+    sysm = make_system("oa", registry=REG, retry=RetryPolicy(1))
     asked = _resolving(monkeypatch, ["169.254.169.254"])  # the answer changes after the check
     for i in range(2):
         assert sysm.predict(make_item("alpha", i)).status == "ok"
@@ -602,7 +602,7 @@ def test_a_name_resolved_only_at_the_first_connection_is_checked_then(env, monke
 
     monkeypatch.setenv("T_OPENAI_URL", env.openai_url.replace("127.0.0.1", "late.lab.test"))
     _resolving(monkeypatch, socket.gaierror(-3, "Temporary failure in name resolution"))
-    sysm = get_system("oa", registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
+    sysm = make_system("oa", registry=REG, retry=RetryPolicy(max_attempts=3, base_delay=0.01, sleep=lambda s: None))
     asked = _resolving(monkeypatch, ["169.254.169.254"])
     with pytest.raises(SystemConfigError, match="resolves to 169.254.169.254"):
         sysm.predict(make_item("alpha", 0))

@@ -237,14 +237,14 @@ def test_the_tracer_is_a_derenderer_and_a_specialist_system_never_called_inksigh
     from inkground_lib.components.derenderers.base import DerenderError
     from inkground_lib.components.derenderers.factory import make_derenderer
     from inkground_lib.evaluation.systems.base import SystemUnavailable
-    from inkground_lib.evaluation.systems.registry import get_system, load_registry
+    from inkground_lib.evaluation.systems.registry import make_system, load_registry
 
     assert make_derenderer("tracer").weights_sha256 == SHIPPED_SHA256
     with pytest.raises(DerenderError, match="tracer weights not found"):
         make_derenderer(f"tracer:{tmp_path / 'none.npz'}")
     reg = load_registry(use_env=False)
-    system = get_system("tracer", registry=reg)
+    system = make_system("tracer", registry=reg)
     assert system.kind == "specialist" and "inkground tracer" in system.label and "InkSight" not in system.label
     assert system.answer_params()["weights_sha256"] == SHIPPED_SHA256
     with pytest.raises(SystemUnavailable, match="the tracer cannot be loaded"):
-        get_system("mine", registry={"mine": {"adapter": "tracer", "weights": str(tmp_path / "none.npz")}})
+        make_system("mine", registry={"mine": {"adapter": "tracer", "weights": str(tmp_path / "none.npz")}})

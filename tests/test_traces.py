@@ -193,7 +193,7 @@ def test_section_02_traces_each_crop_once_and_its_logs_do_not_change(recorded, c
 def test_section_03_systems_read_the_answers_of_the_run_that_made_the_benchmark(recorded, count, tmp_path):
     from inkground_lib.core.run_files import benchmark_dir
     from inkground_lib.evaluation.systems.base import Item
-    from inkground_lib.evaluation.systems.registry import get_system
+    from inkground_lib.evaluation.systems.registry import make_system
     from inkground_lib.pseudo.benchmark import build_benchmark
     from inkground_lib.pseudo.derender_stage import derender_dataset
 
@@ -203,7 +203,7 @@ def test_section_03_systems_read_the_answers_of_the_run_that_made_the_benchmark(
     bench = load_dataset(build_benchmark(recorded, pseudo, [p.id for p in recorded.pages], benchmark_dir(run)))
     items = [Item.from_word(p, w) for p in bench.pages for w in p.words]
     _reset(count)
-    systems = {n: get_system(n) for n in ("skeleton", "tracer")}
+    systems = {n: make_system(n) for n in ("skeleton", "tracer")}
     got = {n: [ink_to_lists(s.predict(it).strokes) for it in items] for n, s in systems.items()}
     assert count == {"trace": 0, "net": 0}  # every answer read from the pseudo-label run's store
     assert got["tracer"] == [ink_to_lists(pseudo[it.word_id]) for it in items]  # the pseudo-labels themselves

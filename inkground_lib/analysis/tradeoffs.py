@@ -169,7 +169,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
     * casefolding (AR, CR): the stored OCR texts compared with the other casefold setting;
     * Style over the classifier's held-out words (default) vs all words (column style_any).
     """
-    from inkground_lib.components.ocr import OCRError, OCRUnavailable, get_engine
+    from inkground_lib.components.ocr import OCRError, OCRUnavailable, make_engine
 
     st = run.settings
     spacing0 = st.get("spacing", 0.05)
@@ -188,7 +188,7 @@ def definition_variants(run: EvalRun, *, spacings: Sequence[float] = VARIANT_SPA
         if name == engine0:
             continue
         try:
-            eng = get_engine(name)
+            eng = make_engine(name)
         except OCRUnavailable as e:
             engines[name] = f"not available here: {e}"
             continue

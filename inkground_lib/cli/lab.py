@@ -16,7 +16,7 @@ sources in ``notebooks/``, JupyterLab opens working copies in ``lab/`` (ignored 
 The kernel starts in ``lab/``; the notebooks' first cell after the parameters
 (:mod:`inkground_lib.publish.notebook_start`) checks the parameters as ``inkground run`` does, finds the data
 from the repository root wherever the kernel starts, and a run with changed parameters writes where
-:mod:`inkground_lib.core.reruns` says (``data/reruns/<name>/``, recorded in its ``rerun.json`` with the source
+:mod:`inkground_lib.publish.rerun_plan` says (``data/reruns/<name>/``, recorded in its ``rerun.json`` with the source
 ``JupyterLab``), never into the book's runs.
 """
 

@@ -1,6 +1,6 @@
 """``inkground run`` and ``inkground book``: section notebooks executed, the book built.
 
-Where ``run`` writes follows :mod:`inkground_lib.core.reruns`: the defaults go to the book's runs, changed
+Where ``run`` writes follows :mod:`inkground_lib.publish.rerun_plan`: the defaults go to the book's runs, changed
 parameters to ``data/reruns/<name>/`` (``--into-book`` to write them into the book's runs). Everything a run
 needs is checked before its first notebook starts and before any folder is made, by the check each notebook
 makes in its first cell too (:mod:`inkground_lib.publish.run_checks`). A section run into the book's runs (the
@@ -14,9 +14,11 @@ import sys
 
 from inkground_lib.cli.options import describe
 from inkground_lib.core import layout
-from inkground_lib.core.notebook_params import notebook_parameters, section_notebooks
-from inkground_lib.core.reruns import (changed_parameters, check_name_free, plan_run, record_run, rerun_name,
-                                       run_folder_parameters)
+from inkground_lib.core.parameter_values import changed_parameters
+from inkground_lib.core.rerun_folders import rerun_name, run_folder_parameters
+from inkground_lib.publish.parameters_cell import notebook_parameters, section_notebooks
+from inkground_lib.publish.rerun_plan import plan_run
+from inkground_lib.publish.rerun_record import check_name_free, record_run
 from inkground_lib.publish.run_checks import check_locks, check_section, check_values
 
 
@@ -48,8 +50,8 @@ def _route(given: dict, chain, defaults: dict) -> dict[str, dict]:
 
 def _run(a) -> None:
     # papermill and the runner (and numpy under the checks): imported when the command runs, not for --help
-    from inkground_lib.core.notebook_params import section_defaults
-    from inkground_lib.core.reruns import now_utc
+    from inkground_lib.publish.parameters_cell import section_defaults
+    from inkground_lib.publish.rerun_record import now_utc
     from inkground_lib.publish import make_book
     from inkground_lib.publish import notebook_runner as nr
     from inkground_lib.publish.stages import Timer
@@ -169,7 +171,7 @@ def sections_help(width: int = 100) -> str:
             if p.comment:
                 lines += textwrap.wrap(p.comment, width, initial_indent=" " * 46, subsequent_indent=" " * 46,
                                        break_on_hyphens=False)
-    lines += ["", "where a run writes (one rule for inkground run, papermill and JupyterLab; core/reruns.py):",
+    lines += ["", "where a run writes (one rule for inkground run, papermill and JupyterLab; publish/rerun_plan.py):",
               "  default parameters    the book's runs: book/sections/ and the run folders above (as `make book`)",
               f"  changed parameters    its own folder {layout.RERUNS}/<name>/ (<name>: --name, else made from the "
               "section", "                        and the changed parameters, e.g. 02_ocr_threshold-0.9): its run "

@@ -2,7 +2,7 @@
 content-keyed store reads through (predictions, OCR readings of renders and crops, derender logs, traces, truth
 comparisons, Style features and fitted heads).
 
-A run folder lies under the book's runs or under a rerun's folder (:mod:`inkground_lib.core.reruns` decides
+A run folder lies under the book's runs or under a rerun's folder (:mod:`inkground_lib.core.rerun_folders` says
 which), at the same path below it: ``data/runs/synth/03_evaluation`` is the book's run of section 03 on the
 synthetic benchmark, ``data/reruns/<name>/synth/03_evaluation`` a rerun's. That path below (``synth/03_evaluation``,
 the dataset and the section) names the runs that can hold the same results; :func:`earlier_runs` lists them,

@@ -30,7 +30,7 @@ RECORDED_EVAL_RUN = "data/runs/recorded/03_evaluation"
 EVAL_RUNS = [BENCH_EVAL_RUN, RECORDED_EVAL_RUN]
 PREDICT_RUN = "data/runs/predict"      # `inkground predict` without --run
 EVAL_RUN = "data/runs/eval"            # `inkground eval` / `make eval` without --run: never the book's runs
-RERUNS = "data/reruns"                 # a run with changed parameters: data/reruns/<name>/ (core/reruns.py)
+RERUNS = "data/reruns"                 # a run with changed parameters: data/reruns/<name>/ (core/rerun_folders.py)
 
 UNIPEN_SUBSET = DATA / "unipen_cursive" / "unipen_cursive_dev.json"
 """The UNIPEN subset shipped with the repository (286 cursive words, 36 writers; CC BY 4.0, provenance in

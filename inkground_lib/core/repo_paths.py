@@ -4,7 +4,7 @@ The section notebooks' parameters name folders relative to the repository root (
 :mod:`inkground_lib.core.layout` spells them. ``inkground run`` and ``make book`` start the kernel in the root;
 ``make lab`` starts it in ``lab/`` (the working copies), papermill wherever it is told and a user's own script
 anywhere. A notebook therefore never opens a parameter's path as it is and never calls ``os.chdir``: it resolves
-it with :func:`repo_path` (the notebooks through ``plan.paths``, :mod:`inkground_lib.core.reruns`)::
+it with :func:`repo_path` (the notebooks through ``plan.paths``, :mod:`inkground_lib.publish.rerun_plan`)::
 
     from inkground_lib.core.repo_paths import repo_path
     ds = load_dataset(repo_path(dataset))   # the same folder from lab/, from the root, from /tmp

@@ -4,7 +4,7 @@ render-OCR log (:mod:`inkground_lib.evaluation.render_ocr_log`)."""
 
 from __future__ import annotations
 
-from inkground_lib.components.ocr import get_engine
+from inkground_lib.components.ocr import make_engine
 from inkground_lib.core.defaults import OCR_BATCH_WORDS
 from inkground_lib.core.files import sha256_array
 from inkground_lib.core.ink import drawing_digest, ink_digest
@@ -31,7 +31,7 @@ once)."""
 def _read_images(job) -> list[str]:
     """Worker: (OCR engine name, renders) -> the OCR text of each render."""
     name, images = job
-    return [str(t) for t in get_engine(name, progress=False).read(images)]
+    return [str(t) for t in make_engine(name, progress=False).read(images)]
 
 
 def seed_texts(memo: dict, engine: str, inks, texts: dict) -> int:
@@ -150,7 +150,7 @@ def read_all_renders(dataset, runs, settings: EvalSettings, memo: dict, progress
     stand for every ink that draws what the ink section 02 read draws (:func:`read_renders`); ``executor``: see
     :func:`read_renders`; ``log_dir``: keep the texts read in a render-OCR log there (resumable). Returns the
     engine."""
-    ocr = get_engine(settings.ocr_engine, progress=progress)
+    ocr = make_engine(settings.ocr_engine, progress=progress)
     runs = list(runs)
     inks = [[ink if ink is not None else [] for ink in run.inks] for run in runs]
     folder = getattr(dataset, "root", dataset)

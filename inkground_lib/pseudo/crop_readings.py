@@ -28,15 +28,15 @@ from inkground_lib.pseudo.keys import CROP_GROW, PseudoError, engine_config, pag
 
 
 def make_engine(spec="rapidocr", progress: bool = False):
-    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.get_engine`) or an object with
+    """An OCR engine from a name (:func:`~inkground_lib.components.ocr.make_engine`) or an object with
     ``read(images)``; PseudoError for an object without it."""
-    from inkground_lib.components.ocr import get_engine
+    from inkground_lib.components.ocr import make_engine
 
     if not isinstance(spec, str):
         if not callable(getattr(spec, "read", None)):
             raise PseudoError(f"ocr engine: {spec!r} has no read(images) method")
         return spec
-    return get_engine(spec, progress=progress)
+    return make_engine(spec, progress=progress)
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def read_page(job) -> dict:
 def read_crops(ds: Dataset, engine="rapidocr", run_dir=None, progress: bool = True,
                workers: Optional[int] = None, executor: Optional[Executor] = None) -> CropReadings:
     """The OCR readings of every word crop of ``ds`` (module doc). ``engine``: a name
-    (:func:`~inkground_lib.components.ocr.get_engine`) or an object with ``read(images)``; an engine given by name
+    (:func:`~inkground_lib.components.ocr.make_engine`) or an object with ``read(images)``; an engine given by name
     whose class says ``parallel = True`` reads pages in ``workers`` processes (or on ``executor``); records are
     written here in page order, so the log is the same for any number of workers."""
     from inkground_lib.core.progress import bar as progress_bar

@@ -120,7 +120,7 @@ def run_pseudo_labels(candidates_dir, run_dir, *, derenderer=DERENDERER, ocr="ra
     """Candidate pages -> pseudo-labels -> OCR filter -> rater filter -> benchmark set (``run_dir/benchmark``).
 
     ``derenderer``: a name (:func:`make_derenderer`) or object; ``ocr``: an engine name
-    (:func:`~inkground_lib.components.ocr.get_engine`) or object; ``ratings``: a CSV path
+    (:func:`~inkground_lib.components.ocr.make_engine`) or object; ``ratings``: a CSV path
     (:func:`~inkground_lib.pseudo.raters.load_ratings`) or None = simulated raters (:func:`simulate_ratings`
     with ``n_raters``, ``raters_per_pair`` (int or (min, max)), ``rater_model`` and ``seed``) over the pages
     that passed the OCR filter. A page counts as rated once it has K standing ratings: K is the file's

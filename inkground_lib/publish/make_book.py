@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from inkground_lib.publish import notebook_runner
+from inkground_lib.publish.parameters_cell import all_section_defaults
 from inkground_lib.publish.stages import Timer
 from inkground_lib.core.dataset import dataset_hash, load_dataset
 from inkground_lib.core.defaults import BOOK_CANDIDATE_PAGES, BOOK_MIN_BENCHMARK
@@ -238,7 +239,8 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
         write_tracer_page(notebook_runner.SECTIONS_DIR)  # the model card and the training curves
 
     with timer("reproducibility page"):
-        write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info)
+        write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info,
+                                   defaults=all_section_defaults())
     with timer("pdf"):
         write_pdf()
     with timer("results archive, waited for"):  # compressed beside the pages and the PDF

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inkground_lib.core.files import atomic_write_bytes
-from inkground_lib.core.notebook_params import notebook_parameters as cell_parameters
 from inkground_lib.core.layout import NOTEBOOKS, PAPER_DIR, ROOT, SECTIONS_DIR
+from inkground_lib.core.parameter_values import changed_parameters
 from inkground_lib.core.repo_paths import portable_path
-from inkground_lib.core.reruns import COMMANDS, RERUN_LABEL, changed_parameters, planned_by_command
+from inkground_lib.publish.parameters_cell import notebook_parameters as cell_parameters
 from inkground_lib.publish.progress_relay import current, relayed
+from inkground_lib.publish.rerun_plan import COMMANDS, planned_by_command
 from inkground_lib.publish.run_checks import RunCheckError, check_values
+from inkground_lib.report.reproducibility import RERUN_LABEL
 
 
 class RunnerError(ValueError):
@@ -308,7 +310,7 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
     notebook records as the user's choice, which ``make book`` keeps on later runs; parameters the book
     pipeline derived itself (e.g. no recorded data here) are executed but not recorded as the user's.
     ``source``: the command running it (``inkground run``, ``make book``), which the notebook's first cell
-    finds in its kernel's environment (:func:`~inkground_lib.core.reruns.planned_by_command`).
+    finds in its kernel's environment (:func:`~inkground_lib.publish.rerun_plan.planned_by_command`).
 
     Nothing finished is lost: the executed notebook, with its fingerprint, is written the moment its last cell
     has run, before papermill shuts the kernel down (a Ctrl-C from then on stops the command but keeps it; the
@@ -348,7 +350,7 @@ def run_section(key: str, params: dict | None = None, *, out_dir: Path | None = 
 
     with relayed(f"section {section.key}", tty=False if log_output else None) as relay:
         watch = _Watch(relay, save)
-        try:  # the command chose the folders (core/reruns.py): the notebook's plan keeps them as injected
+        try:  # the command chose the folders (publish/rerun_plan.py): the notebook's plan keeps them as injected
             with planned_by_command(source):
                 pm.execute_notebook(str(section.source), None, parameters=params, cwd=str(ROOT),
                                     kernel_name="python3", engine_name=_engine(), progress_bar=False,

@@ -14,7 +14,7 @@ recorded the same way whether ``inkground run``, ``make book``, papermill or Jup
    no other command is writing the folders the run writes: the first problem is a
    :class:`~inkground_lib.publish.run_checks.RunCheckError` naming the parameter and what it accepts, raised
    before anything is written;
-2. plans where the run reads and writes (:func:`inkground_lib.core.reruns.notebook_plan`): the book's runs with
+2. plans where the run reads and writes (:func:`inkground_lib.publish.rerun_plan.notebook_plan`): the book's runs with
    the default parameters, else its own folder ``data/reruns/<name>/``. The plan depends on the parameters'
    values alone, and the notebook keeps the resolved paths under names of its own, so running this cell (or
    any other) again never turns a resolved path into a parameter;
@@ -34,7 +34,7 @@ when those were the defaults).
 The source is told from the kernel's environment: a Jupyter server (JupyterLab, ``make lab``) starts its
 kernels with ``JPY_SESSION_NAME`` set to the notebook's path (jupyter_server's ``SessionManager.get_kernel_env``,
 jupyter_server 2.x, read 2026-12-06 in .venv-lab); the commands set
-:data:`~inkground_lib.core.reruns.PLANNED_ENV`; any other kernel is counted as papermill's.
+:data:`~inkground_lib.publish.rerun_plan.PLANNED_ENV`; any other kernel is counted as papermill's.
 """
 
 from __future__ import annotations
@@ -45,8 +45,10 @@ import os
 import sys
 
 from inkground_lib.core import layout
-from inkground_lib.core.notebook_params import section_defaults
-from inkground_lib.core.reruns import RunPlan, canonical, notebook_plan, planned_by, record_run
+from inkground_lib.core.parameter_values import canonical
+from inkground_lib.publish.parameters_cell import section_defaults
+from inkground_lib.publish.rerun_plan import RunPlan, notebook_plan, planned_by
+from inkground_lib.publish.rerun_record import record_run
 from inkground_lib.publish.run_checks import check_locks, check_section
 
 JUPYTER_SESSION_ENV = "JPY_SESSION_NAME"

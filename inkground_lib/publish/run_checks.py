@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inkground_lib.core.folders import LOCK_FILE, is_locked
-from inkground_lib.core.notebook_params import notebook_parameters, section_notebooks
 from inkground_lib.core.repo_paths import repo_path
 from inkground_lib.core.run_files import REFERENCES
+from inkground_lib.publish.parameters_cell import notebook_parameters, section_notebooks
 
 
 class RunCheckError(ValueError):

@@ -1,6 +1,6 @@
 """OCR engines behind one small interface (used for AR / CR readability and for the pseudo-label OCR filter).
 
-``make_engine`` (``factory``, also ``get_engine``) builds an engine by name: "rapidocr" (``rapidocr``, the offline
+``make_engine`` (``factory``) builds an engine by name: "rapidocr" (``rapidocr``, the offline
 default), "deepseek-ocr" (``deepseek``: a client of an OpenAI-compatible server running DeepSeek-OCR, e.g. vLLM;
 DEEPSEEK_OCR_BASE_URL) or "tesseract" (``tesseract``); each reads a list of word images into a list of raw
 strings. ``base`` holds the protocol, the errors and the image checks; ``factory`` the engines' table and cards.
@@ -14,7 +14,7 @@ import importlib
 
 _PUBLIC = {
     "OCREngine": "base", "OCRUnavailable": "base", "OCRInputError": "base", "OCRError": "base",
-    "as_ocr_image": "base", "make_engine": "factory", "get_engine": "factory", "engine_names": "factory",
+    "as_ocr_image": "base", "make_engine": "factory", "engine_names": "factory",
     "RapidOCREngine": "rapidocr", "rapidocr_rec_model": "rapidocr",
     "DeepSeekOCREngine": "deepseek", "clean_deepseek_text": "deepseek", "square_pad": "deepseek",
     "TesseractEngine": "tesseract", "tesseract_command": "tesseract",

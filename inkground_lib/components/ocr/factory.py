@@ -53,7 +53,3 @@ def make_engine(name: str, progress: bool | None = None, **kw):
     if progress is not None and "progress" in inspect.signature(factory).parameters:
         kw["progress"] = progress
     return factory(**kw)
-
-
-get_engine = make_engine
-"""The former name of :func:`make_engine` (the OCR callers of sections 02-04 use it)."""

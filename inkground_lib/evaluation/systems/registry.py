@@ -274,7 +274,3 @@ def make_system(name: str, registry: Optional[dict] = None, extra=None, retry: O
     cfg = validate_entry(name, {**lookup(reg, name, "system"), **overrides}, "registry + overrides")
     family = adapters()[cfg["adapter"]]
     return family.build(name, cfg, retry, **({"offline": True} if offline and family.kind == "api" else {}))
-
-
-get_system = make_system
-"""The former name of :func:`make_system` (the public API, ``inkground_lib.get_system``, and section 03)."""

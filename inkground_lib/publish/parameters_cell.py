@@ -1,6 +1,6 @@
 """The parameters cells of the section notebooks, read without a kernel: names, defaults, comments.
 
-``inkground run --help`` lists them, the rerun rule (:mod:`inkground_lib.core.reruns`) compares a run's values
+``inkground run --help`` lists them, a run's plan (:mod:`inkground_lib.publish.rerun_plan`) compares its values
 with them, and a notebook can compare its own values with them. The cell is the one tagged ``parameters``
 (papermill's convention); each top-level assignment in it is a parameter (``name = value`` or
 ``name: Annotation = value``), the comment at the end of its line (and comment lines below it) its help. What
@@ -98,3 +98,9 @@ def section_defaults(key: str, folder: Path | None = None) -> dict:
     if key not in nbs:
         raise ValueError(f"no section {key!r}; sections are: {', '.join(nbs)}")
     return {p.name: p.default for p in notebook_parameters(nbs[key])}
+
+
+def all_section_defaults(folder: Path | None = None) -> dict[str, dict]:
+    """{section key: :func:`section_defaults`} of every section notebook, in order (what the reproducibility
+    page shows a changed value beside)."""
+    return {key: section_defaults(key, folder) for key in section_notebooks(folder)}
