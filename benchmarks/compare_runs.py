@@ -19,7 +19,7 @@ from pathlib import Path
 
 # Fields that record when or how long something ran, or which source code ran it: they differ between two
 # equivalent runs by design. Nothing else is masked.
-MASKED_KEYS = {"timings", "seconds", "train_seconds", "trained_now", "latency", "latency_s", "timestamp",
+MASKED_KEYS = {"timings", "seconds", "train_seconds", "fit_seconds", "trained_now", "latency", "latency_s", "timestamp",
                "source", "code_sha256", "fingerprint", "key", "attempts", "run_seconds", "created", "request_hash"}
 # "code_sha256" is the tracer's source-file hash (recorded in the benchmark manifest's derenderer config).
 # "key" and "request_hash" are cache keys that hash, among the inputs, the source file of the component that
