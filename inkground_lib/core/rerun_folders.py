@@ -36,6 +36,11 @@ from inkground_lib.core.parameter_values import canonical
 RERUN_RECORD = "rerun.json"
 """The record in each rerun folder (see the module doc)."""
 
+RERUN_LABEL = "rerunning-a-section"
+"""The label of the book's instructions for rerunning a section (book/intro.md), which the pages link. Here, in
+the standard-library bottom layer, because CI's cache keys (publish/ci.py, run with the system Python) import
+the notebook runner that uses it."""
+
 RUNS_PREFIX = "data/runs/"
 """Run-folder parameters are those whose default lies under this folder (relative to the repository root)."""
 

@@ -23,7 +23,7 @@ from inkground_lib.publish.parameters_cell import notebook_parameters as cell_pa
 from inkground_lib.publish.progress_relay import current, relayed
 from inkground_lib.publish.rerun_plan import COMMANDS, planned_by_command
 from inkground_lib.publish.run_checks import RunCheckError, check_values
-from inkground_lib.report.reproducibility import RERUN_LABEL
+from inkground_lib.core.rerun_folders import RERUN_LABEL
 
 
 class RunnerError(ValueError):

@@ -16,11 +16,9 @@ from pathlib import Path
 from inkground_lib.core.files import atomic_write_text
 from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.core.parameter_values import changed_parameters
+from inkground_lib.core.rerun_folders import RERUN_LABEL
 from inkground_lib.core.run_files import RUN_PATTERNS
 from inkground_lib.report.escape import md_code, md_escape
-
-RERUN_LABEL = "rerunning-a-section"
-"""The label of the book's instructions for rerunning a section (book/intro.md), which the pages link."""
 
 KEY_PACKAGES = ["numpy", "scipy", "pandas", "matplotlib", "numba", "scikit-image", "opencv-python-headless",
                 "rapidfuzz", "rapidocr", "onnxruntime", "torch", "transformers", "safetensors", "papermill",
