@@ -11,6 +11,10 @@ the CPU seconds of features and fitting. The datasets are the book's (``make boo
     .venv/bin/python benchmarks/bench_style_recipes.py                    # head and last stage, ~10 min
     .venv/bin/python benchmarks/bench_style_recipes.py --random           # + the from-random recipe, ~40 min more
     .venv/bin/python benchmarks/bench_style_recipes.py --cs 0.1 0.3 1 --last-stage-epochs 4
+    .venv/bin/python benchmarks/bench_style_recipes.py --precision bf16 --cs 0.03 --last-stage-epochs 0  # bf16 features
+
+``--last-stage-epochs 0`` leaves the fine-tuned recipe out; ``--precision`` is the features' arithmetic
+(``StyleParams.precision``: bf16 only on a CPU with native bfloat16).
 
 The header names the machine, its load and the backbone's sha256.
 """
@@ -67,10 +71,12 @@ def main(argv=None) -> int:
     ap.add_argument("--cs", type=float, nargs="+", default=[0.03, 0.1, 0.3, 1.0, 3.0])
     ap.add_argument("--last-stage-epochs", type=int, default=6)
     ap.add_argument("--random", action="store_true", help="also train the from-random recipe (12 epochs)")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="the features' arithmetic")
     a = ap.parse_args(argv)
     bb = load_backbone()
-    params = StyleParams()
+    params = StyleParams(precision=a.precision)
     print(f"# {platform.node()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; backbone {bb.sha256[:16]}; "
+          f"features in {a.precision}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     loaded = {}
     for name, folder, reference in SETS:
@@ -92,7 +98,8 @@ def main(argv=None) -> int:
             print(line(f"backbone + head (C = {c})", figures(head.logits(fte), head.classes, test),
                        time.process_time() - t))
         recipes = [(f"backbone, last stage ({a.last_stage_epochs} ep.)",
-                    dataclasses.replace(params, fit="last_stage", epochs=a.last_stage_epochs))]
+                    dataclasses.replace(params, fit="last_stage", epochs=a.last_stage_epochs))
+                   ] if a.last_stage_epochs > 0 else []
         if a.random:
             recipes.append(("from random weights (12 ep.)", StyleParams(start="random", fit="all")))
         for rname, p in recipes:
