@@ -463,13 +463,7 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
     for pr in m["pages"]:
         pid = pr["id"]
         pw = f"{where}: page {pid}"
-        if pid in seen_pages:
-            raise DatasetError(f"{pw}: field id: duplicate page id")
-        if pid.casefold() in folded_pages:
-            raise DatasetError(f"{pw}: field id: differs from page id {folded_pages[pid.casefold()]} only in case "
-                               f"(they would name the same files on macOS and Windows)")
-        seen_pages.add(pid)
-        folded_pages[pid.casefold()] = pid
+        _check_new_id(pid, "page", pw, seen_pages, folded_pages)
         image = _manifest_path(root, pr["image"], pw, "image")
         inks_path = _manifest_path(root, pr["inks"], pw, "inks")
         if check_images:
@@ -493,6 +487,18 @@ def load_dataset(root: str | Path, check_images: bool = True, *, max_manifest_by
     return ds
 
 
+def _check_new_id(ident: str, kind: str, where: str, seen: set, folded: dict) -> None:
+    """DatasetError (naming ``where``) when the ``kind`` ("page", "word") id ``ident`` was seen before (``seen``)
+    or differs from one only in case (``folded``: casefolded id -> id); else both are updated."""
+    if ident in seen:
+        raise DatasetError(f"{where}: field id: duplicate {kind} id")
+    if ident.casefold() in folded:
+        raise DatasetError(f"{where}: field id: differs from {kind} id {folded[ident.casefold()]} only in case "
+                           f"(ids name files; they would collide on macOS and Windows)")
+    seen.add(ident)
+    folded[ident.casefold()] = ident
+
+
 def _load_word(wr: dict, pr: dict, pw: str, inks: dict, inks_path: Path, seen_words: set,
                folded_words: dict) -> Word:
     """The word of manifest record ``wr`` on page record ``pr`` (``pw`` names the page in errors), with its
@@ -503,13 +509,7 @@ def _load_word(wr: dict, pr: dict, pw: str, inks: dict, inks_path: Path, seen_wo
     width, height, pid = pr["width"], pr["height"], pr["id"]
     wid = wr["id"]
     ww = f"{pw} word {wid}"
-    if wid in seen_words:
-        raise DatasetError(f"{ww}: field id: duplicate word id")
-    if wid.casefold() in folded_words:
-        raise DatasetError(f"{ww}: field id: differs from word id {folded_words[wid.casefold()]} only in "
-                           f"case (ids name files; they would collide on macOS and Windows)")
-    seen_words.add(wid)
-    folded_words[wid.casefold()] = wid
+    _check_new_id(wid, "word", ww, seen_words, folded_words)
     box = wr["box"]  # 4 finite numbers (the schema); their order and place are checked here
     if not (box[0] <= box[2] and box[1] <= box[3]):
         raise DatasetError(f"{ww}: field box: expected x0 <= x1 and y0 <= y1, got {box}")
