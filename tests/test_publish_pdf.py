@@ -114,7 +114,7 @@ def test_a_caption_alone_or_a_blank_page_is_found(printed, tmp_path):
 def test_a_bookmark_that_is_not_its_heading_is_refused():
     assert pdf._within("summary", "summarysummary") and not pdf._within("summary", "overview")
     with pytest.raises(pdf.PdfError, match="bookmarks"):
-        pdf.retitle_outline(_one_page_pdf(), ["A", "B"])
+        pdf._retitle(pdf._writer(_one_page_pdf()), ["A", "B"])
 
 
 def _one_page_pdf() -> bytes:

@@ -247,14 +247,6 @@ def _within(short: str, long: str) -> bool:
     return all(c in rest for c in short)
 
 
-def retitle_outline(data: bytes, titles: list[str]) -> bytes:
-    """The PDF ``data`` with its bookmarks' titles replaced, in reading order, by ``titles`` (the headings' own
-    text; :func:`_retitle`)."""
-    writer = _writer(data)
-    _retitle(writer, titles)
-    return _written(writer)
-
-
 def _writer(data: bytes):
     """A pypdf writer holding the PDF ``data`` (cloned: its pages, outline, names and structure)."""
     import pypdf
