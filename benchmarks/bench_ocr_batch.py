@@ -8,11 +8,11 @@ the renders of their true inks (as section 03 renders an ink), with :class:`~ink
 rapidocr.RapidOCREngine` on one thread. CPU-seconds of this process per image (process time: a busy machine
 disturbs it less than wall time), and the texts of each batch size against batches of one.
 
-``--widths``: the same reads with the recogniser's minimum input width lowered from RapidOCR's 320 pixels (at
-48 pixels high a word crop of the book is ~90 wide and is padded to 320: most of the network's work is on the
-padding). Not what the engine does: a measured lever, with the share of texts it changes and of words it reads
-right (normalised as the OCR filter compares them), for a decision that would change section 02's and 03's
-numbers. ``--filter-run RUN``: for each width, section 02's OCR filter again on every candidate page of a
+The batch rows read at RapidOCR's own minimum input width (320 pixels at 48 high). ``--widths``: the same reads
+with the recogniser's minimum width lowered (``RapidOCREngine(min_width=...)``; at 48 pixels high a word crop of
+the book is ~90 wide and RapidOCR pads it to 320: most of the network's work is on the padding), with the share of
+texts that change and of words read right (normalised as the OCR filter compares them): the measurement behind
+:data:`~inkground_lib.components.ocr.rapidocr.RAPIDOCR_MIN_WIDTH`. ``--filter-run RUN``: for each width, section 02's OCR filter again on every candidate page of a
 pseudo-label run (its pseudo-labels read from its derender log, only read), with the pages whose outcome flips.
 """
 
@@ -65,29 +65,21 @@ def main() -> None:
 
     print(f"# bench_ocr_batch: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, pages {a.pages} of "
           f"{ds.root}: {len(crops)} words")
-    warm = RapidOCREngine(progress=False)
+    warm = RapidOCREngine(progress=False, min_width=320)
     warm.read(crops[:3])  # the session's first run sets kernels up
     for what, images in (("word crops", crops), ("renders of the true inks", renders)):
         print(f"\n{what}: CPU-ms per image (one thread), texts the same as batches of one, words read right")
         base = None
         for b in a.batches:
-            texts, r = cpu_read(RapidOCREngine(batch_size=b, progress=False), images)
+            texts, r = cpu_read(RapidOCREngine(batch_size=b, progress=False, min_width=320), images)
             base = texts if base is None else base
             same = sum(x == y for x, y in zip(texts, base))
             print(f"  batch {b:3d}: {r * 1000:6.1f} ms, same {same}/{len(texts)}, right {right(texts)}")
-        eng = RapidOCREngine(progress=False)
-        shape = list(eng._ocr.text_rec.rec_image_shape)
-        try:
-            for width in a.widths:
-                eng._ocr.text_rec.rec_image_shape = [shape[0], shape[1], width]
-                eng._min_ratio = width / float(shape[1])
-                texts, r = cpu_read(eng, images)
-                same = sum(x == y for x, y in zip(texts, base))
-                print(f"  minimum width {width} (not the engine's {shape[2]}): {r * 1000:6.1f} ms, "
-                      f"same {same}/{len(texts)}, right {right(texts)}")
-        finally:
-            eng._ocr.text_rec.rec_image_shape = shape
-            eng._min_ratio = shape[2] / float(shape[1])
+        for width in a.widths:
+            texts, r = cpu_read(RapidOCREngine(progress=False, min_width=width), images)
+            same = sum(x == y for x, y in zip(texts, base))
+            print(f"  minimum width {width} (RapidOCR's: 320): {r * 1000:6.1f} ms, "
+                  f"same {same}/{len(texts)}, right {right(texts)}")
     if a.filter_run is not None:
         filter_again(a.filter_run, ds, a.widths)
 
@@ -119,33 +111,22 @@ def filter_again(run, ds, widths) -> None:
     pages = pd.read_csv(pages_csv(run), dtype={"page": str}).set_index("page")
     words = pd.read_csv(run / "words.csv", dtype={"page": str, "word_id": str}).set_index("word_id")
     used = [p for p in ds.pages if p.id in pages.index]
-    eng = RapidOCREngine(progress=False)
-    shape = list(eng._ocr.text_rec.rec_image_shape)
     print(f"\nthe OCR filter of {run} again ({len(used)} pages, threshold {threshold:g}): pages whose outcome "
           f"flips, words whose match does, CPU-s of the reads")
-    try:
-        for width in widths:
-            eng._ocr.text_rec.rec_image_shape = [shape[0], shape[1], width]
-            eng._min_ratio = width / float(shape[1])
-            t = time.process_time()
-            flips, word_flips, n_words, passed = [], 0, 0, 0
-            for p in used:
-                a = eng.read(page_crops(p)) if p.words else []
-                b = eng.read([render_ink(ink_from_lists(inks[w.id])) for w in p.words]) if p.words else []
-                match = [normalise_text(x) == normalise_text(y) for x, y in zip(a, b)]
-                word_flips += sum(m != bool(words.loc[w.id, "match"]) for m, w in zip(match, p.words))
-                n_words += len(match)
-                ok = bool(match) and np.mean(match) >= threshold
-                passed += ok
-                if ok != bool(pages.loc[p.id, "ocr_pass"]):
-                    flips.append(p.id)
-            print(f"  minimum width {width}: {passed} pages pass (the run: {int(pages['ocr_pass'].sum())}), "
-                  f"{len(flips)} flip {flips[:8]}; {word_flips} of {n_words} words change their match; "
-                  f"{time.process_time() - t:.0f} CPU-s")
-    finally:
-        eng._ocr.text_rec.rec_image_shape = shape
-        eng._min_ratio = shape[2] / float(shape[1])
-
-
-if __name__ == "__main__":
-    main()
+    for width in widths:
+        eng = RapidOCREngine(progress=False, min_width=width)
+        t = time.process_time()
+        flips, word_flips, n_words, passed = [], 0, 0, 0
+        for p in used:
+            a = eng.read(page_crops(p)) if p.words else []
+            b = eng.read([render_ink(ink_from_lists(inks[w.id])) for w in p.words]) if p.words else []
+            match = [normalise_text(x) == normalise_text(y) for x, y in zip(a, b)]
+            word_flips += sum(m != bool(words.loc[w.id, "match"]) for m, w in zip(match, p.words))
+            n_words += len(match)
+            ok = bool(match) and np.mean(match) >= threshold
+            passed += ok
+            if ok != bool(pages.loc[p.id, "ocr_pass"]):
+                flips.append(p.id)
+        print(f"  minimum width {width}: {passed} pages pass (the run: {int(pages['ocr_pass'].sum())}), "
+              f"{len(flips)} flip {flips[:8]}; {word_flips} of {n_words} words change their match; "
+              f"{time.process_time() - t:.0f} CPU-s")

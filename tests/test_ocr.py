@@ -38,15 +38,33 @@ def test_rapidocr_reads_clean_script_words(engine, word_images):
 def test_batched_read_equals_one_by_one_and_plain_rapidocr_call(engine, word_images):
     from rapidocr import RapidOCR
 
+    from inkground_lib.components.ocr.rapidocr import RAPIDOCR_MIN_WIDTH
+
     long_word = render_ink(hershey_ink("understanding everything"))  # wider than RapidOCR's 320/48 ratio
     imgs = [long_word] + word_images[:5] + [np.full((64, 64), 255, np.uint8)] + [long_word[:, : long_word.shape[1] // 2]]
     batched = ocr.make_engine("rapidocr", batch_size=3, progress=False).read(imgs)
     single = ocr.make_engine("rapidocr", batch_size=1, progress=False).read(imgs)
     assert batched == single
-    plain = RapidOCR(params={"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True,
-                             "Global.log_level": "warning"})
-    ref = [str(plain(im, use_det=False, use_cls=False, use_rec=True).txts[0]).strip() for im in imgs]
-    assert batched == ref
+    base = {"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True, "Global.log_level": "warning"}
+
+    def plain_reads(params):
+        plain = RapidOCR(params=params)
+        return [str(plain(im, use_det=False, use_cls=False, use_rec=True).txts[0]).strip() for im in imgs]
+
+    assert batched == plain_reads({**base, "Rec.rec_img_shape": [3, 48, RAPIDOCR_MIN_WIDTH]})
+    # min_width=320 reads as RapidOCR does with its own settings
+    as_rapidocr = ocr.make_engine("rapidocr", min_width=320, batch_size=3, progress=False).read(imgs)
+    assert as_rapidocr == plain_reads(base)
+
+
+def test_min_width_is_part_of_the_engine_key_and_checked():
+    from inkground_lib.pseudo.keys import engine_config
+
+    narrow, wide = (ocr.make_engine("rapidocr", min_width=w, progress=False) for w in (96, 320))
+    assert engine_config(narrow) != engine_config(wide)
+    assert engine_config(narrow) == engine_config(ocr.make_engine("rapidocr", min_width=96, batch_size=4))
+    with pytest.raises(ValueError, match="min_width"):
+        ocr.make_engine("rapidocr", min_width=0)
 
 
 def test_blank_image_reads_empty_and_garbage_is_a_string(engine):

@@ -52,8 +52,9 @@ def derenderer_config(der) -> dict:
             "source": source_hash(der)}
 
 
-OUTPUT_SETTINGS = ("model", "prompt", "max_tokens", "extra_body")
-"""Engine attributes that change what it reads (a served model's id and request settings), part of the key."""
+OUTPUT_SETTINGS = ("model", "prompt", "max_tokens", "extra_body", "min_width")
+"""Engine attributes that change what it reads (a served model's id and request settings, a local recogniser's
+input width), part of the key."""
 
 
 def engine_config(engine) -> dict:

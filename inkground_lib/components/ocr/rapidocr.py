@@ -16,6 +16,13 @@ from inkground_lib.core.progress import bar as progress_bar
 
 RAPIDOCR_PARAMS = {"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True,
                    "Global.log_level": "warning"}
+RAPIDOCR_MIN_WIDTH = 96
+"""The recogniser's minimum input width in pixels (at its 48-pixel height) inkground reads with; RapidOCR's own
+is 320 (``Rec.rec_img_shape`` [3, 48, 320], PaddleOCR's training shape), so a word image narrower than 320/48 =
+6.7 times its height - nearly every word of the book, ~90 pixels wide at 48 high - is padded to 320 and most of the
+network's work is on the padding. Measured on the book's words (``benchmarks/bench_ocr_batch.py --widths``,
+``benchmarks/results/ocr_width.txt``): at 96 a read costs ~9 instead of ~23 CPU-ms and as many words or more are
+read right, crops and renders alike. ``RapidOCREngine(min_width=320)`` reads as RapidOCR does."""
 _RAPID_LOCK = threading.Lock()
 _RAPID_CACHE: dict[tuple, object] = {}
 
@@ -51,10 +58,10 @@ def rapidocr_rec_model(verify_sha256: bool = True) -> Path:
     return path
 
 
-def _rapidocr_instance(threads: int | None):
-    """The process-wide RapidOCR object (recognition only) for ``threads``; built on first use."""
+def _rapidocr_instance(threads: int | None, min_width: int = RAPIDOCR_MIN_WIDTH):
+    """The process-wide RapidOCR object (recognition only) for ``threads`` and ``min_width``; built on first use."""
     model = rapidocr_rec_model()
-    key = (str(model), threads)
+    key = (str(model), threads, int(min_width))
     with _RAPID_LOCK:
         eng = _RAPID_CACHE.get(key)
         if eng is None:
@@ -64,6 +71,7 @@ def _rapidocr_instance(threads: int | None):
             params = dict(RAPIDOCR_PARAMS)
             params["Rec.model_path"] = str(model)
             params["Rec.rec_batch_num"] = 1 << 30  # never split our batches: we form them ourselves
+            params["Rec.rec_img_shape"] = [3, 48, int(min_width)]  # RapidOCR's default: [3, 48, 320]
             if threads is not None:
                 params["EngineConfig.onnxruntime.intra_op_num_threads"] = int(threads)
                 params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
@@ -77,27 +85,33 @@ class RapidOCREngine:
     """RapidOCR recognition only (see module doc).
 
     ``batch_size``: images per ONNX Runtime run (images of one batch share a padded width); ``threads``:
-    ONNX Runtime intra-op threads (None: RapidOCR's default, all cores); ``progress``: tqdm bar. Defaults
+    ONNX Runtime intra-op threads (None: RapidOCR's default, all cores); ``min_width``: the recogniser's
+    minimum input width in pixels at its 48-pixel height (:data:`RAPIDOCR_MIN_WIDTH`; 320 reads as RapidOCR
+    does; it changes what is read, so it is part of the engine's key); ``progress``: tqdm bar. Defaults
     are the fastest measured on a shared 2-core CPU: one thread (1.7x faster than two, whose spinning
-    starves under load) and batches of one (batching the 48 x 320 recogniser gained nothing on CPU:
+    starves under load) and batches of one (batching the recogniser at 48 x 320 gained nothing on CPU:
     46 vs 37-42 words/s); larger batches can pay with another ONNX Runtime provider.
     """
 
     name = "rapidocr"
     parallel = True  # light (one 10 MB recogniser per process): page-parallel stages may run one per worker
 
-    def __init__(self, batch_size: int = 1, threads: int | None = 1, progress: bool = True):
+    def __init__(self, batch_size: int = 1, threads: int | None = 1, progress: bool = True,
+                 min_width: int = RAPIDOCR_MIN_WIDTH):
         if int(batch_size) < 1:
             raise ValueError(f"RapidOCREngine: batch_size must be >= 1, got {batch_size}")
+        if not 16 <= int(min_width) <= 4096:
+            raise ValueError(f"RapidOCREngine: min_width must be 16-4096 pixels, got {min_width}")
         self.batch_size = int(batch_size)
         self.threads = threads
         self.progress = progress
-        self._ocr = _rapidocr_instance(threads)
+        self.min_width = int(min_width)
+        self._ocr = _rapidocr_instance(threads, self.min_width)
         shape = list(self._ocr.cfg.Rec.rec_img_shape)
         self._rec_h, self._min_ratio = int(shape[1]), float(shape[2]) / float(shape[1])
 
     def _pad_width(self, img: np.ndarray) -> int:
-        """Width RapidOCR pads ``img`` to when it is recognised alone (rec_img_shape 48 x 320 by default)."""
+        """Width RapidOCR pads ``img`` to when it is recognised alone (at least ``min_width``)."""
         h, w = img.shape[:2]
         return int(self._rec_h * max(self._min_ratio, w / float(h)))
 
