@@ -79,7 +79,7 @@ EXAMPLES = {
     "inkground_lib.publish.results": 4,
     "inkground_lib.publish.run_checks": 1,
     "inkground_lib.report.derenderer_table": 2,
-    "inkground_lib.report.escape": 7,
+    "inkground_lib.report.escape": 8,
     "inkground_lib.report.evaluation": 2,
     "inkground_lib.report.format": 5,
     "inkground_lib.report.front": 2,

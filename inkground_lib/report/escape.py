@@ -15,6 +15,7 @@ Python's :func:`html.escape` and markdown-it do the escaping; this module says w
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -92,9 +93,29 @@ def plain_text(text) -> str:
 
 def figure_text(value) -> str:
     """``value`` as text drawn by matplotlib, shown as it is: each ``$`` escaped, so a word or name holding two
-    of them is not typeset as math (nor fails to parse as math and stops the figure).
+    of them is not typeset as math (nor fails to parse as math and stops the figure), and each character the
+    figures' font has no glyph for written as its code point (an OCR engine given a scribble may read CJK
+    characters: matplotlib would draw an empty box and warn).
 
     >>> figure_text("$x^2$ costs $5")
     '\\\\$x^2\\\\$ costs \\\\$5'
+    >>> figure_text("OCR read '\u4e00'")
+    "OCR read '<U+4E00>'"
     """
-    return str(value).replace("$", r"\$")
+    text = str(value).replace("$", r"\$")
+    drawable = _drawable_codepoints()
+    if drawable is None or all(ord(ch) in drawable for ch in text):
+        return text
+    return "".join(ch if ord(ch) in drawable or ch in "\n\t" else f"<U+{ord(ch):04X}>" for ch in text)
+
+
+@functools.lru_cache(maxsize=1)
+def _drawable_codepoints() -> frozenset[int] | None:
+    """Code points of the font matplotlib draws figure text with (its default font family), or None where
+    matplotlib is not installed."""
+    try:
+        from matplotlib.font_manager import FontProperties, findfont
+        from matplotlib.ft2font import FT2Font
+    except ImportError:  # pragma: no cover - matplotlib is a pinned requirement
+        return None
+    return frozenset(FT2Font(findfont(FontProperties())).get_charmap())
