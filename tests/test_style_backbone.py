@@ -130,7 +130,7 @@ def test_a_head_classifier_is_saved_reloaded_and_reused_only_for_its_items_and_r
     again = style.saved_style(tmp_path, train, HEAD)
     inks = [k for k, _ in ITEMS]
     assert again is not None and not again.trained and np.array_equal(again.logits(inks), model.logits(inks))
-    assert style.saved_style(tmp_path, train, dataclasses.replace(HEAD, head_c=0.1)) is None
+    assert style.saved_style(tmp_path, train, dataclasses.replace(HEAD, head_c=HEAD.head_c * 3)) is None
     assert style.saved_style(tmp_path, train[:-1], HEAD) is None
     meta["backbone_sha256"] = "0" * 64  # fitted on another backbone: never reused
     (tmp_path / style.META_FILE).write_text(json.dumps(meta))
@@ -257,6 +257,6 @@ def test_a_rerun_takes_features_and_the_classifier_from_the_books_run_never_comp
     taken = _take_earlier_model(rerun, "reference", out, train, HEAD)
     assert taken is not None and not taken.trained and (out / style.META_FILE).is_file()
     assert np.array_equal(taken.head.weight, fitted.head.weight)
-    other = dataclasses.replace(HEAD, head_c=0.1)
+    other = dataclasses.replace(HEAD, head_c=HEAD.head_c * 3)
     assert _take_earlier_model(rerun, "reference", style_dir(rerun, "other"), train, other) is None
     assert not style_dir(rerun, "other").exists()

@@ -32,7 +32,7 @@ from inkground_lib.core.layout import DATA
 
 SHIPPED_BACKBONE = DATA / "models" / "style-backbone.safetensors"
 """The backbone the repository ships (card: ``data/models/STYLE-BACKBONE.md``)."""
-SHIPPED_SHA256 = "67cb426cab8adca660f928e969c4d8c0917c9a2f9aa34e9f6255cfac08c2bad9"
+SHIPPED_SHA256 = "7b413c5635ab4195ecd6e8fb37500821e38ad1898454f167fbc9dda4cb0b6c31"
 """sha256 of :data:`SHIPPED_BACKBONE`; every load checks it."""
 FEATURES = 512
 """Length of a render's feature vector (the ResNet-18's last stage width, average-pooled)."""

@@ -53,11 +53,11 @@ class BackboneRecipe:
 
     corpus: CorpusRecipe = field(default_factory=CorpusRecipe)
     input: StyleParams = field(default_factory=StyleParams)
-    epochs: int = 3
+    epochs: int = 5
     batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 5e-4
-    label_smoothing: float = 0.1
+    label_smoothing: float = 0.0
     threads: int = 1
     seed: int = 0
     checkpoint_steps: int = 200

@@ -50,7 +50,9 @@ class StyleParams:
     ``benchmarks/results/style_train.txt``; the same maths summed in another order, so other weights than
     the contiguous layout's, with held-out Style within its bootstrap interval there). precision, threads
     and channels_last are part of the recipe: a model saved with other values is not reused. epochs,
-    batch_size, lr, weight_decay, augment and shift are not used by ``fit="head"``.
+    batch_size, lr, weight_decay, augment and shift are not used by ``fit="head"``. head_c (the head's
+    scikit-learn ``C``): 0.1, the value the shipped backbone's 60 validation writers chose by log score among
+    0.01-3 (``data/models/STYLE-BACKBONE.md``).
     """
 
     height: int = 48
@@ -68,7 +70,7 @@ class StyleParams:
     channels_last: bool = True
     start: str = "backbone"
     fit: str = "head"
-    head_c: float = 0.03
+    head_c: float = 0.1
     render: RenderSpec = field(default_factory=RenderSpec)
 
     def __post_init__(self):
