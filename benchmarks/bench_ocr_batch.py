@@ -1,9 +1,9 @@
 """RapidOCR's recogniser on the book's words: CPU per image by batch size, and whether batching reads the same
 texts (issue 42: "batched OCR recognition only where it reads the same texts"). Prints figures; not a test.
 
-    .venv/bin/python benchmarks/bench_ocr_batch.py [--pages 30:50] [--batches 1 4 16 64] [--widths 160 96]
+    .venv/bin/python benchmarks/bench_ocr_batch.py [--dataset DIR] [--pages 30:50] [--batches 1 4 16 64] [--widths 160 96]
 
-Reads the word crops of some candidate pages of data/datasets/synth (as section 02's OCR filter cuts them) and
+Reads the word crops of some pages of ``--dataset`` (the book's candidate pages by default; as section 02's OCR filter cuts them) and
 the renders of their true inks (as section 03 renders an ink), with :class:`~inkground_lib.components.ocr.
 rapidocr.RapidOCREngine` on one thread. CPU-seconds of this process per image (process time: a busy machine
 disturbs it less than wall time), and the texts of each batch size against batches of one.
@@ -30,8 +30,14 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", default="30:50", help="candidate pages read, as a Python slice (default 30:50)")
+    ap.add_argument("--dataset", type=Path, default=ROOT / "data" / "datasets" / "synth",
+                    help="the dataset whose pages are read (default: the book's candidate pages)")
     ap.add_argument("--batches", type=int, nargs="*", default=[1, 4, 16, 64])
     ap.add_argument("--widths", type=int, nargs="*", default=[160, 96])
+    ap.add_argument("--unipen", type=Path, default=None,
+                    help="a UNIPEN release folder: renders of --unipen-words of its words (any writer: read, never "
+                         "trained on) read at 320 and at each --widths, with McNemar's test against 320")
+    ap.add_argument("--unipen-words", type=int, default=2000)
     ap.add_argument("--filter-run", type=Path, default=None,
                     help="a pseudo-label run folder: its OCR filter again at each --widths (see the module doc)")
     a = ap.parse_args()
@@ -45,7 +51,7 @@ def main() -> None:
     from inkground_lib.core.defaults import CROP_GROW
     from inkground_lib.core.render import render_ink
 
-    ds = load_dataset(ROOT / "data" / "datasets" / "synth")
+    ds = load_dataset(a.dataset)
     lo, hi = (int(x) if x else None for x in a.pages.split(":"))
     crops, renders, truth = [], [], []
     for p in ds.pages[lo:hi]:
@@ -67,7 +73,7 @@ def main() -> None:
           f"{ds.root}: {len(crops)} words")
     warm = RapidOCREngine(progress=False, min_width=320)
     warm.read(crops[:3])  # the session's first run sets kernels up
-    for what, images in (("word crops", crops), ("renders of the true inks", renders)):
+    for what, images in (("word crops", crops), ("renders of the true inks", renders)) if crops else ():
         print(f"\n{what}: CPU-ms per image (one thread), texts the same as batches of one, words read right")
         base = None
         for b in a.batches:
@@ -82,6 +88,40 @@ def main() -> None:
                   f"same {same}/{len(texts)}, right {right(texts)}")
     if a.filter_run is not None:
         filter_again(a.filter_run, ds, a.widths)
+    if a.unipen is not None:
+        real_words(a.unipen, a.unipen_words, a.widths)
+
+
+def real_words(unipen, n, widths) -> None:
+    """Renders of ``n`` words of the UNIPEN release at ``unipen`` (seeded sample, texts of two or more
+    characters) read at RapidOCR's 320 and at each of ``widths``: words read right, and McNemar's exact test of
+    each width against 320 (the words one reads right and the other not)."""
+    import random
+
+    import numpy as np
+    from scipy.stats import binomtest
+
+    from inkground_lib.components.derenderers.tracer.data import read_release_words
+    from inkground_lib.components.metrics.readability import normalise_text
+    from inkground_lib.components.ocr.rapidocr import RapidOCREngine
+    from inkground_lib.core.render import render_ink
+
+    words, _ = read_release_words(unipen)
+    sample = random.Random(0).sample([w for w in words if w.text and len(w.text) >= 2], n)
+    imgs = [render_ink(w.ink) for w in sample]
+    truth = [normalise_text(w.text) for w in sample]
+    print(f"\nrenders of {n} UNIPEN words of {len({w.writer for w in sample})} writers (of {len(words)} words)")
+    right = {}
+    for width in [320, *widths]:
+        t = time.process_time()
+        texts = RapidOCREngine(progress=False, min_width=width).read(imgs)
+        right[width] = np.array([normalise_text(x) == y for x, y in zip(texts, truth)])
+        print(f"  minimum width {width}: {(time.process_time() - t) / n * 1000:5.1f} ms, right {right[width].sum()} "
+              f"({right[width].mean():.3f})")
+    for width in widths:
+        lost, won = int((right[320] & ~right[width]).sum()), int((~right[320] & right[width]).sum())
+        print(f"  {width} against 320: {lost} words read right only at 320, {won} only at {width}; McNemar exact "
+              f"p = {binomtest(min(lost, won), lost + won, 0.5).pvalue:.2g}")
 
 
 def filter_again(run, ds, widths) -> None:
@@ -130,3 +170,7 @@ def filter_again(run, ds, widths) -> None:
         print(f"  minimum width {width}: {passed} pages pass (the run: {int(pages['ocr_pass'].sum())}), "
               f"{len(flips)} flip {flips[:8]}; {word_flips} of {n_words} words change their match; "
               f"{time.process_time() - t:.0f} CPU-s")
+
+
+if __name__ == "__main__":
+    main()

@@ -27,8 +27,7 @@ class Engine:
 ENGINES: dict[str, Engine] = {
     "rapidocr": Engine("rapidocr", "RapidOCREngine", Card(
         free=True, stands_in="DeepSeek-OCR",
-        text="RapidOCR (PP-OCR recogniser on CPU, word images padded to at least 96 pixels wide rather than RapidOCR's "
-             "320; inkground's offline stand-in for DeepSeek-OCR, which runs on a GPU "
+        text="RapidOCR (PP-OCR recogniser on CPU; inkground's offline stand-in for DeepSeek-OCR, which runs on a GPU "
              "server (vLLM) that inkground calls when DEEPSEEK_OCR_BASE_URL is set)")),
     "deepseek-ocr": Engine("deepseek", "DeepSeekOCREngine", Card(
         text="DeepSeek-OCR (the paper's OCR)")),

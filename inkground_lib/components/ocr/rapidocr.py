@@ -16,13 +16,15 @@ from inkground_lib.core.progress import bar as progress_bar
 
 RAPIDOCR_PARAMS = {"Global.use_det": False, "Global.use_cls": False, "Global.use_rec": True,
                    "Global.log_level": "warning"}
-RAPIDOCR_MIN_WIDTH = 96
-"""The recogniser's minimum input width in pixels (at its 48-pixel height) inkground reads with; RapidOCR's own
-is 320 (``Rec.rec_img_shape`` [3, 48, 320], PaddleOCR's training shape), so a word image narrower than 320/48 =
-6.7 times its height - nearly every word of the book, ~90 pixels wide at 48 high - is padded to 320 and most of the
-network's work is on the padding. Measured on the book's words (``benchmarks/bench_ocr_batch.py --widths``,
-``benchmarks/results/ocr_width.txt``): at 96 a read costs ~9 instead of ~23 CPU-ms and as many words or more are
-read right, crops and renders alike. ``RapidOCREngine(min_width=320)`` reads as RapidOCR does."""
+RAPIDOCR_MIN_WIDTH = 320
+"""The recogniser's minimum input width in pixels (at its 48-pixel height): RapidOCR's own (``Rec.rec_img_shape``
+[3, 48, 320], PaddleOCR's training shape), so a word image narrower than 320/48 = 6.7 times its height - nearly
+every word, ~90 pixels wide at 48 high - is padded to 320 and most of the network's work is on the padding. A
+narrower minimum (``RapidOCREngine(min_width=96)``) reads 2.4-3.3x faster and reads the synthetic book's words
+slightly better, but real handwriting worse: on renders of 2,000 UNIPEN words of 358 writers 55.3% right at 96
+against 59.0% at 320 (150 words lost, 76 gained; McNemar p < 1e-6), on the recorded set's 228 words 92 against 104
+(``benchmarks/bench_ocr_batch.py``, ``benchmarks/results/ocr_width.txt``). Real writing is what the readability
+metrics are for, so the default stays RapidOCR's."""
 _RAPID_LOCK = threading.Lock()
 _RAPID_CACHE: dict[tuple, object] = {}
 
