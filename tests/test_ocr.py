@@ -38,7 +38,7 @@ def test_rapidocr_reads_clean_script_words(engine, word_images):
 def test_batched_read_equals_one_by_one_and_plain_rapidocr_call(engine, word_images):
     from rapidocr import RapidOCR
 
-    from inkground_lib.components.ocr.rapidocr import RAPIDOCR_MIN_WIDTH
+    from inkground_lib.components.ocr.rapidocr import RAPIDOCR_MIN_WIDTH, _rapidocr_default_rec_shape
 
     long_word = render_ink(hershey_ink("understanding everything"))  # wider than RapidOCR's 320/48 ratio
     imgs = [long_word] + word_images[:5] + [np.full((64, 64), 255, np.uint8)] + [long_word[:, : long_word.shape[1] // 2]]
@@ -51,7 +51,8 @@ def test_batched_read_equals_one_by_one_and_plain_rapidocr_call(engine, word_ima
         plain = RapidOCR(params=params)
         return [str(plain(im, use_det=False, use_cls=False, use_rec=True).txts[0]).strip() for im in imgs]
 
-    assert RAPIDOCR_MIN_WIDTH == 320 and batched == plain_reads(base)  # the default reads as RapidOCR does
+    # the default is RapidOCR's own minimum width, and reads as RapidOCR does
+    assert RAPIDOCR_MIN_WIDTH == _rapidocr_default_rec_shape()[2] == 320 and batched == plain_reads(base)
     # a narrower minimum width is RapidOCR's own rec_img_shape setting, batched or not
     narrow = ocr.make_engine("rapidocr", min_width=96, batch_size=3, progress=False).read(imgs)
     assert narrow == plain_reads({**base, "Rec.rec_img_shape": [3, 48, 96]})

@@ -60,6 +60,14 @@ def rapidocr_rec_model(verify_sha256: bool = True) -> Path:
     return path
 
 
+def _rapidocr_default_rec_shape() -> list:
+    """RapidOCR's own recogniser input shape [channels, height, minimum width] (its config.yaml)."""
+    from rapidocr.main import DEFAULT_CFG_PATH
+    from rapidocr.utils.parse_parameters import ParseParams
+
+    return [int(v) for v in ParseParams.load(DEFAULT_CFG_PATH).Rec.rec_img_shape]
+
+
 def _rapidocr_instance(threads: int | None, min_width: int = RAPIDOCR_MIN_WIDTH):
     """The process-wide RapidOCR object (recognition only) for ``threads`` and ``min_width``; built on first use."""
     model = rapidocr_rec_model()
@@ -73,7 +81,8 @@ def _rapidocr_instance(threads: int | None, min_width: int = RAPIDOCR_MIN_WIDTH)
             params = dict(RAPIDOCR_PARAMS)
             params["Rec.model_path"] = str(model)
             params["Rec.rec_batch_num"] = 1 << 30  # never split our batches: we form them ourselves
-            params["Rec.rec_img_shape"] = [3, 48, int(min_width)]  # RapidOCR's default: [3, 48, 320]
+            shape = list(_rapidocr_default_rec_shape())
+            params["Rec.rec_img_shape"] = shape[:2] + [int(min_width)]  # RapidOCR's own: [3, 48, 320]
             if threads is not None:
                 params["EngineConfig.onnxruntime.intra_op_num_threads"] = int(threads)
                 params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
