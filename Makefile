@@ -32,9 +32,8 @@ LOCK_PLATFORM := --python-version 3.11.5 --python-platform x86_64-manylinux_2_28
 INSTALL_KEY := $(shell cat $(LOCK) pyproject.toml 2>/dev/null | $(PYTHON) -c \
   'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')
 STAMP  := $(VENV)/.inkground-installed-$(INSTALL_KEY)
-BYTECODE := $(VENV)/.inkground-bytecode
 
-venv: $(STAMP) $(BYTECODE)
+venv: $(STAMP)
 
 # uv itself, at the lock's version, into the venv (pip's only job here)
 $(UV):
@@ -58,25 +57,21 @@ lock: | $(UV)
 	$(UV) pip compile -q pyproject.toml --extra test $(LOCK_PLATFORM) --generate-hashes $(TORCH_SOURCE) \
 	  --custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -o $(LOCK_OUT)
 
-# Bytecode, written once: uv installs no .pyc files, and where PYTHONDONTWRITEBYTECODE=1 is set (as on this project's
-# machines) Python never writes them either, so every new process - each notebook kernel, process-pool worker and
-# command a test starts - compiled torch, pandas, transformers, ... from source again: importing the section-03 stack
-# took 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores at load 12). compileall writes
-# them whatever that variable says and skips files that are up to date; $(BYTECODE) is the installed packages,
-# once per installation, `own-bytecode` this repository's code (the editable install), before each run.
-# Left out (BYTECODE_SKIP): what no process of the book or the tests imports - the packages' own test suites and
-# transformers' model families but the three it loads (resnet, auto, encoder_decoder) - 30% of the 385 MB of
-# sources (2026-12-06); Python compiles such a file in memory if it is ever imported.
-BYTECODE_SKIP := /tests/|/transformers/models/(?!(resnet|auto|encoder_decoder)/|__init__\.py)
-$(BYTECODE): $(STAMP)
-	@echo "compiling the installed packages to bytecode (once)"
-	@$(PY) -m compileall -q -j 0 -x '$(BYTECODE_SKIP)' \
-	  "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
-	  >/dev/null 2>&1 || true  # a few packages ship files for other Python versions that do not compile: not imported
-	@touch $@
+# Bytecode, written as it is first needed: uv installs no .pyc files, and where PYTHONDONTWRITEBYTECODE=1 is set (as
+# on this project's machines) Python never writes them either, so every new process - each notebook kernel,
+# process-pool worker and command a test starts - compiled torch, pandas, transformers, ... from source again:
+# importing the section-03 stack took 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores
+# at load 12). So the commands this Makefile runs run without that variable (`unexport`): the first process that
+# imports a module writes its .pyc beside it (in .venv/ and this checkout, both ours; atomically, so two processes
+# importing it at once are safe) and every later one reads it. Compiling every installed package up front
+# (`compileall`, the previous way) took 34 s of a first `make book`'s installation for ~31,000 files, of which the
+# book's and the tests' processes import ~3,800 (15 CPU-s to compile; measured 2026-12-06, quiet, 2 cores). Python
+# run outside make follows the environment as it is. `own-bytecode` compiles this repository's code before each
+# run (a second, a no-op when nothing changed).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: own-bytecode
-own-bytecode: $(BYTECODE)
+own-bytecode: $(STAMP)
 	@$(PY) -m compileall -q -j 0 inkground_lib tests benchmarks
 
 book: $(STAMP) own-bytecode

@@ -188,6 +188,51 @@ def test_make_book_after_into_book_executes_nothing(page_writers, rerun_repo, ca
     assert nb["metadata"]["inkground"]["parameters"] == {"n_boot": 200}  # the book keeps the user's parameters
 
 
+def test_make_book_reads_the_pages_inputs_once_and_builds_the_html_beside_the_pdf_check(page_writers, rerun_repo,
+                                                                                          monkeypatch):
+    """The reviewers' and front pages get one reading of the runs and datasets (the datasets as make book loaded
+    them to hash them); the HTML build starts once the PDF is in place and the archive written (its pages link
+    the downloads there are), while the PDF's pages are still being checked."""
+    import threading
+
+    from inkground_lib.publish import make_book, notebook_runner
+
+    front, reproducibility, reviewers, tracer_page = page_writers
+    root, _ = rerun_repo
+    monkeypatch.setattr(make_book, "ensure_datasets", lambda progress=True: {"synth": root / layout.SYNTH_DATASET})
+    hashed = {}
+    monkeypatch.setattr(make_book, "datasets_info", lambda ds, loaded=None: (
+        loaded.update({k: f"loaded {k}" for k in ds}), {k: {"hash": f"stand-in {k}"} for k in ds})[1])
+    monkeypatch.setattr(make_book, "run_book_section", lambda section, *a, **k: (root / f"{section.key}.ipynb", False))
+    read, got = [], []
+    monkeypatch.setattr(reviewers, "default_inputs", lambda r, loaded=(): read.append(list(loaded)) or {"runs": 1})
+    monkeypatch.setattr(reviewers, "write_default_reviewers_page", lambda r, inputs=None, **k: got.append(inputs))
+    monkeypatch.setattr(front, "write_default_front_page", lambda r, inputs=None: got.append(inputs))
+    for module, name in ((reproducibility, "write_reproducibility_page"), (tracer_page, "write_tracer_page")):
+        monkeypatch.setattr(module, name, lambda *a, **k: None)
+    archive = threading.Event()
+    monkeypatch.setattr(make_book, "write_downloads", lambda *a, **k: (
+        None, make_book._in_thread(lambda: archive.set(), "archive")))
+    html_started, seen = threading.Event(), {}
+
+    def build_book(*a, **k):
+        seen["pdf"], seen["archive"] = (make_book.html_dir() / "inkground.pdf").is_file(), archive.is_set()
+        html_started.set()
+        return "index"
+
+    def write_pdf(when_written=None):
+        make_book.html_dir().mkdir(parents=True, exist_ok=True)  # (write_downloads, left out, makes it)
+        (make_book.html_dir() / "inkground.pdf").write_bytes(b"%PDF")
+        when_written()
+        seen["beside the check"] = html_started.wait(30)  # the page check would run here
+
+    monkeypatch.setattr(notebook_runner, "build_book", build_book)
+    monkeypatch.setattr(make_book, "write_pdf", write_pdf)
+    assert make_book.make_book(progress=False) == "index"
+    assert read == [["loaded synth"]] and got == [{"runs": 1}, {"runs": 1}]
+    assert seen == {"pdf": True, "archive": True, "beside the check": True}
+
+
 def test_a_run_that_reproduces_the_same_results_keeps_the_next_section_current(rerun_repo, capsys):
     """Issue 46: a default Run All of section 02 rewrote its stage timings into summary.json, which made the next
     `make book` execute sections 03 and 04 again. Here 03 with its defaults (the book's run, as make book runs

@@ -216,7 +216,7 @@ def test_cli_run_says_which_input_file_it_compared(tmp_path, fake_papermill, mon
     from inkground_lib.publish import make_book  # the book's run: the stand-in datasets' "hashes"
 
     monkeypatch.setattr(make_book, "ROOT", tmp_path / "repo")
-    monkeypatch.setattr(make_book, "datasets_info", lambda ds: {k: {"hash": f"stand-in {k}"} for k in ds})
+    monkeypatch.setattr(make_book, "datasets_info", lambda ds, loaded=None: {k: {"hash": f"stand-in {k}"} for k in ds})
     f = tmp_path / "people.csv"
     log = RatingsLog(f)
     log.append(_rating("p000", "ann"))

@@ -100,12 +100,15 @@ def present_datasets() -> dict[str, Path]:
     return {k: v for k, v in out.items() if (v / "manifest.json").is_file()}
 
 
-def datasets_info(datasets: dict[str, Path]) -> dict[str, dict]:
+def datasets_info(datasets: dict[str, Path], loaded: dict | None = None) -> dict[str, dict]:
     """{name: kind, pages, words, content hash} of each dataset: the hashes take part in every section's
-    fingerprint, the rest is shown on the reproducibility page."""
+    fingerprint, the rest is shown on the reproducibility page. ``loaded``: a dict the loaded datasets are put in
+    by name (``make book`` passes them on to the pages instead of loading them again)."""
     info = {}
     for name, path in datasets.items():
         ds = load_dataset(path, check_images=False)
+        if loaded is not None:
+            loaded[name] = ds
         info[name] = {"kind": ds.kind, "pages": len(ds.pages), "words": ds.n_words, "hash": dataset_hash(path)}
     return info
 
@@ -169,8 +172,6 @@ def write_downloads(executed: list[Path]):
     the build go on: about 16 s of one core for the book's ~210 MB of run files, done beside the pages and the
     PDF). Returns (its manifest's digest and number of files, the thread's future: wait for it before the HTML is
     built; it raises what writing raised)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from inkground_lib.publish.citation import bibtex
     from inkground_lib.publish.results import ARCHIVE_NAME, archive_contents, write_archive
     from inkground_lib.core.files import atomic_write_bytes
@@ -180,21 +181,30 @@ def write_downloads(executed: list[Path]):
     contents = archive_contents(executed)
     atomic_write_bytes(out / "inkground.bib", bibtex(ROOT).encode())
     atomic_write_bytes(out / "CITATION.cff", (ROOT / "CITATION.cff").read_bytes())
-    pool = ThreadPoolExecutor(1, thread_name_prefix="results-archive")
+    return contents.digest(), _in_thread(lambda: write_archive(out / ARCHIVE_NAME, contents), "results-archive")
+
+
+def _in_thread(work, name: str):
+    """``work()`` started in a thread of its own; returns its future (whose result raises what it raised)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix=name)
     try:
-        return contents.digest(), pool.submit(write_archive, out / ARCHIVE_NAME, contents)
+        return pool.submit(work)
     finally:
         pool.shutdown(wait=False)
 
 
-def write_pdf() -> Path | None:
+def write_pdf(when_written=None) -> Path | None:
     """The whole book as one PDF (:mod:`inkground_lib.publish.pdf`) into the HTML folder; without Chromium, a
-    warning and no PDF (the pages then link none), and an error where CI is "true" (GitHub Actions sets it)."""
+    warning and no PDF (the pages then link none), and an error where CI is "true" (GitHub Actions sets it).
+    ``when_written``: called once a PDF printed now is in place, before its pages are checked
+    (:func:`~inkground_lib.publish.pdf.print_pdf`)."""
     from inkground_lib.publish.chromium import NoChromium
     from inkground_lib.publish.pdf import PDF_NAME, make_pdf
 
     try:
-        return make_pdf(html_dir() / PDF_NAME)
+        return make_pdf(html_dir() / PDF_NAME, when_written=when_written)
     except NoChromium as e:
         if os.environ.get("CI", "").strip().lower() in ("true", "1"):
             raise  # CI publishes the PDF: a missing Chromium fails the build
@@ -210,8 +220,9 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     timer = Timer()
     with timer("datasets"):
         datasets = ensure_datasets(progress)
+    loaded: dict = {}  # the datasets as loaded once here, for the reviewers' and front pages
     with timer("dataset hashes"):
-        info = datasets_info(datasets)
+        info = datasets_info(datasets, loaded)
     executed = []
     for section in notebook_runner.sections():
         user = section_parameters(section, defaults)
@@ -222,7 +233,7 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
             check_benchmark_size(ROOT / BENCHMARK)
     from inkground_lib.report.front import write_default_front_page
     from inkground_lib.report.reproducibility import write_reproducibility_page
-    from inkground_lib.report.reviewers import write_default_reviewers_page
+    from inkground_lib.report.reviewers import default_inputs, write_default_reviewers_page
     from inkground_lib.report.tracer_page import write_tracer_page
 
     # the results archive first: the reviewers' page prints its manifest's sha256 (the anchor a reader checks a
@@ -232,20 +243,28 @@ def make_book(force: bool = False, progress: bool = True, defaults: bool = False
     with timer("results archive"):
         digest, archive_written = write_downloads(executed)
     with timer("reviewers page"):
-        write_default_reviewers_page(ROOT, archive_digest=digest)
+        inputs = default_inputs(ROOT, loaded.values())  # the runs and datasets both pages read
+        write_default_reviewers_page(ROOT, archive_digest=digest, inputs=inputs)
     with timer("front page"):
-        write_default_front_page(ROOT)  # book/sections/front.md, included by book/intro.md
+        write_default_front_page(ROOT, inputs)  # book/sections/front.md, included by book/intro.md
     with timer("tracer page"):
         write_tracer_page(notebook_runner.SECTIONS_DIR)  # the model card and the training curves
 
     with timer("reproducibility page"):
         write_reproducibility_page(notebook_runner.SECTIONS_DIR / "reproducibility.md", executed, info,
                                    defaults=all_section_defaults())
+    # the HTML build starts once the PDF is in place (its pages link the downloads that exist when it starts), the
+    # archive written: beside the PDF's page check when the PDF is printed now (a subprocess: the check keeps a core)
+    html: list = []
+
+    def start_html():
+        archive_written.result()  # compressed beside the pages and the PDF
+        html.append(_in_thread(notebook_runner.build_book, "jupyter-book"))
     with timer("pdf"):
-        write_pdf()
-    with timer("results archive, waited for"):  # compressed beside the pages and the PDF
+        write_pdf(when_written=start_html)
+    with timer("results archive, waited for"):
         archive_written.result()
     with timer("jupyter-book build"):
-        index = notebook_runner.build_book()
+        index = (html[0] if html else _in_thread(notebook_runner.build_book, "jupyter-book")).result()
     print(timer.total_line(), flush=True)
     return index

@@ -405,7 +405,7 @@ def _print(pg, title: str, pages: str = "") -> bytes:
                                   '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
 
 
-def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
+def print_pdf(page: Path, out: Path, title: str = "inkground", when_written=None) -> dict:
     """Print the single-page book ``page`` to ``out`` with Chromium; returns {"chapters", "bytes", "pages",
     "prints" (of the whole book), "contents_reprinted" (the contents' pages printed again, 0 when the book was),
     "contents": [(title, page)], "sparse": :func:`sparse_pages`, "outline": None, or why the bookmarks kept
@@ -419,7 +419,9 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     :func:`finish_pdf`). Where they are not laid out as the placeholders were, the whole book is printed again
     with the numbers, until the numbers shown are where the headings land (at most :data:`MAX_PRINTS` prints;
     PdfError otherwise). The bookmarks are Chromium's (``outline``), retitled with the headings' text
-    (:func:`_retitle`; when they are not the headings, kept as they are and said in "outline"). Written here."""
+    (:func:`_retitle`; when they are not the headings, kept as they are and said in "outline"). Written here;
+    ``when_written`` (a function of no arguments), when given, is called once the PDF is written, before its pages
+    are checked (``make book`` starts the HTML build there: the check runs beside it)."""
     from inkground_lib.publish.chromium import in_browser
 
     def work(b):
@@ -476,6 +478,8 @@ def print_pdf(page: Path, out: Path, title: str = "inkground") -> dict:
     chapters, data, first_pages, prints, again, contents, titles = in_browser(work)
     data, outline = finish_pdf(data, titles, first_pages)  # outline: None, or why make book warns
     atomic_write_bytes(Path(out), data)
+    if when_written is not None:
+        when_written()
     return {"chapters": chapters, "bytes": len(data), "pages": len(_reader(data).pages), "prints": prints,
             "contents_reprinted": again,
             "contents": contents, "sparse": sparse_pages(data, title), "outline": outline}
@@ -495,10 +499,11 @@ def book_sources_hash(root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
-def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
+def make_pdf(out: Path | None = None, root: Path = ROOT, when_written=None) -> Path:
     """The whole book as one PDF at ``out`` (default _build/html/inkground.pdf). Nothing is built when the PDF
     there was made from the same sources (:func:`book_sources_hash`, kept in ``<out>.sha256``): a rerun of
-    ``make book`` with nothing changed costs no single-page build and no printing."""
+    ``make book`` with nothing changed costs no single-page build and no printing. ``when_written``: see
+    :func:`print_pdf` (called only when the PDF is printed now)."""
     out = Path(out) if out else Path(root) / "_build" / "html" / PDF_NAME
     from inkground_lib.publish.chromium import chromium_path
 
@@ -509,7 +514,7 @@ def make_pdf(out: Path | None = None, root: Path = ROOT) -> Path:
         print(f"[inkground] PDF: {out} unchanged (the book's sources are the same)", flush=True)
         return out
     page = build_singlehtml(root)
-    info = print_pdf(page, out)
+    info = print_pdf(page, out, when_written=when_written)
     stamp.write_text(source + "\n")
     how = (f"printed once and its {info['contents_reprinted']} contents page(s) again with their page numbers"
            if info["contents_reprinted"] else f"printed {info['prints']} times for the contents' page numbers")

@@ -339,31 +339,36 @@ def write_reviewers_page(path: str | Path, claims: pd.DataFrame | None = None, r
     return atomic_write_text(Path(path), reviewers_page(claims, reported, eval_runs, pseudo_run, dataset_stats, **kw))
 
 
-def default_inputs(root: Path) -> dict:
+def default_inputs(root: Path, loaded: Iterable = ()) -> dict:
     """The default run outputs under ``root``: section-03 run folders (data/runs/*/03_evaluation with a
     facts-<reference>.json), the section-02 run (data/runs/synth/02_pseudo_labels/summary.json) and the statistics
-    of every dataset under data/datasets."""
+    of every dataset under data/datasets. ``loaded``: datasets the caller has loaded already (``make book``: those
+    it hashed), taken by their folder instead of being loaded again."""
     root = Path(root)
+    known = {Path(ds.root).resolve(): ds for ds in loaded}
     runs = sorted(p for p in (root / RUNS_DIR.relative_to(ROOT)).glob("*/03_evaluation")
                   if any(facts_json(p, ref).is_file() for ref in REFERENCES))
     pseudo = pseudo_summary_json(root / PSEUDO_RUN)
     stats = {}
     for d in sorted((root / DATASETS_DIR.relative_to(ROOT)).glob("*/manifest.json")):
-        try:
-            ds = load_dataset(d.parent, check_images=False)
-        except DatasetError:
-            continue
+        ds = known.get(d.parent.resolve())
+        if ds is None:
+            try:
+                ds = load_dataset(d.parent, check_images=False)
+            except DatasetError:
+                continue
         stats[ds.name] = with_origins(statistics(ds), ds.kind, ds.meta)
     return {"eval_runs": runs, "pseudo_run": pseudo if pseudo.is_file() else None, "dataset_stats": stats}
 
 
 def write_default_reviewers_page(root: Path = ROOT, archive: Path | None = None,
-                                 archive_digest: tuple[str, int] | None = None) -> Path:
+                                 archive_digest: tuple[str, int] | None = None, inputs: dict | None = None) -> Path:
     """Write ``root/book/sections/reviewers.md`` from the data under ``root`` (``make book`` calls this with the
     results ``archive``, or its manifest's ``archive_digest`` while the archive is being written: the page prints
-    it)."""
+    it). ``inputs``: :func:`default_inputs` of ``root`` when the caller has them (the front page uses the same)."""
     root = Path(root)
     reported = paper_numbers(root / PAPER_CSV.relative_to(ROOT))
     claims = load_claims(root / CLAIMS_CSV.relative_to(ROOT), reported)
     return write_reviewers_page(root / SECTIONS_DIR.relative_to(ROOT) / "reviewers.md", claims, reported, root=root,
-                                archive=archive, archive_digest=archive_digest, **default_inputs(root))
+                                archive=archive, archive_digest=archive_digest,
+                                **(default_inputs(root) if inputs is None else inputs))
