@@ -41,7 +41,7 @@ $(UV):
 	$(PIP) install uv==$(UV_VERSION)
 
 $(STAMP): | $(UV)
-	@rm -f $(VENV)/.inkground-installed*
+	@rm -f $(VENV)/.inkground-installed* $(VENV)/.inkground-bytecode*
 	@if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
 	  $(UV) pip sync -q --python $(PY) --require-hashes $(TORCH_SOURCE) $(LOCK); \
 	else echo "make venv: $$(uname -sm) is not the locked platform (Linux x86_64): installing the declared ranges"; \
@@ -57,24 +57,37 @@ lock: | $(UV)
 	$(UV) pip compile -q pyproject.toml --extra test $(LOCK_PLATFORM) --generate-hashes $(TORCH_SOURCE) \
 	  --custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -o $(LOCK_OUT)
 
-# Bytecode, written as it is first needed: uv installs no .pyc files, and where PYTHONDONTWRITEBYTECODE=1 is set (as
-# on this project's machines) Python never writes them either, so every new process - each notebook kernel,
-# process-pool worker and command a test starts - compiled torch, pandas, transformers, ... from source again:
-# importing the section-03 stack took 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores
-# at load 12). So the commands this Makefile runs run without that variable (`unexport`): the first process that
-# imports a module writes its .pyc beside it (in .venv/ and this checkout, both ours; atomically, so two processes
-# importing it at once are safe) and every later one reads it. Compiling every installed package up front
-# (`compileall`, the previous way) took 34 s of a first `make book`'s installation for ~31,000 files, of which the
-# book's and the tests' processes import ~3,800 (15 CPU-s to compile; measured 2026-12-06, quiet, 2 cores). Python
-# run outside make follows the environment as it is. `own-bytecode` compiles this repository's code before each
-# run (a second, a no-op when nothing changed).
+# Bytecode: uv installs no .pyc files, and where PYTHONDONTWRITEBYTECODE=1 is set (as on this project's machines)
+# Python never writes them either, so every new process - each notebook kernel, process-pool worker and command a
+# test starts - compiled torch, pandas, transformers, ... from source again: importing the section-03 stack took
+# 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores at load 12). So:
+# - the commands this Makefile runs run without that variable (`unexport`): the first process that imports a module
+#   writes its .pyc beside it (in .venv/ and this checkout, both ours; atomically, so two processes importing it at
+#   once are safe) and every later one reads it. Python run outside make follows the environment as it is.
+# - `make book` compiles the installed packages once per installation (its stamp named as the installation's) in the background at
+#   the lowest priority (nice 19: it takes the cycles the book leaves, e.g. beside the single-threaded section 04),
+#   so the HTML and PDF builds at the end find the Sphinx stack compiled. Measured 2026-12-06 on a fresh clone
+#   (2 cores, quiet): compiling everything up front took 34 s of the first book's installation; without it, the
+#   book's processes wrote the .pyc of 5,909 of the 24,800 files as they imported them, but the PDF stage, which
+#   first imports Sphinx, took 19 s longer (benchmarks/results/make_book.txt).
+#   Left out (BYTECODE_SKIP): what no process of the book or the tests imports - the packages' own test suites and
+#   transformers' model families but the three it loads (resnet, auto, encoder_decoder).
+# - `own-bytecode` compiles this repository's code before each run (a second; nothing when nothing changed).
 unexport PYTHONDONTWRITEBYTECODE
+BYTECODE := $(VENV)/.inkground-bytecode-$(INSTALL_KEY)
+BYTECODE_SKIP := /tests/|/transformers/models/(?!(resnet|auto|encoder_decoder)/|__init__\.py)
+# (its output, and the descriptors it holds, go nowhere: a reader of make's output never waits for it)
+define background-bytecode
+@{ test -f $(BYTECODE) || { nice -n 19 $(PY) -m compileall -q -j 0 -x '$(BYTECODE_SKIP)' \
+  "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"; touch $(BYTECODE); }; } </dev/null >/dev/null 2>&1 &
+endef
 
 .PHONY: own-bytecode
 own-bytecode: $(STAMP)
 	@$(PY) -m compileall -q -j 0 inkground_lib tests benchmarks
 
 book: $(STAMP) own-bytecode
+	$(background-bytecode)
 	$(PY) -m inkground_lib.cli book
 
 # The section notebooks in JupyterLab on http://127.0.0.1:8888/lab, as working copies in lab/ (git-ignored: editing
