@@ -33,7 +33,7 @@ INSTALL_KEY := $(shell cat $(LOCK) pyproject.toml 2>/dev/null | $(PYTHON) -c \
   'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')
 STAMP  := $(VENV)/.inkground-installed-$(INSTALL_KEY)
 
-venv: $(STAMP)
+venv: $(STAMP) $(BYTECODE)
 
 # uv itself, at the lock's version, into the venv (pip's only job here)
 $(UV):
@@ -61,25 +61,34 @@ lock: | $(UV)
 # Python never writes them either, so every new process - each notebook kernel, process-pool worker and command a
 # test starts - compiled torch, pandas, transformers, ... from source again: importing the section-03 stack took
 # 130-184 s without .pyc files and 46 s with them (measured 2026-12-02, 2 cores at load 12). So:
-# - the commands this Makefile runs run without that variable (`unexport`): the first process that imports a module
-#   writes its .pyc beside it (in .venv/ and this checkout, both ours; atomically, so two processes importing it at
-#   once are safe) and every later one reads it. Python run outside make follows the environment as it is.
-# - `make book` compiles the installed packages once per installation (its stamp named as the installation's) in the background at
-#   the lowest priority (nice 19: it takes the cycles the book leaves, e.g. beside the single-threaded section 04),
-#   so the HTML and PDF builds at the end find the Sphinx stack compiled. Measured 2026-12-06 on a fresh clone
-#   (2 cores, quiet): compiling everything up front took 34 s of the first book's installation; without it, the
-#   book's processes wrote the .pyc of 5,909 of the 24,800 files as they imported them, but the PDF stage, which
-#   first imports Sphinx, took 19 s longer (benchmarks/results/make_book.txt).
+# - the commands this Makefile runs run without that variable (`unexport`): a process that imports a module not
+#   compiled yet writes its .pyc beside it (in .venv/ and this checkout, both ours; atomically, so two processes
+#   importing it at once are safe). Python run outside make follows the environment as it is.
+# - the installed packages are compiled once per installation ($(BYTECODE), named as the installation's stamp):
+#   before the tests (`compileall` on every core: 34 s on 2), and by `make book` in the background at the lowest
+#   priority (nice 19: it takes the cycles the book leaves), so that the book's first stages do not wait for it
+#   and its HTML and PDF builds at the end find the Sphinx stack compiled. Measured 2026-12-06 on fresh clones
+#   (2 cores, quiet; benchmarks/results/make_book.txt): compiled up front, the first book took 635 s (34 s of it
+#   the compile); compiled only as imported, 604 s (its processes wrote the .pyc of 5,909 of the 24,800 files, but
+#   the PDF stage, the first to import Sphinx, took 19 s longer); in the background, 580 s. The tests, many short
+#   processes starting at once, compile the same modules side by side when nothing is compiled: `make test-fast`
+#   took 211 s of pytest so, against ~180 s compiled first.
 #   Left out (BYTECODE_SKIP): what no process of the book or the tests imports - the packages' own test suites and
 #   transformers' model families but the three it loads (resnet, auto, encoder_decoder).
 # - `own-bytecode` compiles this repository's code before each run (a second; nothing when nothing changed).
 unexport PYTHONDONTWRITEBYTECODE
 BYTECODE := $(VENV)/.inkground-bytecode-$(INSTALL_KEY)
 BYTECODE_SKIP := /tests/|/transformers/models/(?!(resnet|auto|encoder_decoder)/|__init__\.py)
+COMPILE_PACKAGES = $(PY) -m compileall -q -j 0 -x '$(BYTECODE_SKIP)' \
+  "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+# (a few packages ship files for other Python versions that do not compile: never imported, so the status is not read)
+$(BYTECODE): $(STAMP)
+	@echo "compiling the installed packages to bytecode (once per installation)"
+	@$(COMPILE_PACKAGES) >/dev/null 2>&1 || true
+	@touch $@
 # (its output, and the descriptors it holds, go nowhere: a reader of make's output never waits for it)
 define background-bytecode
-@{ test -f $(BYTECODE) || { nice -n 19 $(PY) -m compileall -q -j 0 -x '$(BYTECODE_SKIP)' \
-  "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"; touch $(BYTECODE); }; } </dev/null >/dev/null 2>&1 &
+@{ test -f $(BYTECODE) || { nice -n 19 $(COMPILE_PACKAGES); touch $(BYTECODE); }; } </dev/null >/dev/null 2>&1 &
 endef
 
 .PHONY: own-bytecode
@@ -106,17 +115,17 @@ lab: $(STAMP) $(LAB_STAMP)
 	$(PY) -m inkground_lib.cli lab --server-python $(LAB_VENV)/bin/python $(if $(PORT),--port $(PORT)) \
 	  $(if $(NO_BROWSER),--no-browser)
 
-test: $(STAMP) own-bytecode
+test: $(STAMP) $(BYTECODE) own-bytecode
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # The contributor's loop (at most 3 minutes on 2 cores): everything but the tests marked slow (the book build,
 # notebooks, process pools, kill -9) or browser. `make test` still runs every test.
-test-fast: $(STAMP) own-bytecode
+test-fast: $(STAMP) $(BYTECODE) own-bytecode
 	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not browser"
 
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
 SYSTEMS ?= reference skeleton font box
-eval: $(STAMP) own-bytecode
+eval: $(STAMP) $(BYTECODE) own-bytecode
 	$(PY) -m inkground_lib.cli eval --systems $(SYSTEMS)
 
 bench: $(STAMP)
@@ -145,7 +154,7 @@ inksight-e2e: $(STAMP)
 # tables; resumable after kill -9): make paper-scale [PAPER_SCALE_OUT=DIR] [SCHEDULER=tcp://host:8786]
 PAPER_SCALE_OUT ?= data/runs/paper_scale
 .PHONY: paper-scale
-paper-scale: $(STAMP) own-bytecode
+paper-scale: $(STAMP) $(BYTECODE) own-bytecode
 	$(PY) -m inkground_lib.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # ---------------------------------------------------------------------------------------------------------------
