@@ -64,15 +64,15 @@ lock: | $(UV)
 # - the commands this Makefile runs run without that variable (`unexport`): a process that imports a module not
 #   compiled yet writes its .pyc beside it (in .venv/ and this checkout, both ours; atomically, so two processes
 #   importing it at once are safe). Python run outside make follows the environment as it is.
-# - the installed packages are compiled once per installation ($(BYTECODE), named as the installation's stamp):
-#   before the tests (`compileall` on every core: 34 s on 2), and by `make book` in the background at the lowest
-#   priority (nice 19: it takes the cycles the book leaves), so that the book's first stages do not wait for it
-#   and its HTML and PDF builds at the end find the Sphinx stack compiled. Measured 2026-12-06 on fresh clones
-#   (2 cores, quiet; benchmarks/results/make_book.txt): compiled up front, the first book took 635 s (34 s of it
-#   the compile); compiled only as imported, 604 s (its processes wrote the .pyc of 5,909 of the 24,800 files, but
-#   the PDF stage, the first to import Sphinx, took 19 s longer); in the background, 580 s. The tests, many short
-#   processes starting at once, compile the same modules side by side when nothing is compiled: `make test-fast`
-#   took 211 s of pytest so, against ~180 s compiled first.
+# - `make venv` compiles the installed packages once per installation ($(BYTECODE), named as the installation's
+#   stamp; `compileall` on every core: 34 s on 2), for Python run outside make; `make book` compiles them in the
+#   background at the lowest priority (nice 19: it takes the cycles the book leaves), so that the book's first stages
+#   do not wait for it and its HTML and PDF builds at the end find the Sphinx stack compiled; the tests compile what
+#   they import. Measured 2026-12-06 on fresh clones (2 cores, quiet; benchmarks/results/make_book.txt): compiled up
+#   front, the first book took 635 s (34 s of it the compile); compiled only as imported, 604 s (its processes
+#   wrote the .pyc of 5,909 of the 24,800 files, but the PDF stage, the first to import Sphinx, took 19 s longer);
+#   in the background, 580 s. `make test-fast` from a fresh clone: 226 s compiled as imported (pytest 211 s), 268 s
+#   compiled first (pytest 211 s; the commit before this change, the same machine then: pytest 208 s).
 #   Left out (BYTECODE_SKIP): what no process of the book or the tests imports - the packages' own test suites and
 #   transformers' model families but the three it loads (resnet, auto, encoder_decoder).
 # - `own-bytecode` compiles this repository's code before each run (a second; nothing when nothing changed).
@@ -115,17 +115,17 @@ lab: $(STAMP) $(LAB_STAMP)
 	$(PY) -m inkground_lib.cli lab --server-python $(LAB_VENV)/bin/python $(if $(PORT),--port $(PORT)) \
 	  $(if $(NO_BROWSER),--no-browser)
 
-test: $(STAMP) $(BYTECODE) own-bytecode
+test: $(STAMP) own-bytecode
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # The contributor's loop (at most 3 minutes on 2 cores): everything but the tests marked slow (the book build,
 # notebooks, process pools, kill -9) or browser. `make test` still runs every test.
-test-fast: $(STAMP) $(BYTECODE) own-bytecode
+test-fast: $(STAMP) own-bytecode
 	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not browser"
 
 # Predictions and scores for some systems, e.g. make eval SYSTEMS="skeleton font gemini-3.1-pro"
 SYSTEMS ?= reference skeleton font box
-eval: $(STAMP) $(BYTECODE) own-bytecode
+eval: $(STAMP) own-bytecode
 	$(PY) -m inkground_lib.cli eval --systems $(SYSTEMS)
 
 bench: $(STAMP)
@@ -154,7 +154,7 @@ inksight-e2e: $(STAMP)
 # tables; resumable after kill -9): make paper-scale [PAPER_SCALE_OUT=DIR] [SCHEDULER=tcp://host:8786]
 PAPER_SCALE_OUT ?= data/runs/paper_scale
 .PHONY: paper-scale
-paper-scale: $(STAMP) $(BYTECODE) own-bytecode
+paper-scale: $(STAMP) own-bytecode
 	$(PY) -m inkground_lib.cli paper-scale --out $(PAPER_SCALE_OUT) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 # ---------------------------------------------------------------------------------------------------------------
