@@ -31,9 +31,6 @@ from inkground_lib.report.format import finite
 from inkground_lib.report.reproducibility import executed_notebooks, git_state, section_records
 from inkground_lib.report.reviewers import default_inputs
 
-BENCH_RESULT = "benchmarks/results/make_book.txt"
-"""The make-book benchmark's result file (``benchmarks/bench_book.py``), relative to the repository root."""
-
 UNIPEN_JSON = UNIPEN_SUBSET.relative_to(ROOT).as_posix()
 """The shipped UNIPEN subset, relative to the repository root."""
 
@@ -64,7 +61,6 @@ class FrontNumbers:
     claims_reason: str
     statuses: list[str]
     registry: dict[str, dict]
-    bench: dict  # first_s, second_s, machine, date, commit, or reason
     repo_url: str | None
     citation: dict  # title, version, date, authors, license, or reason
     unipen: dict  # samples, writers, or reason
@@ -202,23 +198,6 @@ def claim_counts(eval_runs: Iterable, pseudo_run, dataset_stats: Mapping | None,
     return counts, ""
 
 
-def bench_numbers(path: Path) -> dict:
-    """The measured wall times of ``make book`` from the benchmark's result file (benchmarks/bench_book.py)."""
-    try:
-        text = path.read_text("utf-8")
-    except OSError:
-        return {"reason": f"no benchmark result file {path.name}"}
-    first = re.search(r"^first make book: ([0-9.]+) s wall", text, re.M)
-    second = re.search(r"^second make book[^:]*: ([0-9.]+) s wall", text, re.M)
-    head = re.search(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d UTC), commit (\w+), ([^;\n]+?)(?:;|$)", text, re.M)
-    if not first:
-        return {"reason": f"{path.name} has no 'first make book' line"}
-    out = {"first_s": float(first.group(1)), "second_s": float(second.group(1)) if second else None}
-    if head:
-        out.update(date=head.group(1), commit=head.group(2), machine=head.group(3).strip())
-    return out
-
-
 def citation_numbers(path: Path) -> dict:
     try:
         d = yaml.safe_load(path.read_text("utf-8")) or {}
@@ -344,7 +323,7 @@ def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, 
     return FrontNumbers(
         paper_vlms=paper_vlms, python=python, pseudo=pseudo, pseudo_dir=_rel(pseudo_dir, root), truth_words=truth_words, runs=runs, claims=counts,
         claims_reason=reason, statuses=list(STATUSES), registry=registry,
-        bench=bench_numbers(root / BENCH_RESULT), repo_url=repo_url,
+        repo_url=repo_url,
         citation=citation_numbers(root / "CITATION.cff"), unipen=unipen_numbers(root / UNIPEN_JSON),
         fonts=font_numbers(), code_license=code_license, flips=flips, flip_datasets=flip_datasets,
         filters=filter_numbers(pseudo_dir) if pseudo is not None else {}, sections=build_sections(root, executed),
