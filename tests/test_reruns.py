@@ -200,9 +200,10 @@ def test_make_book_reads_the_pages_inputs_once_and_builds_the_html_beside_the_pd
     front, reproducibility, reviewers, tracer_page = page_writers
     root, _ = rerun_repo
     monkeypatch.setattr(make_book, "ensure_datasets", lambda progress=True: {"synth": root / layout.SYNTH_DATASET})
-    hashed = {}
-    monkeypatch.setattr(make_book, "datasets_info", lambda ds, loaded=None: (
-        loaded.update({k: f"loaded {k}" for k in ds}), {k: {"hash": f"stand-in {k}"} for k in ds})[1])
+    def datasets_info(ds, loaded=None):  # as make book's: the datasets loaded to be hashed are kept in ``loaded``
+        loaded.update({k: f"loaded {k}" for k in ds})
+        return {k: {"hash": f"stand-in {k}"} for k in ds}
+    monkeypatch.setattr(make_book, "datasets_info", datasets_info)
     monkeypatch.setattr(make_book, "run_book_section", lambda section, *a, **k: (root / f"{section.key}.ipynb", False))
     read, got = [], []
     monkeypatch.setattr(reviewers, "default_inputs", lambda r, loaded=(): read.append(list(loaded)) or {"runs": 1})

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from inkground_lib.analysis.claims import STAND_IN_SYSTEMS
 from inkground_lib.core.files import atomic_write_text
-from inkground_lib.core.layout import PSEUDO_RUN, ROOT, SECTIONS_DIR
+from inkground_lib.core.layout import ROOT, SECTIONS_DIR
 from inkground_lib.core.metric_table import METRICS, metric_names
 from inkground_lib.evaluation.systems.registry import provider_adapters
 from inkground_lib.report.format import EM_DASH as DASH
@@ -509,6 +509,4 @@ def write_default_front_page(root: Path = ROOT, inputs: dict | None = None) -> P
     """Write ``root/book/sections/front.md`` from the book's default runs (``make book`` calls this with the
     reviewers' page's :func:`~inkground_lib.report.reviewers.default_inputs`, read once for both pages)."""
     root = Path(root)
-    given = {} if inputs is None else {"eval_runs": inputs["eval_runs"], "dataset_stats": inputs["dataset_stats"],
-                                       "pseudo_run": root / PSEUDO_RUN}
-    return write_front_page(root / SECTIONS_DIR.relative_to(ROOT) / "front.md", root=root, **given)
+    return write_front_page(root / SECTIONS_DIR.relative_to(ROOT) / "front.md", root=root, defaults=inputs)

@@ -1,8 +1,7 @@
 """The numbers of the book's front page, collected from files (rendered by :mod:`inkground_lib.report.front`):
 the section-02 run summary (pseudo-labels against the writers' true trajectories), the section-03 run summaries
-and facts, the claim statuses computed exactly as the reviewers' page computes them, the systems registry, the
-make-book benchmark result, the shipped UNIPEN subset, CITATION.cff and _config.yml. What cannot be read is
-left out (None or a ``reason``), never guessed.
+and facts, the claim statuses computed exactly as the reviewers' page computes them, the systems registry, the shipped
+UNIPEN subset, CITATION.cff and _config.yml. What cannot be read is left out (None or a ``reason``), never guessed.
 """
 
 from __future__ import annotations
@@ -279,16 +278,17 @@ def repository_url(config: Path) -> str | None:
 
 def front_page_numbers(root: Path = ROOT, *, eval_runs: Iterable | None = None, pseudo_run=None,
                        dataset_stats: Mapping | None = None, registry: dict | None = None,
-                       executed: Iterable | None = None) -> FrontNumbers:
+                       executed: Iterable | None = None, defaults: dict | None = None) -> FrontNumbers:
     """The front page's inputs, read from files under ``root``.
 
     Without ``eval_runs``, ``pseudo_run`` and ``dataset_stats`` the book's default run outputs under ``root``
     are used (:func:`inkground_lib.report.reviewers.default_inputs`, the same inputs as the reviewers' page);
     given any of them, only what is given (a test book's runs). ``pseudo_run``: a section-02 run folder;
-    ``executed``: the executed section notebooks whose run times the page gives (default: ``root``'s)."""
+    ``executed``: the executed section notebooks whose run times the page gives (default: ``root``'s);
+    ``defaults``: those default outputs when the caller has read them already (``make book``: for both pages)."""
     root = Path(root)
     if eval_runs is None and pseudo_run is None and dataset_stats is None:
-        inp = default_inputs(root)
+        inp = default_inputs(root) if defaults is None else defaults
         eval_runs, dataset_stats = inp["eval_runs"], inp["dataset_stats"]
         pseudo_run = root / PSEUDO_RUN
     eval_runs = [Path(r) for r in (eval_runs or [])]
